@@ -1,0 +1,59 @@
+"""The ``madqa`` command line: one entry point, one module per subcommand (imported lazily).
+
+To add a subcommand, write ``cli/<name>_cmd.py`` with ``HELP``, ``configure(parser)`` and ``run(args) -> int`` and
+list it in :data:`SUBCOMMANDS`. Subcommand modules import their heavy dependencies inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+__version__ = "0.1.0"
+
+#: (subcommand, module) pairs; ``bench`` groups the benchmarks (``madqa bench extract`` …).
+SUBCOMMANDS: tuple[tuple[str, str], ...] = (
+    ("setup", "madqa.cli.setup_cmd"),
+    ("info", "madqa.cli.info_cmd"),
+    ("bench", "madqa.cli.bench_cmd"),
+)
+
+
+class UserError(Exception):
+    """A mistake in the user's input or environment: printed as one clear line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the top-level parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(prog="madqa", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"madqa {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module_name in SUBCOMMANDS:
+        module = importlib.import_module(module_name)
+        sp = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.configure(sp)
+        sp.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``madqa`` command line and return its exit status."""
+    args = build_parser().parse_args(argv)
+    level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        return int(args._run(args) or 0)
+    except UserError as exc:
+        logging.getLogger("madqa").error("%s", exc)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

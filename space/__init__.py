@@ -1,0 +1,1 @@
+"""The MADQA Gradio Space: leaderboard, submission scoring and the interactive agent tab."""
