@@ -1,0 +1,76 @@
+"""`madqa bench …`: benchmarks that print figures measured side by side in one run (never used by tests)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+HELP = "benchmarks: `madqa bench extract` (page extraction), `madqa bench metric` (scoring)"
+
+#: (name, module, configure function, run function): each benchmark lives next to the code it measures.
+BENCHES: tuple[tuple[str, str, str, str], ...] = (
+    ("extract", "madqa.cli.bench_cmd", "configure_extract", "run_extract"),
+    ("metric", "madqa.cli.bench_metric", "configure_metric_bench", "run_metric_bench"),
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add one sub-parser per benchmark (a benchmark whose module is missing is left out)."""
+    sub = parser.add_subparsers(dest="bench", metavar="BENCH", required=True)
+    for name, module_name, conf, runner in BENCHES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        sp = sub.add_parser(name, help=f"{name} benchmark")
+        getattr(module, conf)(sp)
+        sp.set_defaults(_bench=getattr(module, runner))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch to the chosen benchmark."""
+    return int(args._bench(args) or 0)
+
+
+def configure_extract(parser: argparse.ArgumentParser) -> None:
+    """Options of `madqa bench extract`."""
+    parser.add_argument("--pdfs", default=None, help="folder of PDFs (default: the sample's, after `madqa setup`)")
+    parser.add_argument("--repeats", type=int, default=3, help="best-of repeats for the text-layer timings")
+    parser.add_argument("--workers", type=int, default=None, help="processes for the pool figure")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
+
+
+def run_extract(args: argparse.Namespace) -> int:
+    """Run the extraction benchmark and print its figures."""
+    from pathlib import Path
+
+    from madqa.cli import UserError
+    from madqa.loading_script.bench import bench_extract
+    from madqa.loading_script.extract import list_pdfs
+    from madqa.loading_script.paths import Layout
+
+    folder = Path(args.pdfs) if args.pdfs else Layout.default().sample_dir / "documents"
+    if not folder.is_dir():
+        raise UserError(f"no PDF folder at {folder}: run `madqa setup` or pass --pdfs FOLDER")
+    pdfs = list_pdfs(folder)
+    if not pdfs:
+        raise UserError(f"no *.pdf files in {folder}")
+    r = bench_extract(pdfs, repeats=args.repeats, workers=args.workers)
+    if args.json:
+        json.dump(r, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    ocr = f"{r['ocr_pages_per_s']:.2f} pages/s over {r['ocr_pages']} pages" if r["ocr_pages_per_s"] else "n/a"
+    lines = [
+        f"madqa bench extract: {r['pdfs']} PDFs, {r['pages']} pages ({folder})",
+        f"  raw page.get_text()          {r['raw_get_text_pages_per_s']:10.1f} pages/s  (reference)",
+        f"  text layer, 1 process        {r['text_layer_pages_per_s']:10.1f} pages/s  "
+        f"time ratio vs raw {r['text_layer_vs_raw_time_ratio']:.2f}x (target <= 1.5x)",
+        f"  text layer, process pool     {r['text_layer_pool_pages_per_s']:10.1f} pages/s",
+        f"  OCR (Tesseract, {300} dpi)      {ocr}",
+        f"  peak RSS                     {r['peak_rss_mib']:.0f} MiB (children {r['peak_rss_children_mib']:.0f} MiB)",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0

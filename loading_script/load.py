@@ -1,0 +1,156 @@
+"""Read MADQA from the local sample, a local folder in the release's schema, or the Hub release.
+
+The source is a *dataset spec*: ``"sample"`` (the folder `madqa setup` wrote), a path to a folder, or a Hub
+repo id (``OxRML/MADQA``). It comes from the caller, else the ``MADQA_DATASET`` environment variable, else
+``"sample"`` — the network is used only when a Hub id is asked for. Local folders are read through the
+``parquet`` builder using the card's ``configs:``, so they never touch the ``madqa`` cache name registered for
+the literal ``load_dataset("madqa")``. Rows are normalised to :mod:`.features` (``hop_type`` derived when absent,
+missing document columns filled with ``None``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .features import DOCUMENT_FEATURES, DOCUMENTS_SPLIT, HIDDEN_SPLIT, PAGES_SPLIT, QA_FEATURES, QA_SPLITS, hop_type
+from .paths import Layout
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_RELEASE = "OxRML/MADQA"
+SAMPLE = "sample"
+ENV_DATASET = "MADQA_DATASET"
+
+
+class DatasetUnavailableError(RuntimeError):
+    """The requested dataset or split cannot be read; the message says how to fix it."""
+
+
+def resolve_dataset(dataset: str | os.PathLike[str] | None = None, layout: Layout | None = None) -> str | Path:
+    """Turn a dataset spec into a local folder (``Path``) or a Hub repo id (``str``)."""
+    spec = str(dataset) if dataset is not None else os.environ.get(ENV_DATASET, SAMPLE)
+    if spec == SAMPLE:
+        folder = (layout or Layout.default()).dataset_dir
+        if not (folder / "README.md").is_file():
+            raise DatasetUnavailableError(f"the sample dataset is not built at {folder}: run `madqa setup` first")
+        return folder
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if not (path / "README.md").is_file():
+            raise DatasetUnavailableError(f"{path} has no README.md with `configs:` (not a dataset folder)")
+        return path.resolve()
+    if spec.count("/") == 1 and not spec.startswith((".", "/")):
+        return spec
+    raise DatasetUnavailableError(f"dataset '{spec}' is neither 'sample', a dataset folder, nor a Hub repo id")
+
+
+def _local_data_files(folder: Path, config: str) -> dict[str, list[str]]:
+    import yaml
+
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
+    entries = [c for c in (meta or {}).get("configs", []) if c.get("config_name") == config]
+    if not entries:
+        raise DatasetUnavailableError(f"{folder}/README.md declares no config '{config}'")
+    files: dict[str, list[str]] = {}
+    for spec in entries[0]["data_files"]:
+        matched = sorted(str(p) for p in folder.glob(spec["path"]))
+        if not matched:
+            raise DatasetUnavailableError(f"{folder}: no file matches '{spec['path']}' (config '{config}')")
+        files[spec["split"]] = matched
+    return files
+
+
+def load_config(config: str = "default", dataset: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
+    """Load one config as a ``DatasetDict`` from any source (see the module docstring)."""
+    import datasets
+
+    source = resolve_dataset(dataset)
+    if isinstance(source, Path):
+        return datasets.load_dataset("parquet", data_files=_local_data_files(source, config), **kwargs)
+    return datasets.load_dataset(source, config, **kwargs)
+
+
+def _normalise_question(row: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: row.get(k) for k in QA_FEATURES}
+    out["answer_variants"] = [list(v) for v in (out["answer_variants"] or [])]
+    out["evidence"] = [{"document": e["document"], "page": int(e["page"])} for e in (out["evidence"] or [])]
+    if not out.get("hop_type"):
+        out["hop_type"] = hop_type(out["evidence"])
+    return out
+
+
+def load_questions(split: str, dataset: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """The public question rows of one split (test rows carry no labels)."""
+    if split not in QA_SPLITS:
+        raise DatasetUnavailableError(f"unknown split '{split}'; choose one of {', '.join(QA_SPLITS)}")
+    data = load_config("default", dataset)
+    if split not in data:
+        raise DatasetUnavailableError(f"the dataset has no split '{split}' (it has {', '.join(data)})")
+    return [_normalise_question(r) for r in data[split]]
+
+
+def load_gold(
+    split: str, dataset: str | os.PathLike[str] | None = None, *, labels_path: Path | None = None
+) -> list[dict[str, Any]]:
+    """Labelled questions of a split. Test labels come from the private labels file (server side only).
+
+    Raises:
+        DatasetUnavailableError: when the split's labels are hidden and no labels file is available.
+    """
+    if split == HIDDEN_SPLIT:
+        from .build import read_jsonl
+
+        path = labels_path
+        if path is None:
+            spec = str(dataset) if dataset is not None else os.environ.get(ENV_DATASET, SAMPLE)
+            if spec != SAMPLE:
+                raise DatasetUnavailableError(
+                    f"the test labels of '{spec}' are hidden: score the test split on the leaderboard Space"
+                )
+            path = Layout.default().test_labels
+        if not path.is_file():
+            raise DatasetUnavailableError(f"test labels not found at {path}: run `madqa setup` first")
+        rows = [_normalise_question(r) for r in read_jsonl(path)]
+    else:
+        rows = load_questions(split, dataset)
+    unlabelled = [r["id"] for r in rows if not r["answer_variants"] or not r["evidence"]]
+    if unlabelled:
+        raise DatasetUnavailableError(f"split '{split}' has {len(unlabelled)} unlabelled item(s), e.g. {unlabelled[0]}")
+    return rows
+
+
+def load_documents(dataset: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """The documents config (one row per PDF), with every column of :data:`DOCUMENT_FEATURES`."""
+    data = load_config("documents", dataset)
+    split = DOCUMENTS_SPLIT if DOCUMENTS_SPLIT in data else next(iter(data))
+    return [{k: row.get(k) for k in DOCUMENT_FEATURES} for row in data[split]]
+
+
+def load_pages(dataset: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """The page-text corpus (``pages`` config)."""
+    data = load_config("pages", dataset)
+    split = PAGES_SPLIT if PAGES_SPLIT in data else next(iter(data))
+    return list(data[split])
+
+
+def document_file(record: Mapping[str, Any], dataset: str | os.PathLike[str] | None = None) -> Path:
+    """Local path of a document's PDF: its ``path`` in a local folder, else its ``url`` via the download manager.
+
+    Downloads go through `datasets`' ``DownloadManager`` (cached, resumable); nothing is fetched for local files.
+    """
+    source = resolve_dataset(dataset)
+    if isinstance(source, Path) and record.get("path"):
+        local = source / str(record["path"])
+        if local.is_file():
+            return local
+    url = record.get("url")
+    if not url:
+        raise DatasetUnavailableError(f"document '{record.get('document')}' has neither a local file nor a url")
+    import datasets
+
+    return Path(datasets.DownloadManager(dataset_name="madqa").download(str(url)))

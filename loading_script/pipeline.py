@@ -1,0 +1,142 @@
+"""`madqa setup`: generate the sample, extract its pages, build the Hub-format dataset, register offline names.
+
+Each step is skipped when its inputs are unchanged (stamps hold the digests of what a step consumed), so a second
+run is a fast no-op; ``force=True`` redoes everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .build import build_dataset, read_jsonl
+from .extract import ExtractionReport, OcrUnavailableError, extract_corpus, list_pdfs, sha256_file
+from .paths import Layout
+from .register import register_offline_names, registration_ok
+
+logger = logging.getLogger(__name__)
+
+STAMP_FILE = "setup-stamp.json"
+
+
+@dataclass
+class SetupResult:
+    """What `madqa setup` did (``steps_run`` lists the steps that were not up to date)."""
+
+    layout: Layout
+    steps_run: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    skipped_pdfs: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _read_stamp(layout: Layout) -> dict[str, Any]:
+    try:
+        return json.loads((layout.root / STAMP_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_stamp(layout: Layout, stamp: dict[str, Any]) -> None:
+    layout.root.mkdir(parents=True, exist_ok=True)
+    tmp = layout.root / f".{STAMP_FILE}.tmp"
+    tmp.write_text(json.dumps(stamp, indent=1, sort_keys=True))
+    tmp.replace(layout.root / STAMP_FILE)
+
+
+def _sample_is_current(layout: Layout, seed: int) -> bool:
+    from .sample import SAMPLE_VERSION
+
+    try:
+        manifest = json.loads((layout.sample_dir / "manifest.json").read_text())
+        documents = read_jsonl(layout.sample_dir / "documents.jsonl")
+    except (OSError, ValueError):
+        return False
+    if manifest.get("version") != SAMPLE_VERSION or manifest.get("seed") != seed:
+        return False
+    pdf_dir = layout.sample_dir / "documents"
+    return all((pdf_dir / d["document"]).is_file() and sha256_file(pdf_dir / d["document"]) == d["sha256"]
+               for d in documents)
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def run_setup(layout: Layout | None = None, *, seed: int = 0, workers: int | None = None, force: bool = False,
+              progress: bool = True, register: bool = True) -> SetupResult:
+    """Run (or skip, when up to date) every set-up step.
+
+    Args:
+        layout: where to write (default: ``MADQA_HOME``).
+        seed: the sample generator's seed (also the split seed).
+        workers: extraction processes (default: all CPUs).
+        force: redo every step.
+        progress: tqdm progress bars.
+        register: register the ``madqa`` names in the `datasets`/`evaluate` caches.
+
+    Returns:
+        A :class:`SetupResult`.
+
+    Raises:
+        OcrUnavailableError: when pages need OCR and Tesseract is missing (after text-layer pages were extracted).
+    """
+    from .sample import SAMPLE_VERSION, generate_sample
+
+    layout = layout or Layout.default()
+    result = SetupResult(layout)
+    stamp = {} if force else _read_stamp(layout)
+
+    if force or not _sample_is_current(layout, seed):
+        logger.info("generating the sample benchmark (seed %d) in %s", seed, layout.sample_dir)
+        generate_sample(layout.sample_dir, seed=seed)
+        result.steps_run.append("generate")
+    documents = read_jsonl(layout.sample_dir / "documents.jsonl")
+    questions_digest = sha256_file(layout.sample_dir / "questions.jsonl")
+
+    build_key = _digest(SAMPLE_VERSION, seed, questions_digest, sorted(d["sha256"] for d in documents))
+    built = (layout.dataset_dir / "README.md").is_file() and layout.test_labels.is_file()
+    if force or stamp.get("build") != build_key or not built:
+        report: ExtractionReport = extract_corpus(
+            list_pdfs(layout.sample_dir / "documents"), cache_dir=layout.page_cache_dir, workers=workers,
+            progress=progress,
+        )
+        result.skipped_pdfs = report.skipped
+        result.steps_run.append("extract")
+        if report.ocr_missing:
+            raise OcrUnavailableError(
+                f"{report.ocr_needed_missing} page(s) need OCR but Tesseract is not installed: install the Debian "
+                "package 'tesseract-ocr' (apt-get install tesseract-ocr) and run `madqa setup` again"
+            )
+        build = build_dataset(layout.sample_dir, report.pages, layout.dataset_dir, layout.test_labels, seed=seed)
+        result.stats = build.stats
+        result.steps_run.append("build")
+        stamp = {"build": build_key, "stats": build.stats}
+        _write_stamp(layout, stamp)
+    else:
+        result.stats = stamp.get("stats", {})
+
+    if register:
+        if force or stamp.get("registered") != build_key or not registration_ok(layout.registry_dir):
+            register_offline_names(layout.dataset_dir, layout.registry_dir)
+            stamp["registered"] = build_key
+            _write_stamp(layout, stamp)
+            result.steps_run.append("register")
+        _install_metric()
+    return result
+
+
+def _install_metric() -> None:
+    """Copy the evaluate metric into evaluate's offline module cache (idempotent, a few small files)."""
+    try:
+        from madqa.metric.install import install_offline_module
+    except ImportError:  # the metric package is optional for the data pipeline
+        logger.debug("metric installer not available")
+        return
+    install_offline_module()
+
+
+__all__ = ["OcrUnavailableError", "SetupResult", "run_setup"]

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Create (or reuse) .venv at the repo root and install MADQA with its test tools, plus the Debian packages it
+# needs (Tesseract OCR). Safe to re-run: each step is skipped when already satisfied.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else SUDO="none"; fi
+  if [ "$SUDO" = "none" ]; then
+    echo "bootstrap: please install the Debian packages: ${missing[*]} (apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  echo "bootstrap: installing Debian packages: ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "bootstrap: MADQA needs Python >= 3.11 (found $("$PYTHON" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2
+  exit 1
+fi
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+
+stamp=.venv/.madqa-installed
+want="$(cat pyproject.toml | sha256sum | cut -c1-64)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c 'import madqa.cli' 2>/dev/null; then
+  echo "bootstrap: installing madqa into .venv" >&2
+  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+  echo "$want" > "$stamp"
+fi
