@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("setup", "madqa.cli.setup_cmd"),
     ("info", "madqa.cli.info_cmd"),
+    ("extract", "madqa.cli.extract_cmd"),
     ("bench", "madqa.cli.bench_cmd"),
 )
 

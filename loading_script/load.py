@@ -154,3 +154,29 @@ def document_file(record: Mapping[str, Any], dataset: str | os.PathLike[str] | N
     import datasets
 
     return Path(datasets.DownloadManager(dataset_name="madqa").download(str(url)))
+
+
+def materialize_documents(dataset: str | os.PathLike[str] | None, folder: Path) -> list[Path]:
+    """Make every PDF of a dataset available under its own name in ``folder`` (symlinks to local or downloaded files).
+
+    Returns:
+        The PDF paths in ``folder``, sorted by name. A document that cannot be fetched is logged and left out.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    out: list[Path] = []
+    for record in load_documents(dataset):
+        name = str(record["document"])
+        if Path(name).name != name or not name:
+            logger.warning("skipping document with an unsafe name: %r", name)
+            continue
+        try:
+            source = document_file(record, dataset)
+        except (DatasetUnavailableError, OSError) as exc:
+            logger.warning("skipping %s: %s", name, exc)
+            continue
+        link = folder / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(source.resolve())
+        out.append(link)
+    return sorted(out)

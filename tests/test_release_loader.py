@@ -54,7 +54,11 @@ def release_folder(tmp_path: Path) -> Path:
         pq.write_table(pa.Table.from_pylist(rows, schema=QA_SCHEMA), root / "data" / f"{name}-00000-of-00001.parquet")
     pdf = tmp_path / "remote" / "b.pdf"
     pdf.parent.mkdir()
-    pdf.write_bytes(b"%PDF-1.4\n% fixture\n")
+    import pymupdf
+
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 100), "Annual budget summary for the county library system 2023", fontsize=12)
+    doc.save(pdf)
     docs = [{"document": "a.pdf", "url": None}, {"document": "b.pdf", "url": str(pdf)}]
     pq.write_table(pa.Table.from_pylist(docs, schema=pa.schema([("document", pa.string()), ("url", pa.string())])),
                    root / "data" / "documents" / "document_urls-00000-of-00001.parquet")
@@ -96,3 +100,18 @@ def test_dataset_spec_errors_are_clear(tmp_path: Path, monkeypatch):
     assert load.resolve_dataset("OxRML/MADQA") == "OxRML/MADQA"
     with pytest.raises(load.DatasetUnavailableError, match="unknown split"):
         load.load_questions("validation", tmp_path)
+
+
+def test_extract_command_on_a_release_folder(release_folder: Path, tmp_path: Path, monkeypatch):
+    import json
+
+    from madqa.cli import main
+
+    monkeypatch.setenv("MADQA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "dl_cache"))
+    out = tmp_path / "pages.jsonl"
+    assert main(["extract", "--dataset", str(release_folder), "--out", str(out), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["document"], r["page"], r["text_source"]) for r in rows] == [("b.pdf", 1, "pdf")]
+    assert "county library" in rows[0]["text"]
+    assert main(["extract", "--pdfs", str(tmp_path / "nope"), "--out", str(out)]) == 2
