@@ -20,6 +20,8 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("info", "madqa.cli.info_cmd"),
     ("extract", "madqa.cli.extract_cmd"),
     ("bench", "madqa.cli.bench_cmd"),
+    ("evaluate", "madqa.cli.evaluate_cmd"),
+    ("calibrate", "madqa.cli.calibrate_cmd"),
 )
 
 

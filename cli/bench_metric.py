@@ -1,0 +1,111 @@
+"""``madqa bench metric``: time scoring 500 predictions in ``anls`` mode, and the Kuiper bootstrap CI.
+
+The lead's ``bench`` command wires this in with :func:`configure_metric_bench` and :func:`run_metric_bench`.
+The data are synthetic and deterministic (seeded): gold questions with 1-3 answer variants of short strings,
+1-3 evidence pages, predictions that are right, near-miss or wrong, 0-3 citations and 0-10 search steps.
+Targets: scoring < 1 s, bootstrap < 0.5 s (median of ``--repeat`` runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from typing import Any
+
+TARGET_SCORE_S = 1.0
+TARGET_BOOTSTRAP_S = 0.5
+
+
+def configure_metric_bench(parser: argparse.ArgumentParser) -> None:
+    """Add the metric benchmark's arguments."""
+    parser.add_argument("--n", type=int, default=500, help="predictions to score (default: 500)")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default: 1000)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs; the median is reported (default: 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic data")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def synthetic_run(n: int, seed: int = 0) -> tuple[list[dict[str, Any]], str]:
+    """Deterministic gold records and results JSONL text for ``n`` questions."""
+    rng = random.Random(seed)
+    gold, lines = [], []
+    for i in range(n):
+        value = f"{rng.randint(1, 99999):,} {rng.choice(['kg', 'USD', 'units', 'pages'])}"
+        variants = [[value], [value.split()[0]]][: rng.randint(1, 2)]
+        if i % 7 == 0:
+            variants = [[f"item {k} of {i}" for k in range(rng.randint(2, 4))]]
+        docs = [f"doc_{rng.randint(0, 79):03d}.pdf" for _ in range(rng.randint(1, 2))]
+        evidence = [{"document": d, "page": rng.randint(1, 40)} for d in docs]
+        gold.append({"id": f"dev/{i}", "question": f"Question {i}?", "answer_variants": variants,
+                     "evidence": evidence, "domain": rng.choice(["finance", "legal", "health"]),
+                     "document_category": rng.choice(["report", "form", "manual"])})  # fmt: skip
+        roll = rng.random()
+        answer = list(variants[0]) if roll < 0.6 else [variants[0][0] + "x"] if roll < 0.8 else ["unrelated text"]
+        citations = [dict(e) for e in evidence[: rng.randint(0, len(evidence))]]
+        if rng.random() < 0.3:
+            citations.append({"file": f"doc_{rng.randint(0, 79):03d}.pdf", "page": rng.randint(1, 40)})
+        history = [f"query {k}" for k in range(rng.randint(0, 10))]
+        lines.append(json.dumps({"id": f"dev/{i}", "question": f"Question {i}?", "answer": answer,
+                                 "citations": citations, "search_history": history}))  # fmt: skip
+    return gold, "\n".join(lines) + "\n"
+
+
+def _median_time(fn: Any, repeat: int) -> float:
+    times = []
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run_metric_bench(args: argparse.Namespace) -> int:
+    """Run the benchmark and print the timings (a table, or JSON with ``--json``)."""
+    import numpy as np
+
+    from madqa.metric.inputs import parse_references, parse_results_text
+    from madqa.metric.kuiper import kuiper_bootstrap
+    from madqa.metric.report import evaluate_predictions, score_predictions
+
+    gold, text = synthetic_run(args.n, args.seed)
+    references = parse_references(gold, "synthetic gold")
+
+    def score() -> dict[str, Any]:
+        predictions = parse_results_text(text, "synthetic.jsonl")
+        return evaluate_predictions(predictions, references, mode="anls", n_resamples=args.resamples)
+
+    report = score()  # warm-up (imports, caches)
+    items = score_predictions(parse_results_text(text, "synthetic.jsonl"), references).items
+    steps = np.array([it.steps for it in items], dtype=np.int64)
+    correct = np.array([bool(it.correct) for it in items], dtype=np.int64)
+    score_s = _median_time(score, args.repeat)
+    boot_s = _median_time(lambda: kuiper_bootstrap(steps, correct, n_resamples=args.resamples, seed=0), args.repeat)
+    result = {
+        "n": args.n,
+        "resamples": args.resamples,
+        "repeat": args.repeat,
+        "score_s": score_s,
+        "bootstrap_s": boot_s,
+        "score_target_s": TARGET_SCORE_S,
+        "bootstrap_target_s": TARGET_BOOTSTRAP_S,
+        "score_ok": score_s < TARGET_SCORE_S,
+        "bootstrap_ok": boot_s < TARGET_BOOTSTRAP_S,
+        "accuracy": report["accuracy"],
+    }
+    if args.json:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return 0
+    ok = {True: "ok", False: "OVER TARGET"}
+    sys.stdout.write(
+        f"metric bench: {args.n} predictions, anls mode, {args.resamples} bootstrap resamples, "
+        f"median of {args.repeat}\n"
+        f"  score (parse + match + ANLS*/F1 + report incl. bootstrap)  {score_s:.3f} s  "
+        f"(target < {TARGET_SCORE_S} s: {ok[result['score_ok']]})\n"
+        f"  Kuiper bootstrap CI                                        {boot_s:.3f} s  "
+        f"(target < {TARGET_BOOTSTRAP_S} s: {ok[result['bootstrap_ok']]})\n"
+    )
+    return 0

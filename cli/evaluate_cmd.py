@@ -1,0 +1,226 @@
+"""``madqa evaluate``: score a results JSONL file against a labelled split (or ``--gold`` file).
+
+Prints a readable table, or with ``--json`` one JSON object on stdout (the report of the first results file; with
+``--compare`` it also holds ``compare``: the other systems' reports and the pairwise Cohen's κ). ``--ctt`` writes
+Classical Test Theory item statistics and test/dev/train splits built from all the systems given.
+
+Gold: ``--gold PATH.jsonl`` (labelled question records; every record is used, ``--split`` is ignored),
+or ``madqa.loading_script.load.load_gold(split, dataset)`` with ``--dataset PATH`` (a dataset folder, a Hub id or
+``sample``; default: ``MADQA_DATASET`` or the local sample). For ``test`` it reads the private labels file.
+
+Judge: ``--judge SPEC`` is a model spec of the agents package (``madqa.agents.models.make_model``), or
+``py:MODULE:NAME`` for any importable ``complete(prompt) -> str`` callable (or object with ``generate``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from madqa.cli import UserError
+
+HELP = "score a results JSONL file: accuracy, Page/Doc F1, Kuiper, breakdowns (paper §3)"
+
+logger = logging.getLogger(__name__)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``evaluate`` arguments."""
+    parser.add_argument("results", type=Path, help="results JSONL (public harness format)")
+    parser.add_argument("--split", default="dev", help="labelled split to score against (default: dev)")
+    gold = parser.add_mutually_exclusive_group()
+    gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
+    gold.add_argument("--dataset", metavar="PATH", help="dataset folder (or sample, or a Hub id) to read --split from")
+    parser.add_argument("--mode", choices=("anls", "judge"), default="anls", help="accuracy mode (default: anls)")
+    parser.add_argument("--judge", metavar="SPEC", help="judge model spec, or py:MODULE:CALLABLE")
+    parser.add_argument("--judge-cache", type=Path, help="verdict cache file (default: MADQA_HOME/judge_cache.jsonl)")
+    parser.add_argument("--judge-workers", type=int, default=8, help="concurrent judge calls (default: 8)")
+    parser.add_argument("--judge-retries", type=int, default=3, help="retries per judge call (default: 3)")
+    parser.add_argument("--calibration", type=Path, help="judge calibration file from `madqa calibrate`")
+    parser.add_argument("--kuiper-order", choices=("block", "file"), default="block",
+                        help="block: independent of line order (default); file: public harness behaviour")  # fmt: skip
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument("--max-budget", type=int, help="largest step budget of the budget curve")
+    parser.add_argument("--compare", nargs="+", type=Path, default=[], metavar="OTHER.jsonl",
+                        help="more results files: also report them and Cohen's kappa between systems")  # fmt: skip
+    parser.add_argument("--ctt", type=Path, metavar="OUT.json", help="write CTT item statistics and splits")
+    parser.add_argument("--ctt-test-size", type=int, default=500, help="CTT test split size (default: 500)")
+    parser.add_argument("--ctt-dev-size", type=int, default=200, help="CTT dev split size (default: 200)")
+    parser.add_argument("--per-item", action="store_true", help="include per-item scores in --json output")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+
+
+def load_references(args: argparse.Namespace) -> list[Any]:
+    """Gold references for the run (see the module docstring)."""
+    from madqa.metric.inputs import InputError, parse_references, read_jsonl_text
+
+    try:
+        if args.gold is not None:
+            rows = read_jsonl_text(_read_text(args.gold), str(args.gold))
+            return parse_references([r for _, r in rows], str(args.gold))
+        try:
+            from madqa.loading_script import load
+        except ImportError:
+            raise UserError("the dataset loader is not available; pass --gold PATH.jsonl") from None
+        unavailable = getattr(load, "DatasetUnavailableError", RuntimeError)
+        try:
+            records = load.load_gold(args.split, args.dataset)
+        except (unavailable, FileNotFoundError, ValueError) as exc:
+            raise UserError(f"cannot load gold for split {args.split!r}: {exc}") from None
+        return parse_references(records, f"split {args.split} of {args.dataset or 'the default dataset'}")
+    except InputError as exc:
+        hint = " (the public test split has no labels: use the private labels file)" if args.split == "test" else ""
+        raise UserError(f"{exc}{hint}") from None
+
+
+def resolve_judge(spec: str) -> Any:
+    """A judge object from ``--judge``: ``py:MODULE:NAME`` or a model spec of the agents package."""
+    if spec.startswith("py:"):
+        module_name, _, attr = spec[3:].partition(":")
+        try:
+            return getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise UserError(f"--judge {spec}: cannot import {attr!r} from {module_name!r} ({exc})") from None
+    try:
+        from madqa.agents.models import make_model
+    except ImportError:
+        hint = "use --judge py:MODULE:CALLABLE"
+        raise UserError(f"--judge SPEC needs madqa.agents.models (not available); {hint}") from None
+    try:
+        return make_model(spec)
+    except (ValueError, KeyError) as exc:
+        raise UserError(f"--judge {spec}: {exc}") from None
+
+
+def _judge(args: argparse.Namespace) -> Any:
+    if args.mode != "judge":
+        return None
+    if not args.judge:
+        raise UserError("--mode judge needs --judge SPEC")
+    from madqa.metric.judge import Judge
+
+    cache = args.judge_cache
+    if cache is None:
+        from madqa.loading_script.paths import madqa_home
+
+        cache = madqa_home() / "judge_cache.jsonl"
+    return Judge(resolve_judge(args.judge), args.judge, cache, workers=args.judge_workers, retries=args.judge_retries)
+
+
+def _calibration(args: argparse.Namespace) -> Any:
+    from madqa.metric.inputs import InputError, load_json_line, parse_calibration
+    from madqa.metric.schema import DEFAULT_CALIBRATION
+
+    if args.calibration is None:
+        return DEFAULT_CALIBRATION
+    try:
+        text = _read_text(args.calibration)
+        return parse_calibration(load_json_line(text, str(args.calibration)), str(args.calibration))
+    except InputError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _score_file(path: Path, references: list[Any], args: argparse.Namespace, judge: Any) -> Any:
+    from madqa.metric.inputs import InputError, parse_results_text
+    from madqa.metric.report import score_predictions
+
+    try:
+        predictions = parse_results_text(_read_text(path), str(path))
+        run = score_predictions(predictions, references, mode=args.mode, judge=judge)
+    except InputError as exc:
+        if len(exc.problems) == 1:
+            raise UserError(exc.problems[0]) from None
+        for problem in exc.problems:
+            logger.error("%s", problem)
+        raise UserError(f"{path}: {len(exc.problems)} problems (listed above); nothing was scored") from None
+    m = run.matching
+    if m.matched_by_question:
+        logger.warning("%s: %d line(s) had no id and were matched by question text", path, m.matched_by_question)
+    if m.unknown:
+        logger.warning("%s: %d line(s) match no gold question and are ignored: %s", path, len(m.unknown),
+                       ", ".join(m.unknown[:5]) + (" …" if len(m.unknown) > 5 else ""))  # fmt: skip
+    if m.missing_ids:
+        logger.warning("%s: %d gold question(s) have no prediction (scored incorrect)", path, len(m.missing_ids))
+    unscored = sum(1 for it in run.items if it.score is None)
+    if unscored:
+        logger.warning("%s: %d item(s) unscored after judge failures", path, unscored)
+    return run
+
+
+def _report(run: Any, references: list[Any], args: argparse.Namespace, calibration: Any) -> dict[str, Any]:
+    from madqa.metric.report import build_report
+
+    return build_report(
+        run, references, mode=args.mode, calibration=calibration, kuiper_order=args.kuiper_order,
+        n_resamples=args.resamples, seed=args.seed, max_budget=args.max_budget, include_items=args.per_item,
+    )  # fmt: skip
+
+
+def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: argparse.Namespace) -> None:
+    import numpy as np
+
+    from madqa.metric.ctt import build_splits, item_statistics
+
+    if len(runs) < 2:
+        raise UserError("--ctt needs at least two systems (use --compare)")
+    matrix = np.array([[bool(it.correct) for it in run.items] for run in runs.values()], dtype=np.int64)
+    p, r = item_statistics(matrix)
+    splits = build_splits(matrix, args.ctt_test_size, args.ctt_dev_size)
+    ids = [ref.id for ref in references]
+    data = {
+        "systems": list(runs),
+        "items": [
+            {"id": i, "p": float(pj), "r_pbis": None if np.isnan(rj) else float(rj)} for i, pj, rj in zip(ids, p, r)
+        ],
+        "test": [ids[j] for j in splits.test],
+        "test_sentinel": [ids[j] for j in splits.test_sentinel],
+        "dev": [ids[j] for j in splits.dev],
+        "train": [ids[j] for j in splits.train],
+        "spearman_test_vs_all": splits.spearman_test_vs_all,
+    }
+    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    logger.info("wrote CTT splits to %s (test %d, dev %d, train %d; Spearman ρ %s)", out, len(splits.test),
+                len(splits.dev), len(splits.train), splits.spearman_test_vs_all)  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the results file(s) and print the report."""
+    from madqa.metric.report import compare_runs
+    from madqa.metric.table import format_kappa, format_report
+
+    paths = [args.results, *args.compare]
+    if len({str(p) for p in paths}) != len(paths):
+        raise UserError("the same results file is given twice")
+    if args.resamples < 1:
+        raise UserError("--resamples must be positive")
+    references = load_references(args)
+    calibration, judge = _calibration(args), _judge(args)
+    runs = {str(p): _score_file(p, references, args, judge) for p in paths}
+    reports = {name: _report(r, references, args, calibration) for name, r in runs.items()}
+    main = dict(reports[str(args.results)])
+    if args.compare:
+        main["compare"] = {**compare_runs(runs), "reports": reports}
+    if args.ctt is not None:
+        _write_ctt(args.ctt, runs, references, args)
+    if args.json:
+        sys.stdout.write(json.dumps(main, allow_nan=False, ensure_ascii=False) + "\n")
+        return 0
+    sys.stdout.write("\n\n".join(format_report(rep, f"== {name}") for name, rep in reports.items()) + "\n")
+    if args.compare:
+        sys.stdout.write("\n" + format_kappa(main["compare"]) + "\n")
+    return 0

@@ -1,0 +1,174 @@
+"""Accuracy aggregation: Rogan–Gladen bias correction and the confidence intervals of Lee et al. (paper F.1).
+
+Notation: ``p`` is the raw judged accuracy on ``n`` scored items; the judge's specificity ``q0`` and
+sensitivity ``q1`` were measured on ``m0`` human-incorrect and ``m1`` human-correct calibration items.
+
+* Corrected accuracy (Rogan–Gladen): ``theta = (p + q0 - 1) / (q0 + q1 - 1)``, clipped to [0, 1].
+* Simplified CI: ``q0``/``q1`` treated as exact, only the test sample varies:
+  ``theta ± z * sqrt(p (1 - p) / n) / (q0 + q1 - 1)``.
+* Full CI (Lee et al.), which adds the calibration uncertainty: add-``z²/2`` / add-one smoothing of ``p``, ``q0``,
+  ``q1`` (``n + z²``, ``m0 + 2``, ``m1 + 2``), a centre shift
+  ``2 z² (theta q1 (1 - q1) / m1 - (1 - theta) q0 (1 - q0) / m0)`` and the delta-method standard error
+  ``sqrt(p (1 - p) / n + (1 - theta)² q0 (1 - q0) / m0 + theta² q1 (1 - q1) / m1) / (q0 + q1 - 1)``.
+
+In ``anls`` mode there is no judge: accuracy is not corrected, the main CI is Agresti–Coull (the full form's limit
+for an exact, perfect judge) and the simplified CI is Wald. Intervals are clipped to [0, 1].
+
+Judge scores may be 0.5 (partial); ``p`` is then the mean score, and calibration from labels uses the mean judge
+score on each human class (``q1 = mean score | human correct``, ``q0 = 1 - mean score | human incorrect``), which
+keeps ``E[p] = q1 theta + (1 - q0)(1 - theta)`` true for graded scores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scipy.stats import norm
+
+from .schema import Calibration, Mode
+
+
+def _clip(x: float) -> float:
+    return min(1.0, max(0.0, x))
+
+
+def _z(alpha: float) -> float:
+    if not 0.0 < alpha < 1.0:
+        raise ValueError("alpha must be in (0, 1)")
+    return float(norm.ppf(1.0 - alpha / 2.0))
+
+
+def _check_judge(q0: float, q1: float) -> None:
+    if q0 + q1 <= 1.0:
+        raise ValueError(f"q0 + q1 must exceed 1 for a bias correction (got q0={q0}, q1={q1})")
+
+
+def rogan_gladen(p: float, q0: float, q1: float) -> float:
+    """Bias-corrected accuracy ``(p + q0 - 1) / (q0 + q1 - 1)``, clipped to [0, 1].
+
+    >>> round(rogan_gladen(0.49, 1.0, 0.98), 6)
+    0.5
+    """
+    _check_judge(q0, q1)
+    return _clip((p + q0 - 1.0) / (q0 + q1 - 1.0))
+
+
+def lee_ci_simplified(p: float, n: int, q0: float, q1: float, alpha: float = 0.05) -> tuple[float, float]:
+    """CI with exact ``q0``/``q1``: ``theta ± z sqrt(p(1-p)/n) / (q0 + q1 - 1)`` (unclipped centre)."""
+    _check_judge(q0, q1)
+    if n < 1:
+        raise ValueError("n must be positive")
+    z = _z(alpha)
+    theta = (p + q0 - 1.0) / (q0 + q1 - 1.0)
+    half = z * math.sqrt(p * (1.0 - p) / n) / (q0 + q1 - 1.0)
+    return _clip(theta - half), _clip(theta + half)
+
+
+def lee_ci_full(
+    p: float, n: int, q0: float, q1: float, m0: int, m1: int, alpha: float = 0.05
+) -> tuple[float, float]:
+    """Lee et al.'s CI with test and calibration uncertainty (see the module docstring for the formula)."""
+    _check_judge(q0, q1)
+    if n < 1 or m0 < 1 or m1 < 1:
+        raise ValueError("n, m0 and m1 must be positive")
+    z = _z(alpha)
+    z2 = z * z
+    p_adj = (n * p + z2 / 2.0) / (n + z2)
+    q0_adj = (m0 * q0 + 1.0) / (m0 + 2.0)
+    q1_adj = (m1 * q1 + 1.0) / (m1 + 2.0)
+    n_adj, m0_adj, m1_adj = n + z2, m0 + 2.0, m1 + 2.0
+    denom = q0_adj + q1_adj - 1.0
+    theta = (p_adj + q0_adj - 1.0) / denom
+    v0 = q0_adj * (1.0 - q0_adj) / m0_adj
+    v1 = q1_adj * (1.0 - q1_adj) / m1_adj
+    shift = 2.0 * z2 * (theta * v1 - (1.0 - theta) * v0)
+    se = math.sqrt(p_adj * (1.0 - p_adj) / n_adj + (1.0 - theta) ** 2 * v0 + theta**2 * v1) / denom
+    centre = theta + shift
+    return _clip(centre - z * se), _clip(centre + z * se)
+
+
+def agresti_coull(p: float, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Agresti–Coull interval (add ``z²/2`` successes and failures)."""
+    if n < 1:
+        raise ValueError("n must be positive")
+    z = _z(alpha)
+    n_adj = n + z * z
+    p_adj = (n * p + z * z / 2.0) / n_adj
+    half = z * math.sqrt(p_adj * (1.0 - p_adj) / n_adj)
+    return _clip(p_adj - half), _clip(p_adj + half)
+
+
+def wald(p: float, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Wald interval ``p ± z sqrt(p(1-p)/n)``."""
+    if n < 1:
+        raise ValueError("n must be positive")
+    half = _z(alpha) * math.sqrt(p * (1.0 - p) / n)
+    return _clip(p - half), _clip(p + half)
+
+
+def calibration_from_labels(human_correct: Sequence[bool], judge_scores: Sequence[float], source: str) -> Calibration:
+    """Estimate ``q0``, ``q1``, ``m0``, ``m1`` from paired human labels and judge scores.
+
+    Args:
+        human_correct: human verdict per item (binary).
+        judge_scores: judge score per item (1, 0.5 or 0).
+        source: recorded in the result.
+
+    Raises:
+        ValueError: when either human class is empty, or the judge is no better than chance.
+
+    >>> c = calibration_from_labels([True, True, False, False], [1, 0.5, 0, 0], "x")
+    >>> (c.q0, c.q1, c.m0, c.m1)
+    (1.0, 0.75, 2, 2)
+    """
+    if len(human_correct) != len(judge_scores):
+        raise ValueError("human and judge labels differ in length")
+    pos = [s for h, s in zip(human_correct, judge_scores) if h]
+    neg = [s for h, s in zip(human_correct, judge_scores) if not h]
+    if not pos or not neg:
+        raise ValueError("calibration needs items labelled correct and items labelled incorrect by humans")
+    q1 = sum(pos) / len(pos)
+    q0 = 1.0 - sum(neg) / len(neg)
+    _check_judge(q0, q1)
+    return Calibration(q0=q0, q1=q1, m0=len(neg), m1=len(pos), source=source)
+
+
+@dataclass(frozen=True)
+class AccuracySummary:
+    """Accuracy of a set of scored items.
+
+    Attributes:
+        accuracy: corrected accuracy (judge mode) or raw accuracy (anls mode).
+        raw: mean item score.
+        ci: main CI (Lee full form, or Agresti–Coull in anls mode).
+        ci_simplified: simplified CI (Lee simplified, or Wald in anls mode).
+        n: scored items.
+    """
+
+    accuracy: float | None
+    raw: float | None
+    ci: tuple[float, float] | None
+    ci_simplified: tuple[float, float] | None
+    n: int
+
+
+def summarize_accuracy(
+    scores: Sequence[float], mode: Mode, calibration: Calibration, alpha: float = 0.05
+) -> AccuracySummary:
+    """Accuracy, raw accuracy and both CIs for the given item scores (unscored items already removed)."""
+    n = len(scores)
+    if n == 0:
+        return AccuracySummary(None, None, None, None, 0)
+    p = sum(scores) / n
+    if mode == "anls":
+        return AccuracySummary(p, p, agresti_coull(p, n, alpha), wald(p, n, alpha), n)
+    c = calibration
+    return AccuracySummary(
+        rogan_gladen(p, c.q0, c.q1),
+        p,
+        lee_ci_full(p, n, c.q0, c.q1, c.m0, c.m1, alpha),
+        lee_ci_simplified(p, n, c.q0, c.q1, alpha),
+        n,
+    )

@@ -1,0 +1,205 @@
+"""Score a system against the gold set and assemble the JSON report (plain dicts, lists and numbers).
+
+The flow is: :func:`score_predictions` (match, ANLS*/F1 per item, judge verdicts through an injected batch
+judge) then :func:`build_report` (aggregates). :func:`evaluate_predictions` does both. No file or network I/O
+happens here; the judge is whatever callable the caller passes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .aggregate import breakdown, budget_curve, error_breakdown, kappa_matrix, mean, wasted_effort_ratio
+from .accuracy import summarize_accuracy
+from .judge import JudgeOutcome, JudgeRequest
+from .kuiper import kuiper
+from .matching import Matching, match_predictions
+from .schema import (
+    DEFAULT_CALIBRATION,
+    HOP_TYPES,
+    METRIC_VERSION,
+    VERDICT_SCORES,
+    Calibration,
+    ItemScore,
+    KuiperOrder,
+    Mode,
+    Prediction,
+    Reference,
+)
+from .scoring import anls_star, score_item
+
+BatchJudge = Callable[[Sequence[JudgeRequest]], Sequence[JudgeOutcome]]
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """Per-item scores of one system (in gold order) and how its lines were matched."""
+
+    items: tuple[ItemScore, ...]
+    matching: Matching
+    judge_calls: int = 0
+
+
+def score_predictions(
+    predictions: Sequence[Prediction | None],
+    references: Sequence[Reference],
+    *,
+    mode: Mode = "anls",
+    judge: BatchJudge | None = None,
+) -> ScoredRun:
+    """Match predictions to the gold list and score each gold item.
+
+    Raises:
+        InputError: duplicate predictions.
+        ValueError: ``judge`` mode without a judge, or an unknown mode.
+    """
+    if mode not in ("anls", "judge"):
+        raise ValueError(f"unknown mode {mode!r} (use 'anls' or 'judge')")
+    if mode == "judge" and judge is None:
+        raise ValueError("judge mode needs a judge")
+    matching = match_predictions(predictions, references)
+    pairs = list(zip(references, matching.predictions, matching.orders))
+    anls_values = [0.0 if p is None else anls_star(p.answer, r.answer_variants) for r, p, _ in pairs]
+    outcomes: dict[int, JudgeOutcome] = {}
+    if mode == "judge" and judge is not None:
+        todo: list[int] = []
+        requests: list[JudgeRequest] = []
+        for i, (ref, pred, _) in enumerate(pairs):
+            if pred is not None:
+                todo.append(i)
+                requests.append(JudgeRequest(ref.question, pred.answer, ref.answer_variants, anls_values[i]))
+        outcomes = dict(zip(todo, judge(requests)))
+    items = []
+    for i, (ref, pred, order) in enumerate(pairs):
+        out = outcomes.get(i)
+        if out is None:
+            items.append(score_item(ref, pred, order=order, anls_value=anls_values[i]))
+        else:
+            score = VERDICT_SCORES.get(out.verdict)
+            items.append(score_item(ref, pred, score=score, source=out.source, order=order, anls_value=anls_values[i]))
+    calls = sum(1 for o in outcomes.values() if o.called)
+    return ScoredRun(tuple(items), matching, calls)
+
+
+def _clean(value: Any) -> Any:
+    """Replace non-finite floats by ``None`` and tuples by lists, recursively (strict JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def build_report(
+    run: ScoredRun,
+    references: Sequence[Reference],
+    *,
+    mode: Mode = "anls",
+    calibration: Calibration = DEFAULT_CALIBRATION,
+    kuiper_order: KuiperOrder = "block",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    max_budget: int | None = None,
+    include_items: bool = False,
+) -> dict[str, Any]:
+    """Aggregate a scored run into the report (keys documented in the metric card)."""
+    items = run.items
+    scored = [it for it in items if it.score is not None]
+    acc = summarize_accuracy([it.score for it in scored], mode, calibration)  # type: ignore[misc]
+    effort_items = [it for it in scored if it.steps is not None]
+    kz = kuiper(
+        np.array([it.steps for it in effort_items], dtype=np.int64),
+        np.array([bool(it.correct) for it in effort_items], dtype=np.int64),
+        kuiper_order,
+        np.array([it.order for it in effort_items], dtype=np.int64),
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    sources = Counter(it.source for it in items)
+    report: dict[str, Any] = {
+        "metric_version": METRIC_VERSION,
+        "mode": mode,
+        "n": len(items),
+        "n_predicted": len(items) - len(run.matching.missing_ids),
+        "n_scored": len(scored),
+        "missing": len(run.matching.missing_ids),
+        "missing_ids": list(run.matching.missing_ids),
+        "unknown_ids": list(run.matching.unknown),
+        "n_unknown": len(run.matching.unknown),
+        "matched_by_question": run.matching.matched_by_question,
+        "unscored": len(items) - len(scored),
+        "n_partial": sum(1 for it in scored if it.score == 0.5),
+        "judge_calls": run.judge_calls,
+        "score_sources": dict(sorted(sources.items())),
+        "accuracy": acc.accuracy,
+        "accuracy_raw": acc.raw,
+        "accuracy_ci": acc.ci,
+        "accuracy_ci_simplified": acc.ci_simplified,
+        "calibration": None if mode == "anls" else vars(calibration).copy(),
+        "anls": mean([it.anls for it in items]),
+        "page_f1": mean([it.page_f1 for it in items]),
+        "doc_f1": mean([it.doc_f1 for it in items]),
+        "kuiper": kz.statistic,
+        "kuiper_normalized": kz.normalized,
+        "kuiper_ci": kz.ci,
+        "kuiper_ci_normalized": kz.ci_normalized,
+        "kuiper_n": kz.n,
+        "kuiper_excluded": len(items) - kz.n,
+        "kuiper_order": kuiper_order,
+        "kuiper_resamples": n_resamples,
+        "kuiper_seed": seed,
+        "kuiper_curve": kz.curve,
+        "wasted_effort_ratio": wasted_effort_ratio(items),
+        "mean_steps": mean([float(it.steps) for it in effort_items]),
+        "by_hop": breakdown(items, references, lambda r: r.hop_type, mode, calibration, order=HOP_TYPES),
+        "by_domain": breakdown(items, references, lambda r: r.domain, mode, calibration),
+        "by_category": breakdown(items, references, lambda r: r.document_category, mode, calibration),
+        "errors": error_breakdown(items),
+        "budget_curve": budget_curve(items, max_budget),
+    }
+    if include_items:
+        report["items"] = [vars(it).copy() for it in items]
+    cleaned: dict[str, Any] = _clean(report)
+    return cleaned
+
+
+def evaluate_predictions(
+    predictions: Sequence[Prediction | None],
+    references: Sequence[Reference],
+    *,
+    mode: Mode = "anls",
+    judge: BatchJudge | None = None,
+    calibration: Calibration = DEFAULT_CALIBRATION,
+    kuiper_order: KuiperOrder = "block",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    max_budget: int | None = None,
+    include_items: bool = False,
+) -> dict[str, Any]:
+    """Score and report in one call (see :func:`score_predictions` and :func:`build_report`)."""
+    run = score_predictions(predictions, references, mode=mode, judge=judge)
+    return build_report(
+        run,
+        references,
+        mode=mode,
+        calibration=calibration,
+        kuiper_order=kuiper_order,
+        n_resamples=n_resamples,
+        seed=seed,
+        max_budget=max_budget,
+        include_items=include_items,
+    )
+
+
+def compare_runs(runs: dict[str, ScoredRun]) -> dict[str, Any]:
+    """Cohen's κ matrix between systems on per-item binary correctness (same gold list for all)."""
+    outcomes = {name: [it.correct for it in run.items] for name, run in runs.items()}
+    return {"systems": list(runs), "kappa": _clean(kappa_matrix(outcomes))}

@@ -1,0 +1,166 @@
+"""Kuiper (F.3): hand-computed ties in block vs file order, order invariance, seeded bootstrap, curve."""
+
+from __future__ import annotations
+
+import doctest
+import json
+
+import numpy as np
+import pytest
+
+from madqa.metric import kuiper as kuiper_module
+from madqa.metric.inputs import parse_references, parse_results_text
+from madqa.metric.kuiper import _range_scaled, _sort_rows, cumulative_curve, kuiper, kuiper_bootstrap, kuiper_statistic
+from madqa.metric.report import evaluate_predictions
+
+
+def reference_k(effort, y, order):
+    """Loop implementation straight from the definition, for cross-checking."""
+    items = sorted(zip(effort, y), key=lambda t: t[0])  # stable: file order within ties
+    n = len(items)
+    ybar = sum(y) / n
+    d, points = 0.0, [0.0]
+    for k, (s, yk) in enumerate(items, start=1):
+        d += yk - ybar
+        if order == "file" or k == n or items[k][0] != s:
+            points.append(d)
+    return max(points) - min(points)
+
+
+def test_hand_computed_ties():
+    # efforts [1, 1, 2], outcomes [1, 0, 1], ybar = 2/3
+    # block: D at k=2 (end of the effort-1 block) = 1/3 - 2/3 = -1/3, D_3 = 0 -> K = 1/3
+    # file: D_1 = 1/3, D_2 = -1/3, D_3 = 0 -> K = 2/3; with the tie swapped, D_1 = -2/3 -> K = 2/3
+    assert kuiper_statistic([1, 1, 2], [1, 0, 1]) == pytest.approx(1 / 3)
+    assert kuiper_statistic([1, 1, 2], [1, 0, 1], "file") == pytest.approx(2 / 3)
+    assert kuiper_statistic([1, 1, 2], [0, 1, 1], "file") == pytest.approx(2 / 3)
+    assert kuiper_statistic([1, 1, 2], [0, 1, 1], "block") == pytest.approx(1 / 3)
+
+
+def test_hand_computed_file_order_depends_on_ties():
+    # efforts all equal: block K = 0 (one block); file K depends on the order of lines
+    assert kuiper_statistic([3, 3, 3, 3], [1, 1, 0, 0]) == 0.0
+    assert kuiper_statistic([3, 3, 3, 3], [1, 1, 0, 0], "file") == pytest.approx(1.0)  # D = .5, 1, .5, 0
+    assert kuiper_statistic([3, 3, 3, 3], [1, 0, 1, 0], "file") == pytest.approx(0.5)
+
+
+def test_well_and_badly_calibrated_shapes():
+    # correct at low effort, wrong at high effort: D rises to N*ybar*(1-ybar) then falls back
+    assert kuiper_statistic([1, 2, 3, 4], [1, 1, 0, 0]) == pytest.approx(1.0)
+    assert kuiper_statistic([1, 2, 3, 4], [1, 1, 1, 1]) == 0.0
+    assert kuiper_statistic([], []) == 0.0
+    # 0-step items are ordinary items: they form the first block
+    assert kuiper_statistic([0, 0, 5], [1, 1, 0]) == pytest.approx(2 / 3)
+
+
+def test_position_argument_sets_file_order():
+    effort, y = [1, 1, 2], [1, 0, 1]
+    assert kuiper_statistic(effort, y, "file", position=[2, 1, 3]) == pytest.approx(2 / 3)
+    curve = cumulative_curve(effort, y, "file", position=[2, 1, 3])
+    assert curve["d"] == pytest.approx([0.0, -2 / 3, -1 / 3, 0.0])
+
+
+def test_matches_loop_definition_on_random_data():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        n = int(rng.integers(1, 40))
+        effort = rng.integers(0, 6, size=n).tolist()
+        y = rng.integers(0, 2, size=n).tolist()
+        for order in ("block", "file"):
+            assert kuiper_statistic(effort, y, order) == pytest.approx(reference_k(effort, y, order))
+
+
+def test_block_order_is_invariant_under_permutations():
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        n = int(rng.integers(2, 60))
+        effort = rng.integers(0, 5, size=n)
+        y = rng.integers(0, 2, size=n)
+        base = kuiper_statistic(effort, y)
+        base_ci = kuiper_bootstrap(effort, y, n_resamples=200, seed=3)
+        for _ in range(5):
+            perm = rng.permutation(n)
+            assert kuiper_statistic(effort[perm], y[perm]) == base
+            assert kuiper_statistic(effort, y, position=perm) == base
+    # file order is not invariant (shown on one case)
+    assert kuiper_statistic([1, 1, 1, 1], [1, 1, 0, 0], "file") != kuiper_statistic([1, 1, 1, 1], [0, 1, 0, 1], "file")
+    assert base_ci is not None
+
+
+def test_report_is_invariant_to_line_order():
+    rng = np.random.default_rng(0)
+    gold = parse_references(
+        [{"id": f"g{i}", "question": f"Q{i}", "answer_variants": [[f"a{i}"]],
+          "evidence": [{"document": "d.pdf", "page": 1 + i % 3}]} for i in range(40)],
+        "gold",
+    )  # fmt: skip
+    lines = [
+        json.dumps({"id": f"g{i}", "answer": [f"a{i}" if rng.random() < 0.6 else "zzz"],
+                    "citations": [{"document": "d.pdf", "page": 1 + i % 2}], "steps": int(rng.integers(0, 4))})
+        for i in range(40)
+    ]  # fmt: skip
+    base = evaluate_predictions(parse_results_text("\n".join(lines), "r"), gold, n_resamples=300)
+    base_file = evaluate_predictions(parse_results_text("\n".join(lines), "r"), gold, kuiper_order="file")
+    changed = False
+    for _ in range(10):
+        shuffled = [lines[i] for i in rng.permutation(len(lines))]
+        again = evaluate_predictions(parse_results_text("\n".join(shuffled), "r"), gold, n_resamples=300)
+        assert again == base
+        other = evaluate_predictions(parse_results_text("\n".join(shuffled), "r"), gold, kuiper_order="file")
+        changed |= other["kuiper"] != base_file["kuiper"]
+    assert changed  # the public harness's order does move with shuffling
+
+
+def test_bootstrap_is_seeded_and_brackets_plausible_values():
+    rng = np.random.default_rng(5)
+    effort = rng.integers(0, 10, size=300)
+    y = (rng.random(300) < np.where(effort < 5, 0.8, 0.3)).astype(int)
+    a = kuiper_bootstrap(effort, y, n_resamples=1000, seed=11)
+    b = kuiper_bootstrap(effort, y, n_resamples=1000, seed=11)
+    c = kuiper_bootstrap(effort, y, n_resamples=1000, seed=12)
+    assert a == b and a != c
+    k = kuiper_statistic(effort, y)
+    assert a[0] < k < a[1]
+    assert kuiper_bootstrap([], []) is None
+    with pytest.raises(ValueError):
+        kuiper_bootstrap(effort, y, n_resamples=0)
+
+
+def test_bootstrap_resample_statistics_match_the_scalar_function():
+    rng = np.random.default_rng(2)
+    effort = rng.integers(0, 4, size=30)
+    y = rng.integers(0, 2, size=30)
+    idx = rng.integers(0, 30, size=(20, 30))
+    for order in ("block", "file"):
+        sorted_idx = np.sort(idx, axis=1) if order == "file" else idx
+        vec = _range_scaled(*_sort_rows(effort[sorted_idx], y[sorted_idx]), order) / 30
+        loop = [kuiper_statistic(effort[row], y[row], order) for row in sorted_idx]
+        assert vec == pytest.approx(loop)
+
+
+def test_kuiper_result_normalisation_and_curve():
+    res = kuiper([2, 1, 1], [1, 1, 0], n_resamples=100)
+    assert res.statistic == pytest.approx(1 / 3)
+    assert res.normalized == pytest.approx(1 / 9)
+    assert res.ci_normalized == pytest.approx((res.ci[0] / 3, res.ci[1] / 3))
+    assert res.curve == {"k": [0, 2, 3], "effort": [None, 1, 2], "d": pytest.approx([0.0, -1 / 3, 0.0])}
+    empty = kuiper([], [])
+    assert (empty.statistic, empty.normalized, empty.ci, empty.n) == (None, None, None, 0)
+
+
+def test_report_excludes_items_without_effort():
+    gold = parse_references(
+        [{"id": f"g{i}", "question": f"Q{i}", "answer_variants": [["a"]], "evidence": [{"document": "d", "page": 1}]}
+         for i in range(4)], "gold")  # fmt: skip
+    preds = parse_results_text(
+        "\n".join([json.dumps({"id": "g0", "answer": ["a"], "steps": 0}),
+                   json.dumps({"id": "g1", "answer": ["b"], "steps": 4}),
+                   json.dumps({"id": "g2", "answer": ["a"]})]), "r")  # fmt: skip
+    report = evaluate_predictions(preds, gold)
+    assert (report["kuiper_n"], report["kuiper_excluded"]) == (2, 2)
+    assert report["kuiper"] == pytest.approx(0.5)  # [0: 1], [4: 0], ybar 1/2: D = 0, .5, 0
+    assert report["wasted_effort_ratio"] is None  # correct items took 0 steps on average
+
+
+def test_doctests():
+    assert doctest.testmod(kuiper_module).failed == 0
