@@ -185,8 +185,11 @@ def render_card(split_sizes: Mapping[str, int], num_documents: int, num_pages: i
 def _write_parquet(rows: list[dict[str, Any]], features: Any, path: Path) -> None:
     import datasets
 
+    from .load import quiet_datasets
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    datasets.Dataset.from_list(rows, features=features).to_parquet(str(path))
+    with quiet_datasets():
+        datasets.Dataset.from_list(rows, features=features).to_parquet(str(path))
 
 
 def build_dataset(

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,13 +66,28 @@ def _local_data_files(folder: Path, config: str) -> dict[str, list[str]]:
     return files
 
 
+@contextmanager
+def quiet_datasets() -> Iterator[None]:
+    """Hide `datasets`' progress bars for internal loads and writes (restored afterwards)."""
+    import datasets
+
+    was_on = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if was_on:
+            datasets.enable_progress_bars()
+
+
 def load_config(config: str = "default", dataset: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
     """Load one config as a ``DatasetDict`` from any source (see the module docstring)."""
     import datasets
 
     source = resolve_dataset(dataset)
     if isinstance(source, Path):
-        return datasets.load_dataset("parquet", data_files=_local_data_files(source, config), **kwargs)
+        with quiet_datasets():
+            return datasets.load_dataset("parquet", data_files=_local_data_files(source, config), **kwargs)
     return datasets.load_dataset(source, config, **kwargs)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from .load import quiet_datasets
 from .paths import DATASET_NAME
 
 logger = logging.getLogger(__name__)
@@ -85,15 +86,10 @@ def register_offline_names(dataset_dir: Path, registry_dir: Path) -> dict[str, s
     for config in CONFIG_ORDER:  # stale entries of our configs would confuse the most-recent rule
         shutil.rmtree(cache_root / config, ignore_errors=True)
     registered: dict[str, str] = {}
-    bars_were_on = datasets.is_progress_bar_enabled()
-    datasets.disable_progress_bars()
-    try:
+    with quiet_datasets():
         for config in CONFIG_ORDER:
             folder = _single_config_folder(dataset_dir, registry_dir, config)
             datasets.load_dataset(str(folder), config, cache_dir=str(cache))
-    finally:
-        if bars_were_on:
-            datasets.enable_progress_bars()
     for config in CONFIG_ORDER:
         (entry,) = [p for p in _entries(cache_root) if p.parts[-3] == config]
         registered[config] = str(entry.relative_to(cache_root))

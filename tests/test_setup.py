@@ -172,3 +172,36 @@ def test_build_rejects_bad_questions_with_file_and_line(layout, tmp_path, bad):
     with pytest.raises(SchemaError, match=r"questions.jsonl: line 3"):
         build_dataset(sample, load_pages(), tmp_path / "out" / "madqa", tmp_path / "private" / "labels.jsonl")
     assert not (tmp_path / "out" / "madqa").exists()
+
+
+def test_literal_evaluate_load_madqa_offline_after_setup(layout, tmp_path):
+    code = (
+        "import evaluate\n"
+        "m = evaluate.load('madqa')\n"
+        "print(type(m).__name__)\n"
+    )
+    env = _subprocess_env(layout)
+    env["HF_EVALUATE_OFFLINE"] = "1"
+    assert _run_python(code, tmp_path, env).strip().splitlines()[-1] == "Madqa"
+
+
+def test_evaluate_command_scores_the_sample_dev_split(layout, tmp_path, capsys):
+    from madqa.cli import main
+    from madqa.loading_script.load import load_gold
+
+    gold = load_gold("dev")
+    results = tmp_path / "results.jsonl"
+    lines = []
+    for i, q in enumerate(gold):
+        right = i % 2 == 0  # every other item answered and cited correctly, the rest wrong and uncited
+        lines.append({"id": q["id"], "question": q["question"],
+                      "answer": q["answer_variants"][0] if right else ["zzqx wvvk"],
+                      "citations": q["evidence"] if right else [], "search_history": ["q"] * (1 if right else 4)})
+    results.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert main(["evaluate", str(results), "--split", "dev", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    n_right = (len(gold) + 1) // 2
+    assert report["n"] == len(gold) and report["missing"] == 0
+    assert report["accuracy_raw"] == pytest.approx(n_right / len(gold))
+    assert report["page_f1"] == pytest.approx(n_right / len(gold))
+    assert report["wasted_effort_ratio"] == pytest.approx(4.0)
