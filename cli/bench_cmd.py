@@ -7,12 +7,13 @@ import importlib
 import json
 import sys
 
-HELP = "benchmarks: `madqa bench extract` (page extraction), `madqa bench metric` (scoring)"
+HELP = "benchmarks: `madqa bench extract` (page extraction), `madqa bench metric` (scoring), `madqa bench search`"
 
 #: (name, module, configure function, run function): each benchmark lives next to the code it measures.
 BENCHES: tuple[tuple[str, str, str, str], ...] = (
     ("extract", "madqa.cli.bench_cmd", "configure_extract", "run_extract"),
     ("metric", "madqa.cli.bench_metric", "configure_metric_bench", "run_metric_bench"),
+    ("search", "madqa.cli.bench_search", "configure_search_bench", "run_search_bench"),
 )
 
 

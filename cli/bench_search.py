@@ -1,0 +1,164 @@
+"""``madqa bench search``: the search index on a full-scale synthetic corpus, and page rendering on the sample.
+
+Builds each search set-up (the public harness's Whoosh use, the ``whoosh`` and ``tantivy`` backends) over the same
+synthetic corpus of MADQA's size (18,619 pages, ≈ 12.2M tokens; ``--pages`` scales it down) in separate
+processes and prints build time, index size, peak RSS, query latency and top-k agreement with the harness, then
+render and encode times on the sample's PDFs when `madqa setup` has been run. The full-scale run takes 10 to 15
+minutes on two cores, most of it the two Whoosh builds (about 4 minutes each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+#: The issue's targets: Whoosh p50 / p95 speed-ups over the harness, Tantivy build and p95, render per page.
+TARGET_P50_SPEEDUP = 20.0
+TARGET_P95_SPEEDUP = 2.5
+TARGET_TANTIVY_BUILD_S = 20.0
+TARGET_TANTIVY_P95_MS = 5.0
+TARGET_RENDER_MS = 100.0
+
+_LABELS = {"harness": "harness-style Whoosh", "whoosh": "whoosh backend", "tantivy": "tantivy backend"}
+
+
+def configure_search_bench(parser: argparse.ArgumentParser) -> None:
+    """Add the search benchmark's arguments."""
+    from madqa.agents.search_corpus import FULL_PAGES
+
+    parser.add_argument("--pages", type=int, default=FULL_PAGES, help=f"corpus pages (default: {FULL_PAGES:,})")
+    parser.add_argument("--queries", type=int, default=300, help="queries per set-up (default: 300)")
+    parser.add_argument("-k", type=int, default=5, help="results per query (default: 5)")
+    parser.add_argument(
+        "--setups", default="harness,whoosh,tantivy", help="comma-separated set-ups (default: harness,whoosh,tantivy)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="corpus and query seed")
+    parser.add_argument("--workdir", default=None, help="where to build the indexes (default: system temp)")
+    parser.add_argument("--pdfs", default=None, help="PDF folder for the render figures (default: the sample's)")
+    parser.add_argument("--no-render", action="store_true", help="skip the render figures")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def run_search_bench(args: argparse.Namespace) -> int:
+    """Run the benchmark and print its figures."""
+    from pathlib import Path
+
+    from madqa.agents.search_bench import bench_search
+    from madqa.agents.search_corpus import CorpusSpec
+    from madqa.cli import UserError
+
+    if args.pages < 1 or args.queries < 1 or args.k < 1:
+        raise UserError("--pages, --queries and -k must be positive")
+    spec = CorpusSpec(seed=args.seed)
+    if args.pages != spec.pages:
+        spec = spec.scaled(args.pages)
+    try:
+        result = bench_search(
+            spec,
+            setups=[s.strip() for s in args.setups.split(",") if s.strip()],
+            n_queries=args.queries,
+            k=args.k,
+            workdir=Path(args.workdir) if args.workdir else None,
+        )
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    result["render"] = None if args.no_render else _render_figures(args.pdfs, result["notes"])
+    if args.json:
+        json.dump(result, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(format_report(result)) + "\n")
+    return 0
+
+
+def _render_figures(pdfs: str | None, notes: list[str]) -> dict[str, Any] | None:
+    from pathlib import Path
+
+    from madqa.agents.render_bench import bench_render
+    from madqa.loading_script.paths import Layout
+
+    folder = Path(pdfs) if pdfs else Layout.default().sample_dir / "documents"
+    files = sorted(folder.glob("*.pdf")) if folder.is_dir() else []
+    if not files:
+        notes.append(f"render figures skipped: no PDFs in {folder} (run `madqa setup` or pass --pdfs FOLDER)")
+        return None
+    return bench_render(files)
+
+
+def _speedup(reference: dict[str, Any] | None, row: dict[str, Any], key: str) -> float | None:
+    if not reference or not row.get(key):
+        return None
+    return float(reference[key]) / float(row[key])
+
+
+def format_report(r: dict[str, Any]) -> list[str]:
+    """Human-readable lines of a :func:`madqa.agents.search_bench.bench_search` result (plus ``render``)."""
+    c = r["corpus"]
+    lines = [
+        f"madqa bench search: {c['pages']:,} pages in {c['documents']:,} documents, {c['tokens'] / 1e6:.1f}M tokens "
+        f"(synthetic, seed {c['seed']}, generated in {r['corpus_seconds']:.1f} s); {r['queries']} queries, "
+        f"k={r['k']}, {r['cpus']} CPUs",
+        f"  {'set-up':22s} {'build':>9s} {'index':>9s} {'peak RSS':>9s} {'p50':>9s} {'p95':>9s} {'max':>9s}"
+        "  top-k vs harness",
+    ]
+    setups = r["setups"]
+    harness = setups.get("harness")
+    for name, s in setups.items():
+        agree = s.get("agreement")
+        if name == "harness":
+            vs = "(reference)"
+        elif agree:
+            vs = f"identical {100 * agree['identical']:.1f}%, Jaccard {agree['jaccard']:.3f}"
+        else:
+            vs = "n/a"
+        lines.append(
+            f"  {_LABELS.get(name, name):22s} {s['build_s']:8.1f}s {s['index_mib']:6.0f}MiB"
+            f" {s['peak_rss_mib']:6.0f}MiB {s['query_p50_ms']:7.2f}ms {s['query_p95_ms']:7.2f}ms"
+            f" {s['query_max_ms']:7.0f}ms  {vs}"
+        )
+    loaded = ", ".join(f"{_LABELS.get(n, n)} {s['rss_loaded_mib']:.0f} MiB" for n, s in setups.items())
+    lines.append(f"  (RSS once the pages are loaded, before building: {loaded})")
+    lines += _targets(setups, harness, r.get("render"))
+    render = r.get("render")
+    if render:
+        size = "x".join(str(v) for v in render["image_size"] or [])
+        lines.append(
+            f"  render: {render['pages']} pages of {render['pdfs']} PDFs at {render['dpi']} dpi ({size} px): "
+            f"p50 {render['render_p50_ms']:.1f} ms, p95 {render['render_p95_ms']:.1f} ms per page (PDF -> PIL image)"
+        )
+        lines.append(f"  {'encoder':30s} {'median':>9s} {'mean size':>10s} {'max size':>9s}")
+        for name, e in render["encoders"].items():
+            lines.append(f"  {name:30s} {e['median_ms']:7.1f}ms {e['mean_kib']:7.0f}KiB {e['max_kib']:6.0f}KiB")
+    lines += [f"  note: {n}" for n in r.get("notes", [])]
+    return lines
+
+
+def _targets(setups: dict[str, Any], harness: dict[str, Any] | None, render: dict[str, Any] | None) -> list[str]:
+    checks: list[tuple[str, bool]] = []
+    whoosh, tantivy = setups.get("whoosh"), setups.get("tantivy")
+    if whoosh and harness:
+        p50, p95 = _speedup(harness, whoosh, "query_p50_ms"), _speedup(harness, whoosh, "query_p95_ms")
+        identical = whoosh["agreement"]["identical"]
+        checks.append((f"whoosh top-k identical to the harness: {100 * identical:.1f}%", identical == 1.0))
+        if p50 is not None:
+            checks.append(
+                (f"whoosh p50 {p50:.1f}x lower (target >= {TARGET_P50_SPEEDUP:g}x)", p50 >= TARGET_P50_SPEEDUP)
+            )
+        if p95 is not None:
+            checks.append(
+                (f"whoosh p95 {p95:.1f}x lower (target >= {TARGET_P95_SPEEDUP:g}x)", p95 >= TARGET_P95_SPEEDUP)
+            )
+    if tantivy:
+        b, p = tantivy["build_s"], tantivy["query_p95_ms"]
+        checks.append(
+            (f"tantivy build {b:.1f} s (target <= {TARGET_TANTIVY_BUILD_S:g} s)", b <= TARGET_TANTIVY_BUILD_S)
+        )
+        checks.append((f"tantivy p95 {p:.2f} ms (target <= {TARGET_TANTIVY_P95_MS:g} ms)", p <= TARGET_TANTIVY_P95_MS))
+    if render:
+        ms = render["render_p50_ms"] + render["encoders"]["madqa encode()"]["median_ms"]
+        checks.append(
+            (f"render + encode {ms:.1f} ms per page (target <= {TARGET_RENDER_MS:g} ms)", ms <= TARGET_RENDER_MS)
+        )
+    return [f"  [{'ok' if ok else 'MISS'}] {text}" for text, ok in checks]
