@@ -22,6 +22,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("bench", "madqa.cli.bench_cmd"),
     ("evaluate", "madqa.cli.evaluate_cmd"),
     ("calibrate", "madqa.cli.calibrate_cmd"),
+    ("run", "madqa.cli.run_cmd"),
 )
 
 

