@@ -54,8 +54,6 @@ def run(args: argparse.Namespace) -> int:
         import datasets
 
         datasets.Dataset.from_list(report.pages, features=PAGE_FEATURES).to_parquet(str(args.out))
-    for name, reason in report.skipped:
-        logger.warning("skipped %s: %s", name, reason)
     logger.info("%d pages from %d PDFs (%d by OCR, %d skipped files) -> %s", len(report.pages),
                 len(report.num_pages), report.ocr_pages, len(report.skipped), args.out)
     return 3 if report.ocr_missing else 0

@@ -31,8 +31,6 @@ def run(args: argparse.Namespace) -> int:
         logger.error("%s", exc)
         return 3
     layout = result.layout
-    for name, reason in result.skipped_pdfs:
-        logger.warning("skipped %s: %s", name, reason)
     summary = {
         "madqa_home": str(layout.root),
         "dataset": str(layout.dataset_dir),
