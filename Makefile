@@ -7,8 +7,10 @@ install:
 demo: install
 	.venv/bin/madqa setup
 	.venv/bin/madqa info
+	.venv/bin/madqa space
 
-test: install
+test:
+	MADQA_WITH_BROWSER=1 bash scripts/bootstrap.sh
 	.venv/bin/python -m pytest -q -n 2 --dist loadfile
 
 bench: install

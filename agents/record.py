@@ -122,13 +122,17 @@ def build_record(
 
 
 def as_prediction(record: Mapping[str, Any]) -> Prediction:
-    """The metric's view of a results line (the contract with :mod:`madqa.metric.schema`)."""
+    """The metric's view of a results line (the contract with :mod:`madqa.metric.schema`).
+
+    Effort is ``len(search_history)`` when the line has one (search agents), else ``steps`` (the REPL agent's
+    model calls), as :func:`madqa.metric.inputs.parse_steps` reads it.
+    """
     return Prediction(
         id=str(record["id"]),
         question=str(record["question"]),
         answer=tuple(record["answer"]),
         citations=tuple(Citation(str(c["document"]), int(c["page"])) for c in record["citations"]),
-        steps=len(record["search_history"]),
+        steps=len(record["search_history"]) if "search_history" in record else int(record["steps"]),
     )
 
 

@@ -6,6 +6,9 @@ index and renderer are shared (both are thread-safe). Each finished question is 
 in flight. ``resume`` skips the ids already in the file (after dropping a torn last line); an exception while
 answering one question becomes that line's ``error`` and the run goes on.
 
+The code-REPL agent (``agent="repl"``) shares this loop; :mod:`.repl_run` builds its corpus, models and worker
+processes.
+
 Running accuracy is not computed here (agents may import only ``madqa.metric.schema``): :class:`Progress` receives
 every record and the command line (``cli/run_cmd.py``) scores it with the metric's ANLS*.
 """
@@ -16,7 +19,7 @@ import logging
 import os
 import queue
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -36,7 +39,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-AGENTS: tuple[str, ...] = ("bm25",)
+AGENTS: tuple[str, ...] = ("bm25", "repl")
+#: RunConfig fields that only one agent uses (left out of the other agent's results lines).
+BM25_ONLY = ("top_k", "observe", "oracle", "search_backend", "page_chars", "image_steps", "min_searches")
+REPL_ONLY = ("sub_model", "sub_calls", "sub_call_chars", "step_timeout")
 
 
 class RunError(ValueError):
@@ -49,7 +55,7 @@ class RunConfig:
 
     Attributes:
         model: model spec (:func:`madqa.agents.models.make_model`).
-        agent: agent kind; only ``"bm25"`` so far.
+        agent: ``"bm25"`` (search agent, paper G.1) or ``"repl"`` (code-REPL agent, paper G.5).
         split: ``train``, ``dev`` or ``test``.
         dataset: dataset spec (``None``: ``MADQA_DATASET`` or the local sample).
         limit: run only the first ``limit`` questions of the split.
@@ -62,6 +68,10 @@ class RunConfig:
         image_steps: searches whose page images stay in the model input.
         min_searches: searches required before ``final_answer`` is offered; ``None`` picks by model (0, the
             paper's protocol, except 1 for the bundled local model).
+        sub_model: (repl) model spec behind ``llm_query``; ``None``: the root model.
+        sub_calls: (repl) sub-calls per question; ``None``: by sub-model (:func:`default_sub_limits`).
+        sub_call_chars: (repl) longest ``llm_query`` prompt in characters; ``None``: by sub-model.
+        step_timeout: (repl) wall-clock seconds per code step (sub-model time excluded).
     """
 
     model: str = "local"
@@ -77,6 +87,10 @@ class RunConfig:
     page_chars: int | None = None
     image_steps: int = 1
     min_searches: int | None = None
+    sub_model: str | None = None
+    sub_calls: int | None = None
+    sub_call_chars: int | None = None
+    step_timeout: float = 30.0
 
     def check(self) -> None:
         """Raise :class:`RunError` for settings that cannot work."""
@@ -93,6 +107,17 @@ class RunConfig:
             raise RunError("min-searches must be between 0 and max-steps - 1")
         if self.limit is not None and self.limit < 0:
             raise RunError("limit must not be negative")
+        if self.agent != "repl" and self.sub_model is not None:
+            raise RunError("--sub-model is for --agent repl")
+        if self.agent == "repl":
+            if self.oracle:
+                raise RunError("--oracle is for --agent bm25; the repl agent always sees the whole corpus")
+            if self.sub_calls is not None and self.sub_calls < 0:
+                raise RunError("sub-calls must not be negative")
+            if self.sub_call_chars is not None and self.sub_call_chars < 1:
+                raise RunError("sub-call-chars must be at least 1")
+            if not self.step_timeout > 0:
+                raise RunError("step-timeout must be positive")
 
 
 class Progress(Protocol):
@@ -202,6 +227,8 @@ def run_benchmark(
     """
     config.check()
     parse_spec(config.model)
+    if config.sub_model is not None:
+        parse_spec(config.sub_model)
     if workers < 1:
         raise RunError("workers must be at least 1")
     path = Path(output)
@@ -216,6 +243,16 @@ def run_benchmark(
         logger.info("resuming %s: %d of %d question(s) already done", path, summary.skipped, len(items))
     if not todo:
         return summary
+    if config.agent == "repl":
+        from .repl_run import repl_answerer
+
+        answer_repl, finish = repl_answerer(config, todo, workers, dict(model_options or {}))
+        try:
+            if progress is not None:
+                progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
+            return _write_all(path, todo, answer_repl, workers, summary, progress)
+        finally:
+            finish()
     models: queue.Queue[Model] = queue.Queue()
     first = make_model(config.model, **dict(model_options or {}))
     models.put(first)
@@ -227,8 +264,7 @@ def run_benchmark(
     page_chars = config.page_chars or default_page_chars(first, config.top_k, config.max_steps)
     min_searches = default_min_searches(first) if config.min_searches is None else config.min_searches
     config = replace(config, observe=observe, page_chars=page_chars, min_searches=min_searches)
-    settings = asdict(config)
-    settings.pop("limit")
+    settings = {k: v for k, v in asdict(config).items() if k != "limit" and k not in REPL_ONLY}
     index, renderer = _corpus(config)
     if progress is not None:
         progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
@@ -240,6 +276,18 @@ def run_benchmark(
         finally:
             models.put(model)
 
+    return _write_all(path, todo, answer, workers, summary, progress)
+
+
+def _write_all(
+    path: Path,
+    todo: Sequence[Mapping[str, Any]],
+    answer: Callable[[Mapping[str, Any]], dict[str, Any]],
+    workers: int,
+    summary: RunSummary,
+    progress: Progress | None,
+) -> RunSummary:
+    """Answer ``todo`` on ``workers`` threads, appending each record to ``path`` as soon as it is done."""
     with ResultsWriter(path) as writer, ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
         futures = [pool.submit(answer, it) for it in todo]
         try:

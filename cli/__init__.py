@@ -23,6 +23,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("evaluate", "madqa.cli.evaluate_cmd"),
     ("calibrate", "madqa.cli.calibrate_cmd"),
     ("run", "madqa.cli.run_cmd"),
+    ("space", "madqa.cli.space_cmd"),
 )
 
 

@@ -14,6 +14,7 @@ BENCHES: tuple[tuple[str, str, str, str], ...] = (
     ("extract", "madqa.cli.bench_cmd", "configure_extract", "run_extract"),
     ("metric", "madqa.cli.bench_metric", "configure_metric_bench", "run_metric_bench"),
     ("search", "madqa.cli.bench_search", "configure_search_bench", "run_search_bench"),
+    ("space", "madqa.cli.bench_space", "configure_space_bench", "run_space_bench"),
 )
 
 

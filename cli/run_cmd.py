@@ -3,6 +3,7 @@
 Example (offline, the bundled model)::
 
     madqa run --agent bm25 --model local --split dev --limit 3 -o r.jsonl
+    madqa run --agent repl --model local --split dev --limit 1 -o repl.jsonl
     madqa evaluate r.jsonl --split dev
 
 The progress bar shows the running accuracy when the split's gold answers are available (train/dev): the share
@@ -28,7 +29,8 @@ logger = logging.getLogger(__name__)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``run`` arguments."""
-    parser.add_argument("--agent", default="bm25", choices=("bm25",), help="agent (default: bm25, paper G.1)")
+    parser.add_argument("--agent", default="bm25", choices=("bm25", "repl"),
+                        help="bm25: search agent (paper G.1, default); repl: code-REPL agent (paper G.5)")  # fmt: skip
     parser.add_argument("--model", default="local", metavar="SPEC",
                         help="local | litellm:ID | openai:ID | hf:ID | transformers:ID | py:MODULE:FACTORY "
                              "(default: local, the bundled offline model)")  # fmt: skip
@@ -52,6 +54,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="searches before answering is allowed (default: 0; 1 for the local model)")  # fmt: skip
     parser.add_argument("--image-steps", type=int, default=1, metavar="N",
                         help="searches whose page images stay in the model input (default: 1)")  # fmt: skip
+    repl = parser.add_argument_group("repl agent")
+    repl.add_argument("--sub-model", metavar="SPEC", help="model behind llm_query in the code (default: --model)")
+    repl.add_argument("--sub-calls", type=int, metavar="N",
+                      help="llm_query calls per question (default: 50; 5 for the local model)")  # fmt: skip
+    repl.add_argument("--sub-call-chars", type=int, metavar="N",
+                      help="longest llm_query prompt in characters (default: 200000; 3000 for the local model)")
+    repl.add_argument("--step-timeout", type=float, default=30.0, metavar="S",
+                      help="wall-clock seconds per code step, sub-model time excluded (default: 30)")  # fmt: skip
     parser.add_argument("--api-base", help="model server URL (openai:/litellm: specs)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
@@ -122,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
         model=args.model, agent=args.agent, split=args.split, dataset=args.dataset, limit=args.limit,
         max_steps=args.max_steps, top_k=args.top_k, observe=args.observe, oracle=args.oracle,
         search_backend=args.search_backend, page_chars=args.page_chars, image_steps=args.image_steps,
-        min_searches=args.min_searches,
+        min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
+        sub_call_chars=args.sub_call_chars, step_timeout=args.step_timeout,
     )  # fmt: skip
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
     options = {"api_base": args.api_base} if args.api_base else {}

@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng)
+# Headless browser for the Space's UI test (tests/test_space_browser.py): only for `make test` (MADQA_WITH_BROWSER=1).
+if [ "${MADQA_WITH_BROWSER:-0}" = "1" ]; then APT_PACKAGES+=(chromium); fi
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -39,6 +41,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -
   llama_args="-DGGML_OPENMP=OFF -DGGML_NATIVE=OFF"
   if [ "$(uname -m)" = "x86_64" ]; then llama_args="$llama_args -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"; fi
   CMAKE_ARGS="${CMAKE_ARGS:-$llama_args}" \
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,local]"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,local,space]"
   echo "$want" > "$stamp"
 fi

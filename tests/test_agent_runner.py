@@ -97,7 +97,7 @@ def test_bad_settings_are_refused(layout, tmp_path: Path) -> None:
     with pytest.raises(RunError, match="test split hides"):
         run_benchmark(RunConfig(model=FAKE, split="test", oracle=True), tmp_path / "x.jsonl")
     with pytest.raises(RunError, match="unknown agent"):
-        run_benchmark(RunConfig(model=FAKE, agent="repl"), tmp_path / "x.jsonl")
+        run_benchmark(RunConfig(model=FAKE, agent="nope"), tmp_path / "x.jsonl")
     with pytest.raises(RunError, match="text only"):
         run_benchmark(RunConfig(model=FAKE, observe="image", limit=1), tmp_path / "x.jsonl")
 
@@ -139,7 +139,6 @@ def test_kill_9_then_resume_gives_every_id_exactly_once(layout, tmp_path: Path) 
 def test_local_model_smoke_run(layout, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
     out = tmp_path / "local.jsonl"
-    start = time.perf_counter()
     summary = run_benchmark(RunConfig(model="local", limit=2, max_steps=2, top_k=1), out)
     rows = lines(out)
     assert summary.written == 2 and [r["error"] for r in rows] == [None, None], rows
@@ -151,7 +150,6 @@ def test_local_model_smoke_run(layout, tmp_path: Path) -> None:
         assert 1 <= len(row["trajectory"]) <= 3 and row["steps"] == 1  # the local model must search once
         assert row["config"]["min_searches"] == 1 and row["config"]["observe"] == "text"
         assert row["usage"]["input_tokens"] > 0 and row["usage"]["output_tokens"] > 0
-    assert time.perf_counter() - start < 90
 
 
 def test_cli_run_then_evaluate(layout, tmp_path: Path, caplog, capsys) -> None:

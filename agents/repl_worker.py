@@ -1,0 +1,420 @@
+"""The out-of-process executor of the code-REPL agent: model-written code runs in a walled worker subprocess.
+
+The parent (:class:`ReplWorker`) spawns ``sys.executable -I <this file>`` with a minimal environment (no model keys,
+no ``MADQA_HOME``/``HF_*`` variables) in an empty temporary working directory, and talks to it over its stdin/stdout
+pipes in JSON lines. Before any model-written code runs, the worker (:func:`worker_main`) puts up its own walls:
+
+1. a new network namespace (``unshare(CLONE_NEWNET)``, with ``CLONE_NEWUSER`` as fallback) where the kernel allows
+   it: only an unconfigured loopback, no route anywhere; whether it worked is reported in :attr:`ReplWorker.walls`;
+2. resource limits: ``RLIMIT_AS`` (memory), ``RLIMIT_CPU`` (re-armed per step), ``RLIMIT_FSIZE`` = 0 (no file
+   writes), ``RLIMIT_CORE`` = 0, and ``RLIMIT_NOFILE`` lowered to the descriptors already open, so neither a file
+   nor a socket can be opened even by code that escaped the interpreter;
+3. smolagents' ``LocalPythonExecutor`` (an AST interpreter) with only :data:`ALLOWED_IMPORTS` authorised: no
+   ``open``, ``os``, ``sys``, ``subprocess``, ``socket``, ``importlib``, ``__import__``, ``eval`` or dunder access.
+
+The parent adds the per-step wall clock (the worker is killed when it runs out; time spent answering its
+``llm_query`` calls does not count) and restarts a worker that died or hit a limit; the corpus variables are sent
+again, so the agent sees an error observation and can continue. ``llm_query``/``llm_query_batched`` inside the
+code are proxied to the parent's ``llm_handler``: the worker never holds a model or a key.
+
+None of this is a security sandbox by itself (no filesystem isolation, no seccomp): these are the walls.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: The only modules model-written code may import.
+ALLOWED_IMPORTS: tuple[str, ...] = (
+    "collections", "datetime", "functools", "itertools", "json", "math", "re", "statistics", "string",
+    "unicodedata",
+)  # fmt: skip
+#: Environment of the worker process: nothing else is inherited.
+WORKER_ENV: dict[str, str] = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+#: Extra CPU seconds for the worker's own start-up (imports) on top of the per-step limits.
+STARTUP_CPU_S = 60
+CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
+
+#: ``llm_handler(prompts, batched) -> answers``; raises :class:`SubCallError` with a message for the model.
+LLMHandler = Callable[[list[str], bool], list[str]]
+
+
+class SubCallError(RuntimeError):
+    """A refused or failed ``llm_query`` call; the message is shown to the model inside its observation."""
+
+
+class ReplWorkerError(RuntimeError):
+    """The worker could not be started at all (not a model error: the question fails)."""
+
+
+@dataclass(frozen=True)
+class WorkerLimits:
+    """Limits of one worker.
+
+    Attributes:
+        memory_mb: address-space limit (RLIMIT_AS) of the worker process.
+        cpu_s: CPU seconds per code step (RLIMIT_CPU, re-armed before each step).
+        wall_s: wall-clock seconds per code step, not counting time spent in ``llm_query`` calls.
+        start_s: how long the worker may take to start.
+        print_chars: longest printed output kept per step.
+    """
+
+    memory_mb: int = 1024
+    cpu_s: int = 20
+    wall_s: float = 30.0
+    start_s: float = 60.0
+    print_chars: int = 20_000
+
+
+@dataclass
+class ExecResult:
+    """What one code step gave: the output (JSON-ready for a final answer, else its ``str``), the printed logs,
+    whether ``final_answer`` was called, and the error message (``None`` on success)."""
+
+    output: Any = None
+    logs: str = ""
+    is_final_answer: bool = False
+    error: str | None = None
+
+
+@dataclass
+class ReplWorker:
+    """Parent side of one worker process (started lazily; restarted after a crash or a limit hit).
+
+    Attributes:
+        limits: the worker's limits.
+        llm_handler: answers ``llm_query`` calls of the code (``None``: they fail with an error).
+        walls: what the last started worker reported about its walls (network namespace, limits).
+        restarts: workers killed or found dead so far (each is replaced at the next step).
+    """
+
+    limits: WorkerLimits = field(default_factory=WorkerLimits)
+    llm_handler: LLMHandler | None = None
+    walls: dict[str, Any] = field(default_factory=dict)
+    restarts: int = 0
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _tmp: str | None = field(default=None, repr=False)
+    _errfile: Any = field(default=None, repr=False)
+    _buffer: bytes = field(default=b"", repr=False)
+    _eof: bool = field(default=False, repr=False)
+    _variables: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def alive(self) -> bool:
+        """Whether a worker process is running."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        """Spawn the worker and wait until it reports its walls.
+
+        Raises:
+            ReplWorkerError: it did not start within ``limits.start_s``.
+        """
+        self.close()
+        self._tmp = tempfile.mkdtemp(prefix="madqa-repl-")
+        self._errfile = tempfile.TemporaryFile()
+        self._buffer, self._eof = b"", False
+        config = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
+                             "print_chars": self.limits.print_chars})  # fmt: skip
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", os.path.abspath(__file__), config], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self._errfile, cwd=self._tmp, env=dict(WORKER_ENV), close_fds=True,
+            start_new_session=True,
+        )  # fmt: skip
+        message = self._receive(time.monotonic() + self.limits.start_s)
+        if message is None or message.get("op") != "ready":
+            reason = self._death_reason() if message is None else f"unexpected message {message!r}"
+            self.close()
+            raise ReplWorkerError(f"the REPL worker did not start: {reason}")
+        self.walls = dict(message.get("walls", {}))
+        logger.debug("REPL worker %d started: %s", self._proc.pid, self.walls)
+        if self._variables:
+            self._send({"op": "load", "variables": self._variables})
+
+    def load(self, variables: Mapping[str, Any]) -> None:
+        """Reset the worker's namespace to ``variables`` (JSON-ready values; kept for restarts)."""
+        self._variables = json.loads(json.dumps(dict(variables)))
+        if not self.alive:
+            self.start()  # sends the variables
+            return
+        if not self._send({"op": "load", "variables": self._variables}):
+            self._mark_dead()
+
+    def execute(self, code: str) -> ExecResult:
+        """Run one code step; a crash, a limit hit or a refused action comes back as ``ExecResult.error``."""
+        if not self.alive:
+            self.start()
+        if not self._send({"op": "exec", "code": code}):
+            return self._failed(self._death_reason())
+        deadline = time.monotonic() + self.limits.wall_s
+        while True:
+            message = self._receive(deadline)
+            if message is None:
+                if self._eof or not self.alive:
+                    return self._failed(self._death_reason())
+                return self._failed(f"the step ran past its wall-clock limit of {self.limits.wall_s:g} s")
+            if message.get("op") == "llm":
+                started = time.monotonic()
+                reply = self._answer_llm(message)
+                deadline += time.monotonic() - started  # sub-model time is not the code's time
+                if not self._send(reply):
+                    return self._failed(self._death_reason())
+                continue
+            result = ExecResult(output=message.get("output"), logs=str(message.get("logs") or ""),
+                                is_final_answer=bool(message.get("final")), error=message.get("error"))  # fmt: skip
+            if message.get("restart"):  # e.g. a MemoryError: the process may be in a bad state
+                self._mark_dead()
+                result.error = f"{result.error}\n{_RESTART_NOTE}"
+            return result
+
+    def close(self) -> None:
+        """Kill the worker (if any) and remove its temporary folder."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    stream.close()
+        if self._errfile is not None:
+            self._errfile.close()
+            self._errfile = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    # -- internals -------------------------------------------------------------------------------------------------
+
+    def _answer_llm(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        prompts = [str(p) for p in message.get("prompts", [])]
+        if self.llm_handler is None:
+            return {"op": "llm_reply", "error": "llm_query is not available in this REPL"}
+        try:
+            return {"op": "llm_reply", "results": list(self.llm_handler(prompts, bool(message.get("batched"))))}
+        except SubCallError as exc:
+            return {"op": "llm_reply", "error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - a failing sub-model becomes an error inside the code, not a crash
+            logger.warning("sub-model call failed: %s: %s", type(exc).__name__, exc)
+            return {"op": "llm_reply", "error": f"the sub-model call failed ({type(exc).__name__}: {exc})"}
+
+    def _failed(self, reason: str) -> ExecResult:
+        self._mark_dead()
+        return ExecResult(error=f"The code was stopped: {reason}.\n{_RESTART_NOTE}")
+
+    def _mark_dead(self) -> None:
+        self.restarts += 1
+        proc = self._proc
+        self.close()
+        if proc is not None:
+            logger.info("REPL worker %d stopped (exit %s); a new one starts at the next step", proc.pid,
+                        proc.returncode)  # fmt: skip
+
+    def _death_reason(self) -> str:
+        proc = self._proc
+        if proc is None:
+            return "the worker is not running"
+        try:
+            code = proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "the worker stopped answering"
+        if code == -signal.SIGXCPU:
+            return f"the step used more than its CPU-time limit of {self.limits.cpu_s} s"
+        if code == -signal.SIGKILL:
+            return "the worker was killed (memory or CPU hard limit)"
+        tail = ""
+        if self._errfile is not None:
+            self._errfile.seek(0)
+            lines = self._errfile.read().decode("utf-8", "replace").strip().splitlines()
+            tail = f": {lines[-1][:300]}" if lines else ""
+        return f"the worker exited with code {code}{tail}"
+
+    def _send(self, message: Mapping[str, Any]) -> bool:
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.poll() is not None:
+            return False
+        try:
+            proc.stdin.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+        return True
+
+    def _receive(self, deadline: float) -> dict[str, Any] | None:
+        """The next message, or ``None`` when the worker died or the deadline passed (the parent never hangs)."""
+        proc = self._proc
+        if proc is None or proc.stdout is None:
+            return None
+        fd = proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                self._eof = True
+                return None
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return {"op": "result", "error": "the worker sent an unreadable reply", "restart": True}
+        return message if isinstance(message, dict) else None
+
+
+_RESTART_NOTE = ("The REPL was restarted: `context`, `pages`, `documents`, llm_query and llm_query_batched are "
+                 "available again, but variables you defined before are lost.")  # fmt: skip
+
+
+# -- worker side (runs in the subprocess; stdlib and smolagents only) ----------------------------------------------
+
+
+def _enter_network_namespace() -> str:
+    """Try ``unshare(CLONE_NEWNET)`` (then with ``CLONE_NEWUSER``); returns what worked or why not."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError as exc:
+        return f"unavailable ({exc})"
+    for flags, label in ((CLONE_NEWNET, "new network namespace"),
+                         (CLONE_NEWNET | CLONE_NEWUSER, "new user+network namespace")):  # fmt: skip
+        if libc.unshare(flags) == 0:
+            return label
+    return f"refused ({os.strerror(ctypes.get_errno())})"
+
+
+def _set_limit(name: str, soft: int, hard: int | None = None) -> str:
+    import resource
+
+    what = getattr(resource, name)
+    try:
+        resource.setrlimit(what, (soft, soft if hard is None else hard))
+        return str(soft)
+    except (ValueError, OSError) as exc:
+        return f"not set ({exc})"
+
+
+def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs in the subprocess
+    """The worker's loop: put up the walls, then execute ``load``/``exec`` requests read from stdin."""
+    import resource
+
+    walls: dict[str, Any] = {"network": _enter_network_namespace(), "cwd_empty": not os.listdir(".")}
+    channel = os.fdopen(os.dup(1), "wb")
+    inbox = os.fdopen(os.dup(0), "rb")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    sys.stdout = sys.stderr
+
+    import smolagents.local_python_executor as lpe
+
+    for module in ALLOWED_IMPORTS:
+        __import__(module)
+
+    def send(message: Mapping[str, Any]) -> None:
+        channel.write(json.dumps(message, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
+        channel.flush()
+
+    def ask(prompts: list[str], batched: bool) -> list[str]:
+        send({"op": "llm", "prompts": prompts, "batched": batched})
+        reply = json.loads(inbox.readline() or b"{}")
+        if reply.get("error"):
+            raise LLMQueryError(reply["error"])
+        return [str(r) for r in reply.get("results", [])]
+
+    class LLMQueryError(RuntimeError):
+        """A refused or failed llm_query call."""
+
+    def llm_query(prompt: str) -> str:
+        """Ask the sub-model one prompt; returns its answer."""
+        if not isinstance(prompt, str):
+            raise LLMQueryError(f"llm_query takes one string, got {type(prompt).__name__}")
+        return ask([prompt], False)[0]
+
+    def llm_query_batched(prompts: list[str]) -> list[str]:
+        """Ask the sub-model several prompts; returns the answers in the same order."""
+        if not isinstance(prompts, (list, tuple)) or not all(isinstance(p, str) for p in prompts):
+            raise LLMQueryError("llm_query_batched takes a list of strings")
+        return ask(list(prompts), True) if prompts else []
+
+    def final_answer(answer: Any = None, citations: Any = None) -> Any:
+        """End the task: ``answer`` (list of strings) and ``citations`` ([{document, page}]), or free text."""
+        if citations is None and isinstance(answer, (str, dict)):
+            return answer
+        return {"answer": answer, "citations": citations}
+
+    executor = lpe.LocalPythonExecutor([], max_print_outputs_length=int(config["print_chars"]),
+                                       additional_functions={"llm_query": llm_query,
+                                                             "llm_query_batched": llm_query_batched},
+                                       timeout_seconds=None)  # fmt: skip
+    executor.authorized_imports = list(ALLOWED_IMPORTS)
+    executor.send_tools({"final_answer": final_answer})  # type: ignore[dict-item]
+    executor("import re\nimport json\nimport math\nprint(re.sub('a', 'b', json.dumps([math.sqrt(4)])))")  # warm-up
+    base_state = {"__name__": "__main__"}
+
+    mem = int(config["memory_mb"]) * 1024 * 1024
+    walls["memory_bytes"] = _set_limit("RLIMIT_AS", mem)
+    walls["file_size"] = _set_limit("RLIMIT_FSIZE", 0)
+    _set_limit("RLIMIT_CORE", 0)
+    used = int(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))
+    cpu_hard = used + STARTUP_CPU_S + 100 * int(config["cpu_s"])
+    walls["cpu_s_per_step"] = int(config["cpu_s"])
+    open_fds = [int(n) for n in os.listdir("/proc/self/fd")] if os.path.isdir("/proc/self/fd") else [0, 1, 2]
+    walls["open_files"] = _set_limit("RLIMIT_NOFILE", max(open_fds))  # the listing's own fd is closed now
+    walls["processes"] = _set_limit("RLIMIT_NPROC", 0)
+    walls["processes"] += " (not enforced for root)" if os.getuid() == 0 else ""
+    walls["imports"] = list(ALLOWED_IMPORTS)
+    send({"op": "ready", "walls": walls})
+
+    for raw in inbox:
+        request = json.loads(raw)
+        if request.get("op") == "load":
+            executor.state.clear()
+            executor.state.update(base_state)
+            executor.state.update(request.get("variables") or {})
+            continue
+        if request.get("op") != "exec":
+            break
+        used = int(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))
+        _set_limit("RLIMIT_CPU", min(used + int(config["cpu_s"]) + 1, cpu_hard), cpu_hard)
+        reply: dict[str, Any] = {"op": "result"}
+        try:
+            output = executor(str(request.get("code", "")))
+            reply["final"] = output.is_final_answer
+            reply["output"] = output.output if output.is_final_answer else str(output.output)[:20_000]
+            reply["logs"] = output.logs
+        except BaseException as exc:  # noqa: BLE001 - everything the code does wrong is reported, never raised
+            reply["error"] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, lpe.InterpreterError) else str(exc)
+            reply["logs"] = str(executor.state.get("_print_outputs", ""))
+            reply["restart"] = isinstance(exc, MemoryError) or "MemoryError" in str(exc)
+        try:
+            send(reply)
+        except MemoryError:
+            send({"op": "result", "error": "MemoryError while sending the result", "restart": True})
+
+
+if __name__ == "__main__":  # pragma: no cover - the worker process
+    worker_main(json.loads(sys.argv[1]))

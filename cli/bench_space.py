@@ -1,0 +1,128 @@
+"""`madqa bench space`: end-to-end latency of the Space, measured through gradio_client on 127.0.0.1.
+
+Self-contained: a synthetic gold set of ``--items`` questions (no dataset, no real labels) backs a launched app in a
+temporary folder. Figures: a ``--items``-prediction submission (anls mode, default Kuiper resamples) and a leaderboard
+refresh with ``--submissions`` stored submissions. Targets: < 3 s and < 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+def configure_space_bench(parser: argparse.ArgumentParser) -> None:
+    """Options of `madqa bench space`."""
+    parser.add_argument("--items", type=int, default=500, help="predictions per submission (default: 500)")
+    parser.add_argument("--submissions", type=int, default=100, help="submissions on the board (default: 100)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed repeats; the median is reported")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
+
+
+def synthetic_references(n: int) -> list[Any]:
+    """``n`` synthetic gold questions with a mix of hop types."""
+    from madqa.metric.schema import Citation, Reference
+
+    refs = []
+    for i in range(n):
+        doc = f"doc{i % 37}.pdf"
+        ev = (Citation(doc, 1 + i % 5),) if i % 3 else (Citation(doc, 1), Citation(f"doc{(i + 1) % 37}.pdf", 2))
+        hop = "single" if i % 3 else "cross_doc"
+        refs.append(Reference(f"b{i:05d}", f"synthetic question {i}?", ((f"answer {i}",),), ev, hop))  # type: ignore[arg-type]
+    return refs
+
+
+def results_text(refs: list[Any], seed: int) -> str:
+    """A results file answering about half of the questions right, with citations and steps."""
+    lines = []
+    for i, r in enumerate(refs):
+        right = (i * 7 + seed) % 2 == 0
+        lines.append({"id": r.id, "answer": [r.answer_variants[0][0] if right else "wrong"],
+                      "citations": [{"document": c.document, "page": c.page} for c in r.evidence[:1]],
+                      "steps": 1 + (i + seed) % 6})  # fmt: skip
+    return "".join(json.dumps(x) + "\n" for x in lines)
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def bench_space(items: int, submissions: int, repeats: int) -> dict[str, Any]:
+    """Launch a synthetic Space, time a submission and a refresh; returns the figures."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from gradio_client import Client, handle_file
+
+    from madqa.space.app import launch
+    from madqa.space.config import SpaceConfig
+    from madqa.space.services import Services
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import RateLimiter, Scorer
+
+    form = {"system": "bench", "submitter": "bench", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
+            "training_data": "none", "compute": "none"}  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="madqa-bench-space-") as tmp:
+        folder = Path(tmp)
+        config = SpaceConfig(db_path=folder / "db.sqlite", labels_path=folder / "none.jsonl", dataset=str(folder),
+                             rate_limit=0)  # fmt: skip
+        refs = synthetic_references(items)
+        store = SubmissionStore(config.db_path)
+        scorer = Scorer(refs, store, n_resamples=config.n_resamples, max_bytes=config.max_file_bytes)
+        t0 = time.perf_counter()
+        for k in range(submissions):
+            scorer.submit_text(results_text(refs, k), {**form, "system": f"bench-{k}"})
+        fill_s = time.perf_counter() - t0
+        with contextlib.redirect_stdout(sys.stderr):  # gradio prints its banners; stdout is for the figures
+            demo = launch(Services(config, store, scorer, RateLimiter(0, 1)), port=_port(), host="127.0.0.1",
+                          prevent_thread_lock=True, quiet=True)  # fmt: skip
+        try:
+            client = Client(f"http://127.0.0.1:{demo.server_port}/", verbose=False)
+            path = folder / "submission.jsonl"
+            path.write_text(results_text(refs, 999), encoding="utf-8")
+            client.predict("", api_name="/refresh")  # warm-up
+            submit, refresh = [], []
+            for _ in range(repeats):
+                t = time.perf_counter()
+                message = client.predict(handle_file(str(path)), *form.values(), api_name="/submit")[0]
+                submit.append(time.perf_counter() - t)
+                if not str(message).startswith("**Accepted**"):
+                    raise RuntimeError(f"bench submission rejected: {message}")
+                t = time.perf_counter()
+                client.predict("", api_name="/refresh")
+                refresh.append(time.perf_counter() - t)
+        finally:
+            with contextlib.redirect_stdout(sys.stderr):
+                demo.close()
+    return {"items": items, "board_submissions": submissions, "repeats": repeats,
+            "submit_s": statistics.median(submit), "refresh_s": statistics.median(refresh),
+            "submit_all_s": submit, "refresh_all_s": refresh, "fill_s_per_submission": fill_s / max(1, submissions)}
+
+
+def run_space_bench(args: argparse.Namespace) -> int:
+    """Run `madqa bench space` and print its figures."""
+    r = bench_space(args.items, args.submissions, max(1, args.repeats))
+    if args.json:
+        json.dump(r, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    lines = [
+        f"madqa bench space: gradio_client on 127.0.0.1, anls mode, median of {r['repeats']}",
+        f"  submit {r['items']} predictions (upload+validate+score+store)  {r['submit_s']:.3f} s   (target < 3 s)",
+        f"  leaderboard refresh, {r['board_submissions']}+ submissions       {r['refresh_s']:.3f} s   (target < 1 s)",
+        f"  scoring+storing in-process, per submission        {r['fill_s_per_submission']:.3f} s",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0

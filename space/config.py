@@ -1,0 +1,100 @@
+"""Settings of the Space, read once from the environment into a frozen dataclass (no clients, no I/O at import).
+
+Environment variables (all optional):
+
+``MADQA_SPACE_DB``            SQLite file of the board (default ``$MADQA_HOME/space/leaderboard.sqlite``).
+``MADQA_SPACE_LABELS``        the private test-labels JSONL (default: ``Layout.test_labels`` of ``MADQA_HOME``).
+``MADQA_SPACE_LABELS_REPO``   a *private* Hub dataset holding ``test_labels.jsonl`` (used when no local file exists).
+``MADQA_DATASET``             the public dataset spec (``sample``, a folder, or a Hub id) for dev questions and pages.
+``MADQA_SPACE_MAX_MB``        upload size limit in MB (default 20).
+``MADQA_SPACE_RATE_LIMIT``    submissions per user per window (default 5; 0 disables the limit).
+``MADQA_SPACE_RATE_WINDOW_S`` the rate-limit window in seconds (default 3600).
+``MADQA_SPACE_HUB_REPO``      Hub dataset that mirrors accepted submissions (needs ``HF_TOKEN``).
+``MADQA_SPACE_JUDGE``         a judge model spec; when set, submissions are scored in ``judge`` mode.
+``MADQA_SPACE_RESAMPLES``     bootstrap resamples of the Kuiper CI (default 1000).
+``MADQA_SPACE_AGENT_MODEL``   model spec of the "Try an agent" tab (default ``local``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _int(env: dict[str, str], key: str, default: int) -> int:
+    raw = env.get(key, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{key} must be an integer, got {raw!r}") from None
+
+
+@dataclass(frozen=True)
+class SpaceConfig:
+    """Everything the Space needs to know, resolved once.
+
+    Attributes:
+        db_path: SQLite file of submissions and per-item scores.
+        labels_path: private test labels (server side only; never inside ``space/``).
+        labels_repo: private Hub dataset with the labels (optional).
+        dataset: public dataset spec.
+        max_file_bytes: upload limit.
+        rate_limit: accepted attempts per user per window (0 = unlimited).
+        rate_window_s: window length in seconds.
+        hub_repo: Hub dataset mirroring submissions (optional).
+        hub_token: token used for the mirror and the labels repo (``None`` = not configured).
+        judge_model: judge model spec (``None`` = ``anls`` mode).
+        n_resamples: Kuiper bootstrap resamples.
+        agent_model: model spec of the agent tab.
+        on_spaces: running on Hugging Face Spaces (``SPACE_ID`` set): enables the HF login button.
+    """
+
+    db_path: Path
+    labels_path: Path
+    labels_repo: str | None = None
+    dataset: str = "sample"
+    max_file_bytes: int = 20 * 1024 * 1024
+    rate_limit: int = 5
+    rate_window_s: int = 3600
+    hub_repo: str | None = None
+    hub_token: str | None = None
+    judge_model: str | None = None
+    n_resamples: int = 1000
+    agent_model: str = "local"
+    on_spaces: bool = False
+
+    @property
+    def mode(self) -> str:
+        """Scoring mode: ``judge`` when a judge model is configured, else ``anls``."""
+        return "judge" if self.judge_model else "anls"
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> SpaceConfig:
+        """Read the settings from ``env`` (default ``os.environ``)."""
+        from madqa.loading_script.paths import Layout
+
+        env = dict(os.environ if env is None else env)
+        home = Layout.default() if "MADQA_HOME" not in env else Layout(Path(env["MADQA_HOME"]).expanduser())
+        db = env.get("MADQA_SPACE_DB") or str(home.root / "space" / "leaderboard.sqlite")
+        labels = env.get("MADQA_SPACE_LABELS") or str(home.test_labels)
+        max_mb = _int(env, "MADQA_SPACE_MAX_MB", 20)
+        if max_mb < 1:
+            raise ValueError("MADQA_SPACE_MAX_MB must be at least 1")
+        return cls(
+            db_path=Path(db).expanduser(),
+            labels_path=Path(labels).expanduser(),
+            labels_repo=env.get("MADQA_SPACE_LABELS_REPO") or None,
+            dataset=env.get("MADQA_DATASET") or "sample",
+            max_file_bytes=max_mb * 1024 * 1024,
+            rate_limit=max(0, _int(env, "MADQA_SPACE_RATE_LIMIT", 5)),
+            rate_window_s=max(1, _int(env, "MADQA_SPACE_RATE_WINDOW_S", 3600)),
+            hub_repo=env.get("MADQA_SPACE_HUB_REPO") or None,
+            hub_token=env.get("HF_TOKEN") or None,
+            judge_model=env.get("MADQA_SPACE_JUDGE") or None,
+            n_resamples=max(0, _int(env, "MADQA_SPACE_RESAMPLES", 1000)),
+            agent_model=env.get("MADQA_SPACE_AGENT_MODEL") or "local",
+            on_spaces=bool(env.get("SPACE_ID")),
+        )

@@ -1,0 +1,49 @@
+"""Static texts of the Space: title, introduction, how to submit, citation."""
+
+from __future__ import annotations
+
+TITLE = "MADQA leaderboard"
+
+INTRO = """\
+# MADQA — agentic question answering over PDF collections
+
+Systems answer questions over a collection of PDFs and cite the pages they used. Scores come from the MADQA
+metric: **Accuracy** (ANLS* ≥ 0.5 per item in `anls` mode; bias-corrected judge accuracy in `judge` mode) with a
+95% CI, accuracy on cross-page (**X-Page**) and cross-document (**X-Doc**) questions, **Page F1** / **Doc F1** of
+the citations, and the **Kuiper** statistic of effort calibration (lower is better). The best value of each column
+is highlighted. Rows named *Baseline* are simple deterministic systems computed by the maintainers on the public
+test questions; none of them saw the hidden test labels.
+"""
+
+HOW_TO_SUBMIT = """\
+### How to submit
+1. Run your system on the **test** split (questions are public, labels are hidden), e.g.
+   `madqa run --split test --model SPEC --out results.jsonl`.
+2. Upload the results JSONL: one object per line with `id`, `answer` (list of strings), `citations`
+   (list of `{"document", "page"}`, pages 1-based) and `search_history` or `steps`.
+3. Fill in the form, including the disclosure: models used, training data, compute budget.
+
+Your file is validated with the metric's own checks (ids must be test ids, no duplicates, types checked) and scored
+against the hidden labels on the server. A rejected file is not stored; the message names the line and field.
+Missing test items count as wrong. The contact field is stored but never shown.
+"""
+
+ABOUT = """\
+### About
+The test labels never leave the server: the board shows aggregate scores only. Submissions are stored in SQLite and,
+when configured, mirrored to a private Hub dataset.
+
+```
+@misc{madqa,
+  title  = {MADQA: agentic question answering over PDF collections},
+  note   = {benchmark and evaluation harness}
+}
+```
+"""
+
+AGENT_HELP = """\
+Pick a dev question (its gold answer and the item's score are shown) or type your own, then run the BM25 search
+agent or the code-REPL agent with the configured model. Each search with the pages it returned (or each code step
+with its output) and the final answer with its cited pages appear as the agent works. The REPL agent's code runs in
+a separate walled worker process, never in this server.
+"""

@@ -1,0 +1,119 @@
+"""Stored submissions → the leaderboard table (columns from ``madqa.metric.schema.METRICS``) and the plots.
+
+An empty store renders an empty table with the right columns, never an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from madqa.metric.schema import METRICS, MetricSpec
+
+from .storage import StoredSubmission, SubmissionStore
+
+#: Board columns from the metric declaration (raw accuracy and ANLS* are kept for the detail view only).
+BOARD_METRICS: tuple[MetricSpec, ...] = tuple(m for m in METRICS if m.key not in ("accuracy_raw", "kuiper_normalized"))
+ID_COLUMNS = ("Rank", "System", "Submitter", "Agent", "Model", "Date")
+HOP_COLUMNS = (("cross_page", "X-Page"), ("cross_doc", "X-Doc"))
+
+
+def _pct(value: Any) -> float | None:
+    return None if value is None else round(100.0 * float(value), 1)
+
+
+def _ci_text(ci: Any, percent: bool) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return ""
+    scale, digits = (100.0, 1) if percent else (1.0, 2)
+    return f"[{scale * ci[0]:.{digits}f}, {scale * ci[1]:.{digits}f}]"
+
+
+def board_columns() -> list[str]:
+    """Column names of the board, in order."""
+    cols = list(ID_COLUMNS)
+    for m in BOARD_METRICS:
+        cols.append(m.label)
+        if m.key == "accuracy":
+            cols.append("Accuracy CI")
+            cols.extend(label for _, label in HOP_COLUMNS)
+        if m.key == "kuiper":
+            cols.append("Kuiper CI")
+    return cols + ["Mean steps", "Coverage", "Mode", "#"]
+
+
+def row_of(sub: StoredSubmission) -> dict[str, Any]:
+    """One board row (numbers as numbers so that sorting works)."""
+    r = sub.report
+    row: dict[str, Any] = {
+        "System": sub.form["system"], "Submitter": sub.form["submitter"], "Agent": sub.form["agent"],
+        "Model": sub.form["model"], "Date": sub.created[:10],
+    }  # fmt: skip
+    for m in BOARD_METRICS:
+        value = r.get(m.key)
+        row[m.label] = _pct(value) if m.percent else (None if value is None else round(float(value), 2))
+        if m.key == "accuracy":
+            row["Accuracy CI"] = _ci_text(r.get("accuracy_ci"), True)
+            for hop, label in HOP_COLUMNS:
+                row[label] = _pct((r.get("by_hop") or {}).get(hop, {}).get("accuracy"))
+        if m.key == "kuiper":
+            row["Kuiper CI"] = _ci_text(r.get("kuiper_ci"), False)
+    steps = r.get("mean_steps")
+    row["Mean steps"] = None if steps is None else round(float(steps), 2)
+    row["Coverage"] = _pct(r["n_predicted"] / r["n"]) if r.get("n") else None
+    row["Mode"] = sub.mode
+    row["#"] = sub.id
+    return row
+
+
+def board_frame(subs: Sequence[StoredSubmission]) -> pd.DataFrame:
+    """The board, sorted by accuracy (best first), with a competition rank."""
+    columns = board_columns()
+    if not subs:
+        return pd.DataFrame(columns=columns)
+    df = pd.DataFrame([row_of(s) for s in subs])
+    df = df.sort_values(["Accuracy", "#"], ascending=[False, True], na_position="last").reset_index(drop=True)
+    df["Rank"] = df["Accuracy"].rank(method="min", ascending=False, na_option="bottom").astype(int)
+    return df[columns]
+
+
+def best_values(df: pd.DataFrame) -> dict[str, Any]:
+    """The best value of each metric column (direction from ``METRICS``)."""
+    out: dict[str, Any] = {}
+    directions = {m.label: m.higher_is_better for m in BOARD_METRICS}
+    directions.update({label: True for _, label in HOP_COLUMNS})
+    for col, higher in directions.items():
+        series = pd.to_numeric(df[col], errors="coerce").dropna() if col in df else pd.Series(dtype=float)
+        if not series.empty:
+            out[col] = series.max() if higher else series.min()
+    return out
+
+
+def styled_board(df: pd.DataFrame) -> Any:
+    """The board with the best value of each metric column highlighted (a pandas ``Styler``)."""
+    best = best_values(df)
+
+    def highlight(col: pd.Series) -> list[str]:
+        if col.name not in best:
+            return [""] * len(col)
+        return ["font-weight: bold; background-color: #d9f2d9" if v == best[col.name] else "" for v in col]
+
+    return df.style.apply(highlight, axis=0).format(precision=2, na_rep="")
+
+
+def filter_board(df: pd.DataFrame, query: str) -> pd.DataFrame:
+    """Rows whose system, submitter, agent or model contains ``query`` (case-insensitive)."""
+    q = (query or "").strip().lower()
+    if not q:
+        return df
+    mask = pd.Series(False, index=df.index)
+    for col in ("System", "Submitter", "Agent", "Model"):
+        mask |= df[col].astype(str).str.lower().str.contains(q, regex=False)
+    return df[mask]
+
+
+def system_choices(store: SubmissionStore) -> list[tuple[str, int]]:
+    """(label, submission id) pairs for the plot selector."""
+    return [(f"#{s.id} {s.form['system']}", s.id) for s in store.submissions()]

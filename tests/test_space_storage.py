@@ -1,0 +1,246 @@
+"""Space parts without a server: store, Hub mirror (fake HfApi), scorer, rate limit, form, board, plots, folder."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("gradio")
+
+SPACE = Path(__file__).resolve().parent.parent / "space"
+FORM = {"system": "s", "submitter": "", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
+        "training_data": "none", "compute": "1h"}  # fmt: skip
+
+
+def gold(layout) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+@pytest.fixture()
+def scorer(layout, tmp_path: Path):
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import Scorer
+
+    return Scorer.from_labels(layout.test_labels, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=50,
+                              other_split_ids={"d1": "dev"})  # fmt: skip
+
+
+def results(rows: list[dict[str, Any]], correct: int) -> str:
+    return "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0] if i < correct else ["zzzz-wrong"],
+                               "citations": r["evidence"], "steps": 1 + i % 3}) + "\n"
+                   for i, r in enumerate(rows))  # fmt: skip
+
+
+def test_store_survives_restart_and_uses_wal(scorer, layout, tmp_path: Path) -> None:
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import clean_form
+
+    rows = gold(layout)
+    acc = scorer.submit_text(results(rows, len(rows)), clean_form(FORM))
+    assert acc.rank == 1 and acc.report["accuracy"] == pytest.approx(1.0)
+    again = SubmissionStore(tmp_path / "db.sqlite")
+    assert again.count() == 1 and len(again.item_scores(acc.id)) == len(rows)
+    assert again.submissions()[0].form["submitter"] == "anonymous"
+    with sqlite3.connect(tmp_path / "db.sqlite") as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        columns = [r[1] for r in con.execute("PRAGMA table_info(item_scores)")]
+    assert "answer" not in " ".join(columns)  # per-item rows hold scores, never gold answers
+
+
+def test_failed_item_insert_stores_nothing(scorer, layout) -> None:
+    rows = gold(layout)
+    report, items = scorer.evaluate_text(results(rows, 3))
+    items.append(dict(items[0]))  # duplicate primary key → the whole transaction must roll back
+    with pytest.raises(sqlite3.IntegrityError):
+        scorer.store.add(FORM, report, items, created="now", origin="user", file_sha256="x")
+    assert scorer.store.count() == 0 and scorer.store.count_items() == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        ('{"id": "q0001", "answer": 5}\n', r"line 1: field 'answer'"),
+        ('{"id": "d1", "answer": []}\n', r"line 1: field 'id' 'd1' is a dev question"),
+        ('{"id": "nope", "answer": []}\n', r"line 1: field 'id' 'nope' is not a test-split id"),
+        ('\n{"id": "q0001", "answer": [], "citations": [{"document": "a.pdf", "page": 0}]}\n', r"line 2: .*page"),
+        ('{"id": "q0001", "answer": NaN}\n', r"line 1: invalid JSON"),
+        ("", r"empty"),
+    ],
+)
+def test_bad_files_name_line_and_field(scorer, text: str, pattern: str) -> None:
+    from madqa.space.submission import SubmissionError
+
+    with pytest.raises(SubmissionError, match=pattern):
+        scorer.evaluate_text(text)
+    assert scorer.store.count() == 0
+
+
+def test_duplicates_and_size_and_encoding(scorer, layout, tmp_path: Path) -> None:
+    from madqa.space.submission import SubmissionError
+
+    first = gold(layout)[0]["id"]
+    with pytest.raises(SubmissionError, match="duplicate predictions"):
+        scorer.evaluate_text(json.dumps({"id": first, "answer": []}) + "\n" + json.dumps({"id": first, "answer": []}))
+    scorer.max_bytes = 10
+    big = tmp_path / "big.jsonl"
+    big.write_text("x" * 11)
+    with pytest.raises(SubmissionError, match="larger than"):
+        scorer.submit(big, FORM)
+    scorer.max_bytes = 1000
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"id": "q"}\n\xe9')
+    with pytest.raises(SubmissionError, match="line 2: the file is not valid UTF-8"):
+        scorer.submit(latin, FORM)
+
+
+def test_form_checks() -> None:
+    from madqa.space.submission import SubmissionError, clean_form
+
+    with pytest.raises(SubmissionError, match="'training-data statement' is required"):
+        clean_form({**FORM, "training_data": "  "})
+    with pytest.raises(SubmissionError, match="control characters"):
+        clean_form({**FORM, "system": "a\x00b"})
+    with pytest.raises(SubmissionError, match="longer than"):
+        clean_form({**FORM, "model": "m" * 1000})
+
+
+def test_rate_limit_per_key_and_window() -> None:
+    from madqa.space.submission import RateLimiter, SubmissionError
+
+    now = [0.0]
+    limiter = RateLimiter(2, 60, clock=lambda: now[0])
+    limiter.check("ip:a")
+    limiter.check("ip:a")
+    with pytest.raises(SubmissionError, match="rate limit"):
+        limiter.check("ip:a")
+    limiter.check("ip:b")
+    now[0] = 61.0
+    limiter.check("ip:a")
+    RateLimiter(0, 60).check("x")  # 0 disables
+
+
+def test_hub_mirror_pushes_with_fake_api_and_board_rebuilds(scorer, layout, tmp_path: Path) -> None:
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoUrl
+
+    from madqa.space.storage import HubMirror, SubmissionStore, rebuild_from_folder
+    from madqa.space.submission import clean_form
+
+    class FakeHfApi(HfApi):
+        def __init__(self) -> None:
+            super().__init__(token="hf_fake")
+            self.commits: list[list[str]] = []
+
+        def create_repo(self, repo_id, **kw):  # type: ignore[override]
+            return RepoUrl(f"https://huggingface.co/datasets/{repo_id}")
+
+        def create_commit(self, repo_id, operations, **kw):  # type: ignore[override]
+            self.commits.append([op.path_in_repo for op in operations])
+
+    api = FakeHfApi()
+    mirror = HubMirror("me/subs", "hf_fake", tmp_path / "mirror", every_min=60, api=api)
+    assert mirror._scheduler is None  # nothing contacted before the first submission
+    scorer.store.mirror = mirror
+    rows = gold(layout)
+    scorer.submit_text(results(rows, 5), clean_form(FORM))
+    mirror._scheduler.trigger().result()
+    mirror.stop()
+    assert any(p.startswith("submissions/sub-") for c in api.commits for p in c)
+    rebuilt = SubmissionStore(tmp_path / "rebuilt.sqlite")
+    assert rebuild_from_folder(rebuilt, tmp_path / "mirror") == 1
+    assert rebuilt.submissions()[0].report["accuracy"] == scorer.store.submissions()[0].report["accuracy"]
+    assert rebuilt.count_items() == len(rows)
+
+
+def test_board_columns_come_from_metrics_and_best_is_marked(scorer, layout) -> None:
+    from madqa.metric.schema import METRICS
+    from madqa.space.leaderboard import board_columns, board_frame, best_values, filter_board, styled_board
+    from madqa.space.submission import clean_form
+
+    empty = board_frame([])
+    assert list(empty.columns) == board_columns() and empty.empty
+    labels = {m.label for m in METRICS if m.key not in ("accuracy_raw", "kuiper_normalized")}
+    assert labels <= set(board_columns())
+    rows = gold(layout)
+    for n, name in ((10, "mid"), (len(rows), "top"), (0, "floor")):
+        scorer.submit_text(results(rows, n), clean_form({**FORM, "system": name}))
+    df = board_frame(scorer.store.submissions())
+    assert list(df["System"]) == ["top", "mid", "floor"] and list(df["Rank"]) == [1, 2, 3]
+    assert best_values(df)["Accuracy"] == 100.0
+    assert "background-color" in styled_board(df).to_html()
+    assert list(filter_board(df, "MID")["System"]) == ["mid"]
+
+
+def test_plots_draw_three_panels(scorer, layout) -> None:
+    from madqa.space.plots import cascade, plot_systems
+    from madqa.space.submission import clean_form
+
+    rows = gold(layout)
+    acc = scorer.submit_text(results(rows, 7), clean_form(FORM))
+    fig = plot_systems(scorer.store, [acc.id, 12345])
+    assert len(fig.axes) == 3 and fig.axes[0].lines
+    doc, page, correct = cascade(scorer.store.item_scores(acc.id))
+    assert doc >= page >= correct == pytest.approx(7 / len(rows))
+    assert len(plot_systems(scorer.store, []).axes) == 3
+
+
+def test_space_folder_is_pushable_and_holds_no_labels_or_local_paths() -> None:
+    readme = (SPACE / "README.md").read_text(encoding="utf-8")
+    header = readme.split("---")[1]
+    assert re.search(r"^sdk: gradio$", header, re.M) and re.search(r"^app_file: app.py$", header, re.M)
+    assert (SPACE / "requirements.txt").is_file() and (SPACE / "app.py").is_file()
+    for path in SPACE.rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            assert "/work/" not in text and "/home/" not in text and "/tmp/" not in text, path
+            assert "answer_variants\": [[" not in text, path
+            assert not path.name.startswith("test_labels"), path
+
+
+def test_config_from_env(tmp_path: Path) -> None:
+    from madqa.space.config import SpaceConfig
+
+    cfg = SpaceConfig.from_env({"MADQA_HOME": str(tmp_path), "MADQA_SPACE_MAX_MB": "3", "MADQA_SPACE_JUDGE": "x"})
+    assert cfg.db_path == tmp_path / "space" / "leaderboard.sqlite" and cfg.max_file_bytes == 3 * 1024 * 1024
+    assert cfg.labels_path == tmp_path / "private" / "test_labels.jsonl" and cfg.mode == "judge"
+    assert not cfg.on_spaces and SpaceConfig.from_env({"MADQA_HOME": str(tmp_path), "SPACE_ID": "a/b"}).on_spaces
+    with pytest.raises(ValueError, match="MADQA_SPACE_RATE_LIMIT"):
+        SpaceConfig.from_env({"MADQA_HOME": str(tmp_path), "MADQA_SPACE_RATE_LIMIT": "many"})
+
+
+def test_rate_limit_key_prefers_the_hf_user_over_the_ip() -> None:
+    from types import SimpleNamespace
+
+    from madqa.space.app import user_key
+
+    request = SimpleNamespace(client=SimpleNamespace(host="10.1.2.3"))
+    assert user_key(request, None) == "ip:10.1.2.3"
+    assert user_key(request, SimpleNamespace(username="alice")) == "user:alice"
+    assert user_key(None, None) == "ip:unknown"
+
+
+def test_restore_from_hub_rebuilds_an_empty_store(scorer, layout, tmp_path: Path, monkeypatch) -> None:
+    import huggingface_hub
+
+    from madqa.space.storage import HubMirror, SubmissionStore, restore_from_hub
+    from madqa.space.submission import clean_form
+
+    mirror = HubMirror("me/subs", None, tmp_path / "snap" / "submissions")
+    mirror._scheduler = type("NoPush", (), {"lock": __import__("threading").Lock()})()  # local files only
+    scorer.store.mirror = mirror
+    scorer.submit_text(results(gold(layout), 4), clean_form(FORM))
+
+    def fake_snapshot(repo_id, **kw):  # what snapshot_download would fetch: the mirrored files
+        assert repo_id == "me/subs" and kw["allow_patterns"] == ["submissions/sub-*.json"]
+        return str(tmp_path / "snap")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
+    fresh = SubmissionStore(tmp_path / "fresh.sqlite")
+    assert restore_from_hub(fresh, "me/subs", None, tmp_path / "dl") == 1
+    assert restore_from_hub(fresh, "me/subs", None, tmp_path / "dl") == 0  # not empty any more
+    assert fresh.submissions()[0].report["accuracy"] == scorer.store.submissions()[0].report["accuracy"]
