@@ -62,6 +62,14 @@ def read_jsonl_text(text: str, source: str) -> list[tuple[int, Any]]:
     Raises:
         InputError: for invalid lines (all of them listed) or when there is no line at all.
     """
+    rows, problems = _json_lines(text, source)
+    if problems:
+        raise InputError(problems)
+    return rows
+
+
+def _json_lines(text: str, source: str) -> tuple[list[tuple[int, Any]], list[str]]:
+    """``(line number, value)`` for every valid non-blank line, and one problem per invalid line (or empty file)."""
     rows: list[tuple[int, Any]] = []
     problems: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -73,9 +81,7 @@ def read_jsonl_text(text: str, source: str) -> list[tuple[int, Any]]:
             problems.extend(exc.problems)
     if not rows and not problems:
         problems.append(f"{source}: the file is empty (no JSON lines)")
-    if problems:
-        raise InputError(problems)
-    return rows
+    return rows, problems
 
 
 def _as_page(value: Any, where: str) -> int | None:
@@ -195,19 +201,14 @@ def parse_results_text(text: str, source: str) -> list[Prediction]:
     Raises:
         InputError: listing every invalid line (file and line number, field), or an empty file.
     """
-    problems: list[str] = []
+    rows, problems = _json_lines(text, source)
     out: list[Prediction] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        where = f"{source} line {number}"
+    for number, value in rows:
         try:
-            out.append(parse_prediction(load_json_line(raw, where), where, line=number))
+            out.append(parse_prediction(value, f"{source} line {number}", line=number))
         except InputError as exc:
             problems.extend(exc.problems)
-    if not out and not problems:
-        problems.append(f"{source}: the file is empty (no JSON lines)")
-    if problems:
+    if problems:  # JSON problems first, then field problems; each names its line
         raise InputError(problems)
     return out
 
