@@ -36,6 +36,16 @@ def run(args: argparse.Namespace) -> int:
     return int(args._bench(args) or 0)
 
 
+def emit(figures: dict, lines: list[str], as_json: bool) -> int:
+    """Print a benchmark's figures: one JSON object on stdout with ``--json``, else the readable lines."""
+    if as_json:
+        json.dump(figures, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
 def configure_extract(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa bench extract`."""
     parser.add_argument("--pdfs", default=None, help="folder of PDFs (default: the sample's, after `madqa setup`)")
@@ -50,7 +60,7 @@ def run_extract(args: argparse.Namespace) -> int:
 
     from madqa.cli import UserError
     from madqa.loading_script.bench import bench_extract
-    from madqa.loading_script.extract import list_pdfs
+    from madqa.loading_script.extract import OCR_DPI, list_pdfs
     from madqa.loading_script.paths import Layout
 
     folder = Path(args.pdfs) if args.pdfs else Layout.default().sample_dir / "documents"
@@ -60,10 +70,6 @@ def run_extract(args: argparse.Namespace) -> int:
     if not pdfs:
         raise UserError(f"no *.pdf files in {folder}")
     r = bench_extract(pdfs, repeats=args.repeats, workers=args.workers)
-    if args.json:
-        json.dump(r, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
     ocr = f"{r['ocr_pages_per_s']:.2f} pages/s over {r['ocr_pages']} pages" if r["ocr_pages_per_s"] else "n/a"
     lines = [
         f"madqa bench extract: {r['pdfs']} PDFs, {r['pages']} pages ({folder})",
@@ -71,8 +77,7 @@ def run_extract(args: argparse.Namespace) -> int:
         f"  text layer, 1 process        {r['text_layer_pages_per_s']:10.1f} pages/s  "
         f"time ratio vs raw {r['text_layer_vs_raw_time_ratio']:.2f}x (target <= 1.5x)",
         f"  text layer, process pool     {r['text_layer_pool_pages_per_s']:10.1f} pages/s",
-        f"  OCR (Tesseract, {300} dpi)      {ocr}",
+        f"  OCR (Tesseract, {OCR_DPI} dpi)      {ocr}",
         f"  peak RSS                     {r['peak_rss_mib']:.0f} MiB (children {r['peak_rss_children_mib']:.0f} MiB)",
     ]
-    sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return emit(r, lines, args.json)

@@ -113,16 +113,13 @@ def bench_space(items: int, submissions: int, repeats: int) -> dict[str, Any]:
 
 def run_space_bench(args: argparse.Namespace) -> int:
     """Run `madqa bench space` and print its figures."""
+    from madqa.cli.bench_cmd import emit
+
     r = bench_space(args.items, args.submissions, max(1, args.repeats))
-    if args.json:
-        json.dump(r, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
     lines = [
         f"madqa bench space: gradio_client on 127.0.0.1, anls mode, median of {r['repeats']}",
         f"  submit {r['items']} predictions (upload+validate+score+store)  {r['submit_s']:.3f} s   (target < 3 s)",
         f"  leaderboard refresh, {r['board_submissions']}+ submissions       {r['refresh_s']:.3f} s   (target < 1 s)",
         f"  scoring+storing in-process, per submission        {r['fill_s_per_submission']:.3f} s",
     ]
-    sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return emit(r, lines, args.json)
