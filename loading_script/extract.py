@@ -86,13 +86,14 @@ class PdfResult:
     from_cache: bool = False
 
 
-def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True) -> PdfResult:
+def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: str | None = None) -> PdfResult:
     """Extract every page of one PDF.
 
     Args:
         path: the PDF file.
         tessdata: Tesseract's language-data folder; ``None`` means OCR is unavailable.
         ocr: whether to OCR pages without a usable text layer at all.
+        sha256: the file's digest when the caller already has it (saves reading the file twice).
 
     Returns:
         A :class:`PdfResult`; ``error`` is set (and ``pages`` empty) for a corrupt, encrypted or empty PDF.
@@ -101,7 +102,7 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True) -> PdfRes
 
     name = path.name
     try:
-        sha = sha256_file(path)
+        sha = sha256 or sha256_file(path)
     except OSError as exc:
         return PdfResult(name, "", error=f"cannot read file: {exc.strerror or exc}")
     try:
@@ -226,7 +227,7 @@ def extract_corpus(
     tessdata = tessdata_dir() if ocr else None
     report = ExtractionReport()
     results: list[PdfResult] = []
-    todo: list[Path] = []
+    todo: list[tuple[Path, str]] = []
     for path in paths:
         try:
             sha = sha256_file(path)
@@ -237,18 +238,20 @@ def extract_corpus(
         if cached is not None:
             results.append(cached)
         else:
-            todo.append(path)
+            todo.append((path, sha))
     n_workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
     bar = tqdm(total=len(paths), initial=len(paths) - len(todo), desc="extracting pages", unit="pdf",
                disable=not progress)
     try:
         if n_workers == 1:
-            for path in todo:
-                results.append(extract_pdf(path, tessdata=tessdata, ocr=ocr))
+            for path, sha in todo:
+                results.append(extract_pdf(path, tessdata=tessdata, ocr=ocr, sha256=sha))
                 bar.update()
         else:
             with ProcessPoolExecutor(max_workers=n_workers, initializer=_worker_init) as pool:
-                futures = [pool.submit(extract_pdf, path, tessdata=tessdata, ocr=ocr) for path in todo]
+                futures = [
+                    pool.submit(extract_pdf, path, tessdata=tessdata, ocr=ocr, sha256=sha) for path, sha in todo
+                ]
                 for future in as_completed(futures):
                     results.append(future.result())
                     bar.update()
