@@ -36,6 +36,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -300,6 +301,7 @@ class LlamaCppModel(Model):
             schema = bounded_schema(raw, max_chars=600) if raw else None
         with self._lock:
             self._calls += 1
+            start = time.perf_counter()
             chat = self._fit(chat)
             out = self.llm.create_chat_completion(
                 messages=chat,  # type: ignore[arg-type]
@@ -310,6 +312,8 @@ class LlamaCppModel(Model):
         text = out["choices"][0]["message"].get("content") or ""  # type: ignore[index]
         usage = out.get("usage") or {}  # type: ignore[union-attr]
         token_usage = TokenUsage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+        logger.debug("local model call %d: %d prompt + %d completion tokens, %.1f s", call, token_usage.input_tokens,
+                     token_usage.output_tokens, time.perf_counter() - start)  # fmt: skip
         if tools_to_call_from:
             try:
                 data = json.loads(text)

@@ -68,14 +68,20 @@ def _local_data_files(folder: Path, config: str) -> dict[str, list[str]]:
 
 @contextmanager
 def quiet_datasets() -> Iterator[None]:
-    """Hide `datasets`' progress bars for internal loads and writes (restored afterwards)."""
+    """For loads of local files: hide `datasets`' progress bars and its download-count ping (restored afterwards).
+
+    `datasets` sends a HEAD request to S3 ("download counts") on every ``load_dataset`` call, even of the
+    ``parquet`` builder over local files, unless ``HF_HUB_OFFLINE`` is set; a local read must not touch the network.
+    """
     import datasets
 
-    was_on = datasets.is_progress_bar_enabled()
+    was_on, was_counting = datasets.is_progress_bar_enabled(), datasets.config.HF_UPDATE_DOWNLOAD_COUNTS
     datasets.disable_progress_bars()
+    datasets.config.HF_UPDATE_DOWNLOAD_COUNTS = False
     try:
         yield
     finally:
+        datasets.config.HF_UPDATE_DOWNLOAD_COUNTS = was_counting
         if was_on:
             datasets.enable_progress_bars()
 
