@@ -249,6 +249,9 @@ class LlamaCppModel(Model):
             dies with SIGILL (seen here, on Firecracker); for a 135M model the repacking gains nothing visible.
     """
 
+    #: When the conversation no longer fits, old turns are left out until it fills this share of the budget.
+    FIT_REFILL = 0.5
+
     def __init__(
         self,
         model_path: str | os.PathLike[str] | None = None,
@@ -280,6 +283,7 @@ class LlamaCppModel(Model):
         self._lock = threading.Lock()
         self._calls = 0
         self._grammars: dict[str, Any] = {}
+        self._dropped: tuple[tuple[str, str], int] = (("", ""), 0)  # (first two messages, turns left out)
 
     def generate(
         self,
@@ -343,12 +347,33 @@ class LlamaCppModel(Model):
         return len(self.llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
 
     def _fit(self, chat: list[dict[str, str]]) -> list[dict[str, str]]:
-        """Drop the oldest turns (then shorten the longest message) until the prompt leaves room to answer."""
-        budget = self.n_ctx - self.max_tokens - 16 * len(chat) - 64
-        sizes = [self._count(m["content"]) for m in chat]
-        while sum(sizes) > budget and len(chat) > 3:
-            logger.debug("local model: dropping an old turn to fit %d context tokens", self.n_ctx)
-            del chat[2], sizes[2]
+        """Drop the oldest turns (then shorten the longest message) until the prompt leaves room to answer.
+
+        llama.cpp re-evaluates a prompt only from its first token that differs from the previous prompt (prompt
+        processing is the cost on a CPU: about 70 tokens/s here). So turns are dropped in bulk, down to
+        :attr:`FIT_REFILL` of the budget, and the same turns stay dropped while the conversation grows: the next
+        calls then share the new prefix instead of re-reading a shifted window each time.
+        """
+        room = self.n_ctx - self.max_tokens - 64  # 64: the chat template's own tokens
+        sizes = [self._count(m["content"]) + 16 for m in chat]  # 16: a message's role markers
+        head = (chat[0]["content"], chat[1]["content"] if len(chat) > 1 else "")
+
+        def kept(n: int) -> int:
+            return sum(sizes[:2]) + sum(sizes[2 + n :])
+
+        dropped = 0
+        if sum(sizes) > room:
+            dropped = min(self._dropped[1], max(len(chat) - 3, 0)) if self._dropped[0] == head else 0
+            if not dropped or kept(dropped) > room:  # a new conversation, or grown past the budget again
+                dropped = 0
+                while len(chat) - dropped > 3 and kept(dropped) > self.FIT_REFILL * room:
+                    dropped += 1
+        if dropped:
+            logger.debug("local model: %d old turn(s) left out to fit %d context tokens", dropped, self.n_ctx)
+            chat, sizes = chat[:2] + chat[2 + dropped :], sizes[:2] + sizes[2 + dropped :]
+        self._dropped = (head, dropped)
+        budget = room - 16 * len(chat)
+        sizes = [n - 16 for n in sizes]
         while sum(sizes) > budget:
             i = max(range(len(chat)), key=sizes.__getitem__)
             keep = max(200, int(len(chat[i]["content"]) * budget / sum(sizes) * 0.9))

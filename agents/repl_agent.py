@@ -43,6 +43,12 @@ DEFAULT_MAX_STEPS = 10
 #: Sub-call defaults: API models (the paper's sub-LMs take ~500K characters) and the bundled 8K-token local model.
 DEFAULT_SUB_CALLS, DEFAULT_SUB_CALL_CHARS = 50, 200_000
 LOCAL_SUB_CALLS, LOCAL_SUB_CALL_CHARS = 5, 3_000
+#: Longest observation (printed logs, last output, error) one code step adds to the root prompt, in characters. The
+#: local model's 8K-token context holds about 25K characters in all, so its observations are kept short.
+DEFAULT_OBSERVATION_CHARS, LOCAL_OBSERVATION_CHARS = 20_000, 1_500
+#: Markdown fences with their newlines. smolagents stops generation at the closing tag only when it does not occur
+#: in the opening one: with plain "```" a model writes on past its code block (the local model: to its token limit).
+CODE_BLOCK_TAGS = ("```python\n", "\n```\n")
 #: Concurrent sub-calls of one ``llm_query_batched``.
 BATCH_THREADS = 4
 #: Schema of the extraction call (bounded, so that a small model's constrained output stays short and complete).
@@ -104,6 +110,20 @@ def salvage_answer(text: str) -> dict[str, Any] | None:
     cites = [{"document": unquote(d), "page": int(p)} for d, p in
              re.findall(r'"document"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"page"\s*:\s*(\d+)', text)]  # fmt: skip
     return {"answer": answers, "citations": cites} if answers or cites else None
+
+
+def clip_observation(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters (its head and tail), saying how much was cut and what to do."""
+    if len(text) <= limit:
+        return text
+    half = max(limit // 2, 1)
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n[... {cut:,} characters cut: print less, e.g. a slice or a count ...]\n{text[-half:]}"
+
+
+def default_observation_chars(model: Model) -> int:
+    """Longest observation of one code step shown to ``model`` (characters): shorter for the local model."""
+    return LOCAL_OBSERVATION_CHARS if isinstance(model, LlamaCppModel) else DEFAULT_OBSERVATION_CHARS
 
 
 def default_sub_limits(model: Model) -> tuple[int, int]:
@@ -171,9 +191,11 @@ class ReplExecutor(PythonExecutor):
     structured final answer is validated here: a malformed one is an error the model sees and can fix.
     """
 
-    def __init__(self, worker: ReplWorker, sub_llm: SubLLM | None, variables: Iterable[str]) -> None:
-        """Use ``worker`` (its ``llm_handler`` becomes ``sub_llm``); ``variables``: state keys sent to the worker."""
-        self.worker, self.variables = worker, tuple(variables)
+    def __init__(self, worker: ReplWorker, sub_llm: SubLLM | None, variables: Iterable[str],
+                 observation_chars: int = DEFAULT_OBSERVATION_CHARS) -> None:  # fmt: skip
+        """Use ``worker`` (its ``llm_handler`` becomes ``sub_llm``); ``variables``: state keys sent to the worker;
+        logs, errors and outputs longer than ``observation_chars`` are clipped (:func:`clip_observation`)."""
+        self.worker, self.variables, self.observation_chars = worker, tuple(variables), observation_chars
         self.restarts_at_start = worker.restarts
         worker.llm_handler = sub_llm
         self.state: dict[str, Any] = {"_print_outputs": ""}
@@ -191,13 +213,16 @@ class ReplExecutor(PythonExecutor):
         result = self.worker.execute(code_action)
         logger.debug("code step (%d characters): %.1f s, error: %.200s", len(code_action), time.perf_counter() - start,
                      result.error)  # fmt: skip
-        self.state["_print_outputs"] = result.logs
+        logs = clip_observation(result.logs, self.observation_chars)
+        self.state["_print_outputs"] = logs
         if result.error is not None:
-            raise RuntimeError(result.error)
+            raise RuntimeError(clip_observation(result.error, self.observation_chars))
         output = result.output
         if result.is_final_answer and isinstance(output, Mapping) and "answer" in output:
             output = normalise_answer(output.get("answer"), output.get("citations"), strict=True)
-        return CodeOutput(output=output, logs=result.logs, is_final_answer=result.is_final_answer)
+        elif not result.is_final_answer and output is not None and len(str(output)) > self.observation_chars:
+            output = clip_observation(str(output), self.observation_chars)
+        return CodeOutput(output=output, logs=logs, is_final_answer=result.is_final_answer)
 
     def cleanup(self) -> None:
         """Stop the worker."""
@@ -228,7 +253,7 @@ class ReplAgent(CodeAgent):
         self.extraction_usage: list[TokenUsage | None] = []
         templates = {k: v for k, v in prompts.items() if k != "madqa"}
         super().__init__(tools=[FinalAnswerTool()], model=model, prompt_templates=templates,  # type: ignore[arg-type]
-                         max_steps=max_steps, executor=executor, code_block_tags="markdown",
+                         max_steps=max_steps, executor=executor, code_block_tags=CODE_BLOCK_TAGS,
                          verbosity_level=LogLevel.OFF)  # fmt: skip
 
     def initialize_system_prompt(self) -> str:
@@ -328,6 +353,7 @@ def build_repl_agent(
     *,
     sub_calls: int | None = None,
     sub_call_chars: int | None = None,
+    observation_chars: int | None = None,
     limits: WorkerLimits | None = None,
     worker: ReplWorker | None = None,
     prompts: str = "repl",
@@ -341,6 +367,7 @@ def build_repl_agent(
         max_steps: the most root-model calls; then one extraction call over the transcript.
         sub_calls: sub-calls per question; ``sub_call_chars``: longest sub-call prompt (characters); ``None``:
             :func:`default_sub_limits` of the sub-model.
+        observation_chars: longest observation of a code step; ``None``: :func:`default_observation_chars`.
         limits: the worker's limits (memory, CPU and wall-clock time per step).
         worker: reuse this worker process (its namespace is reset per question); ``cleanup()`` then stops it.
         prompts: prompt file name under ``agents/prompts``.
@@ -359,7 +386,11 @@ def build_repl_agent(
                  max_chars=chars if sub_call_chars is None else sub_call_chars)  # fmt: skip
     if sub.max_calls < 0 or sub.max_chars < 1:
         raise ValueError("sub_calls must be at least 0 and sub_call_chars at least 1")
-    executor = ReplExecutor(worker or ReplWorker(limits or WorkerLimits()), sub, variables=corpus)
+    clip = default_observation_chars(model) if observation_chars is None else observation_chars
+    if clip < 100:
+        raise ValueError(f"observation_chars must be at least 100, got {clip}")
+    executor = ReplExecutor(worker or ReplWorker(limits or WorkerLimits()), sub, variables=corpus,
+                            observation_chars=clip)  # fmt: skip
     return ReplAgent(model=model, executor=executor, sub_llm=sub, corpus=corpus, prompts=load_prompts(prompts),
                      max_steps=max_steps)  # fmt: skip
 

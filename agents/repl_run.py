@@ -2,7 +2,8 @@
 
 :func:`repl_answerer` prepares what the threads of :func:`madqa.agents.run.run_benchmark` share: the corpus
 variables (built once), and per thread a root model, a sub-model (the root model itself unless ``--sub-model``
-names another spec) and a worker process, reused from question to question (its namespace is reset each time).
+names another spec; a second instance for the local model, whose prompt cache sub-calls would evict) and a worker
+process, reused from question to question (its namespace is reset each time).
 Each results line is the common one (:func:`madqa.agents.record.build_record`) without ``search_history``, with
 ``steps`` = model calls (root + sub + extraction), ``usage`` over all of them, ``effort`` (the breakdown) and
 ``repl`` (the worker's walls and restarts).
@@ -17,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from .models import make_model, parse_spec
+from .models import LlamaCppModel, make_model, parse_spec
 from .record import build_record
-from .repl_agent import build_corpus, build_repl_agent, default_sub_limits, repl_record_fields
+from .repl_agent import build_corpus, build_repl_agent, default_observation_chars, default_sub_limits, repl_record_fields
 from .repl_worker import ReplWorker, WorkerLimits
 
 if TYPE_CHECKING:
@@ -61,13 +62,17 @@ def repl_answerer(
         sub = model
         if config.sub_model is not None and config.sub_model != config.model:
             sub = make_model(config.sub_model, **(dict(model_options) if same_provider else {}))
+        elif isinstance(model, LlamaCppModel):  # its own instance: sub-calls would evict the root's prompt cache
+            sub = make_model(config.model, **dict(model_options))
         slots.put(_Slot(model, sub, ReplWorker(WorkerLimits(wall_s=config.step_timeout))))
     first = slots.queue[0]
     calls, chars = default_sub_limits(first.sub_model)
     sub_calls = calls if config.sub_calls is None else config.sub_calls
     sub_chars = chars if config.sub_call_chars is None else config.sub_call_chars
     settings = {k: v for k, v in asdict(config).items() if k != "limit" and k not in BM25_ONLY}
-    settings.update(sub_model=config.sub_model or config.model, sub_calls=sub_calls, sub_call_chars=sub_chars)
+    clip = default_observation_chars(first.model) if config.observation_chars is None else config.observation_chars
+    settings.update(sub_model=config.sub_model or config.model, sub_calls=sub_calls, sub_call_chars=sub_chars,
+                    observation_chars=clip)  # fmt: skip
 
     def answer(item: Mapping[str, Any]) -> dict[str, Any]:
         slot = slots.get()
@@ -75,7 +80,8 @@ def repl_answerer(
         agent, output, error = None, None, None
         try:
             agent = build_repl_agent(slot.model, corpus, slot.sub_model, max_steps=config.max_steps,
-                                     sub_calls=sub_calls, sub_call_chars=sub_chars, worker=slot.worker)  # fmt: skip
+                                     sub_calls=sub_calls, sub_call_chars=sub_chars, observation_chars=clip,
+                                     worker=slot.worker)  # fmt: skip
             output = agent.solve(str(item["question"]))
         except Exception as exc:  # noqa: BLE001 - recorded in the line; one failing question must not stop the run
             error = f"{type(exc).__name__}: {exc}"

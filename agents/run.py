@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 AGENTS: tuple[str, ...] = ("bm25", "repl")
 #: RunConfig fields that only one agent uses (left out of the other agent's results lines).
 BM25_ONLY = ("top_k", "observe", "oracle", "search_backend", "page_chars", "image_steps", "min_searches")
-REPL_ONLY = ("sub_model", "sub_calls", "sub_call_chars", "step_timeout")
+REPL_ONLY = ("sub_model", "sub_calls", "sub_call_chars", "observation_chars", "step_timeout")
 
 
 class RunError(ValueError):
@@ -71,6 +71,7 @@ class RunConfig:
         sub_model: (repl) model spec behind ``llm_query``; ``None``: the root model.
         sub_calls: (repl) sub-calls per question; ``None``: by sub-model (:func:`default_sub_limits`).
         sub_call_chars: (repl) longest ``llm_query`` prompt in characters; ``None``: by sub-model.
+        observation_chars: (repl) longest observation of a code step in the root prompt; ``None``: by model.
         step_timeout: (repl) wall-clock seconds per code step (sub-model time excluded).
     """
 
@@ -90,6 +91,7 @@ class RunConfig:
     sub_model: str | None = None
     sub_calls: int | None = None
     sub_call_chars: int | None = None
+    observation_chars: int | None = None
     step_timeout: float = 30.0
 
     def check(self) -> None:
@@ -116,6 +118,8 @@ class RunConfig:
                 raise RunError("sub-calls must not be negative")
             if self.sub_call_chars is not None and self.sub_call_chars < 1:
                 raise RunError("sub-call-chars must be at least 1")
+            if self.observation_chars is not None and self.observation_chars < 100:
+                raise RunError("observation-chars must be at least 100")
             if not self.step_timeout > 0:
                 raise RunError("step-timeout must be positive")
 

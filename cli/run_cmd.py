@@ -60,6 +60,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                       help="llm_query calls per question (default: 50; 5 for the local model)")  # fmt: skip
     repl.add_argument("--sub-call-chars", type=int, metavar="N",
                       help="longest llm_query prompt in characters (default: 200000; 3000 for the local model)")
+    repl.add_argument("--observation-chars", type=int, metavar="N",
+                      help="longest code-step observation shown to the model (default: 20000; 1500 for local)")
     repl.add_argument("--step-timeout", type=float, default=30.0, metavar="S",
                       help="wall-clock seconds per code step, sub-model time excluded (default: 30)")  # fmt: skip
     parser.add_argument("--api-base", help="model server URL (openai:/litellm: specs)")
@@ -133,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps, top_k=args.top_k, observe=args.observe, oracle=args.oracle,
         search_backend=args.search_backend, page_chars=args.page_chars, image_steps=args.image_steps,
         min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
-        sub_call_chars=args.sub_call_chars, step_timeout=args.step_timeout,
+        sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
     )  # fmt: skip
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
     options = {"api_base": args.api_base} if args.api_base else {}

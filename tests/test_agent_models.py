@@ -159,3 +159,25 @@ def test_local_model_drops_old_turns_to_fit_its_context() -> None:
         "type": "object", "properties": {"page": {"type": "integer"}}}}})
     assert 0 < reply.token_usage.input_tokens <= 512 - 48 and set(json.loads(reply.content)) == {"page"}
     assert 1 <= json.loads(reply.content)["page"] <= 9999
+
+
+def test_local_model_fit_keeps_a_stable_prefix_as_the_conversation_grows() -> None:
+    """Turns are left out in bulk and stay out, so most calls extend the previous prompt (llama.cpp's cache)."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
+    model = make_model("local", n_ctx=512, max_tokens=48)
+    chat = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Question: which page?"}]
+    assert model._fit(list(chat)) == chat  # fits: unchanged
+    previous: list[dict[str, str]] = []
+    extended = shifted = 0
+    for i in range(40):
+        chat.append({"role": "assistant" if i % 2 == 0 else "user", "content": f"turn {i} " + "words " * 25})
+        fitted = model._fit(list(chat))
+        assert fitted[:2] == chat[:2] and fitted[-1] == chat[-1]
+        assert sum(model._count(m["content"]) + 16 for m in fitted) <= 512 - 48 - 64
+        if previous:
+            same = fitted[: len(previous)] == previous
+            extended, shifted = extended + same, shifted + (not same)
+        previous = fitted
+    assert shifted >= 2 and extended >= 3 * shifted  # without bulk drops every call past the budget would shift
+    other = [{"role": "system", "content": "Another task."}, {"role": "user", "content": "Q2"}]
+    assert model._fit(other + chat[2:4]) == other + chat[2:4]  # a new conversation that fits is not cut

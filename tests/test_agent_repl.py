@@ -145,6 +145,22 @@ ATTACKS: list[tuple[str, str]] = [
 ]
 
 
+def test_long_observations_are_clipped_with_a_hint(corpus, worker) -> None:
+    model = ScriptedModel([
+        code("print('A' * 5000 + 'MID' + 'DLE' + 'Z' * 5000)"),
+        code("raise ValueError('E' * 3000)"),
+        code("final_answer(answer=['x'], citations=[])"),
+    ])  # fmt: skip
+    agent = build_repl_agent(model, corpus, max_steps=5, observation_chars=400, worker=worker)
+    assert agent.solve("Q?")["answer"] == ["x"]
+    first, second = model.calls[1]["text"], model.calls[2]["text"]
+    assert "A" * 200 + "\n[... 9,607 characters cut: print less" in first and "A" * 201 not in first
+    assert "MIDDLE" not in first and "ZZZ\nLast output" in first and "Z" * 200 not in first  # the tail ends "\n"
+    assert "EEE\n[... 2,681 characters cut" in second and "E" * 201 not in second  # an error is clipped too
+    with pytest.raises(ValueError, match="observation_chars must be at least 100"):
+        build_repl_agent(model, corpus, observation_chars=10, worker=worker)
+
+
 def test_every_attack_is_refused_or_killed_and_the_run_goes_on(corpus, worker, layout) -> None:
     labels = layout.test_labels
     before = labels.read_bytes()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from smolagents import ChatMessage, MessageRole, Model
 
 pytest.importorskip("gradio")
 
@@ -187,6 +188,65 @@ def test_plots_draw_three_panels(scorer, layout) -> None:
     doc, page, correct = cascade(scorer.store.item_scores(acc.id))
     assert doc >= page >= correct == pytest.approx(7 / len(rows))
     assert len(plot_systems(scorer.store, []).axes) == 3
+
+
+class VerdictModel(Model):
+    """Judge stand-in (a smolagents Model chosen by a ``py:`` spec): "correct" when the prediction holds JUDGE-OK."""
+
+    prompts: list[str] = []
+
+    def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
+        prepared = self._prepare_completion_kwargs(messages, flatten_messages_as_text=True)
+        text = "\n".join(str(m["content"]) for m in prepared["messages"])
+        VerdictModel.prompts.append(text)
+        predicted = re.search(r"Predicted answer \(a list of strings\): (.*)", text).group(1)
+        verdict = "correct" if "JUDGE-OK" in predicted else "incorrect"
+        return ChatMessage(role=MessageRole.ASSISTANT, content=json.dumps({"reasoning": "r", "verdict": verdict}))
+
+
+def verdict_model(**_: Any) -> VerdictModel:
+    return VerdictModel(model_id="verdict-judge")
+
+
+def test_judge_mode_scores_with_the_configured_judge_and_is_labelled(layout, tmp_path: Path) -> None:
+    from madqa.space.config import SpaceConfig
+    from madqa.space.leaderboard import board_frame
+    from madqa.space.services import create_services
+    from madqa.space.submission import clean_form, format_accepted
+
+    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(tmp_path / "db.sqlite"),
+                                   "MADQA_SPACE_JUDGE": "py:test_space_storage:verdict_model"})  # fmt: skip
+    services = create_services(config, seed=False)
+    rows = gold(layout)
+    VerdictModel.prompts.clear()
+    lines = []
+    for i, r in enumerate(rows):  # 3 exact (no judge call), 4 paraphrases the judge accepts, the rest wrong
+        answer = r["answer_variants"][0] if i < 3 else ["JUDGE-OK paraphrase"] if i < 7 else ["zzzz-wrong"]
+        lines.append(json.dumps({"id": r["id"], "answer": answer, "citations": r["evidence"], "steps": 2}) + "\n")
+    acc = services.scorer.submit_text("".join(lines), clean_form(FORM))
+    assert acc.report["mode"] == "judge" and acc.report["unscored"] == 0
+    assert len(VerdictModel.prompts) == len(rows) - 3  # exact matches are short-cut
+    assert acc.report["accuracy_raw"] == pytest.approx(7 / len(rows))
+    assert "scoring mode `judge`" in format_accepted(acc)
+    assert list(board_frame(services.store.submissions())["Mode"]) == ["judge"]
+    assert (tmp_path / "judge_cache.jsonl").is_file()  # verdicts are cached next to the board
+    again = services.scorer.evaluate_text("".join(lines))[0]
+    assert again["accuracy_raw"] == acc.report["accuracy_raw"] and len(VerdictModel.prompts) == len(rows) - 3
+
+
+def test_space_requirements_pin_this_release_of_madqa() -> None:
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((SPACE.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    lines = [x.strip() for x in (SPACE / "requirements.txt").read_text(encoding="utf-8").splitlines()]
+    reqs = {r.name: r for r in (Requirement(x) for x in lines if x and not x.startswith("#"))}
+    madqa = reqs["madqa"]
+    assert madqa.url is None and str(madqa.specifier) == f"=={project['version']}"  # an index release, no path
+    assert madqa.extras <= set(project["optional-dependencies"]) and "space" in madqa.extras
+    sdk = re.search(r"^sdk_version: (\S+)$", (SPACE / "README.md").read_text(encoding="utf-8"), re.M).group(1)
+    assert str(reqs["gradio"].specifier) == f"=={sdk}"
 
 
 def test_space_folder_is_pushable_and_holds_no_labels_or_local_paths() -> None:
