@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from .models import LlamaCppModel, make_model, parse_spec
 from .record import build_record
-from .repl_agent import build_corpus, build_repl_agent, default_observation_chars, default_sub_limits, repl_record_fields
+from .repl_agent import (
+    build_corpus,
+    build_repl_agent,
+    default_observation_chars,
+    default_sub_limits,
+    repl_record_fields,
+)
 from .repl_worker import ReplWorker, WorkerLimits
 
 if TYPE_CHECKING:

@@ -1,8 +1,9 @@
 """The out-of-process executor of the code-REPL agent: model-written code runs in a walled worker subprocess.
 
-The parent (:class:`ReplWorker`) spawns ``sys.executable -I <this file>`` with a minimal environment (no model keys,
-no ``MADQA_HOME``/``HF_*`` variables) in an empty temporary working directory, and talks to it over its stdin/stdout
-pipes in JSON lines. Before any model-written code runs, the worker (:func:`worker_main`) puts up its own walls:
+The parent (:class:`ReplWorker`) spawns ``sys.executable -I repl_sandbox.py`` with a minimal environment (no model
+keys, no ``MADQA_HOME``/``HF_*`` variables) in an empty temporary working directory, and talks to it over its
+stdin/stdout pipes in JSON lines. Before any model-written code runs, the worker (:mod:`.repl_sandbox`) puts up its
+own walls:
 
 1. a new network namespace (``unshare(CLONE_NEWNET)``, with ``CLONE_NEWUSER`` as fallback) where the kernel allows
    it: only an unconfigured loopback, no route anywhere; whether it worked is reported in :attr:`ReplWorker.walls`;
@@ -10,7 +11,9 @@ pipes in JSON lines. Before any model-written code runs, the worker (:func:`work
    writes), ``RLIMIT_CORE`` = 0, and ``RLIMIT_NOFILE`` lowered to the descriptors already open, so neither a file
    nor a socket can be opened even by code that escaped the interpreter;
 3. smolagents' ``LocalPythonExecutor`` (an AST interpreter) with only :data:`ALLOWED_IMPORTS` authorised: no
-   ``open``, ``os``, ``sys``, ``subprocess``, ``socket``, ``importlib``, ``__import__``, ``eval`` or dunder access.
+   ``open``, ``os``, ``sys``, ``subprocess``, ``socket``, ``importlib``, ``__import__``, ``eval`` or dunder access;
+4. started as root, it becomes the unprivileged user ``nobody`` (so ``RLIMIT_NPROC`` = 0 holds, and files that
+   only root may read, such as the private test labels, stay unreadable even to code that escaped).
 
 The parent adds the per-step wall clock (the worker is killed when it runs out; time spent answering its
 ``llm_query`` calls does not count) and restarts a worker that died or hit a limit; the corpus variables are sent
@@ -34,6 +37,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -47,7 +51,8 @@ ALLOWED_IMPORTS: tuple[str, ...] = (
 WORKER_ENV: dict[str, str] = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 #: Extra CPU seconds for the worker's own start-up (imports) on top of the per-step limits.
 STARTUP_CPU_S = 60
-CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
+#: The worker's program (stdlib and smolagents only; it gets its settings on the command line).
+SANDBOX_SCRIPT = Path(__file__).with_name("repl_sandbox.py")
 
 #: ``llm_handler(prompts, batched) -> answers``; raises :class:`SubCallError` with a message for the model.
 LLMHandler = Callable[[list[str], bool], list[str]]
@@ -129,9 +134,11 @@ class ReplWorker:
         self._errfile = tempfile.TemporaryFile()
         self._buffer, self._eof = b"", False
         config = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
-                             "print_chars": self.limits.print_chars})  # fmt: skip
+                             "print_chars": self.limits.print_chars, "imports": list(ALLOWED_IMPORTS),
+                             "startup_cpu_s": STARTUP_CPU_S})  # fmt: skip
+        os.chmod(self._tmp, 0o711)  # the worker may run as an unprivileged user: it may enter, not list
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", os.path.abspath(__file__), config], stdin=subprocess.PIPE,
+            [sys.executable, "-I", str(SANDBOX_SCRIPT), config], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self._errfile, cwd=self._tmp, env=dict(WORKER_ENV), close_fds=True,
             start_new_session=True,
         )  # fmt: skip
@@ -285,136 +292,3 @@ class ReplWorker:
 
 _RESTART_NOTE = ("The REPL was restarted: `context`, `pages`, `documents`, llm_query and llm_query_batched are "
                  "available again, but variables you defined before are lost.")  # fmt: skip
-
-
-# -- worker side (runs in the subprocess; stdlib and smolagents only) ----------------------------------------------
-
-
-def _enter_network_namespace() -> str:
-    """Try ``unshare(CLONE_NEWNET)`` (then with ``CLONE_NEWUSER``); returns what worked or why not."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError as exc:
-        return f"unavailable ({exc})"
-    for flags, label in ((CLONE_NEWNET, "new network namespace"),
-                         (CLONE_NEWNET | CLONE_NEWUSER, "new user+network namespace")):  # fmt: skip
-        if libc.unshare(flags) == 0:
-            return label
-    return f"refused ({os.strerror(ctypes.get_errno())})"
-
-
-def _set_limit(name: str, soft: int, hard: int | None = None) -> str:
-    import resource
-
-    what = getattr(resource, name)
-    try:
-        resource.setrlimit(what, (soft, soft if hard is None else hard))
-        return str(soft)
-    except (ValueError, OSError) as exc:
-        return f"not set ({exc})"
-
-
-def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs in the subprocess
-    """The worker's loop: put up the walls, then execute ``load``/``exec`` requests read from stdin."""
-    import resource
-
-    walls: dict[str, Any] = {"network": _enter_network_namespace(), "cwd_empty": not os.listdir(".")}
-    channel = os.fdopen(os.dup(1), "wb")
-    inbox = os.fdopen(os.dup(0), "rb")
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1):
-        os.dup2(devnull, fd)
-    os.close(devnull)
-    sys.stdout = sys.stderr
-
-    import smolagents.local_python_executor as lpe
-
-    for module in ALLOWED_IMPORTS:
-        __import__(module)
-
-    def send(message: Mapping[str, Any]) -> None:
-        channel.write(json.dumps(message, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
-        channel.flush()
-
-    def ask(prompts: list[str], batched: bool) -> list[str]:
-        send({"op": "llm", "prompts": prompts, "batched": batched})
-        reply = json.loads(inbox.readline() or b"{}")
-        if reply.get("error"):
-            raise LLMQueryError(reply["error"])
-        return [str(r) for r in reply.get("results", [])]
-
-    class LLMQueryError(RuntimeError):
-        """A refused or failed llm_query call."""
-
-    def llm_query(prompt: str) -> str:
-        """Ask the sub-model one prompt; returns its answer."""
-        if not isinstance(prompt, str):
-            raise LLMQueryError(f"llm_query takes one string, got {type(prompt).__name__}")
-        return ask([prompt], False)[0]
-
-    def llm_query_batched(prompts: list[str]) -> list[str]:
-        """Ask the sub-model several prompts; returns the answers in the same order."""
-        if not isinstance(prompts, (list, tuple)) or not all(isinstance(p, str) for p in prompts):
-            raise LLMQueryError("llm_query_batched takes a list of strings")
-        return ask(list(prompts), True) if prompts else []
-
-    def final_answer(answer: Any = None, citations: Any = None) -> Any:
-        """End the task: ``answer`` (list of strings) and ``citations`` ([{document, page}]), or free text."""
-        if citations is None and isinstance(answer, (str, dict)):
-            return answer
-        return {"answer": answer, "citations": citations}
-
-    executor = lpe.LocalPythonExecutor([], max_print_outputs_length=int(config["print_chars"]),
-                                       additional_functions={"llm_query": llm_query,
-                                                             "llm_query_batched": llm_query_batched},
-                                       timeout_seconds=None)  # fmt: skip
-    executor.authorized_imports = list(ALLOWED_IMPORTS)
-    executor.send_tools({"final_answer": final_answer})  # type: ignore[dict-item]
-    executor("import re\nimport json\nimport math\nprint(re.sub('a', 'b', json.dumps([math.sqrt(4)])))")  # warm-up
-    base_state = {"__name__": "__main__"}
-
-    mem = int(config["memory_mb"]) * 1024 * 1024
-    walls["memory_bytes"] = _set_limit("RLIMIT_AS", mem)
-    walls["file_size"] = _set_limit("RLIMIT_FSIZE", 0)
-    _set_limit("RLIMIT_CORE", 0)
-    used = int(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))
-    cpu_hard = used + STARTUP_CPU_S + 100 * int(config["cpu_s"])
-    walls["cpu_s_per_step"] = int(config["cpu_s"])
-    open_fds = [int(n) for n in os.listdir("/proc/self/fd")] if os.path.isdir("/proc/self/fd") else [0, 1, 2]
-    walls["open_files"] = _set_limit("RLIMIT_NOFILE", max(open_fds))  # the listing's own fd is closed now
-    walls["processes"] = _set_limit("RLIMIT_NPROC", 0)
-    walls["processes"] += " (not enforced for root)" if os.getuid() == 0 else ""
-    walls["imports"] = list(ALLOWED_IMPORTS)
-    send({"op": "ready", "walls": walls})
-
-    for raw in inbox:
-        request = json.loads(raw)
-        if request.get("op") == "load":
-            executor.state.clear()
-            executor.state.update(base_state)
-            executor.state.update(request.get("variables") or {})
-            continue
-        if request.get("op") != "exec":
-            break
-        used = int(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))
-        _set_limit("RLIMIT_CPU", min(used + int(config["cpu_s"]) + 1, cpu_hard), cpu_hard)
-        reply: dict[str, Any] = {"op": "result"}
-        try:
-            output = executor(str(request.get("code", "")))
-            reply["final"] = output.is_final_answer
-            reply["output"] = output.output if output.is_final_answer else str(output.output)[:20_000]
-            reply["logs"] = output.logs
-        except BaseException as exc:  # noqa: BLE001 - everything the code does wrong is reported, never raised
-            reply["error"] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, lpe.InterpreterError) else str(exc)
-            reply["logs"] = str(executor.state.get("_print_outputs", ""))
-            reply["restart"] = isinstance(exc, MemoryError) or "MemoryError" in str(exc)
-        try:
-            send(reply)
-        except MemoryError:
-            send({"op": "result", "error": "MemoryError while sending the result", "restart": True})
-
-
-if __name__ == "__main__":  # pragma: no cover - the worker process
-    worker_main(json.loads(sys.argv[1]))

@@ -182,7 +182,7 @@ def synthetic_queries(pages: list[dict[str, Any]], n: int = 300, seed: int = 0) 
         toks = texts[len(queries) % len(texts)]
         kind = kinds[len(queries) % len(kinds)]
         words = [t for t in toks if t.isalpha()] or toks
-        a, b, c = (rng.choice(words) for _ in range(3))
+        a, b, _ = (rng.choice(words) for _ in range(3))  # three draws: keeps the seeded query set unchanged
         if kind == "one":
             q = a
         elif kind == "two":

@@ -91,7 +91,9 @@ class BuildResult:
     stats: dict[str, Any]
 
 
-def _check_questions(questions: list[dict[str, Any]], documents: Mapping[str, Mapping[str, Any]], source: Path) -> None:
+def _check_questions(
+    questions: list[dict[str, Any]], documents: Mapping[str, Mapping[str, Any]], source: Path
+) -> None:
     seen: set[str] = set()
     for q in questions:
         where = f"{source}: line {q.get('_line', '?')}"
@@ -163,7 +165,9 @@ def render_card(split_sizes: Mapping[str, int], num_documents: int, num_pages: i
     for name, files in expected.items():
         declared = {f["split"]: f["path"] for f in configs.get(name, {}).get("data_files", [])}
         if declared != files:
-            raise SchemaError(f"dataset_card/README.md: config '{name}' declares {declared}, the builder writes {files}")
+            raise SchemaError(
+                f"dataset_card/README.md: config '{name}' declares {declared}, the builder writes {files}"
+            )
     sizes = {
         "default": dict(split_sizes),
         "documents": {DOCUMENTS_SPLIT: num_documents},
@@ -244,7 +248,9 @@ def build_dataset(
         }
         for d in sorted(doc_rows, key=lambda r: r["document"])
     ]
-    page_rows = sorted((dict(p) for p in pages if p["document"] in documents), key=lambda p: (p["document"], p["page"]))
+    page_rows = sorted(
+        (dict(p) for p in pages if p["document"] in documents), key=lambda p: (p["document"], p["page"])
+    )
     stats = sample_stats(questions, splits, doc_records, page_rows)
     split_sizes = {s: len(rows) for s, rows in by_split.items()}
 

@@ -142,7 +142,9 @@ def load_gold(
         rows = load_questions(split, dataset)
     unlabelled = [r["id"] for r in rows if not r["answer_variants"] or not r["evidence"]]
     if unlabelled:
-        raise DatasetUnavailableError(f"split '{split}' has {len(unlabelled)} unlabelled item(s), e.g. {unlabelled[0]}")
+        raise DatasetUnavailableError(
+            f"split '{split}' has {len(unlabelled)} unlabelled item(s), e.g. {unlabelled[0]}"
+        )
     return rows
 
 

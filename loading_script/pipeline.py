@@ -10,7 +10,6 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .build import build_dataset, read_jsonl

@@ -85,8 +85,8 @@ def item_score(dev_row: Mapping[str, Any], output: Mapping[str, Any], steps: int
     from madqa.metric.report import score_predictions
 
     ref = parse_reference(dict(dev_row), "dev question")
-    pred = parse_prediction({"id": ref.id, "answer": list(output.get("answer") or []),
-                             "citations": list(output.get("citations") or []), "steps": steps}, "agent answer")  # fmt: skip
+    answer, citations = list(output.get("answer") or []), list(output.get("citations") or [])
+    pred = parse_prediction({"id": ref.id, "answer": answer, "citations": citations, "steps": steps}, "agent answer")
     item = score_predictions([pred], [ref]).items[0]
     return {"score": item.score, "anls": item.anls, "page_f1": item.page_f1, "doc_f1": item.doc_f1}
 

@@ -26,8 +26,9 @@ FORM_FIELDS: tuple[str, ...] = (
     "system", "submitter", "agent", "model", "contact", "models_used", "training_data", "compute",
 )  # fmt: skip
 
-_ITEM_FIELDS: tuple[str, ...] = ("item_id", "score", "correct", "anls", "page_f1", "doc_f1", "steps", "error", "source",
-                                 "missing")  # fmt: skip
+_ITEM_FIELDS: tuple[str, ...] = (
+    "item_id", "score", "correct", "anls", "page_f1", "doc_f1", "steps", "error", "source", "missing",
+)  # fmt: skip
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS submissions (

@@ -5,6 +5,7 @@ results lines through the runner, and one smoke run of the bundled local model."
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -192,6 +193,12 @@ def test_worker_environment_holds_no_keys_or_paths(monkeypatch) -> None:
         proc_env = Path(f"/proc/{w._proc.pid}/environ").read_bytes().split(b"\0")  # type: ignore[union-attr]
         assert not [e for e in proc_env if e.startswith((b"OPENAI", b"MADQA", b"HF_"))]
         assert Path(f"/proc/{w._proc.pid}/cwd").resolve() != Path.cwd().resolve()  # type: ignore[union-attr]
+        status = Path(f"/proc/{w._proc.pid}/status").read_text(encoding="utf-8")  # type: ignore[union-attr]
+        uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))  # type: ignore[union-attr]
+        if os.getuid() == 0:  # root drops to nobody, so RLIMIT_NPROC = 0 holds and root-only files stay closed
+            assert uid != 0 and w.walls["user"].startswith("nobody") and w.walls["processes"] == "0"
+        else:
+            assert uid == os.getuid() and w.walls["processes"] == "0"
     finally:
         w.close()
     assert not w.alive

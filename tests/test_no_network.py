@@ -48,8 +48,8 @@ sys.exit(max(main(argv) for argv in json.loads(sys.argv[1])))
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_EVALUATE_OFFLINE",
-                                                             "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")}  # fmt: skip
+    offline_flags = ("HF_HUB_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+    env = {k: v for k, v in os.environ.items() if k not in offline_flags}
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
     env["MADQA_GUARD_LOG"] = str(tmp_path / "attempts.jsonl")
     return env

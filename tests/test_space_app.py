@@ -224,10 +224,12 @@ def hostile_files(folder: Path, layout) -> list[Path]:
     for n, other in enumerate(dev_ids + train_ids):
         texts.append((f"other{n}.jsonl", json.dumps({"id": other, "answer": ["x"]}).encode()))
     for n in range(40):
-        texts.append((f"unknown{n}.jsonl", json.dumps({"id": f"../../etc/passwd{n}\u202e\U0001f600", "answer": []}).encode()))
+        hostile_id = f"../../etc/passwd{n}\u202e\U0001f600"
+        texts.append((f"unknown{n}.jsonl", json.dumps({"id": hostile_id, "answer": []}).encode()))
     for n in range(40):  # one valid line followed by a broken one: nothing partial may be stored
         good = {"id": rows[n % len(rows)]["id"], "answer": ["x"]}
-        texts.append((f"partial{n}.jsonl", (json.dumps(good) + "\n" + json.dumps({"id": tid, "answer": n}) + "\n").encode()))
+        broken = json.dumps({"id": tid, "answer": n})
+        texts.append((f"partial{n}.jsonl", (json.dumps(good) + "\n" + broken + "\n").encode()))
     for n in range(30):
         line = json.dumps({"id": rows[n % len(rows)]["id"], "answer": []}) + "\n"
         texts.append((f"dup{n}.jsonl", (line * 2).encode()))

@@ -178,7 +178,6 @@ def build(seed: int) -> Cluster:
     rogan = menus.BY_KEY["saffron"]
     ask("What inspection score did the Harbor Street restaurant that serves lamb rogan josh receive?",
         score(saffron), (rogan.file, menus.item_page(rogan, "Lamb Rogan Josh")), (saffron.file, 2))
-    casa = menus.BY_KEY["marisol"]
     osei = [r for r in REPORTS if r.inspector == "Raymond Osei"]
     ask("Which Harbor Street restaurants were inspected by Raymond Osei?",
         A.list_variants([menus.BY_KEY[r.restaurant].name for r in osei]), *[(r.file, 2) for r in osei])

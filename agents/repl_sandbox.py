@@ -1,0 +1,171 @@
+"""The worker program of the code-REPL agent: puts up its walls, then runs code steps sent by its parent.
+
+Started by :class:`madqa.agents.repl_worker.ReplWorker` as ``python -I repl_sandbox.py CONFIG`` (stdlib and
+smolagents only, no package imports: everything it needs comes in the JSON ``CONFIG``); it reads ``load``/``exec``
+requests on stdin and answers in JSON lines on stdout. The walls are described in :mod:`.repl_worker`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
+#: The unprivileged account a worker started as root switches to.
+NOBODY, NOBODY_ID = "nobody", 65534
+#: Modules some allowed ones import only when first used (e.g. ``datetime.strptime``): loaded before the walls.
+LAZY_IMPORTS = ("_strptime",)
+
+def _enter_network_namespace() -> str:
+    """Try ``unshare(CLONE_NEWNET)`` (then with ``CLONE_NEWUSER``); returns what worked or why not."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError as exc:
+        return f"unavailable ({exc})"
+    for flags, label in ((CLONE_NEWNET, "new network namespace"),
+                         (CLONE_NEWNET | CLONE_NEWUSER, "new user+network namespace")):  # fmt: skip
+        if libc.unshare(flags) == 0:
+            return label
+    return f"refused ({os.strerror(ctypes.get_errno())})"
+
+
+def _set_limit(name: str, soft: int, hard: int | None = None) -> str:
+    import resource
+
+    what = getattr(resource, name)
+    try:
+        resource.setrlimit(what, (soft, soft if hard is None else hard))
+        return str(soft)
+    except (ValueError, OSError) as exc:
+        return f"not set ({exc})"
+
+
+def _drop_privileges() -> str:
+    """As root, become ``nobody`` (no supplementary groups); returns who the worker runs as."""
+    if os.getuid() != 0:
+        return f"uid {os.getuid()} (unchanged)"
+    import pwd
+
+    try:
+        entry = pwd.getpwnam(NOBODY)
+        uid, gid = entry.pw_uid, entry.pw_gid
+    except KeyError:  # no such account in this image: the conventional ids need none
+        uid = gid = NOBODY_ID
+    try:
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    except OSError as exc:
+        return f"root (could not switch to uid {uid}: {exc})"
+    return f"{NOBODY} (uid {os.getuid()})"
+
+
+def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs in the subprocess
+    """The worker's loop: put up the walls, then execute ``load``/``exec`` requests read from stdin."""
+    import resource
+
+    walls: dict[str, Any] = {"network": _enter_network_namespace(), "cwd_empty": not os.listdir(".")}
+    channel = os.fdopen(os.dup(1), "wb")
+    inbox = os.fdopen(os.dup(0), "rb")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    sys.stdout = sys.stderr
+
+    import smolagents.local_python_executor as lpe
+
+    allowed = tuple(config["imports"])
+    for module in allowed + LAZY_IMPORTS:
+        __import__(module)
+
+    def send(message: Mapping[str, Any]) -> None:
+        channel.write(json.dumps(message, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
+        channel.flush()
+
+    def ask(prompts: list[str], batched: bool) -> list[str]:
+        send({"op": "llm", "prompts": prompts, "batched": batched})
+        reply = json.loads(inbox.readline() or b"{}")
+        if reply.get("error"):
+            raise LLMQueryError(reply["error"])
+        return [str(r) for r in reply.get("results", [])]
+
+    class LLMQueryError(RuntimeError):
+        """A refused or failed llm_query call."""
+
+    def llm_query(prompt: str) -> str:
+        """Ask the sub-model one prompt; returns its answer."""
+        if not isinstance(prompt, str):
+            raise LLMQueryError(f"llm_query takes one string, got {type(prompt).__name__}")
+        return ask([prompt], False)[0]
+
+    def llm_query_batched(prompts: list[str]) -> list[str]:
+        """Ask the sub-model several prompts; returns the answers in the same order."""
+        if not isinstance(prompts, (list, tuple)) or not all(isinstance(p, str) for p in prompts):
+            raise LLMQueryError("llm_query_batched takes a list of strings")
+        return ask(list(prompts), True) if prompts else []
+
+    def final_answer(answer: Any = None, citations: Any = None) -> Any:
+        """End the task: ``answer`` (list of strings) and ``citations`` ([{document, page}]), or free text."""
+        if citations is None and isinstance(answer, (str, dict)):
+            return answer
+        return {"answer": answer, "citations": citations}
+
+    executor = lpe.LocalPythonExecutor([], max_print_outputs_length=int(config["print_chars"]),
+                                       additional_functions={"llm_query": llm_query,
+                                                             "llm_query_batched": llm_query_batched},
+                                       timeout_seconds=None)  # fmt: skip
+    executor.authorized_imports = list(allowed)
+    executor.send_tools({"final_answer": final_answer})  # type: ignore[dict-item]
+    executor("import re\nimport json\nimport math\nprint(re.sub('a', 'b', json.dumps([math.sqrt(4)])))")  # warm-up
+    base_state = {"__name__": "__main__"}
+
+    walls["user"] = _drop_privileges()  # before the limits: it reads /etc/passwd; and root ignores RLIMIT_NPROC
+    mem = int(config["memory_mb"]) * 1024 * 1024
+    walls["memory_bytes"] = _set_limit("RLIMIT_AS", mem)
+    walls["file_size"] = _set_limit("RLIMIT_FSIZE", 0)
+    _set_limit("RLIMIT_CORE", 0)
+    used = int(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))
+    cpu_hard = used + int(config["startup_cpu_s"]) + 100 * int(config["cpu_s"])
+    walls["cpu_s_per_step"] = int(config["cpu_s"])
+    open_fds = [int(n) for n in os.listdir("/proc/self/fd")] if os.path.isdir("/proc/self/fd") else [0, 1, 2]
+    walls["open_files"] = _set_limit("RLIMIT_NOFILE", max(open_fds))  # the listing's own fd is closed now
+    walls["processes"] = _set_limit("RLIMIT_NPROC", 0)
+    walls["processes"] += " (not enforced for root)" if os.getuid() == 0 else ""
+    walls["imports"] = list(allowed)
+    send({"op": "ready", "walls": walls})
+
+    for raw in inbox:
+        request = json.loads(raw)
+        if request.get("op") == "load":
+            executor.state.clear()
+            executor.state.update(base_state)
+            executor.state.update(request.get("variables") or {})
+            continue
+        if request.get("op") != "exec":
+            break
+        used = int(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))
+        _set_limit("RLIMIT_CPU", min(used + int(config["cpu_s"]) + 1, cpu_hard), cpu_hard)
+        reply: dict[str, Any] = {"op": "result"}
+        try:
+            output = executor(str(request.get("code", "")))
+            reply["final"] = output.is_final_answer
+            reply["output"] = output.output if output.is_final_answer else str(output.output)[:20_000]
+            reply["logs"] = output.logs
+        except BaseException as exc:  # noqa: BLE001 - everything the code does wrong is reported, never raised
+            reply["error"] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, lpe.InterpreterError) else str(exc)
+            reply["logs"] = str(executor.state.get("_print_outputs", ""))
+            reply["restart"] = isinstance(exc, MemoryError) or "MemoryError" in str(exc)
+        try:
+            send(reply)
+        except MemoryError:
+            send({"op": "result", "error": "MemoryError while sending the result", "restart": True})
+
+
+if __name__ == "__main__":  # pragma: no cover - the worker process
+    worker_main(json.loads(sys.argv[1]))
