@@ -16,8 +16,13 @@ from typing import Any
 CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
 #: The unprivileged account a worker started as root switches to.
 NOBODY, NOBODY_ID = "nobody", 65534
-#: Modules some allowed ones import only when first used (e.g. ``datetime.strptime``): loaded before the walls.
+#: Modules loaded only when first used (``datetime.strptime``) and codecs (``str.encode``): loaded before the walls,
+#: which close every new file.
 LAZY_IMPORTS = ("_strptime",)
+CODECS = (
+    "ascii", "latin-1", "cp1252", "utf-16", "utf-32", "idna", "punycode", "unicode_escape", "raw_unicode_escape",
+)  # fmt: skip
+
 
 def _enter_network_namespace() -> str:
     """Try ``unshare(CLONE_NEWNET)`` (then with ``CLONE_NEWUSER``); returns what worked or why not."""
@@ -83,6 +88,8 @@ def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs i
     allowed = tuple(config["imports"])
     for module in allowed + LAZY_IMPORTS:
         __import__(module)
+    for codec in CODECS:
+        "x".encode(codec)
 
     def send(message: Mapping[str, Any]) -> None:
         channel.write(json.dumps(message, ensure_ascii=False, default=str).encode("utf-8") + b"\n")

@@ -182,6 +182,16 @@ def test_every_attack_is_refused_or_killed_and_the_run_goes_on(corpus, worker, l
     assert worker.walls["network"].startswith(("new ", "refused", "unavailable"))
 
 
+def test_allowed_modules_work_fully_behind_the_walls(worker) -> None:
+    """Lazily loaded parts of allowed modules (strptime, codecs) are loaded before the walls close new files."""
+    worker.load({"context": "", "pages": {}, "documents": []})
+    result = worker.execute("import datetime, statistics, unicodedata\n"
+                            "print(datetime.datetime.strptime('2019-03-04', '%Y-%m-%d').strftime('%B'),\n"
+                            "      'é'.encode('idna'), 'é'.encode('ascii', 'ignore'), 'é'.encode('cp1252'),\n"
+                            "      statistics.median([3, 1, 2]), unicodedata.normalize('NFKC', 'ﬁ'))")  # fmt: skip
+    assert result.error is None and result.logs == "March b'xn--9ca' b'' b'\\xe9' 2 fi\n"
+
+
 def test_worker_environment_holds_no_keys_or_paths(monkeypatch) -> None:
     from madqa.agents.repl_worker import WORKER_ENV
 
