@@ -19,6 +19,7 @@ from typing import Any
 
 import gradio as gr
 
+from . import content
 from .config import SpaceConfig
 
 logger = logging.getLogger(__name__)
@@ -254,20 +255,22 @@ def build_agent_tab(config: SpaceConfig) -> None:
     """Add the tab's components to the current Blocks context."""
     dev = dev_questions(config)
     runtime = AgentRuntime(config)
-    gr.Markdown(__import__("madqa.space.content", fromlist=["AGENT_HELP"]).AGENT_HELP)
+    gr.Markdown(content.AGENT_HELP)
     choices = [(f"{qid}: {q['question'][:90]}", qid) for qid, q in dev.items()]
     with gr.Row():
         dev_pick = gr.Dropdown(label="Dev question", choices=choices, value=choices[0][1] if choices else None,
                                elem_id="dev-pick", scale=3)  # fmt: skip
         typed = gr.Textbox(label="…or type a question", elem_id="typed", scale=3)
         agent = gr.Dropdown(label="Agent", choices=list(AGENTS), value=AGENTS[0], elem_id="agent-pick", scale=1)
-        model = gr.Dropdown(label="Model", choices=[config.agent_model], value=config.agent_model, scale=1)
+        model = gr.Dropdown(label="Model", choices=list(config.agent_models), value=config.agent_model, scale=1)
     go = gr.Button("Run agent", variant="primary", elem_id="run-agent")
     chat = gr.Chatbot(height=560, elem_id="trajectory", label="Trajectory")
 
     def handler(dev_id: str | None, question: str | None, agent_name: str, spec: str) -> Iterator[list[Any]]:
-        if spec != config.agent_model:  # only configured models can run
-            spec = config.agent_model
+        if spec not in config.agent_models:  # only configured models run (an API call may send any string)
+            offered = ", ".join(config.agent_models)
+            yield [gr.ChatMessage(role="assistant", content=f"This Space runs only its configured models: {offered}.")]
+            return
         yield from run_agent(runtime, dev, dev_id, question, agent_name, spec)
 
     go.click(handler, [dev_pick, typed, agent, model], chat, api_name="run_agent", concurrency_limit=1)

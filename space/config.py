@@ -12,7 +12,8 @@ Environment variables (all optional):
 ``MADQA_SPACE_HUB_REPO``      Hub dataset that mirrors accepted submissions (needs ``HF_TOKEN``).
 ``MADQA_SPACE_JUDGE``         a judge model spec; when set, submissions are scored in ``judge`` mode.
 ``MADQA_SPACE_RESAMPLES``     bootstrap resamples of the Kuiper CI (default 1000).
-``MADQA_SPACE_AGENT_MODEL``   model spec of the "Try an agent" tab (default ``local``).
+``MADQA_SPACE_AGENT_MODEL``   model spec(s) of the "Try an agent" tab, comma-separated; the first is the default
+                             (default ``local``).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class SpaceConfig:
         hub_token: token used for the mirror and the labels repo (``None`` = not configured).
         judge_model: judge model spec (``None`` = ``anls`` mode).
         n_resamples: Kuiper bootstrap resamples.
-        agent_model: model spec of the agent tab.
+        agent_models: model specs the agent tab offers (the first is preselected); no other spec runs.
         on_spaces: running on Hugging Face Spaces (``SPACE_ID`` set): enables the HF login button.
     """
 
@@ -63,8 +64,13 @@ class SpaceConfig:
     hub_token: str | None = None
     judge_model: str | None = None
     n_resamples: int = 1000
-    agent_model: str = "local"
+    agent_models: tuple[str, ...] = ("local",)
     on_spaces: bool = False
+
+    @property
+    def agent_model(self) -> str:
+        """The agent tab's default model spec."""
+        return self.agent_models[0]
 
     @property
     def mode(self) -> str:
@@ -95,6 +101,7 @@ class SpaceConfig:
             hub_token=env.get("HF_TOKEN") or None,
             judge_model=env.get("MADQA_SPACE_JUDGE") or None,
             n_resamples=max(0, _int(env, "MADQA_SPACE_RESAMPLES", 1000)),
-            agent_model=env.get("MADQA_SPACE_AGENT_MODEL") or "local",
+            agent_models=tuple(s.strip() for s in (env.get("MADQA_SPACE_AGENT_MODEL") or "local").split(",")
+                               if s.strip()) or ("local",),  # fmt: skip
             on_spaces=bool(env.get("SPACE_ID")),
         )

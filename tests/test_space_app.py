@@ -276,3 +276,21 @@ def test_fuzz_hostile_files_are_rejected_and_nothing_is_stored(app, layout, tmp_
     assert str(app["client"].predict("", api_name="/refresh"))  # still up
     line_named = [m for m in messages if "line " in m]
     assert len(line_named) >= 150
+
+
+def test_agent_tab_streams_the_trajectory_and_scores_a_dev_question(app) -> None:
+    from madqa.loading_script.load import load_questions
+
+    client = app["client"]
+    row = load_questions("dev")[0]
+    bm25 = json.dumps(client.predict(row["id"], "", "BM25 search agent", FAKE_SPEC, api_name="/run_agent"),
+                      ensure_ascii=False)  # fmt: skip
+    assert "`riverton OR invoice OR report` →" in bm25 and "step 1: search" in bm25  # the query, then thumbnails
+    assert bm25.count('"component": "image"') >= 2  # result thumbnails and the cited page
+    assert f"**Final answer:** {FAKE_ANSWER}" in bm25 and "step(s)" in bm25
+    gold = " | ".join("; ".join(v) for v in row["answer_variants"])
+    assert json.dumps(f"**Gold (dev):** {gold}", ensure_ascii=False)[1:-1] in bm25 and "score 0" in bm25  # dev labels are public
+    repl = json.dumps(client.predict(row["id"], "", "code-REPL agent", FAKE_SPEC, api_name="/run_agent"))
+    assert "print(documents[0])" in repl and f"**Final answer:** {FAKE_ANSWER}" in repl and "cited: " in repl
+    with pytest.raises(Exception, match="not in the list of choices"):  # only configured models run
+        client.predict(row["id"], "", "BM25 search agent", "openai:gpt-4.1", api_name="/run_agent")

@@ -269,6 +269,9 @@ def test_config_from_env(tmp_path: Path) -> None:
     assert cfg.db_path == tmp_path / "space" / "leaderboard.sqlite" and cfg.max_file_bytes == 3 * 1024 * 1024
     assert cfg.labels_path == tmp_path / "private" / "test_labels.jsonl" and cfg.mode == "judge"
     assert not cfg.on_spaces and SpaceConfig.from_env({"MADQA_HOME": str(tmp_path), "SPACE_ID": "a/b"}).on_spaces
+    many = SpaceConfig.from_env({"MADQA_HOME": str(tmp_path), "MADQA_SPACE_AGENT_MODEL": " local, openai:gpt-4.1 ,"})
+    assert many.agent_models == ("local", "openai:gpt-4.1") and many.agent_model == "local"
+    assert cfg.agent_models == ("local",)
     with pytest.raises(ValueError, match="MADQA_SPACE_RATE_LIMIT"):
         SpaceConfig.from_env({"MADQA_HOME": str(tmp_path), "MADQA_SPACE_RATE_LIMIT": "many"})
 
