@@ -349,20 +349,22 @@ class LlamaCppModel(Model):
     def _fit(self, chat: list[dict[str, str]]) -> list[dict[str, str]]:
         """Drop the oldest turns (then shorten the longest message) until the prompt leaves room to answer.
 
-        llama.cpp re-evaluates a prompt only from its first token that differs from the previous prompt (prompt
-        processing is the cost on a CPU: about 70 tokens/s here). So turns are dropped in bulk, down to
+        llama.cpp re-evaluates a prompt only from its first token that differs from the previous prompt, and on a
+        CPU reading the prompt is the cost (``madqa -v run --model local …`` logs each call's tokens and seconds).
+        So turns are dropped in bulk, down to
         :attr:`FIT_REFILL` of the budget, and the same turns stay dropped while the conversation grows: the next
         calls then share the new prefix instead of re-reading a shifted window each time.
         """
         room = self.n_ctx - self.max_tokens - 64  # 64: the chat template's own tokens
-        sizes = [self._count(m["content"]) + 16 for m in chat]  # 16: a message's role markers
+        sizes = [self._count(m["content"]) for m in chat]
         head = (chat[0]["content"], chat[1]["content"] if len(chat) > 1 else "")
 
-        def kept(n: int) -> int:
-            return sum(sizes[:2]) + sum(sizes[2 + n :])
+        def kept(n: int) -> int:  # prompt tokens with the n oldest turns left out (16: a message's role markers)
+            rest = sizes[:2] + sizes[2 + n :]
+            return sum(rest) + 16 * len(rest)
 
         dropped = 0
-        if sum(sizes) > room:
+        if kept(0) > room:
             dropped = min(self._dropped[1], max(len(chat) - 3, 0)) if self._dropped[0] == head else 0
             if not dropped or kept(dropped) > room:  # a new conversation, or grown past the budget again
                 dropped = 0
@@ -373,7 +375,6 @@ class LlamaCppModel(Model):
             chat, sizes = chat[:2] + chat[2 + dropped :], sizes[:2] + sizes[2 + dropped :]
         self._dropped = (head, dropped)
         budget = room - 16 * len(chat)
-        sizes = [n - 16 for n in sizes]
         while sum(sizes) > budget:
             i = max(range(len(chat)), key=sizes.__getitem__)
             keep = max(200, int(len(chat[i]["content"]) * budget / sum(sizes) * 0.9))
