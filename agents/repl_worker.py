@@ -136,7 +136,6 @@ class ReplWorker:
         config = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
                              "print_chars": self.limits.print_chars, "imports": list(ALLOWED_IMPORTS),
                              "startup_cpu_s": STARTUP_CPU_S})  # fmt: skip
-        os.chmod(self._tmp, 0o711)  # the worker may run as an unprivileged user: it may enter, not list
         self._proc = subprocess.Popen(
             [sys.executable, "-I", str(SANDBOX_SCRIPT), config], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self._errfile, cwd=self._tmp, env=dict(WORKER_ENV), close_fds=True,
