@@ -142,9 +142,7 @@ def _stream(runtime: AgentRuntime, row: Mapping[str, Any] | None, question: str,
                                    page_chars=default_page_chars(model, DEFAULT_TOP_K, MAX_STEPS),
                                    min_searches=max(1, default_min_searches(model)))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - shown as a message (no labels are involved here)
-        logger.exception("agent set-up failed")
-        history.append(gr.ChatMessage(role="assistant", content=f"Could not start the agent: {type(exc).__name__}"))
-        yield history
+        yield _start_failed(history, exc)
         return
     output: dict[str, Any] = {"answer": [], "citations": []}
     steps = 0
@@ -172,6 +170,13 @@ def _stream(runtime: AgentRuntime, row: Mapping[str, Any] | None, question: str,
         logger.warning("agent run failed: %s", exc)
         history.append(gr.ChatMessage(role="assistant", content=f"The agent failed: {type(exc).__name__}"))
     yield from _finish(renderer, row, output, steps, time.perf_counter() - start, history)
+
+
+def _start_failed(history: list[Any], exc: Exception) -> list[Any]:
+    """Log an agent set-up failure (details stay in the server log) and tell the user its kind."""
+    logger.exception("agent set-up failed")
+    history.append(gr.ChatMessage(role="assistant", content=f"Could not start the agent: {type(exc).__name__}"))
+    return history
 
 
 def _finish(renderer: Any, row: Mapping[str, Any] | None, output: Mapping[str, Any], steps: int, elapsed: float,
@@ -210,9 +215,7 @@ def _stream_repl(runtime: AgentRuntime, row: Mapping[str, Any] | None, question:
         _, renderer = runtime.corpus()
         agent = build_repl_agent(runtime.model(model_spec), runtime.repl_corpus(), max_steps=MAX_STEPS)
     except Exception as exc:  # noqa: BLE001 - shown as a message (no labels are involved here)
-        logger.exception("REPL agent set-up failed")
-        history.append(gr.ChatMessage(role="assistant", content=f"Could not start the agent: {type(exc).__name__}"))
-        yield history
+        yield _start_failed(history, exc)
         return
     result: dict[str, Any] = {"answer": [], "citations": []}
 

@@ -307,3 +307,14 @@ def test_restore_from_hub_rebuilds_an_empty_store(scorer, layout, tmp_path: Path
     assert restore_from_hub(fresh, "me/subs", None, tmp_path / "dl") == 1
     assert restore_from_hub(fresh, "me/subs", None, tmp_path / "dl") == 0  # not empty any more
     assert fresh.submissions()[0].report["accuracy"] == scorer.store.submissions()[0].report["accuracy"]
+
+
+@pytest.mark.parametrize("agent", ["BM25 search agent", "code-REPL agent"])
+def test_agent_tab_reports_a_failed_start_by_its_kind_only(layout, agent: str) -> None:
+    from madqa.space.agent_tab import AgentRuntime, run_agent
+    from madqa.space.config import SpaceConfig
+
+    runtime = AgentRuntime(SpaceConfig.from_env({"MADQA_HOME": str(layout.root)}))
+    history = list(run_agent(runtime, {}, None, "Q?", agent, "py:no_such_module:factory"))[-1]
+    assert history[-1].content == "Could not start the agent: ValueError"  # the spec and message stay in the log
+    assert not runtime.lock.locked()
