@@ -220,7 +220,7 @@ def _citation(cite: Any) -> dict[str, Any] | str:
     if not isinstance(document, str) or not document.strip():
         return f"citation {dict(cite)!r} has no 'document' file name"
     page = cite.get("page")
-    if isinstance(page, str) and page.strip().isdigit():
+    if isinstance(page, str) and page.strip().isascii() and page.strip().isdigit():  # "²".isdigit() is True
         page = int(page.strip())
     if isinstance(page, float) and page.is_integer():
         page = int(page)

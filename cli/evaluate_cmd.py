@@ -143,11 +143,12 @@ def _score_file(path: Path, references: list[Any], args: argparse.Namespace, jud
         predictions = parse_results_text(_read_text(path), str(path))
         run = score_predictions(predictions, references, mode=args.mode, judge=judge)
     except InputError as exc:
-        if len(exc.problems) == 1:
+        if exc.count == 1:
             raise UserError(exc.problems[0]) from None
         for problem in exc.problems:
             logger.error("%s", problem)
-        raise UserError(f"{path}: {len(exc.problems)} problems (listed above); nothing was scored") from None
+        listed = "listed above" if exc.count == len(exc.problems) else f"the first {len(exc.problems)} listed above"
+        raise UserError(f"{path}: {exc.count} problems ({listed}); nothing was scored") from None
     m = run.matching
     if m.matched_by_question:
         logger.warning("%s: %d line(s) had no id and were matched by question text", path, m.matched_by_question)

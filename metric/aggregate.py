@@ -6,6 +6,7 @@ failures) are left out of accuracy-type aggregates and counted by the report.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -66,28 +67,42 @@ def error_breakdown(items: Sequence[ItemScore]) -> dict[str, Any]:
     return {"n_incorrect": total, "counts": counts, "shares": shares}
 
 
+#: Up to this many budgets the curve lists every budget ``1..T``; beyond, only the budgets where it can change.
+DENSE_BUDGET_POINTS = 100
+
+
 def budget_curve(items: Sequence[ItemScore], max_budget: int | None = None) -> list[dict[str, float | int]]:
-    """Accuracy under a step budget: for ``N = 1..T`` the share of scored items correct with ``steps <= N``.
+    """Accuracy under a step budget: for budgets ``N`` in ``1..T`` the share of scored items correct with
+    ``steps <= N``.
 
     Items with unknown effort never count as within budget; ``T`` is ``max_budget`` or the largest observed
     effort (at least 1). Binary correctness is used (see ``schema.CORRECT_THRESHOLD``).
+
+    The curve is a step function that can only change at an observed effort value. When ``T`` is at most
+    :data:`DENSE_BUDGET_POINTS` every budget ``1..T`` is listed; beyond that only ``1``, the distinct observed
+    efforts in ``(1, T)`` and ``T`` are, and an unlisted budget has the value of the listed budget before it.
+    So the curve has at most ``max(DENSE_BUDGET_POINTS, distinct efforts + 2)`` points whatever ``T`` is
+    (``"steps": 1000000`` once stored a 37 MB curve), and every listed value is exact.
 
     >>> from .schema import ItemScore as I
     >>> its = [I("a", 1.0, True, 1, 1, 1, 1, None, "anls"), I("b", 1.0, True, 1, 1, 1, 3, None, "anls"),
     ...        I("c", 0.0, False, 0, 0, 0, 2, "retrieval", "anls")]
     >>> [round(p["accuracy"], 3) for p in budget_curve(its)]
     [0.333, 0.333, 0.667]
+    >>> [p["budget"] for p in budget_curve(its, max_budget=10**12)]
+    [1, 2, 3, 1000000000000]
     """
     scored = [it for it in items if it.correct is not None]
     if not scored:
         return []
-    observed = [it.steps for it in scored if it.steps is not None]
-    top = max_budget if max_budget is not None else max(observed, default=1)
-    top = max(int(top), 1)
-    solved = np.array([it.steps for it in scored if it.correct and it.steps is not None], dtype=np.int64)
-    budgets = np.arange(1, top + 1)
-    within = (solved[None, :] <= budgets[:, None]).sum(axis=1) if solved.size else np.zeros(top, dtype=np.int64)
-    return [{"budget": int(b), "accuracy": float(w) / len(scored)} for b, w in zip(budgets, within)]
+    observed = sorted({it.steps for it in scored if it.steps is not None})
+    top = max(int(max_budget if max_budget is not None else (observed[-1] if observed else 1)), 1)
+    if top <= DENSE_BUDGET_POINTS:
+        budgets = list(range(1, top + 1))
+    else:
+        budgets = sorted({1, top}.union(s for s in observed if 1 < s < top))
+    solved = sorted(it.steps for it in scored if it.correct and it.steps is not None)
+    return [{"budget": b, "accuracy": bisect_right(solved, b) / len(scored)} for b in budgets]
 
 
 def wasted_effort_ratio(items: Sequence[ItemScore]) -> float | None:

@@ -13,101 +13,72 @@ A results line follows the public harness: ``id``, ``question``, ``answer`` (lis
 * effort: ``len(search_history)`` when present, else ``steps``, else ``iterations``; a non-negative integer.
   Lines without any of them have unknown effort (left out of Kuiper and the budget curve).
 * ``NaN``/``Infinity`` anywhere in a line is an error (not JSON).
+* caps (``schema.MAX_*``): line length, answer string length, total answer length per line, answer items,
+  citations, page number, effort values, ``id`` and ``question`` length. They bound the cost of scoring a file
+  and are checked here, before any scoring work; a value over a cap is an error naming file, line and field.
+* lines are split on ``\\n`` only, and error messages are bounded (see :mod:`.jsonl`).
 """
 
 from __future__ import annotations
 
-import json
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .schema import Calibration, Citation, Prediction, Reference
+from .schema import (
+    MAX_ANSWER_ITEMS,
+    MAX_ANSWER_LINE_CHARS,
+    MAX_ANSWER_STRING_CHARS,
+    MAX_CITATIONS,
+    MAX_EFFORT,
+    MAX_ID_CHARS,
+    MAX_PAGE,
+    MAX_QUESTION_CHARS,
+    Calibration,
+    Citation,
+    Prediction,
+    Reference,
+)
+from .jsonl import InputError, json_lines, load_json_line, read_jsonl_text, show
 from .scoring import hop_type as evidence_hop_type
 
-#: At most this many problems are spelled out in an :class:`InputError` message.
-MAX_REPORTED_PROBLEMS = 10
+#: Callers import the JSONL helpers from here (this module was their home before ``jsonl.py``).
+_REEXPORTED = (load_json_line, read_jsonl_text)
 
-
-class InputError(ValueError):
-    """Invalid user input. ``problems`` lists every ``where: what`` found; ``str()`` is one summary line."""
-
-    def __init__(self, problems: list[str] | str):
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
-        shown = "; ".join(self.problems[:MAX_REPORTED_PROBLEMS])
-        more = len(self.problems) - MAX_REPORTED_PROBLEMS
-        super().__init__(shown + (f"; … and {more} more problem(s)" if more > 0 else ""))
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON (use null or a number)")
-
-
-def load_json_line(text: str, where: str) -> Any:
-    """Parse one JSON value, rejecting ``NaN``/``Infinity``.
-
-    Raises:
-        InputError: naming ``where``.
-    """
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:  # json.JSONDecodeError is a ValueError
-        raise InputError(f"{where}: invalid JSON ({exc})") from None
-
-
-def read_jsonl_text(text: str, source: str) -> list[tuple[int, Any]]:
-    """Split JSONL text into ``(line number, value)`` pairs, skipping blank lines.
-
-    Raises:
-        InputError: for invalid lines (all of them listed) or when there is no line at all.
-    """
-    rows, problems = _json_lines(text, source)
-    if problems:
-        raise InputError(problems)
-    return rows
-
-
-def _json_lines(text: str, source: str) -> tuple[list[tuple[int, Any]], list[str]]:
-    """``(line number, value)`` for every valid non-blank line, and one problem per invalid line (or empty file)."""
-    rows: list[tuple[int, Any]] = []
-    problems: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            rows.append((number, load_json_line(raw, f"{source} line {number}")))
-        except InputError as exc:
-            problems.extend(exc.problems)
-    if not rows and not problems:
-        problems.append(f"{source}: the file is empty (no JSON lines)")
-    return rows, problems
+_ASCII_DIGITS = re.compile(r"[0-9]{1,20}")  # ASCII only; short enough for int()
 
 
 def _as_page(value: Any, where: str) -> int | None:
+    """A 1-based page number; an ASCII digit string is read as that integer (``"²"`` and ``"٣"`` are not)."""
     if value is None:
         return None
     if isinstance(value, bool):
-        raise InputError(f"{where}: page must be a positive integer, got {value!r}")
+        raise InputError(f"{where}: page must be a positive integer, got {show(value)}")
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and _ASCII_DIGITS.fullmatch(value.strip()):
         value = int(value.strip())
     if not isinstance(value, int):
-        raise InputError(f"{where}: page must be a positive integer, got {value!r}")
+        raise InputError(f"{where}: page must be a positive integer, got {show(value)}")
     if value < 1:
         hint = " (pages are 1-based; if your system counts from 0, add 1)" if value == 0 else ""
-        raise InputError(f"{where}: page must be a positive integer, got {value}{hint}")
+        raise InputError(f"{where}: page must be a positive integer, got {show(value)}{hint}")
+    if value > MAX_PAGE:
+        raise InputError(f"{where}: page {show(value)} is above the limit of {MAX_PAGE}")
     return value
 
 
 def parse_citations(value: Any, where: str) -> tuple[Citation, ...]:
-    """Validate a ``citations`` value (see module docstring for the policy)."""
+    """Validate a ``citations`` value (see module docstring for the policy and the caps)."""
     if value is None:
         return ()
     if not isinstance(value, list):
         kind = type(value).__name__
         raise InputError(f"{where}: field 'citations' must be a list of {{document, page}}, got {kind}")
+    if len(value) > MAX_CITATIONS:
+        raise InputError(f"{where}: field 'citations' has {len(value)} items; the limit is {MAX_CITATIONS}")
     out = []
     for i, item in enumerate(value):
         here = f"{where}: citations[{i}]"
@@ -115,49 +86,75 @@ def parse_citations(value: Any, where: str) -> tuple[Citation, ...]:
             raise InputError(f"{here} must be an object with 'document' (or 'file') and 'page'")
         doc = item.get("document", item.get("file"))
         if not isinstance(doc, str) or not doc.strip():
-            raise InputError(f"{here} needs a non-empty 'document' (or 'file') string, got {doc!r}")
+            raise InputError(f"{here} needs a non-empty 'document' (or 'file') string, got {show(doc)}")
+        if len(doc) > MAX_ID_CHARS:
+            raise InputError(f"{here}: the document name has {len(doc)} characters; the limit is {MAX_ID_CHARS}")
         out.append(Citation(doc, _as_page(item.get("page"), here)))
     return tuple(out)
 
 
 def parse_answer(value: Any, where: str) -> tuple[str, ...]:
-    """Validate an ``answer`` value (see module docstring for the policy)."""
+    """Validate an ``answer`` value (see module docstring for the policy and the caps).
+
+    The caps are checked here, before any scoring, so an over-long answer costs a length check, never ANLS*.
+    """
     if value is None:
         return ()
     if isinstance(value, str):
-        return (value,)
+        value = [value]
     if not isinstance(value, list):
         raise InputError(f"{where}: field 'answer' must be a list of strings or a string, got {type(value).__name__}")
+    if len(value) > MAX_ANSWER_ITEMS:
+        raise InputError(f"{where}: field 'answer' has {len(value)} items; the limit is {MAX_ANSWER_ITEMS}")
     out = []
     for i, item in enumerate(value):
         if isinstance(item, str):
-            out.append(item)
+            text = item
         elif isinstance(item, int) and not isinstance(item, bool):
-            out.append(str(item))
+            text = str(item)
         elif isinstance(item, float) and math.isfinite(item):
-            out.append(repr(item))
+            text = repr(item)
         else:
-            raise InputError(f"{where}: answer[{i}] must be a string, got {item!r}")
+            raise InputError(f"{where}: answer[{i}] must be a string, got {show(item)}")
+        if len(text) > MAX_ANSWER_STRING_CHARS:
+            raise InputError(
+                f"{where}: answer[{i}] has {len(text)} characters; the limit is {MAX_ANSWER_STRING_CHARS}"
+            )
+        out.append(text)
+    total = sum(len(t) for t in out)
+    if total > MAX_ANSWER_LINE_CHARS:
+        raise InputError(
+            f"{where}: field 'answer' has {total} characters in all; the limit is {MAX_ANSWER_LINE_CHARS}"
+        )
     return tuple(out)
 
 
 def _as_count(value: Any, where: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{where}: field '{name}' must be a non-negative integer, got {value!r}")
+        raise InputError(f"{where}: field '{name}' must be a non-negative integer, got {show(value)}")
+    if value > MAX_EFFORT:
+        raise InputError(f"{where}: field '{name}' is {show(value)}; the limit is {MAX_EFFORT}")
     return value
 
 
 def parse_steps(record: Mapping[str, Any], where: str) -> int | None:
-    """Effort of a line: ``len(search_history)``, else ``steps``, else ``iterations``, else ``None``."""
+    """Effort of a line: ``len(search_history)``, else ``steps``, else ``iterations``, else ``None``.
+
+    Every effort field present is checked (type and :data:`~.schema.MAX_EFFORT`), also those not used.
+    """
     history = record.get("search_history")
+    if history is not None and not isinstance(history, list):
+        raise InputError(f"{where}: field 'search_history' must be a list, got {type(history).__name__}")
+    if history is not None and len(history) > MAX_EFFORT:
+        raise InputError(f"{where}: field 'search_history' has {len(history)} entries; the limit is {MAX_EFFORT}")
+    counts = {name: _as_count(record[name], where, name)
+              for name in ("steps", "iterations") if record.get(name) is not None}  # fmt: skip
     if history is not None:
-        if not isinstance(history, list):
-            raise InputError(f"{where}: field 'search_history' must be a list, got {type(history).__name__}")
         return len(history)
-    for name in ("steps", "iterations"):
-        if record.get(name) is not None:
-            return _as_count(record[name], where, name)
-    return None
+    return next(iter(counts.values()), None)
+
+
+_TEXT_LIMITS = {"id": MAX_ID_CHARS, "question": MAX_QUESTION_CHARS}
 
 
 def _optional_text(record: Mapping[str, Any], key: str, where: str) -> str | None:
@@ -165,14 +162,16 @@ def _optional_text(record: Mapping[str, Any], key: str, where: str) -> str | Non
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and key == "id":
-        return str(value)
+        value = str(value)
     if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{where}: field '{key}' must be a non-empty string, got {value!r}")
+        raise InputError(f"{where}: field '{key}' must be a non-empty string, got {show(value)}")
+    if len(value) > _TEXT_LIMITS[key]:
+        raise InputError(f"{where}: field '{key}' has {len(value)} characters; the limit is {_TEXT_LIMITS[key]}")
     return value
 
 
 def parse_prediction(record: Any, where: str, line: int = 0) -> Prediction:
-    """Validate one results line.
+    """Validate one results line (every cap of ``schema.py`` except the line length, which needs the text).
 
     Raises:
         InputError: naming ``where`` and the field.
@@ -199,17 +198,18 @@ def parse_results_text(text: str, source: str) -> list[Prediction]:
     """Parse a whole results JSONL text; JSON and field problems of all lines are reported together.
 
     Raises:
-        InputError: listing every invalid line (file and line number, field), or an empty file.
+        InputError: naming the first invalid lines (file and line number, field) and counting all of them, or
+            an empty file.
     """
-    rows, problems = _json_lines(text, source)
+    rows, problems = json_lines(text, source)
     out: list[Prediction] = []
     for number, value in rows:
         try:
             out.append(parse_prediction(value, f"{source} line {number}", line=number))
         except InputError as exc:
-            problems.extend(exc.problems)
+            problems.add(exc)
     if problems:  # JSON problems first, then field problems; each names its line
-        raise InputError(problems)
+        raise problems.error()
     return out
 
 
@@ -245,7 +245,7 @@ def parse_reference(record: Any, where: str) -> Reference:
         raise InputError(f"{where}: every evidence item needs a page")
     hop = record.get("hop_type") or evidence_hop_type(evidence)
     if hop not in ("single", "cross_page", "cross_doc"):
-        raise InputError(f"{where}: field 'hop_type' must be single, cross_page or cross_doc, got {hop!r}")
+        raise InputError(f"{where}: field 'hop_type' must be single, cross_page or cross_doc, got {show(hop)}")
     return Reference(
         id=rid,
         question=str(record.get("question") or ""),
@@ -285,12 +285,12 @@ def parse_calibration(record: Any, source: str) -> Calibration:
     for key in ("q0", "q1"):
         v = record.get(key)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= float(v) <= 1.0:
-            raise InputError(f"{source}: field '{key}' must be a number in [0, 1], got {v!r}")
+            raise InputError(f"{source}: field '{key}' must be a number in [0, 1], got {show(v)}")
         values[key] = float(v)
     for key in ("m0", "m1"):
         v = record.get(key)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InputError(f"{source}: field '{key}' must be a positive integer, got {v!r}")
+            raise InputError(f"{source}: field '{key}' must be a positive integer, got {show(v)}")
         values[key] = v
     if values["q0"] + values["q1"] <= 1.0:
         raise InputError(f"{source}: q0 + q1 must exceed 1 (a judge no better than chance cannot be corrected)")
@@ -310,9 +310,9 @@ def parse_label(value: Any, where: str, *, allow_partial: bool) -> float:
         score = float(value)
     else:
         allowed = "correct, partial, incorrect, true, false, 1, 0.5 or 0"
-        raise InputError(f"{where}: label must be {allowed}; got {value!r}")
+        raise InputError(f"{where}: label must be {allowed}; got {show(value)}")
     if score == 0.5 and not allow_partial:
-        raise InputError(f"{where}: human labels must be binary (correct or incorrect), got {value!r}")
+        raise InputError(f"{where}: human labels must be binary (correct or incorrect), got {show(value)}")
     return score
 
 

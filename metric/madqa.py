@@ -16,6 +16,7 @@ from .accuracy import summarize_accuracy
 from .aggregate import cohen_kappa
 from .inputs import InputError, parse_calibration, parse_prediction, parse_reference
 from .judge import Judge
+from .jsonl import split_lines
 from .kuiper import kuiper_statistic
 from .matching import match_predictions
 from .report import evaluate_predictions
@@ -24,7 +25,7 @@ from .scoring import anls_star
 
 #: Helpers imported only so that evaluate copies their modules (no comments on relative-import lines: evaluate
 #: would read them as download URLs).
-_COPIED_HELPERS = (summarize_accuracy, cohen_kappa, kuiper_statistic, match_predictions, anls_star)
+_COPIED_HELPERS = (summarize_accuracy, cohen_kappa, kuiper_statistic, match_predictions, anls_star, split_lines)
 
 _CITATION = """\
 @misc{madqa2026,

@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .inputs import InputError
+from .inputs import InputError, show
 from .schema import Prediction, Reference
 
 
@@ -75,7 +75,7 @@ def match_predictions(predictions: Sequence[Prediction | None], references: Sequ
             candidates = by_question.get(normalise_question(p.question or ""), [])
             if len(candidates) != 1:
                 label = "ambiguous question" if candidates else "unknown question"
-                unknown.append(f"{label} ({_where(p, pos)}): {p.question!r}")
+                unknown.append(f"{label} ({_where(p, pos)}): {show(p.question)}")
                 continue
             target = candidates[0]
             by_text += 1
@@ -83,7 +83,8 @@ def match_predictions(predictions: Sequence[Prediction | None], references: Sequ
     duplicates = []
     for target, items in sorted(claims.items()):
         if len(items) > 1:
-            lines = ", ".join(_where(p, pos) for pos, p in items)
+            lines = ", ".join(_where(p, pos) for pos, p in items[:5])  # bounded: 10^5 copies of one id
+            lines += f" and {len(items) - 5} more" if len(items) > 5 else ""
             duplicates.append(f"gold id {references[target].id!r} is predicted more than once ({lines})")
     repeated = sorted(u for u, count in Counter(unknown_ids).items() if count > 1)
     duplicates.extend(f"id {u!r} (not in the gold set) appears more than once" for u in repeated)

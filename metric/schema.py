@@ -38,6 +38,30 @@ CORRECT_THRESHOLD = 0.5
 #: Answers longer than this (total characters over the answer's strings) are incorrect without a judge call.
 MAX_ANSWER_CHARS = 2000
 
+# Input caps, enforced by the parser (``inputs.py``) in every mode, before any scoring work, so that the cost of
+# scoring one results file is bounded: ANLS* takes time proportional to answer length x gold length (a 1 MB answer
+# took ~23 s). Each cap is far above what a real agent writes: paper answers are a few words, this project's agents
+# keep at most 50 answer strings / citations of at most 1,000 characters, and the judge already calls an answer
+# over MAX_ANSWER_CHARS incorrect. A value over a cap is an input error naming file, line and field. At the caps,
+# ANLS* of one line against a 24-character gold answer takes about 110 ms of CPU (see the metric card).
+#: Longest results line (characters, before JSON parsing); a line also carries search history and trajectory.
+MAX_LINE_CHARS = 2_000_000
+#: Longest single answer string (characters).
+MAX_ANSWER_STRING_CHARS = 4000
+#: Largest total answer size of one line (characters over all its answer strings).
+MAX_ANSWER_LINE_CHARS = 8000
+#: Most answer strings in one line.
+MAX_ANSWER_ITEMS = 200
+#: Most citations in one line.
+MAX_CITATIONS = 1000
+#: Largest page number of a citation (1-based).
+MAX_PAGE = 100_000
+#: Largest effort value (``steps``, ``iterations``, or the length of ``search_history``).
+MAX_EFFORT = 100_000
+#: Longest ``id`` and ``question`` of a results line (characters); they are echoed in reports and messages.
+MAX_ID_CHARS = 1000
+MAX_QUESTION_CHARS = 20_000
+
 #: Where an item's score came from.
 ScoreSource = Literal["anls", "exact", "judge", "empty", "too_long", "missing", "unscored"]
 

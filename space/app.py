@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from typing import Any
 
 import gradio as gr
@@ -17,20 +18,28 @@ from madqa.space.config import SpaceConfig
 from madqa.space.leaderboard import board_frame, filter_board, styled_board, system_choices
 from madqa.space.plots import plot_systems
 from madqa.space.services import Services, create_services
+from madqa.space.identity import identity_key
 from madqa.space.submission import SubmissionError, format_accepted
+from madqa.space.uploads import RESULTS_SUFFIXES, UploadGate, discard_upload
 
 logger = logging.getLogger(__name__)
 
-#: Generic message for unexpected failures (details go to the server log only).
-INTERNAL_ERROR = "internal error while handling the submission; nothing was stored. Please try again later."
+#: Generic message for unexpected failures (details go to the server log only). The submission may have been
+#: stored just before the failure: a retry with the same key (the UI keeps it until acceptance) answers with it.
+INTERNAL_ERROR = ("internal error while handling the submission. Please submit again: a retry of the same "
+                  "submission never stores it twice.")  # fmt: skip
+#: Seconds between sweeps of gradio's upload folder, and the age past which an unsubmitted upload is deleted.
+UPLOAD_SWEEP_S, UPLOAD_MAX_AGE_S = 600, 3600
 
 
 def user_key(request: gr.Request | None, profile: Any) -> str:
-    """Rate-limit key: the logged-in HF user on Spaces, else the client IP."""
-    if profile is not None and getattr(profile, "username", None):
-        return f"user:{profile.username}"
-    host = getattr(getattr(request, "client", None), "host", None) if request is not None else None
-    return f"ip:{host or 'unknown'}"
+    """Rate-limit key: the logged-in HF user, else the direct client address (see :func:`.identity.identity_key`)."""
+    return identity_key(request, profile)
+
+
+def new_key() -> str:
+    """A fresh idempotency key for one submission of one browser session."""
+    return uuid.uuid4().hex
 
 
 def build_app(services: Services) -> gr.Blocks:
@@ -45,27 +54,35 @@ def build_app(services: Services) -> gr.Blocks:
 
     def submit(
         path: str | None, system: str, submitter: str, agent: str, model: str, contact: str, models_used: str,
-        training_data: str, compute: str, request: gr.Request, profile: gr.OAuthProfile | None = None,
-    ) -> tuple[str, Any]:
+        training_data: str, compute: str, key: str | None, request: gr.Request, profile: gr.OAuthProfile | None = None,
+    ) -> tuple[str, Any, str]:
+        """Score and store one upload; the third output is the session's next idempotency key."""
         form = {"system": system, "submitter": submitter, "agent": agent, "model": model, "contact": contact,
                 "models_used": models_used, "training_data": training_data, "compute": compute}  # fmt: skip
         if profile is not None and getattr(profile, "username", None):
             form["submitter"] = profile.username
+        next_key = key or ""
         try:
-            limiter.check(user_key(request, profile))
-            accepted = scorer.submit(path, form)
+            identity = identity_key(request, profile, login_required=config.on_spaces)
+            accepted = scorer.submit(path, form, identity=identity, key=(key or "").strip()[:200] or None,
+                                     limiter=limiter)  # fmt: skip
             message = format_accepted(accepted)
+            if accepted.replayed:
+                message += "\n\n(This repeats an earlier attempt that was already stored; nothing new was stored.)"
+            next_key = new_key()  # the next file is a new submission
         except SubmissionError as exc:
             message = f"**Rejected:** {exc}"
         except Exception:  # noqa: BLE001 - never show internals (or anything label-derived) to the user
             logger.exception("submission failed")
             message = f"**Rejected:** {INTERNAL_ERROR}"
-        return message, board()
+        finally:
+            discard_upload(path)  # the server's copy, accepted or rejected
+        return message, board(), next_key
 
     def plot(ids: list[int] | None) -> Any:
         return plot_systems(store, ids or [])
 
-    with gr.Blocks(title=content.TITLE) as demo:
+    with gr.Blocks(title=content.TITLE, delete_cache=(UPLOAD_SWEEP_S, UPLOAD_MAX_AGE_S)) as demo:
         gr.Markdown(content.INTRO)
         if config.on_spaces:
             gr.LoginButton()
@@ -85,7 +102,8 @@ def build_app(services: Services) -> gr.Blocks:
             draw.click(plot, picked, figure, api_name="plot")
         with gr.Tab("Submit", elem_id="tab-submit"):
             gr.Markdown(content.HOW_TO_SUBMIT)
-            upload = gr.File(label="results JSONL", file_types=[".jsonl"], type="filepath", elem_id="upload")
+            upload = gr.File(label="results JSONL", file_types=list(RESULTS_SUFFIXES), type="filepath",
+                             elem_id="upload")
             with gr.Row():
                 system = gr.Textbox(label="System name", elem_id="f-system")
                 submitter = gr.Textbox(label="Submitter (your HF user on Spaces)", elem_id="f-submitter")
@@ -98,8 +116,13 @@ def build_app(services: Services) -> gr.Blocks:
                 compute = gr.Textbox(label="Compute budget", elem_id="f-compute")
             send = gr.Button("Submit", variant="primary", elem_id="submit")
             status = gr.Markdown(elem_id="status")
-            send.click(submit, [upload, system, submitter, agent, model, contact, models_used, training, compute],
-                       [status, table], api_name="submit", concurrency_limit=4).then(
+            # Idempotency key: per browser session, kept after a failure (so a retry is recognised), renewed after
+            # acceptance. API clients may pass their own as the optional last argument ``key``.
+            submit_key = gr.Textbox(value="", visible=False, label="key", elem_id="f-key")
+            demo.load(new_key, None, submit_key, api_name=False)
+            send.click(submit, [upload, system, submitter, agent, model, contact, models_used, training, compute,
+                                submit_key], [status, table, submit_key], api_name="submit",
+                       concurrency_limit=4).then(
                 choices_update, None, picked, api_name=False)  # fmt: skip
         with gr.Tab("Try an agent", elem_id="tab-agent"):
             from madqa.space.agent_tab import build_agent_tab
@@ -111,10 +134,22 @@ def build_app(services: Services) -> gr.Blocks:
 
 
 def launch(services: Services, *, port: int | None = None, host: str | None = None, **kwargs: Any) -> gr.Blocks:
-    """Build and launch (upload limit from the config); extra ``kwargs`` go to ``Blocks.launch``."""
+    """Build and launch (upload limit and gate from the config); extra ``kwargs`` go to ``Blocks.launch``.
+
+    ``X-Forwarded-For`` is honoured only from the proxies in ``MADQA_SPACE_TRUSTED_PROXIES``: uvicorn (which gradio
+    starts) trusts it from 127.0.0.1 by default and rewrites the client address the handlers see, which let any
+    local client choose its rate-limit key. uvicorn reads ``FORWARDED_ALLOW_IPS`` when gradio builds its config,
+    so it is set here, before launching (empty: trust no proxy).
+    """
+    from starlette.middleware import Middleware
+
     demo = build_app(services)
     demo.queue(default_concurrency_limit=4)
-    demo.launch(server_name=host, server_port=port, max_file_size=services.config.max_file_bytes, **kwargs)
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(services.config.trusted_proxies)
+    max_bytes = services.config.max_file_bytes
+    app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
+    app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), Middleware(UploadGate, max_bytes=max_bytes)]
+    demo.launch(server_name=host, server_port=port, max_file_size=max_bytes, app_kwargs=app_kwargs, **kwargs)
     return demo
 
 

@@ -7,11 +7,15 @@ Environment variables (all optional):
 ``MADQA_SPACE_LABELS_REPO``   a *private* Hub dataset holding ``test_labels.jsonl`` (used when no local file exists).
 ``MADQA_DATASET``             the public dataset spec (``sample``, a folder, or a Hub id) for dev questions and pages.
 ``MADQA_SPACE_MAX_MB``        upload size limit in MB (default 20).
-``MADQA_SPACE_RATE_LIMIT``    submissions per user per window (default 5; 0 disables the limit).
+``MADQA_SPACE_RATE_LIMIT``    accepted submissions per user per window (default 5; 0 disables the limit).
 ``MADQA_SPACE_RATE_WINDOW_S`` the rate-limit window in seconds (default 3600).
+``MADQA_SPACE_TRUSTED_PROXIES`` comma-separated proxy addresses/networks whose ``X-Forwarded-For`` names the client
+                             (default: none; the direct peer address is the client).
 ``MADQA_SPACE_HUB_REPO``      Hub dataset that mirrors accepted submissions (needs ``HF_TOKEN``).
 ``MADQA_SPACE_JUDGE``         a judge model spec; when set, submissions are scored in ``judge`` mode.
 ``MADQA_SPACE_RESAMPLES``     bootstrap resamples of the Kuiper CI (default 1000).
+``MADQA_SPACE_SCORE_WORKERS`` scoring processes, i.e. submissions scored at once (default 1; 0 = in-thread).
+``MADQA_SPACE_SCORE_CPU_S``   CPU seconds one submission's scoring may use (default 0: 30 s + 0.25 s per test item).
 ``MADQA_SPACE_AGENT_MODEL``   model spec(s) of the "Try an agent" tab, comma-separated; the first is the default
                              (default ``local``).
 """
@@ -33,6 +37,22 @@ def _int(env: dict[str, str], key: str, default: int) -> int:
         raise ValueError(f"{key} must be an integer, got {raw!r}") from None
 
 
+def _proxies(raw: str) -> list[str]:
+    """Validated proxy addresses or networks (``10.0.0.1``, ``10.0.0.0/8``, ``::1``)."""
+    import ipaddress
+
+    out = []
+    for item in (x.strip() for x in raw.split(",")):
+        if not item:
+            continue
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ValueError(f"MADQA_SPACE_TRUSTED_PROXIES: {item!r} is not an IP address or network") from None
+        out.append(item)
+    return out
+
+
 @dataclass(frozen=True)
 class SpaceConfig:
     """Everything the Space needs to know, resolved once.
@@ -45,10 +65,13 @@ class SpaceConfig:
         max_file_bytes: upload limit.
         rate_limit: accepted attempts per user per window (0 = unlimited).
         rate_window_s: window length in seconds.
+        trusted_proxies: proxies whose ``X-Forwarded-For`` is believed (empty: forwarded headers are ignored).
         hub_repo: Hub dataset mirroring submissions (optional).
         hub_token: token used for the mirror and the labels repo (``None`` = not configured).
         judge_model: judge model spec (``None`` = ``anls`` mode).
         n_resamples: Kuiper bootstrap resamples.
+        score_workers: scoring processes (submissions scored at once; 0 scores in the request thread).
+        score_cpu_s: CPU seconds one submission's scoring may use (0: automatic, see ``scoring_pool.PoolLimits``).
         agent_models: model specs the agent tab offers (the first is preselected); no other spec runs.
         on_spaces: running on Hugging Face Spaces (``SPACE_ID`` set): enables the HF login button.
     """
@@ -60,10 +83,13 @@ class SpaceConfig:
     max_file_bytes: int = 20 * 1024 * 1024
     rate_limit: int = 5
     rate_window_s: int = 3600
+    trusted_proxies: tuple[str, ...] = ()
     hub_repo: str | None = None
     hub_token: str | None = None
     judge_model: str | None = None
     n_resamples: int = 1000
+    score_workers: int = 1
+    score_cpu_s: int = 0
     agent_models: tuple[str, ...] = ("local",)
     on_spaces: bool = False
 
@@ -97,10 +123,13 @@ class SpaceConfig:
             max_file_bytes=max_mb * 1024 * 1024,
             rate_limit=max(0, _int(env, "MADQA_SPACE_RATE_LIMIT", 5)),
             rate_window_s=max(1, _int(env, "MADQA_SPACE_RATE_WINDOW_S", 3600)),
+            trusted_proxies=tuple(_proxies(env.get("MADQA_SPACE_TRUSTED_PROXIES", ""))),
             hub_repo=env.get("MADQA_SPACE_HUB_REPO") or None,
             hub_token=env.get("HF_TOKEN") or None,
             judge_model=env.get("MADQA_SPACE_JUDGE") or None,
             n_resamples=max(0, _int(env, "MADQA_SPACE_RESAMPLES", 1000)),
+            score_workers=max(0, _int(env, "MADQA_SPACE_SCORE_WORKERS", 1)),
+            score_cpu_s=max(0, _int(env, "MADQA_SPACE_SCORE_CPU_S", 0)),
             agent_models=tuple(s.strip() for s in (env.get("MADQA_SPACE_AGENT_MODEL") or "local").split(",")
                                if s.strip()) or ("local",),  # fmt: skip
             on_spaces=bool(env.get("SPACE_ID")),

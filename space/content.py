@@ -13,6 +13,11 @@ metric: **Accuracy** (ANLS* ≥ 0.5 per item in `anls` mode; bias-corrected judg
 the citations, and the **Kuiper** statistic of effort calibration (lower is better). The best value of each column
 is highlighted. Rows named *Baseline* are simple deterministic systems computed by the maintainers on the public
 test questions; none of them saw the hidden test labels.
+
+**Origin** says where a row comes from: *maintainer baseline* (computed by the maintainers), *verified* (a
+submission the maintainers checked), or *self-reported* (an uploaded results file: its answers and citations are
+scored here, but its effort figures — **Mean steps** and the **Kuiper** calibration, computed from the file's
+`steps` — are as reported by the submitter).
 """
 
 HOW_TO_SUBMIT = """\
@@ -26,6 +31,13 @@ HOW_TO_SUBMIT = """\
 Your file is validated with the metric's own checks (ids must be test ids, no duplicates, types checked) and scored
 against the hidden labels on the server. A rejected file is not stored; the message names the line and field.
 Missing test items count as wrong. The contact field is stored but never shown.
+
+Only `.jsonl`/`.json` files are accepted, within the size limit; the uploaded copy is deleted after scoring. On the
+hosted Space you must be logged in with your Hugging Face account. Each account (locally: each client address)
+may have a limited number of **accepted** submissions per time window; rejected files do not count. A file that
+was already submitted (same content) is refused with the number of the earlier submission. Names are normalised
+(NFKC); invisible or bidi control characters and the maintainers' baseline names are refused. If the page shows an
+error, just submit again: a retry of the same submission is answered with its number and never stored twice.
 """
 
 ABOUT = """\

@@ -1,5 +1,10 @@
-"""Matplotlib figures for the systems a user selects: cumulative differences (Kuiper), accuracy vs step budget, and
-the error cascade (found document → found page → correct answer). Figures are closed after drawing."""
+"""Matplotlib figures for the systems a user selects, drawn from whole-submission aggregates only.
+
+Test-split submissions never get per-item curves (see :mod:`.disclosure`): the three panels are accuracy / Page F1
+/ Doc F1 with the accuracy CI, the Kuiper statistic with its bootstrap CI, and the error cascade (found document →
+found page → correct answer, as shares of all test items). :func:`plot_data` is the pure part (what is drawn, as
+numbers); :func:`plot_systems` draws it. Figures are closed after drawing.
+"""
 
 from __future__ import annotations
 
@@ -11,47 +16,94 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from .disclosure import cascade_shares, public_report  # noqa: E402
 from .storage import SubmissionStore  # noqa: E402
 
-
-def cascade(items: Sequence[dict[str, Any]]) -> tuple[float, float, float]:
-    """Shares of gold items whose document was cited, whose page was cited, and that were answered correctly."""
-    n = len(items) or 1
-    doc = sum(1 for it in items if (it.get("doc_f1") or 0) > 0) / n
-    page = sum(1 for it in items if (it.get("page_f1") or 0) > 0) / n
-    correct = sum(1 for it in items if it.get("correct")) / n
-    return doc, page, correct
+#: At most this many systems in one figure.
+MAX_SYSTEMS = 8
+CASCADE_STEPS = (("found_doc", "found doc"), ("found_page", "found page"), ("correct", "correct"))
 
 
-def _label(store: SubmissionStore, sid: int) -> str:
-    return next((f"#{s.id} {s.form['system']}"[:40] for s in store.submissions() if s.id == sid), f"#{sid}")
+def _pct(value: Any) -> float | None:
+    return None if value is None else 100.0 * float(value)
 
 
-def plot_systems(store: SubmissionStore, ids: Sequence[int]) -> Any:
-    """One figure with the three panels for the selected submission ids (at most 8)."""
+def plot_data(store: SubmissionStore, ids: Sequence[Any]) -> list[dict[str, Any]]:
+    """What the figure shows for the selected submission ids (unknown ids are ignored), one dict per system.
+
+    Every value comes from :func:`~.disclosure.public_report` of the stored report: no per-item data.
+    """
     subs = {s.id: s for s in store.submissions()}
-    chosen = [int(i) for i in ids if int(i) in subs][:8]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    ax_k, ax_b, ax_c = axes
-    width = 0.8 / max(1, len(chosen))
-    for n, sid in enumerate(chosen):
-        report, label = subs[sid].report, _label(store, sid)
-        curve = report.get("kuiper_curve") or {"k": [0], "d": [0.0]}
-        ax_k.step(curve["k"], curve["d"], where="post", label=label)
-        budget = report.get("budget_curve") or []
-        ax_b.plot([p["budget"] for p in budget], [100 * p["accuracy"] for p in budget], marker=".", label=label)
-        shares = cascade(store.item_scores(sid))
-        ax_c.bar([x + n * width for x in range(3)], [100 * s for s in shares], width=width, label=label)
-    ax_k.axhline(0.0, color="grey", linewidth=0.8)
-    ax_k.set(title="Cumulative differences (Kuiper)", xlabel="items, ordered by effort", ylabel="D_k")
-    ax_b.set(title="Accuracy vs step budget", xlabel="step budget N", ylabel="accuracy within budget (%)")
-    ax_c.set(title="Error cascade", ylabel="% of gold items")
-    ax_c.set_xticks([x + width * (len(chosen) - 1) / 2 for x in range(3)], ["found doc", "found page", "correct"])
-    if not chosen:
-        ax_b.text(0.5, 0.5, "select systems above", ha="center", va="center", transform=ax_b.transAxes)
-    for ax in axes:
-        if chosen:
+    chosen: list[int] = []
+    for raw in ids:
+        try:
+            sid = int(raw)
+        except (TypeError, ValueError):
+            continue
+        if sid in subs and sid not in chosen:
+            chosen.append(sid)
+    out = []
+    for sid in chosen[:MAX_SYSTEMS]:
+        r = public_report(subs[sid].report)
+        # rows stored before the cascade was part of the report: the same whole-set shares from the item table
+        cascade = r.get("cascade") or cascade_shares(store.item_scores(sid))
+        out.append({
+            "id": sid,
+            "label": f"#{sid} {subs[sid].form['system']}"[:40],
+            "accuracy": _pct(r.get("accuracy")),
+            "accuracy_ci": [_pct(v) for v in (r.get("accuracy_ci") or [])],
+            "page_f1": _pct(r.get("page_f1")),
+            "doc_f1": _pct(r.get("doc_f1")),
+            "kuiper": r.get("kuiper"),
+            "kuiper_ci": list(r.get("kuiper_ci") or []),
+            "cascade": [_pct(cascade.get(key)) for key, _ in CASCADE_STEPS],
+        })  # fmt: skip
+    return out
+
+
+def _bar(ax: Any, x: float, value: float | None, width: float, label: str | None, **kw: Any) -> None:
+    if value is not None:
+        ax.bar([x], [value], width=width, label=label, **kw)
+
+
+def _yerr(value: float, interval: Sequence[float]) -> list[list[float]]:
+    """Error-bar lengths (a bias-corrected estimate may lie outside its interval: clipped at 0)."""
+    return [[max(0.0, value - interval[0])], [max(0.0, interval[1] - value)]]
+
+
+def plot_systems(store: SubmissionStore, ids: Sequence[Any]) -> Any:
+    """One figure with the three aggregate panels for the selected submission ids."""
+    data = plot_data(store, ids)
+    fig, (ax_s, ax_k, ax_c) = plt.subplots(1, 3, figsize=(15, 4.2))
+    width = 0.8 / max(1, len(data))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for n, d in enumerate(data):
+        color = colors[n % len(colors)]
+        for x, key in enumerate(("accuracy", "page_f1", "doc_f1")):
+            _bar(ax_s, x + n * width, d[key], width, d["label"] if x == 0 else None, color=color)
+        lo_hi = d["accuracy_ci"]
+        if d["accuracy"] is not None and len(lo_hi) == 2 and None not in lo_hi:
+            ax_s.errorbar([n * width], [d["accuracy"]], yerr=_yerr(d["accuracy"], lo_hi), color="black", capsize=3)
+        if d["kuiper"] is not None:
+            ci = d["kuiper_ci"]
+            yerr = _yerr(d["kuiper"], ci) if len(ci) == 2 and None not in ci else None
+            ax_k.errorbar([n], [d["kuiper"]], yerr=yerr, fmt="o", capsize=4, color=color, label=d["label"])
+        for x, value in enumerate(d["cascade"]):
+            _bar(ax_c, x + n * width, value, width, d["label"] if x == 0 else None, color=color)
+    offset = width * (len(data) - 1) / 2
+    ax_s.set(title="Accuracy (95% CI), Page F1, Doc F1", ylabel="%")
+    ax_s.set_xticks([x + offset for x in range(3)], ["accuracy", "Page F1", "Doc F1"])
+    ax_k.set(title="Kuiper statistic (95% bootstrap CI)", ylabel="Kuiper (lower: effort better calibrated)")
+    ax_k.set_xticks(range(len(data)), [d["label"][:14] for d in data])
+    ax_c.set(title="Error cascade", ylabel="% of test items")
+    ax_c.set_xticks([x + offset for x in range(3)], [name for _, name in CASCADE_STEPS])
+    if not data:
+        ax_k.text(0.5, 0.5, "select systems above", ha="center", va="center", transform=ax_k.transAxes)
+    fig.text(0.5, 0.005, "Test-split plots show whole-submission aggregates only (no per-item curves).",
+             ha="center", fontsize=8, color="grey")  # fmt: skip
+    for ax in (ax_s, ax_k, ax_c):
+        if data:
             ax.legend(fontsize=7)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     plt.close(fig)
     return fig

@@ -2,7 +2,8 @@
 
 The baselines only see what any participant sees: the public test questions, the page corpus (BM25 search) and
 the public dev labels. None of them reads the hidden test labels; they are scored through the same path as user
-submissions and stored with origin ``seed``. Their names say what they are.
+submissions and stored with origin ``seed`` (shown as "maintainer baseline"). Their names say what they are, and
+those names (and the submitter name) are reserved: user submissions cannot use them (:mod:`.identity`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .identity import BASELINE_SYSTEMS, MAINTAINER_SUBMITTER
 from .submission import Scorer, SubmissionError
 
 logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"[A-Za-z0-9]{3,}")
 SEED_FORM = {
-    "submitter": "madqa baselines", "contact": "maintainers", "models_used": "none (no language model)",
+    "submitter": MAINTAINER_SUBMITTER, "contact": "maintainers", "models_used": "none (no language model)",
     "training_data": "none; the majority answer uses the public dev labels only",
     "compute": "CPU, seconds",
 }  # fmt: skip
@@ -60,12 +62,12 @@ def baseline_runs(test: Sequence[Mapping[str, Any]], index: Any, dev: Sequence[M
         return [{"id": q["id"], "question": q["question"], "answer": answer, "citations": tops[str(q["id"])][:k],
                  "steps": steps} for q in test]  # fmt: skip
 
+    floor, top1, top3, majority_name = BASELINE_SYSTEMS
     return {
-        "Baseline: no answer (floor)": ({"agent": "none", "model": "none"}, lines([], 0, 0)),
-        "Baseline: BM25 top-1 page, no answer": ({"agent": "BM25 retrieval only", "model": "none"}, lines([], 1, 1)),
-        "Baseline: BM25 top-3 pages, no answer": ({"agent": "BM25 retrieval only", "model": "none"}, lines([], 3, 1)),
-        "Baseline: BM25 top-1 page + dev-majority answer": (
-            {"agent": "BM25 retrieval only", "model": "none (constant answer)"}, lines(majority, 1, 1)),
+        floor: ({"agent": "none", "model": "none"}, lines([], 0, 0)),
+        top1: ({"agent": "BM25 retrieval only", "model": "none"}, lines([], 1, 1)),
+        top3: ({"agent": "BM25 retrieval only", "model": "none"}, lines([], 3, 1)),
+        majority_name: ({"agent": "BM25 retrieval only", "model": "none (constant answer)"}, lines(majority, 1, 1)),
     }  # fmt: skip
 
 

@@ -73,6 +73,11 @@ def create_services(config: SpaceConfig, *, seed: bool = True, hub_api: Any = No
         labels_file(config), store, other_split_ids=_other_split_ids(config.dataset), mode=config.mode,
         judge=_judge(config), n_resamples=config.n_resamples, max_bytes=config.max_file_bytes,
     )  # fmt: skip
+    if config.score_workers and scorer.judge is None:
+        from .scoring_pool import PoolLimits, ScoringPool
+
+        scorer.pool = ScoringPool(scorer.references, scorer.other_split_ids, n_resamples=config.n_resamples,
+                                  limits=PoolLimits(workers=config.score_workers, cpu_s=config.score_cpu_s))
     if seed:
         from .seed import seed_board
 

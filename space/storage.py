@@ -3,15 +3,29 @@
 This is the only module of the Space that talks to the Hugging Face Hub. Nothing is contacted at import or when
 no token and repo are configured; the ``CommitScheduler`` is built lazily on the first accepted submission.
 
-Tables: ``submissions`` (one row per accepted submission: form fields, the metric's report without per-item data)
-and ``item_scores`` (one row per gold item of a submission: scores only, never gold answers).
+Tables: ``submissions`` (one row per accepted submission: form fields, origin, the metric's report without per-item
+data), ``item_scores`` (one row per gold item of a submission: scores only, never gold answers) and
+``accepted_events`` (who submitted when: the persisted rate-limit window; rejected files never appear).
+
+Guards that must hold under concurrency run *inside* the transaction that stores a submission (``BEGIN IMMEDIATE``
+takes SQLite's write lock first): a known idempotency key, a duplicate file (same sha256 of the text or of its
+canonical content) and the rate limit. The same checks run read-only before scoring (:meth:`SubmissionStore.
+precheck`) so that a refused submission costs no scoring.
+
+The database file and its ``-wal``/``-shm`` files are private (0600): it holds the submitters' contacts. SQLite
+creates the side files with the database file's mode, and :class:`SubmissionStore` fixes older files at open.
+Databases of the previous version (no ``content_sha256``/``idem_key`` columns, no events table) are migrated in
+place at open. ``python -m madqa.space.storage verify ID`` marks a row as verified by the maintainers.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,6 +34,10 @@ from pathlib import Path
 from typing import Any
 
 logger = logging.getLogger(__name__)
+
+#: Stored origin code → what the board shows. ``seed``: computed by the maintainers; ``verified``: a user submission
+#: the maintainers re-ran or checked; ``user``: self-reported (the default for every upload).
+ORIGINS: dict[str, str] = {"seed": "maintainer baseline", "verified": "verified", "user": "self-reported"}
 
 #: Form fields stored with every submission (``contact`` is stored but never shown on the board).
 FORM_FIELDS: tuple[str, ...] = (
@@ -47,7 +65,71 @@ CREATE TABLE IF NOT EXISTS item_scores (
     error TEXT, source TEXT, missing INTEGER NOT NULL,
     PRIMARY KEY (submission_id, item_id)
 );
+CREATE TABLE IF NOT EXISTS accepted_events (
+    submission_id INTEGER PRIMARY KEY REFERENCES submissions(id) ON DELETE CASCADE,
+    identity TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS accepted_events_identity ON accepted_events(identity, at);
 """
+#: Columns added after the first release (``ALTER TABLE`` on older databases; NULL on their old rows).
+_ADDED_COLUMNS = {"content_sha256": "TEXT", "idem_key": "TEXT"}
+_INDEXES = """
+CREATE UNIQUE INDEX IF NOT EXISTS submissions_idem_key ON submissions(idem_key) WHERE idem_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS submissions_file_sha256 ON submissions(file_sha256);
+CREATE INDEX IF NOT EXISTS submissions_content_sha256 ON submissions(content_sha256);
+"""
+_PRIVATE = 0o600
+
+
+@dataclass(frozen=True)
+class RateRule:
+    """At most ``limit`` accepted submissions by ``key`` in the ``window_s`` seconds before ``now`` (0 = no limit)."""
+
+    key: str
+    limit: int
+    window_s: float
+    now: float
+
+
+class Refused(Exception):
+    """A guard of :meth:`SubmissionStore.add` / :meth:`~SubmissionStore.precheck` refused; nothing was written."""
+
+
+class KeyReplay(Refused):
+    """The idempotency key was already used: by submission ``sid`` (for the same file when ``same_file``)."""
+
+    def __init__(self, sid: int, same_file: bool) -> None:
+        super().__init__(sid, same_file)
+        self.sid, self.same_file = sid, same_file
+
+
+class DuplicateFile(Refused):
+    """The same file (text or canonical content) was already accepted as submission ``sid``."""
+
+    def __init__(self, sid: int) -> None:
+        super().__init__(sid)
+        self.sid = sid
+
+
+class RateLimited(Refused):
+    """``rule.key`` already has ``rule.limit`` accepted submissions in the window; the oldest leaves in ``wait_s``."""
+
+    def __init__(self, rule: RateRule, wait_s: float) -> None:
+        super().__init__(rule, wait_s)
+        self.rule, self.wait_s = rule, wait_s
+
+
+def _make_private(path: Path) -> None:
+    """The database and its side files: owner read/write only (created so, fixed if older)."""
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, _PRIVATE))
+    for side in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        try:
+            if stat.S_IMODE(side.stat().st_mode) != _PRIVATE:
+                os.chmod(side, _PRIVATE)
+        except FileNotFoundError:
+            continue
 
 
 @dataclass(frozen=True)
@@ -73,12 +155,20 @@ class SubmissionStore:
 
     def __init__(self, path: str | Path, mirror: HubMirror | None = None) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _make_private(self.path)
         self.mirror = mirror
         self._lock = threading.Lock()
         with self._connect() as con:
             con.execute("PRAGMA journal_mode=WAL")
             con.executescript(_SCHEMA)
+            have = {r[1] for r in con.execute("PRAGMA table_info(submissions)")}
+            for column, kind in _ADDED_COLUMNS.items():
+                if column not in have:  # a database of the previous version: migrate in place
+                    con.execute(f"ALTER TABLE submissions ADD COLUMN {column} {kind}")
+                    logger.info("migrated %s: added submissions.%s", self.path, column)
+            con.executescript(_INDEXES)
+        _make_private(self.path)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -98,19 +188,36 @@ class SubmissionStore:
         created: str,
         origin: str,
         file_sha256: str,
+        content_sha256: str | None = None,
+        idem_key: str | None = None,
+        rate: RateRule | None = None,
     ) -> int:
-        """Store one submission and its per-item scores in a single transaction; returns its id."""
+        """Store one submission and its per-item scores in a single transaction; returns its id.
+
+        Inside that transaction, under SQLite's write lock, the guards of :meth:`precheck` run again, and the
+        accepted event of ``rate.key`` is recorded, so concurrent submissions can neither exceed the rate limit
+        nor store the same file or idempotency key twice.
+
+        Raises:
+            KeyReplay, DuplicateFile, RateLimited: a guard refused (nothing was written).
+        """
+        if origin not in ORIGINS:
+            raise ValueError(f"unknown origin {origin!r}; one of {sorted(ORIGINS)}")
         summary = {k: v for k, v in report.items() if k != "items"}
         values = [created, origin, *[str(form.get(k, "")) for k in FORM_FIELDS], str(report["mode"]),
-                  str(report["metric_version"]), file_sha256, json.dumps(summary)]  # fmt: skip
-        columns = ["created", "origin", *FORM_FIELDS, "mode", "metric_version", "file_sha256", "report"]
+                  str(report["metric_version"]), file_sha256, json.dumps(summary), content_sha256,
+                  idem_key]  # fmt: skip
+        columns = ["created", "origin", *FORM_FIELDS, "mode", "metric_version", "file_sha256", "report",
+                   "content_sha256", "idem_key"]  # fmt: skip
         rows = [
             (it["id"], it["score"], None if it["correct"] is None else int(it["correct"]), it["anls"], it["page_f1"],
              it["doc_f1"], it["steps"], it["error"], it["source"], int(bool(it["missing"])))
             for it in items
         ]  # fmt: skip
         with self._lock, self._connect() as con:
-            with con:  # one transaction: both tables or nothing
+            with con:  # one transaction: guards, both tables and the event, or nothing
+                con.execute("BEGIN IMMEDIATE")
+                self._guard(con, file_sha256, content_sha256, idem_key, rate)
                 cur = con.execute(
                     f"INSERT INTO submissions ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
                 )
@@ -120,9 +227,62 @@ class SubmissionStore:
                     f"VALUES (?, {', '.join('?' * len(_ITEM_FIELDS))})",
                     [(sid, *row) for row in rows],
                 )
+                if rate is not None:
+                    con.execute("INSERT INTO accepted_events (submission_id, identity, at) VALUES (?, ?, ?)",
+                                (sid, rate.key, rate.now))
         if self.mirror is not None:
             self.mirror.save(sid, dict(zip(columns, values)), rows)
         return sid
+
+    @staticmethod
+    def _guard(con: sqlite3.Connection, file_sha256: str | None, content_sha256: str | None, idem_key: str | None,
+               rate: RateRule | None) -> None:
+        if idem_key is not None:
+            row = con.execute("SELECT id, file_sha256 FROM submissions WHERE idem_key = ?", (idem_key,)).fetchone()
+            if row is not None:
+                raise KeyReplay(int(row[0]), file_sha256 is None or row[1] == file_sha256)
+        hashes = [h for h in (file_sha256, content_sha256) if h]
+        if hashes:
+            marks = ", ".join("?" * len(hashes))
+            row = con.execute(f"SELECT MIN(id) FROM submissions WHERE file_sha256 IN ({marks}) "
+                              f"OR content_sha256 IN ({marks})", hashes * 2).fetchone()  # fmt: skip
+            if row[0] is not None:
+                raise DuplicateFile(int(row[0]))
+        if rate is not None and rate.limit > 0:
+            since = rate.now - rate.window_s  # an event at t counts while now - t < window_s
+            n, oldest = con.execute("SELECT COUNT(*), MIN(at) FROM accepted_events WHERE identity = ? AND at > ?",
+                                    (rate.key, since)).fetchone()  # fmt: skip
+            if n >= rate.limit:
+                raise RateLimited(rate, float(oldest) + rate.window_s - rate.now)
+
+    def precheck(self, *, file_sha256: str | None = None, idem_key: str | None = None,
+                 rate: RateRule | None = None) -> None:
+        """The guards of :meth:`add`, read-only, before any scoring work.
+
+        Raises:
+            KeyReplay, DuplicateFile, RateLimited: what :meth:`add` would refuse now.
+        """
+        with self._connect() as con:
+            self._guard(con, file_sha256, None, idem_key, rate)
+
+    def set_origin(self, submission_id: int, origin: str) -> None:
+        """Change a row's origin, e.g. to ``verified`` after the maintainers re-ran the system (see :func:`main`).
+
+        Raises:
+            ValueError: unknown origin.
+            KeyError: no such submission.
+        """
+        if origin not in ORIGINS:
+            raise ValueError(f"unknown origin {origin!r}; one of {sorted(ORIGINS)}")
+        with self._lock, self._connect() as con:
+            with con:
+                cur = con.execute("UPDATE submissions SET origin = ? WHERE id = ?", (origin, submission_id))
+                if cur.rowcount != 1:
+                    raise KeyError(submission_id)
+
+    def submission(self, submission_id: int) -> StoredSubmission | None:
+        """One submission by id (``None`` if absent)."""
+        return next((s for s in self.submissions(where=submission_id)), None)
 
     def count(self) -> int:
         """Number of stored submissions."""
@@ -134,11 +294,14 @@ class SubmissionStore:
         with self._connect() as con:
             return int(con.execute("SELECT COUNT(*) FROM item_scores").fetchone()[0])
 
-    def submissions(self) -> list[StoredSubmission]:
-        """All submissions, oldest first."""
+    def submissions(self, where: int | None = None) -> list[StoredSubmission]:
+        """All submissions, oldest first (only submission ``where`` when given)."""
         with self._connect() as con:
             con.row_factory = sqlite3.Row
-            rows = con.execute("SELECT * FROM submissions ORDER BY id").fetchall()
+            if where is None:
+                rows = con.execute("SELECT * FROM submissions ORDER BY id").fetchall()
+            else:
+                rows = con.execute("SELECT * FROM submissions WHERE id = ?", (where,)).fetchall()
         return [
             StoredSubmission(
                 id=int(r["id"]), created=r["created"], origin=r["origin"], form={k: r[k] for k in FORM_FIELDS},
@@ -207,7 +370,8 @@ def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
         items = [{**it, "id": it["item_id"]} for it in record["items"]]
         form = {k: header.get(k, "") for k in FORM_FIELDS}
         store.add(form, report, items, created=header["created"], origin=header["origin"],
-                  file_sha256=header["file_sha256"])  # fmt: skip
+                  file_sha256=header["file_sha256"], content_sha256=header.get("content_sha256"),
+                  idem_key=header.get("idem_key"))  # fmt: skip
         added += 1
     return added
 
@@ -228,3 +392,32 @@ def download_labels(repo_id: str, token: str | None, target_dir: Path) -> Path:
     from huggingface_hub import hf_hub_download
 
     return Path(hf_hub_download(repo_id, "test_labels.jsonl", repo_type="dataset", token=token, local_dir=target_dir))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m madqa.space.storage verify ID [--undo] [--db PATH]``: mark a submission as verified (or not).
+
+    For the maintainers, on the machine holding the database (default: ``MADQA_SPACE_DB`` / the config's path).
+    """
+    parser = argparse.ArgumentParser(prog="python -m madqa.space.storage")
+    sub = parser.add_subparsers(dest="command", required=True)
+    verify = sub.add_parser("verify", help="mark a submission as verified by the maintainers")
+    verify.add_argument("id", type=int)
+    verify.add_argument("--undo", action="store_true", help="back to self-reported")
+    verify.add_argument("--db", help="the SQLite file (default: from the Space's environment)")
+    args = parser.parse_args(argv)
+    if args.db is None:
+        from .config import SpaceConfig
+
+        args.db = SpaceConfig.from_env().db_path
+    store = SubmissionStore(args.db)
+    try:
+        store.set_origin(args.id, "user" if args.undo else "verified")
+    except KeyError:
+        parser.exit(2, f"no submission #{args.id} in {args.db}\n")
+    print(f"submission #{args.id}: {ORIGINS['user' if args.undo else 'verified']}")  # the CLI's one result line
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
-import threading
-import time
-from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -23,17 +19,15 @@ from madqa.metric.inputs import InputError, parse_references, parse_results_text
 from madqa.metric.report import build_report, score_predictions
 from madqa.metric.schema import Reference
 
-from .storage import FORM_FIELDS, SubmissionStore
+from .disclosure import public_report
+from .identity import MAX_FIELD_CHARS, REQUIRED_FIELDS, RateLimiter, SubmissionError, clean_form
+from .storage import DuplicateFile, KeyReplay, RateLimited, RateRule, SubmissionStore
+
+__all__ = ["MAX_FIELD_CHARS", "REQUIRED_FIELDS", "Accepted", "RateLimiter", "Scorer", "SubmissionError",
+           "clean_form", "evaluate_results", "format_accepted"]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
-#: Form fields a submitter must fill in, with their labels (``submitter`` may come from the HF login).
-REQUIRED_FIELDS: dict[str, str] = {
-    "system": "system name", "model": "model", "agent": "agent", "contact": "contact",
-    "models_used": "models used", "training_data": "training-data statement", "compute": "compute budget",
-}  # fmt: skip
-MAX_FIELD_CHARS = 300
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 #: Name under which the uploaded file is referred to in messages (the server-side temp path is never echoed).
 SOURCE_NAME = "results.jsonl"
 
@@ -42,7 +36,7 @@ def _deep_line(text: str) -> int:
     """The first line whose JSON nesting is too deep for the parser."""
     import json
 
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text.split("\n"), start=1):  # line numbers as the parser counts them
         try:
             json.loads(raw)
         except RecursionError:
@@ -50,40 +44,6 @@ def _deep_line(text: str) -> int:
         except ValueError:
             continue
     return 0
-
-
-class SubmissionError(ValueError):
-    """A rejected submission; ``str()`` is the user-facing message."""
-
-
-@dataclass
-class RateLimiter:
-    """At most ``limit`` attempts per key within ``window_s`` seconds (``limit`` 0 disables it)."""
-
-    limit: int
-    window_s: float
-    clock: Any = time.monotonic
-    _seen: dict[str, deque[float]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def check(self, key: str) -> None:
-        """Record one attempt for ``key``.
-
-        Raises:
-            SubmissionError: the key is over its limit.
-        """
-        if self.limit <= 0:
-            return
-        now = self.clock()
-        with self._lock:
-            seen = self._seen.setdefault(key, deque())
-            while seen and now - seen[0] >= self.window_s:
-                seen.popleft()
-            if len(seen) >= self.limit:
-                wait = int(self.window_s - (now - seen[0])) + 1
-                raise SubmissionError(f"rate limit: at most {self.limit} submissions per {int(self.window_s)} s; "
-                                      f"try again in {wait} s")  # fmt: skip
-            seen.append(now)
 
 
 @dataclass(frozen=True)
@@ -94,24 +54,55 @@ class Accepted:
     rank: int
     total: int
     report: dict[str, Any]
+    #: ``True`` when this answers a retry: the submission was stored by an earlier call with the same key.
+    replayed: bool = False
 
 
-def clean_form(form: Mapping[str, Any]) -> dict[str, str]:
-    """Trimmed form values; missing required fields, overlong values and control characters are rejected."""
-    out: dict[str, str] = {}
-    for key in FORM_FIELDS:
-        value = form.get(key)
-        text = "" if value is None else str(value).strip()
-        label = REQUIRED_FIELDS.get(key, key)
-        if key in REQUIRED_FIELDS and not text:
-            raise SubmissionError(f"form: the field '{label}' is required")
-        if len(text) > MAX_FIELD_CHARS:
-            raise SubmissionError(f"form: the field '{label}' is longer than {MAX_FIELD_CHARS} characters")
-        if _CONTROL.search(text):
-            raise SubmissionError(f"form: the field '{label}' contains control characters")
-        out[key] = text
-    out["submitter"] = out["submitter"] or "anonymous"
-    return out
+def check_ids(predictions: Sequence[Any], test_ids: set[str], other_split_ids: Mapping[str, str]) -> None:
+    """Every line with an id must name a test question; other splits' ids get their own message."""
+    problems = []
+    for p in predictions:
+        if p.id is not None and p.id not in test_ids:
+            shown = p.id if len(p.id) <= 80 else p.id[:77] + "..."
+            split = other_split_ids.get(p.id)
+            why = f"is a {split} question, not a test question" if split else "is not a test-split id"
+            problems.append(f"{SOURCE_NAME} line {p.line}: field 'id' {shown!r} {why}")
+    if problems:
+        raise InputError(problems)
+
+
+def evaluate_results(
+    text: str,
+    references: Sequence[Reference],
+    test_ids: set[str],
+    other_split_ids: Mapping[str, str],
+    *,
+    mode: str = "anls",
+    judge: Any = None,
+    n_resamples: int = 1000,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Validate and score a results text against the test labels; returns ``(public report, per-item scores)``.
+
+    Pure (no I/O): the scoring processes of :mod:`.scoring_pool` call it as the Space's request threads do.
+
+    Raises:
+        SubmissionError: any validation problem (the message names line and field, never a gold value).
+    """
+    try:
+        try:
+            predictions = parse_results_text(text, SOURCE_NAME)
+        except RecursionError:
+            raise InputError(f"{SOURCE_NAME} line {_deep_line(text)}: JSON nested too deeply") from None
+        check_ids(predictions, test_ids, other_split_ids)
+        run = score_predictions(predictions, references, mode=mode, judge=judge)  # type: ignore[arg-type]
+        if run.matching.unknown:
+            first = run.matching.unknown[0]
+            raise InputError(f"{len(run.matching.unknown)} line(s) match no test question, e.g. {first[:160]}")
+    except InputError as exc:
+        raise SubmissionError(str(exc)) from None
+    report = build_report(run, references, mode=mode, n_resamples=n_resamples, include_items=True)  # type: ignore[arg-type]
+    items = report.pop("items")
+    return public_report(report, items), items
 
 
 class Scorer:
@@ -143,6 +134,8 @@ class Scorer:
         self.store = store
         self.other_split_ids = dict(other_split_ids or {})
         self.mode, self.judge, self.n_resamples, self.max_bytes = mode, judge, n_resamples, max_bytes
+        #: Walled scoring processes (:class:`~.scoring_pool.ScoringPool`); ``None`` scores in the calling thread.
+        self.pool: Any = None
 
     @classmethod
     def from_labels(cls, labels_path: Path, store: SubmissionStore, **kwargs: Any) -> Scorer:
@@ -172,56 +165,98 @@ class Scorer:
 
     def check_ids(self, predictions: Sequence[Any]) -> None:
         """Every line with an id must name a test question; other splits' ids get their own message."""
-        problems = []
-        for p in predictions:
-            if p.id is not None and p.id not in self.test_ids:
-                shown = p.id if len(p.id) <= 80 else p.id[:77] + "..."
-                split = self.other_split_ids.get(p.id)
-                why = f"is a {split} question, not a test question" if split else "is not a test-split id"
-                problems.append(f"{SOURCE_NAME} line {p.line}: field 'id' {shown!r} {why}")
-        if problems:
-            raise InputError(problems)
+        check_ids(predictions, self.test_ids, self.other_split_ids)
 
     def evaluate_text(self, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Validate and score a results text; returns ``(report, items)``.
+        """Validate and score a results text; returns ``(public report, items)``.
+
+        In ``anls`` mode with a :attr:`pool`, the work runs in the pool's walled scoring processes (CPU budget,
+        bounded concurrency); otherwise here. The report is :func:`~.disclosure.public_report`'s (aggregates only).
 
         Raises:
-            SubmissionError: any validation problem.
+            SubmissionError: any validation problem, a full queue or an exhausted CPU budget.
         """
-        try:
-            try:
-                predictions = parse_results_text(text, SOURCE_NAME)
-            except RecursionError:
-                raise InputError(f"{SOURCE_NAME} line {_deep_line(text)}: JSON nested too deeply") from None
-            self.check_ids(predictions)
-            run = score_predictions(predictions, self.references, mode=self.mode, judge=self.judge)  # type: ignore[arg-type]
-            if run.matching.unknown:
-                first = run.matching.unknown[0]
-                raise InputError(f"{len(run.matching.unknown)} line(s) match no test question, e.g. {first[:160]}")
-        except InputError as exc:
-            raise SubmissionError(str(exc)) from None
-        report = build_report(run, self.references, mode=self.mode, n_resamples=self.n_resamples,  # type: ignore[arg-type]
-                              include_items=True)  # fmt: skip
-        items = report.pop("items")
-        return report, items
+        if self.pool is not None and self.judge is None:
+            return self.pool.evaluate(text)  # type: ignore[no-any-return]
+        return evaluate_results(text, self.references, self.test_ids, self.other_split_ids, mode=self.mode,
+                                judge=self.judge, n_resamples=self.n_resamples)  # fmt: skip
 
-    def submit(self, path: str | Path | None, form: Mapping[str, Any], *, origin: str = "user") -> Accepted:
-        """Check the form and the file, score, store; returns the stored submission's id and rank."""
-        clean = clean_form(form)
+    def submit(self, path: str | Path | None, form: Mapping[str, Any], *, origin: str = "user",
+               identity: str | None = None, key: str | None = None, limiter: RateLimiter | None = None) -> Accepted:
+        """Check the form and the file, score, store; returns the stored submission's id and rank.
+
+        Reserved names are refused unless ``origin`` is a maintainers' one; see :meth:`submit_text` for the rest.
+        """
+        clean = clean_form(form, maintainer=origin != "user")
         text = self.read_upload(path)
-        return self.submit_text(text, clean, origin=origin)
+        return self.submit_text(text, clean, origin=origin, identity=identity, key=key, limiter=limiter)
 
-    def submit_text(self, text: str, form: Mapping[str, str], *, origin: str = "user") -> Accepted:
-        """Score and store a results text whose form is already clean."""
-        report, items = self.evaluate_text(text)
-        created = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    def submit_text(self, text: str, form: Mapping[str, str], *, origin: str = "user", identity: str | None = None,
+                    key: str | None = None, limiter: RateLimiter | None = None) -> Accepted:
+        """Score and store a results text whose form is already clean.
+
+        Args:
+            identity: who submits (:func:`~.identity.identity_key`); scopes ``key`` and the rate limit.
+            key: client-supplied idempotency key: a retry with the same key (and file) returns the stored
+                submission (``replayed``) instead of storing it twice.
+            limiter: the rate policy applied to ``identity`` (checked before scoring and again when storing;
+                only accepted submissions count).
+
+        Raises:
+            SubmissionError: invalid file, duplicate file, key reused for another file, or rate limit.
+        """
         sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        sid = self.store.add(form, report, items, created=created, origin=origin, file_sha256=sha)
-        accuracies = [s.report.get("accuracy") or 0.0 for s in self.store.submissions()]
+        idem = None if not key else hashlib.sha256(f"{identity or ''}\0{key}".encode()).hexdigest()
+
+        def rule() -> RateRule | None:
+            return limiter.rule(identity) if limiter is not None and identity else None
+
+        try:
+            self.store.precheck(file_sha256=sha, idem_key=idem, rate=rule())  # refuse before any scoring work
+            report, items = self.evaluate_text(text)
+            created = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+            sid = self.store.add(form, report, items, created=created, origin=origin, file_sha256=sha,
+                                 content_sha256=canonical_sha256(text), idem_key=idem, rate=rule())  # fmt: skip
+        except KeyReplay as exc:
+            if not exc.same_file:
+                raise SubmissionError(f"this submission key was already used for submission #{exc.sid} with another "
+                                      "file; reload the page to submit a new file") from None  # fmt: skip
+            logger.info("retry of submission %s answered from the store", exc.sid)
+            return self.accepted(exc.sid, replayed=True)
+        except DuplicateFile as exc:
+            raise SubmissionError(f"this file was already submitted as #{exc.sid} (same content); "
+                                  "nothing was stored") from None  # fmt: skip
+        except RateLimited as exc:
+            raise SubmissionError(RateLimiter.message(exc.rule.limit, exc.rule.window_s, exc.wait_s)) from None
+        accepted = self.accepted(sid)
+        logger.info("accepted submission %s (%s): rank %d", sid, form.get("system"), accepted.rank)
+        return accepted
+
+    def accepted(self, sid: int, *, replayed: bool = False) -> Accepted:
+        """The answer for stored submission ``sid``: its rank by accuracy among all submissions."""
+        subs = self.store.submissions()
+        report = next(s.report for s in subs if s.id == sid)
         mine = report.get("accuracy") or 0.0
-        rank = 1 + sum(1 for a in accuracies if a > mine)
-        logger.info("accepted submission %s (%s): accuracy %.3f, rank %d", sid, form.get("system"), mine, rank)
-        return Accepted(sid, rank, len(accuracies), report)
+        rank = 1 + sum(1 for s in subs if (s.report.get("accuracy") or 0.0) > mine)
+        return Accepted(sid, rank, len(subs), report, replayed)
+
+
+def canonical_sha256(text: str) -> str:
+    """sha256 of a results text's content: each JSON line re-serialised with sorted keys, the lines sorted.
+
+    Whitespace, key order, line order and blank lines do not make a file new (unparsable lines count as is).
+    """
+    import json
+
+    lines = []
+    for raw in text.split("\n"):
+        if not raw.strip():
+            continue
+        try:
+            lines.append(json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+        except (ValueError, RecursionError):
+            lines.append(raw.strip())
+    return hashlib.sha256("\n".join(sorted(lines)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def format_accepted(acc: Accepted) -> str:

@@ -93,6 +93,24 @@ def test_one_failing_question_is_recorded_and_the_run_goes_on(layout, tmp_path: 
     assert retry.written == 1 and all(r["error"] is None for r in lines(out)) and len(lines(out)) == 3
 
 
+def test_every_results_line_is_fsynced_before_the_next_is_written(layout, tmp_path: Path, monkeypatch) -> None:
+    """Crash safety needs an fsync after each line, on the results file itself (a kill or power loss must not
+    lose an acknowledged line). The fake fsync counts the file's complete lines at each call."""
+    out = tmp_path / "f.jsonl"
+    real_fsync, seen = os.fsync, []
+
+    def counting_fsync(fd: int) -> None:
+        if out.exists() and os.fstat(fd).st_ino == out.stat().st_ino:
+            seen.append(out.read_bytes().count(b"\n"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    summary = run_benchmark(RunConfig(model=FAKE, limit=4), out, workers=2)
+    assert summary.written == 4 and len(lines(out)) == 4
+    assert sorted(set(seen)) == [1, 2, 3, 4]  # one fsync after line 1, after line 2, ... on this file
+    assert len(seen) == 4
+
+
 def test_bad_settings_are_refused(layout, tmp_path: Path) -> None:
     with pytest.raises(RunError, match="test split hides"):
         run_benchmark(RunConfig(model=FAKE, split="test", oracle=True), tmp_path / "x.jsonl")

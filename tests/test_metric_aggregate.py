@@ -38,6 +38,35 @@ def test_budget_curve_hand_values():
     assert budget_curve([]) == []
 
 
+def dense_reference(items, top):
+    """Accuracy at every budget 1..top, straight from the definition."""
+    scored = [it for it in items if it.correct is not None]
+    return {n: sum(1 for it in scored if it.correct and it.steps is not None and it.steps <= n) / len(scored)
+            for n in range(1, top + 1)}  # fmt: skip
+
+
+def test_budget_curve_size_is_bounded_and_values_exact():
+    # issue #10: steps 1000000 stored a 37 MB curve (one point per budget); 10**10 raised MemoryError
+    items = [item(True, 0), item(True, 7), item(False, 150, "retrieval"), item(True, 150), item(True, 4000),
+             item(False, None), item(True, None), item(None, 3)]  # fmt: skip
+    curve = budget_curve(items)
+    assert [p["budget"] for p in curve] == [1, 7, 150, 4000]  # 1, distinct efforts of scored items, T
+    ref = dense_reference(items, 4000)
+    assert all(p["accuracy"] == ref[p["budget"]] for p in curve)
+    # an unlisted budget has the value of the listed budget before it
+    listed = [p["budget"] for p in curve]
+    for n in range(1, 4001):
+        before = max(b for b in listed if b <= n)
+        assert ref[n] == next(p["accuracy"] for p in curve if p["budget"] == before), n
+    huge = budget_curve([item(True, 5), item(False, 10**5)], max_budget=10**10)
+    assert huge == [{"budget": 1, "accuracy": 0.0}, {"budget": 5, "accuracy": 0.5},
+                    {"budget": 10**5, "accuracy": 0.5}, {"budget": 10**10, "accuracy": 0.5}]  # fmt: skip
+    assert len(budget_curve([item(True, s) for s in range(0, 10**5, 7)])) <= 10**5 // 7 + 2
+    # up to DENSE_BUDGET_POINTS budgets, every budget is listed
+    assert [p["budget"] for p in budget_curve([item(True, 100)])] == list(range(1, 101))
+    assert [p["budget"] for p in budget_curve([item(True, 101)])] == [1, 101]
+
+
 def test_wasted_effort_ratio():
     items = [item(True, 2), item(True, 4), item(False, 9, "retrieval"), item(False, 3, "navigation")]
     items.append(item(False, None))

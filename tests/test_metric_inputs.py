@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import doctest
 import json
 
 import pytest
 
-from madqa.metric import inputs
+from madqa.metric import inputs, jsonl
 from madqa.metric.inputs import (
     InputError,
     parse_calibration,
@@ -93,9 +94,54 @@ def test_empty_file_and_non_object_lines():
 def test_error_message_is_one_line_and_bounded():
     text = "\n".join(line(id=f"q{i}", answer={"bad": i}) for i in range(25))
     err = error_of(text)
-    assert len(err.problems) == 25
+    assert (err.count, len(err.problems)) == (25, jsonl.MAX_REPORTED_PROBLEMS)
     assert "\n" not in str(err)
-    assert str(err).endswith("… and 15 more problem(s)")
+    assert str(err).endswith("… and 5 more problem(s)")
+
+
+def test_error_message_stays_small_for_huge_files_and_values():
+    # issue #10: a 10^5-duplicate-line file gave a 1.2 MB message; huge values are quoted cut short
+    bad = "\n".join([line(answer={"a": 1})] * 100_000)
+    err = error_of(bad)
+    assert err.count == 100_000 and len(err.problems) == 20
+    assert len(str(err)) < 4000 and str(err).endswith("… and 99980 more problem(s)")
+    huge = error_of(line(citations=[{"document": "a.pdf", "page": "x" * 1_000_000}]))
+    assert len(str(huge)) <= jsonl.MAX_PROBLEM_CHARS
+    assert "got 'xxx" in str(huge) and "(1000002 characters)" in str(huge)
+    assert "a list of 5000 items" in str(error_of(line(id=list(range(5000)))))
+    direct = InputError([f"x.jsonl line {i}: bad " + "y" * 1000 for i in range(100_000)])  # as matching raises it
+    assert (direct.count, len(direct.problems)) == (100_000, 20) and len(str(direct)) < 7000
+    assert all(len(p) == jsonl.MAX_PROBLEM_CHARS and p.endswith("…") for p in direct.problems)
+    collected = jsonl.Problems()  # the parser keeps 20 problems in memory, not 10^5
+    for i in range(1000):
+        collected.add(InputError(f"line {i}: bad"))
+    assert (len(collected.kept), collected.count) == (20, 1000)
+
+
+def test_lines_split_on_newline_only():
+    # U+2028/U+2029/U+0085 are valid raw inside a JSON string; str.splitlines would cut the line there
+    for sep in ("\u2028", "\u2029", "\x85"):
+        first = json.dumps({"id": "q1", "answer": [f"a{sep}b"]}, ensure_ascii=False)
+        assert sep in first
+        preds = parse_results_text(first + "\r\n" + line(id="q2") + "\n", "r.jsonl")
+        assert [p.answer for p in preds] == [(f"a{sep}b",), ("x",)] and [p.line for p in preds] == [1, 2]
+        err = error_of(first + "\r\n" + line(id="q2", steps="bad"))  # a later line keeps its number
+        assert err.problems == ["r.jsonl line 2: field 'steps' must be a non-negative integer, got 'bad'"]
+    # the other splitlines separators are control characters: invalid raw in JSON, reported on their own line
+    for sep in ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e"):
+        text = line(id="q1") + "\n" + '{"id": "q2", "answer": ["a' + sep + 'b"]}' + "\n" + line(id="q3")
+        err = error_of(text)
+        assert err.count == 1 and err.problems[0].startswith("r.jsonl line 2: invalid JSON (Invalid control"), sep
+
+
+def test_unicode_digit_pages_are_input_errors():
+    for bad in ("²", "٣", "５", "1²", "1_0"):
+        err = error_of(line(citations=[{"document": "a.pdf", "page": bad}]))
+        assert str(err) == f"r.jsonl line 1: citations[0]: page must be a positive integer, got {bad!r}"
+    assert one(citations=[{"document": "a.pdf", "page": "12"}]).citations == (Citation("a.pdf", 12),)
+    assert "above the limit of 100000" in str(error_of(line(citations=[{"document": "a", "page": "9" * 20}])))
+    too_many_digits = line(citations=[{"document": "a", "page": "9" * 5000}])  # int() would refuse 5000 digits
+    assert "must be a positive integer, got '999" in str(error_of(too_many_digits))
 
 
 def test_int_ids_are_text():
@@ -156,3 +202,7 @@ def test_calibration_labels():
 def test_module_has_no_file_io():
     source = open(inputs.__file__, encoding="utf-8").read()
     assert "open(" not in source and "read_text" not in source
+
+
+def test_jsonl_doctests():
+    assert doctest.testmod(jsonl).failed == 0

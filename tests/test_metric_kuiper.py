@@ -164,3 +164,38 @@ def test_report_excludes_items_without_effort():
 
 def test_doctests():
     assert doctest.testmod(kuiper_module).failed == 0
+
+
+def file_order_case(n: int = 40):
+    """``n`` items of equal effort; in the file all correct lines come first, in gold order they alternate."""
+    gold = parse_references(
+        [{"id": f"g{i}", "question": f"Q{i}", "answer_variants": [["a"]], "evidence": [{"document": "d", "page": 1}]}
+         for i in range(n)], "gold")  # fmt: skip
+    correct_first = [i for i in range(n) if i % 2 == 0] + [i for i in range(n) if i % 2 == 1]
+    text = "\n".join(json.dumps({"id": f"g{i}", "answer": ["a" if i % 2 == 0 else "b"], "steps": 3})
+                     for i in correct_first)  # fmt: skip
+    return gold, parse_results_text(text, "r.jsonl")
+
+
+def test_file_order_statistic_and_bootstrap_follow_the_file():
+    # File order: 20 correct lines then 20 wrong, one effort value. D rises to 20 - 20 * 20/40 = 10 and falls
+    # back, so K = 10 (K/N = 1/4). In gold order (alternating) K would be 0.5; block order gives 0.
+    gold, preds = file_order_case()
+    report = evaluate_predictions(preds, gold, kuiper_order="file", n_resamples=500, seed=1)
+    assert report["kuiper"] == pytest.approx(10.0) and report["kuiper_normalized"] == pytest.approx(0.25)
+    assert max(report["kuiper_curve"]["d"]) == pytest.approx(10.0)
+    assert evaluate_predictions(preds, gold, n_resamples=10)["kuiper"] == 0.0
+    # A resample keeps file order, so with a correct and b wrong draws its K is a * b / 40 (all correct first):
+    # about 9 to 10. A bootstrap that shuffled ties or used gold order would give K of about 1 to 3.
+    low, high = report["kuiper_ci"]
+    assert 7.5 <= low <= high <= 10.0
+    idx = np.random.default_rng(1).integers(0, 40, size=(500, 40))  # the same seeded draws
+    a = np.array([1] * 20 + [0] * 20)[idx].sum(axis=1)
+    assert [low, high] == pytest.approx(list(np.quantile(a * (40 - a) / 40, [0.025, 0.975])))
+    # the same through the function, with arrays in gold order and the file positions given
+    y_gold = np.array([1 - i % 2 for i in range(40)])
+    position = np.array([i // 2 if i % 2 == 0 else 20 + i // 2 for i in range(40)])
+    effort = np.full(40, 3)
+    assert kuiper_statistic(effort, y_gold, "file", position) == pytest.approx(10.0)
+    assert kuiper_statistic(effort, y_gold, "file") == pytest.approx(0.5)  # gold order: a different number
+    assert kuiper_bootstrap(effort, y_gold, "file", position, n_resamples=500, seed=1) == (low, high)

@@ -69,6 +69,18 @@ def test_question_text_fallback_only_without_id_and_counted():
     assert report["matched_by_question"] == 1 and report["accuracy"] == pytest.approx(1 / 5)
 
 
+def test_id_less_lines_with_no_exact_question_are_unknown_not_accepted():
+    # Near misses of a gold question never match (the Space refuses a file with any unknown line)
+    near = ["what is a?", "What is A", "What is A?!", "What is", "What is A? Really?", "Q: What is A?", "What is D?"]
+    preds = results(*({"question": q, "answer": ["1"], "steps": 1} for q in near))
+    m = match_predictions(preds, GOLD)
+    assert m.matched_by_question == 0 and all(p is None for p in m.predictions)
+    assert [u.split(":", 1)[0] for u in m.unknown] == [f"unknown question (line {i})" for i in range(1, 8)]
+    report = evaluate_predictions(preds, GOLD)
+    assert (report["n_predicted"], report["n_unknown"], report["accuracy"]) == (0, 7, 0.0)
+    assert report["unknown_ids"][0] == "unknown question (line 1): 'what is a?'"
+
+
 def test_duplicate_through_question_text():
     preds = results({"id": "g0", "answer": ["1"]}, {"question": "What is A?", "answer": ["1"]})
     with pytest.raises(InputError, match="gold id 'g0' is predicted more than once \\(line 1, line 2\\)"):

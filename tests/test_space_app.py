@@ -20,7 +20,10 @@ from gradio_client import Client, handle_file  # noqa: E402
 from smolagents import ChatMessage, MessageRole, Model  # noqa: E402
 from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction  # noqa: E402
 
-FORM = ["sys", "tester", "agent", "model", "t@example.org", "none", "none", "1 CPU-minute"]
+#: A submitter's contact is stored but must never reach a visitor: it is checked like a test label.
+CONTACT = "contact-secret-5b1e@example.org"
+FORM = ["sys", "tester", "agent", "model", CONTACT, "none", "none", "1 CPU-minute"]
+FORM_KEYS = ["system", "submitter", "agent", "model", "contact", "models_used", "training_data", "compute"]
 FAKE_ANSWER = "fake-answer-xyz"
 FAKE_SPEC = "py:test_space_app:fake_model"
 
@@ -71,6 +74,10 @@ def app(layout, tmp_path_factory) -> Iterator[dict[str, Any]]:
         "MADQA_SPACE_AGENT_MODEL": FAKE_SPEC,
     })  # fmt: skip
     services = create_services(config, seed=True)
+    from madqa.space.submission import clean_form  # a row with a contact exists before the page config is built
+
+    early = "".join(json.dumps({"id": r["id"], "answer": ["early"]}) + "\n" for r in gold_rows(layout))
+    services.scorer.submit_text(early, clean_form(dict(zip(FORM_KEYS, ["early sys", *FORM[1:]]))))
     port = free_port()
     demo = launch(services, port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
@@ -153,8 +160,34 @@ def test_no_test_label_in_any_endpoint_output(app, layout, tmp_path: Path) -> No
         response = httpx.get(base + route, timeout=30)
         assert response.status_code >= 400, route
         text += "\n" + response.text
-    leaked = [s for s in secrets if s in text]
-    assert not leaked, f"test labels leaked: {leaked[:5]}"
+    text += "\n" + unnamed_handler_outputs(client)
+    config = ""
+    for route in ("/config", "/gradio_api/info", "/gradio_api/info?all_endpoints=true"):  # what every visitor gets
+        response = httpx.get(base + route, timeout=30)
+        assert response.status_code == 200, route
+        config += "\n" + response.text
+    assert any(s.form["contact"] == CONTACT for s in app["services"].store.submissions())  # stored: it could leak
+    leaked = [s for s in [*secrets, CONTACT] if s in text]
+    # the page config names components (e.g. "CheckboxGroup"), so labels count there as whole words only
+    leaked += [s for s in [*secrets, CONTACT] if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", config)]
+    assert not leaked, f"test labels or a contact leaked: {leaked[:5]}"
+
+
+def unnamed_handler_outputs(client: Client) -> str:
+    """Outputs of every event handler the API hides (``api_name=False``): a browser, or anyone, can call them."""
+    outputs = []
+    for index, dep in enumerate(client.config["dependencies"]):
+        fn = dep.get("id", index)
+        endpoint = client.endpoints.get(fn)
+        if endpoint is None or endpoint.is_valid or dep.get("backend_fn") is False:
+            continue
+        endpoint.is_valid = True  # the client refuses private handlers; the server does not
+        try:
+            outputs.append(json.dumps(client.predict(*([None] * len(dep["inputs"])), fn_index=fn), default=str))
+        except Exception as exc:  # noqa: BLE001 - a handler may refuse None inputs; its message is checked too
+            outputs.append(f"{type(exc).__name__}: {exc}")
+    assert outputs, "no unnamed handler was called"
+    return "\n".join(outputs)
 
 
 def test_twenty_concurrent_submissions_each_scored_right(app, layout, tmp_path: Path) -> None:

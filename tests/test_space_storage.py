@@ -110,19 +110,22 @@ def test_form_checks() -> None:
         clean_form({**FORM, "model": "m" * 1000})
 
 
-def test_rate_limit_per_key_and_window() -> None:
-    from madqa.space.submission import RateLimiter, SubmissionError
+def test_rate_limit_per_key_and_window(scorer, layout) -> None:
+    from madqa.space.submission import RateLimiter, SubmissionError, clean_form
 
     now = [0.0]
     limiter = RateLimiter(2, 60, clock=lambda: now[0])
-    limiter.check("ip:a")
-    limiter.check("ip:a")
+    rows = gold(layout)
+    for n in (1, 2):
+        scorer.submit_text(results(rows, n), clean_form(FORM), identity="ip:a", limiter=limiter)
     with pytest.raises(SubmissionError, match="rate limit"):
-        limiter.check("ip:a")
-    limiter.check("ip:b")
-    now[0] = 61.0
-    limiter.check("ip:a")
-    RateLimiter(0, 60).check("x")  # 0 disables
+        scorer.submit_text(results(rows, 3), clean_form(FORM), identity="ip:a", limiter=limiter)
+    scorer.submit_text(results(rows, 3), clean_form(FORM), identity="ip:b", limiter=limiter)
+    now[0] = 60.0
+    scorer.submit_text(results(rows, 4), clean_form(FORM), identity="ip:a", limiter=limiter)
+    unlimited = RateLimiter(0, 60)
+    for n in (5, 6, 7):  # 0 disables
+        scorer.submit_text(results(rows, n), clean_form(FORM), identity="ip:a", limiter=unlimited)
 
 
 def test_hub_mirror_pushes_with_fake_api_and_board_rebuilds(scorer, layout, tmp_path: Path) -> None:
@@ -165,7 +168,8 @@ def test_board_columns_come_from_metrics_and_best_is_marked(scorer, layout) -> N
 
     empty = board_frame([])
     assert list(empty.columns) == board_columns() and empty.empty
-    labels = {m.label for m in METRICS if m.key not in ("accuracy_raw", "kuiper_normalized")}
+    hidden = ("accuracy_raw", "kuiper_normalized", "wasted_effort_ratio")  # the last: per-item signal (disclosure)
+    labels = {m.label for m in METRICS if m.key not in hidden}
     assert labels <= set(board_columns())
     rows = gold(layout)
     for n, name in ((10, "mid"), (len(rows), "top"), (0, "floor")):
@@ -178,15 +182,18 @@ def test_board_columns_come_from_metrics_and_best_is_marked(scorer, layout) -> N
 
 
 def test_plots_draw_three_panels(scorer, layout) -> None:
-    from madqa.space.plots import cascade, plot_systems
+    from madqa.space.disclosure import cascade_shares
+    from madqa.space.plots import plot_data, plot_systems
     from madqa.space.submission import clean_form
 
     rows = gold(layout)
     acc = scorer.submit_text(results(rows, 7), clean_form(FORM))
     fig = plot_systems(scorer.store, [acc.id, 12345])
-    assert len(fig.axes) == 3 and fig.axes[0].lines
-    doc, page, correct = cascade(scorer.store.item_scores(acc.id))
-    assert doc >= page >= correct == pytest.approx(7 / len(rows))
+    assert len(fig.axes) == 3 and fig.axes[0].patches and fig.axes[2].patches
+    shares = cascade_shares(scorer.store.item_scores(acc.id))
+    assert shares["found_doc"] >= shares["found_page"] >= shares["correct"] == pytest.approx(7 / len(rows))
+    (drawn,) = plot_data(scorer.store, [acc.id, 12345])
+    assert drawn["cascade"] == [pytest.approx(100 * shares[k]) for k in ("found_doc", "found_page", "correct")]
     assert len(plot_systems(scorer.store, []).axes) == 3
 
 
@@ -283,7 +290,7 @@ def test_rate_limit_key_prefers_the_hf_user_over_the_ip() -> None:
 
     request = SimpleNamespace(client=SimpleNamespace(host="10.1.2.3"))
     assert user_key(request, None) == "ip:10.1.2.3"
-    assert user_key(request, SimpleNamespace(username="alice")) == "user:alice"
+    assert user_key(request, SimpleNamespace(username="alice")) == "hf:alice"
     assert user_key(None, None) == "ip:unknown"
 
 

@@ -1,0 +1,170 @@
+"""Who submits, under which names, and how often: form cleaning, reserved names, identity keys, the rate policy.
+
+Decisions (issue #10):
+
+* **Names** are NFKC-normalised (full-width ``Ｂａｓｅｌｉｎｅ`` becomes ``Baseline``) and their whitespace collapsed.
+  Invisible characters are refused in every field: Unicode format characters (category ``Cf``: zero-width
+  spaces and joiners, the bidi controls U+202A–U+202E and U+2066–U+2069, U+FEFF…), line/paragraph separators,
+  private-use, surrogate and unassigned code points, and the few invisible *letters* (Hangul fillers, braille
+  blank). The message names the code point and the field.
+* **Reserved names**: the maintainers' baseline system names and submitter names, and anything that starts with
+  ``baseline`` (systems) or ``madqa``/``maintainer`` (submitters), are refused for user submissions. Names are
+  compared by :func:`name_key` (NFKC, a small Cyrillic/Greek→Latin lookalike fold, casefold, whitespace collapse).
+  Every row also shows its origin on the board, so a lookalike that slips through still reads "self-reported".
+* **Identity** (the rate-limit and idempotency key): the logged-in Hub user on a Space (login is required there);
+  locally the *direct* peer address. Forwarded headers are never read here; uvicorn rewrites the peer from
+  ``X-Forwarded-For`` only for the proxies listed in ``MADQA_SPACE_TRUSTED_PROXIES`` (see ``app.launch``).
+* **Rate limit**: at most ``limit`` *accepted* submissions per identity in a sliding window, persisted in the
+  database (table ``accepted_events``) and checked twice: before scoring (cheap refusal) and again inside the
+  transaction that stores the submission, so concurrent submissions can never exceed it. Rejected files never
+  count. The clock is injectable (tests use a fake one).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .storage import FORM_FIELDS, RateRule
+
+
+class SubmissionError(ValueError):
+    """A rejected submission; ``str()`` is the user-facing message."""
+
+
+#: Form fields a submitter must fill in, with their labels (``submitter`` may come from the HF login).
+REQUIRED_FIELDS: dict[str, str] = {
+    "system": "system name", "model": "model", "agent": "agent", "contact": "contact",
+    "models_used": "models used", "training_data": "training-data statement", "compute": "compute budget",
+}  # fmt: skip
+#: Short name fields: NFKC + whitespace collapsed (free-text fields keep their tabs and newlines).
+NAME_FIELDS: tuple[str, ...] = ("system", "submitter", "agent", "model")
+MAX_FIELD_CHARS = 300
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_REFUSED_CATEGORIES = {"Cf": "invisible formatting", "Zl": "line separator", "Zp": "paragraph separator",
+                       "Co": "private-use", "Cs": "surrogate", "Cn": "unassigned"}  # fmt: skip
+#: Letters that render as nothing (category Lo/So, so not caught by the categories above).
+_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+#: Latin lookalikes from Cyrillic and Greek, folded before names are compared (not a full confusables table).
+_LOOKALIKES = str.maketrans("АВЕКМНОРСТХаеорсухіјѕԁɡΑΒΕΖΗΙΚΜΝΟΡΤΥΧοκνρτυχ",
+                            "ABEKMHOPCTXaeopcyxijsdgABEZHIKMNOPTYXoknptux")  # fmt: skip
+
+#: System names of the maintainers' baselines (``seed.baseline_runs`` uses exactly these).
+BASELINE_SYSTEMS: tuple[str, ...] = (
+    "Baseline: no answer (floor)", "Baseline: BM25 top-1 page, no answer", "Baseline: BM25 top-3 pages, no answer",
+    "Baseline: BM25 top-1 page + dev-majority answer",
+)  # fmt: skip
+#: Submitter name of the maintainers' rows.
+MAINTAINER_SUBMITTER = "madqa baselines"
+_RESERVED_SYSTEM = re.compile(r"^baselines?\b")
+_RESERVED_SUBMITTER = re.compile(r"^(madqa|maintainers?|baselines?)\b")
+
+
+def name_key(text: str) -> str:
+    """The comparison key of a name: NFKC, lookalike fold, casefold, whitespace collapsed."""
+    folded = unicodedata.normalize("NFKC", text).translate(_LOOKALIKES).casefold()
+    return " ".join(folded.split())
+
+
+def is_reserved(field: str, value: str) -> bool:
+    """Whether ``value`` is reserved for the maintainers in form field ``field`` (``system`` or ``submitter``)."""
+    key = name_key(value)
+    if field == "system":
+        return key in {name_key(s) for s in BASELINE_SYSTEMS} or bool(_RESERVED_SYSTEM.match(key))
+    if field == "submitter":
+        return key == name_key(MAINTAINER_SUBMITTER) or bool(_RESERVED_SUBMITTER.match(key))
+    return False
+
+
+def _refused_char(text: str) -> str | None:
+    for ch in text:
+        what = _REFUSED_CATEGORIES.get(unicodedata.category(ch))
+        if what is None and ch in _INVISIBLE_LETTERS:
+            what = "invisible"
+        if what is not None:
+            return f"{what} character U+{ord(ch):04X}"
+    return None
+
+
+def clean_form(form: Mapping[str, Any], *, maintainer: bool = False) -> dict[str, str]:
+    """Normalised form values.
+
+    Args:
+        form: the raw form (missing optional fields become ``""``, an empty submitter ``anonymous``).
+        maintainer: allow the reserved names (seed baselines and maintainers' own calls only).
+
+    Raises:
+        SubmissionError: a required field is empty, a value is too long, holds control or invisible characters,
+            or uses a reserved name.
+    """
+    out: dict[str, str] = {}
+    for key in FORM_FIELDS:
+        value = form.get(key)
+        label = REQUIRED_FIELDS.get(key, key)
+        text = unicodedata.normalize("NFKC", "" if value is None else str(value))
+        if _CONTROL.search(text):
+            raise SubmissionError(f"form: the field '{label}' contains control characters")
+        refused = _refused_char(text)
+        if refused:
+            raise SubmissionError(f"form: the field '{label}' contains the {refused}; type it plainly")
+        text = " ".join(text.split()) if key in NAME_FIELDS else text.strip()
+        if key in REQUIRED_FIELDS and not text:
+            raise SubmissionError(f"form: the field '{label}' is required")
+        if len(text) > MAX_FIELD_CHARS:
+            raise SubmissionError(f"form: the field '{label}' is longer than {MAX_FIELD_CHARS} characters")
+        out[key] = text
+    out["submitter"] = out["submitter"] or "anonymous"
+    if not maintainer:
+        for key in ("system", "submitter"):
+            if is_reserved(key, out[key]):
+                raise SubmissionError(f"form: the {REQUIRED_FIELDS.get(key, key)} {out[key]!r} is reserved for the "
+                                      "maintainers' baselines; choose another name")  # fmt: skip
+    return out
+
+
+def peer_key(request: Any) -> str:
+    """``ip:<address>`` of the request's client as the server sees it (never a header), ``ip:unknown`` if none."""
+    host = getattr(getattr(request, "client", None), "host", None) if request is not None else None
+    return f"ip:{host or 'unknown'}"
+
+
+def identity_key(request: Any, profile: Any, *, login_required: bool = False) -> str:
+    """Who is submitting: ``hf:<user>`` when logged in to the Hub, else the direct peer address.
+
+    Raises:
+        SubmissionError: ``login_required`` (on a Space) and nobody is logged in.
+    """
+    username = getattr(profile, "username", None) if profile is not None else None
+    if username:
+        return f"hf:{username}"
+    if login_required:
+        raise SubmissionError("log in with your Hugging Face account (the button at the top of the page) to "
+                              "submit: submissions are counted per Hub user")  # fmt: skip
+    return peer_key(request)
+
+
+@dataclass
+class RateLimiter:
+    """At most ``limit`` *accepted* submissions per identity within ``window_s`` seconds (``limit`` 0 disables it).
+
+    The events live in the database (see :meth:`SubmissionStore.add`); this object only holds the policy and the
+    clock (``time.time`` by default: wall time, because the events outlive the process).
+    """
+
+    limit: int
+    window_s: float
+    clock: Callable[[], float] = time.time
+
+    def rule(self, key: str) -> RateRule:
+        """The rule the store enforces for ``key`` at this instant."""
+        return RateRule(key=key, limit=self.limit, window_s=float(self.window_s), now=float(self.clock()))
+
+    @staticmethod
+    def message(limit: int, window_s: float, wait_s: float) -> str:
+        """The user-facing refusal."""
+        return (f"rate limit: at most {limit} accepted submissions per {int(window_s)} s; "
+                f"try again in {max(1, int(wait_s + 0.999))} s (nothing was stored)")  # fmt: skip

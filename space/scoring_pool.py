@@ -1,0 +1,200 @@
+"""Scoring off the request threads: a few long-lived processes, a CPU-time budget per submission, a bounded queue.
+
+Why: scoring in a request thread holds the GIL, so one costly upload slows every board view, and nothing stops a
+file that is legal but expensive. Here each submission is scored by one of ``workers`` spawned processes (they hold
+the test references, loaded once), under ``RLIMIT_CPU`` re-armed per submission and an address-space limit. A
+submission that exhausts its budget kills only its process (replaced at once) and is rejected with a clear message;
+nothing is stored. At most ``workers`` submissions are scored at a time; the others wait up to ``queue_timeout_s``
+for a free process and are then told the Space is busy (their quota untouched, nothing stored).
+
+Judge mode is not sent here (the judge model and its cache live in the server process); the parser's caps bound
+its cost.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import queue
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .submission import SubmissionError
+
+logger = logging.getLogger(__name__)
+
+#: Shown when a submission's scoring ran out of CPU time or memory (nothing label-derived in it).
+BUDGET_MESSAGE = ("scoring this file used more than the Space's budget of {cpu_s} CPU seconds or {mem_mb} MB; "
+                  "nothing was stored. Shorten the answers or contact the maintainers.")  # fmt: skip
+BUSY_MESSAGE = ("the Space is busy scoring other submissions; nothing was stored and your quota is untouched. "
+                "Retry soon.")
+
+
+BASE_CPU_S = 30
+CPU_S_PER_ITEM = 0.25
+
+
+@dataclass(frozen=True)
+class PoolLimits:
+    """Limits of the scoring processes.
+
+    Attributes:
+        workers: scoring processes, i.e. submissions scored at the same time.
+        cpu_s: CPU seconds one submission may use (``RLIMIT_CPU``, re-armed per submission); 0 = automatic:
+            :data:`BASE_CPU_S` plus :data:`CPU_S_PER_ITEM` per test item, twice the cost of the costliest legal
+            line measured (answers at the parser's caps: ~110 ms of ANLS* per line on this project's CI machine).
+        memory_mb: address-space limit of a scoring process (``RLIMIT_AS``).
+        queue_timeout_s: how long a submission waits for a free process before it is turned away.
+        wall_s: wall-clock backstop per submission (the process is killed past it).
+    """
+
+    workers: int = 1
+    cpu_s: int = 0
+    memory_mb: int = 3072
+    queue_timeout_s: float = 120.0
+    wall_s: float = 300.0
+
+
+def _set_cpu_budget(resource: Any, cpu_s: int) -> None:
+    used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+    soft = int(used) + cpu_s + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY and soft > hard:
+        soft = hard
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _worker_main(conn: Any, references: Sequence[Any], other_split_ids: Mapping[str, str], n_resamples: int,
+                 limits: PoolLimits) -> None:  # pragma: no cover - runs in the scoring process
+    """Score texts received on ``conn`` until it closes.
+
+    Each reply is ``("ok", report, items)``, ``("error", message)``, ``("budget",)`` or ``("internal", detail)``.
+    """
+    import resource
+
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"  # one scoring process = one core; BLAS threads would also inflate RLIMIT_AS
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    from .submission import evaluate_results
+
+    test_ids = {r.id for r in references}
+    if references:  # warm-up: every lazy import happens before the address-space limit
+        import json
+
+        warm = json.dumps({"id": references[0].id, "answer": ["warm-up"], "citations": [], "steps": 1})
+        try:
+            evaluate_results(warm, references, test_ids, other_split_ids, n_resamples=1)
+        except SubmissionError:
+            pass
+    mem = limits.memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    while True:
+        try:
+            text = conn.recv()
+        except EOFError:
+            return
+        _set_cpu_budget(resource, limits.cpu_s)
+        try:
+            report, items = evaluate_results(text, references, test_ids, other_split_ids, n_resamples=n_resamples)
+            reply: tuple[Any, ...] = ("ok", report, items)
+        except SubmissionError as exc:
+            reply = ("error", str(exc))
+        except MemoryError:
+            reply = ("budget",)
+        except Exception as exc:  # noqa: BLE001 - a bug, not the user's mistake: the parent logs it, shows no detail
+            reply = ("internal", f"{type(exc).__name__}: {exc}")
+        del text
+        conn.send(reply)
+
+
+class _Worker:
+    """One scoring process and the parent's end of its pipe."""
+
+    def __init__(self, ctx: Any, args: tuple[Any, ...]) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, *args), daemon=True, name="madqa-scoring")
+        self.proc.start()
+        child.close()
+
+    def stop(self) -> None:
+        try:
+            self.conn.close()
+        finally:
+            if self.proc.is_alive():
+                self.proc.kill()
+            self.proc.join(timeout=5)
+
+
+class ScoringPool:
+    """``workers`` scoring processes for one set of test references; thread-safe.
+
+    Args:
+        references: the labelled test items (sent once to each process).
+        other_split_ids: public ids of other splits, for better rejection messages.
+        n_resamples: Kuiper bootstrap resamples.
+        limits: the processes' limits.
+    """
+
+    def __init__(self, references: Sequence[Any], other_split_ids: Mapping[str, str] | None = None, *,
+                 n_resamples: int = 1000, limits: PoolLimits | None = None) -> None:  # fmt: skip
+        limits = limits or PoolLimits()
+        if limits.cpu_s <= 0:
+            limits = replace(limits, cpu_s=int(BASE_CPU_S + CPU_S_PER_ITEM * len(references)))
+        self.limits = limits
+        self._args = (list(references), dict(other_split_ids or {}), n_resamples, self.limits)
+        self._ctx = mp.get_context("spawn")  # never fork the threaded server
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self.killed = 0  #: processes lost to a budget or a crash (and replaced)
+        for _ in range(max(1, self.limits.workers)):
+            self._idle.put(_Worker(self._ctx, self._args))
+
+    def evaluate(self, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Score ``text`` in a free process; returns ``(public report, items)``.
+
+        Raises:
+            SubmissionError: the file is invalid, the queue is full, or the budget ran out.
+        """
+        if self._closed:
+            raise SubmissionError(BUSY_MESSAGE)
+        try:
+            worker = self._idle.get(timeout=self.limits.queue_timeout_s)
+        except queue.Empty:
+            raise SubmissionError(BUSY_MESSAGE) from None
+        healthy = False
+        try:
+            worker.conn.send(text)
+            if not worker.conn.poll(self.limits.wall_s):
+                raise EOFError("wall-clock backstop")
+            reply = worker.conn.recv()
+            healthy = True
+        except (EOFError, OSError, BrokenPipeError) as exc:
+            logger.warning("scoring process lost (%s); replacing it", exc)
+            reply = ("budget",)
+        finally:
+            if not healthy:
+                worker.stop()
+                with self._lock:
+                    self.killed += 1
+                worker = _Worker(self._ctx, self._args)
+            self._idle.put(worker)
+        if reply[0] == "ok":
+            return reply[1], reply[2]
+        if reply[0] == "error":
+            raise SubmissionError(reply[1])
+        if reply[0] == "internal":
+            raise RuntimeError(f"scoring process failed: {reply[1]}")
+        raise SubmissionError(BUDGET_MESSAGE.format(cpu_s=self.limits.cpu_s, mem_mb=self.limits.memory_mb))
+
+    def close(self) -> None:
+        """Stop every process (idle ones now; busy ones are not waited for)."""
+        self._closed = True
+        while True:
+            try:
+                self._idle.get_nowait().stop()
+            except queue.Empty:
+                return

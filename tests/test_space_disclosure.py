@@ -1,0 +1,124 @@
+"""No per-item signal from test submissions: what the Space shows depends on whole-submission aggregates only.
+
+The attack (issue 10): submit every test id with a distinct ``steps`` value, then read the cumulative-difference or
+budget curve of the submission back: each step of the curve is one item's correctness. The argument of
+``space/disclosure.py`` is checked here as a differential test: two submissions that differ in *which* items are
+correct, but not in any whole-submission aggregate, must look exactly the same in everything a participant can
+reach (stored report, board row, acceptance message, plot data and the drawn figure).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from madqa.cli.bench_space import synthetic_references
+from madqa.metric.inputs import parse_results_text
+from madqa.metric.report import build_report, score_predictions
+from madqa.space.disclosure import MIN_GROUP, public_report
+from madqa.space.leaderboard import row_of
+from madqa.space.plots import plot_data, plot_systems
+from madqa.space.storage import SubmissionStore
+from madqa.space.submission import Scorer, format_accepted
+
+N = 48
+FORM = {"system": "probe", "submitter": "attacker", "agent": "a", "model": "m", "contact": "c",
+        "models_used": "m", "training_data": "none", "compute": "none"}  # fmt: skip
+
+
+def _lines(refs: list[Any], correct: set[int]) -> str:
+    """Every test id, steps = position + 1 (all distinct), the same citations, answers right exactly on ``correct``."""
+    rows = []
+    for i, r in enumerate(refs):
+        answer = r.answer_variants[0][0] if i in correct else "wrong"
+        rows.append({"id": r.id, "answer": [answer], "steps": i + 1,
+                     "citations": [{"document": r.evidence[0].document, "page": r.evidence[0].page}]})  # fmt: skip
+    return "".join(json.dumps(x) + "\n" for x in rows)
+
+
+def _full_report(refs: list[Any], text: str, n_resamples: int = 50) -> dict[str, Any]:
+    run = score_predictions(parse_results_text(text, "r.jsonl"), refs)
+    return build_report(run, refs, n_resamples=n_resamples)
+
+
+def _twin_submissions(refs: list[Any]) -> tuple[str, str]:
+    """Two files with equal aggregates (accuracy, F1, Kuiper) but different correct items.
+
+    The Kuiper statistic and its bootstrap CI are allow-listed single numbers that do depend on the arrangement
+    (the module docstring of ``space/disclosure.py`` counts them); the twins are chosen with equal statistics, and
+    every view except the Kuiper CI must be identical.
+    """
+    # a long run of right answers first: the curve's extremes sit there, so swapping two neighbours later on
+    # changes the curve but not its range (the Kuiper statistic)
+    base = set(range(12)) | {i for i in range(12, N) if i % 2 == 0}
+    full_a = _full_report(refs, _lines(refs, base))
+    for i in range(N - 1):  # swap the outcome of two neighbours in effort order
+        if (i in base) == (i + 1 in base) or refs[i].hop_type != refs[i + 1].hop_type:
+            continue  # same hop group: group accuracies by (hidden) hop type are allow-listed aggregates
+        twin = base ^ {i, i + 1}
+        full_b = _full_report(refs, _lines(refs, twin))
+        if full_b["kuiper"] == full_a["kuiper"]:
+            # the unreduced report does carry the per-item signal: the curves differ
+            assert full_a["kuiper_curve"] != full_b["kuiper_curve"]
+            assert full_a["budget_curve"] != full_b["budget_curve"]
+            return _lines(refs, base), _lines(refs, twin)
+    raise AssertionError("no twin pair found")  # pragma: no cover - the construction above always finds one
+
+
+@pytest.fixture()
+def refs() -> list[Any]:
+    return synthetic_references(N)
+
+
+def test_public_report_keeps_aggregates_only(refs) -> None:
+    full = _full_report(refs, _lines(refs, {0, 5, 9}))
+    public = public_report(full, [{"doc_f1": 1.0, "page_f1": 0.0, "correct": True}, {}])
+    for dropped in ("kuiper_curve", "budget_curve", "missing_ids", "unknown_ids", "items", "wasted_effort_ratio"):
+        assert dropped not in public
+    assert public["accuracy"] == full["accuracy"] and public["kuiper"] == full["kuiper"]
+    assert public["cascade"] == {"found_doc": 0.5, "found_page": 0.0, "correct": 0.5}
+    # groups under MIN_GROUP items disappear with their size; larger ones keep n and accuracy only
+    sizes = {g: s["n"] for g, s in full["by_hop"].items()}
+    assert {g for g, n in sizes.items() if n >= MIN_GROUP} == set(public["by_hop"])
+    assert all(set(s) == {"n", "accuracy", "accuracy_ci"} for s in public["by_hop"].values())
+    assert public_report(public) == public  # idempotent (old rows are reduced again when read)
+    assert public_report({**full, "some_future_curve": [1, 0, 1]}).get("some_future_curve") is None
+
+
+def test_two_submissions_differing_only_in_which_items_are_right_look_identical(refs, tmp_path: Path) -> None:
+    text_a, text_b = _twin_submissions(refs)
+    store = SubmissionStore(tmp_path / "db.sqlite")
+    scorer = Scorer(refs, store, n_resamples=50)
+    acc_a = scorer.submit_text(text_a, {**FORM, "system": "probe"})
+    acc_b = scorer.submit_text(text_b, {**FORM, "system": "probe"})
+    subs = {s.id: s for s in store.submissions()}
+    def masked(d: dict[str, Any], *keys: str) -> dict[str, Any]:
+        return {k: v for k, v in d.items() if k not in (*keys, "kuiper_ci", "kuiper_ci_normalized", "Kuiper CI")}
+
+    # the stored report (what every view reads) is identical
+    assert masked(subs[acc_a.id].report) == masked(subs[acc_b.id].report)
+    # the acceptance message differs only in the submission number and the board's size
+    def message(acc: Any) -> str:
+        return format_accepted(acc).replace(f"#{acc.id}", "#N").replace(f"of {acc.total}", "of T")
+
+    assert message(acc_a) == message(acc_b)
+    row_a, row_b = row_of(subs[acc_a.id]), row_of(subs[acc_b.id])
+    assert masked(row_a, "#") == masked(row_b, "#")
+    da, db = plot_data(store, [acc_a.id]), plot_data(store, [acc_b.id])
+    assert [masked(d, "id", "label") for d in da] == [masked(d, "id", "label") for d in db]
+    # the per-item scores are stored (server side) and do differ: the reduction is what hides them
+    assert store.item_scores(acc_a.id) != store.item_scores(acc_b.id)
+
+
+def test_drawn_figure_has_no_curve(refs, tmp_path: Path) -> None:
+    store = SubmissionStore(tmp_path / "db.sqlite")
+    scorer = Scorer(refs, store, n_resamples=50)
+    ids = [scorer.submit_text(_lines(refs, set(range(0, N, k))), {**FORM, "system": f"s{k}"}).id for k in (2, 3)]
+    fig = plot_systems(store, ids)
+    for ax in fig.axes:
+        for line in ax.get_lines():  # error bars have two points; a curve over items would have many
+            assert len(line.get_xdata()) <= 2
+    assert len(plot_data(store, [*ids, "x", None, 10**9, ids[0]])) == 2  # junk ids are ignored, repeats once

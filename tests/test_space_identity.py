@@ -1,0 +1,343 @@
+"""Identity, provenance and limits of the Space without a server: names, reserved names, the persisted rate limit,
+duplicate files, idempotent retries (also after a kill between commit and response), file modes, migration."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("gradio")
+
+FORM = {"system": "sys", "submitter": "tester", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
+        "training_data": "none", "compute": "1h"}  # fmt: skip
+
+
+def gold(layout) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def results(rows: list[dict[str, Any]], correct: int, steps: int = 1) -> str:
+    """A valid results text; different ``correct``/``steps`` give different files."""
+    return "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0] if i < correct else ["zzzz-wrong"],
+                               "citations": r["evidence"], "steps": steps}) + "\n"
+                   for i, r in enumerate(rows))  # fmt: skip
+
+
+class Clock:
+    """A settable clock."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture()
+def scorer(layout, tmp_path: Path):
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import Scorer
+
+    return Scorer.from_labels(layout.test_labels, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=20)
+
+
+# --- names ------------------------------------------------------------------------------------------------------
+
+
+def test_names_are_nfkc_normalised_and_whitespace_collapsed() -> None:
+    from madqa.space.identity import clean_form
+
+    out = clean_form({**FORM, "system": "  Ｍｙ   ｓｙｓｔｅｍ\t２ ", "compute": " 2 GPU-hours\n(A100) "})
+    assert out["system"] == "My system 2" and out["compute"] == "2 GPU-hours\n(A100)"
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u200e", "\u200f", "\u202a",
+                                  "\u202e", "\u2066", "\u2069", "\u061c", "\u2028", "\u2029", "\ue000", "\u3164"])
+def test_invisible_and_bidi_characters_are_refused_in_every_field(char: str) -> None:
+    from madqa.space.identity import SubmissionError, clean_form
+
+    for field in ("system", "submitter", "contact", "training_data"):
+        with pytest.raises(SubmissionError, match=r"character U\+[0-9A-F]{4}"):
+            clean_form({**FORM, field: f"my{char}name"})
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("system", "Baseline: no answer (floor)"),
+    ("system", "baseline: no answer (floor)"),
+    ("system", "BASELINE:   NO ANSWER (FLOOR)"),
+    ("system", "Ｂａｓｅｌｉｎｅ: no answer (floor)"),  # full-width (NFKC)
+    ("system", "\u0412aseline: BM25 top-1 page, no answer"),  # Cyrillic capital Ve
+    ("system", "baseline: my own thing"),  # the prefix is reserved
+    ("system", "Baselines"),
+    ("submitter", "madqa baselines"),
+    ("submitter", "MADQA  Baselines"),
+    ("submitter", "ｍａｄｑａ baselines"),
+    ("submitter", "Maintainers"),
+])  # fmt: skip
+def test_reserved_names_are_refused_for_users_with_lookalikes(field: str, value: str) -> None:
+    from madqa.space.identity import SubmissionError, clean_form
+
+    with pytest.raises(SubmissionError, match="reserved for the maintainers"):
+        clean_form({**FORM, field: value})
+    assert clean_form({**FORM, field: value}, maintainer=True)[field]  # the seed itself may use them
+
+
+@pytest.mark.parametrize("value", ["Base\u200bline: no answer (floor)", "\u202eBaseline: no answer (floor)",
+                                   "Baseline\u2066: x\u2069"])  # fmt: skip
+def test_lookalikes_with_invisible_characters_are_refused(value: str) -> None:
+    from madqa.space.identity import SubmissionError, clean_form
+
+    with pytest.raises(SubmissionError):
+        clean_form({**FORM, "system": value})
+
+
+def test_ordinary_names_pass_and_seed_names_are_the_reserved_ones() -> None:
+    from madqa.space.identity import BASELINE_SYSTEMS, clean_form, is_reserved
+    from madqa.space.seed import SEED_FORM, baseline_runs
+
+    for name in ("My baseline-free agent", "BM25 + GPT", "base line", "alice"):
+        assert clean_form({**FORM, "system": name, "submitter": name})["system"] == name
+    assert list(baseline_runs([], None, []).keys()) == list(BASELINE_SYSTEMS)
+    assert all(is_reserved("system", s) for s in BASELINE_SYSTEMS) and is_reserved("submitter", SEED_FORM["submitter"])
+
+
+def test_identity_key_prefers_the_hub_user_and_requires_login_on_a_space() -> None:
+    from types import SimpleNamespace
+
+    from madqa.space.identity import SubmissionError, identity_key
+
+    request = SimpleNamespace(client=SimpleNamespace(host="10.1.2.3"), headers={"x-forwarded-for": "6.6.6.6"})
+    assert identity_key(request, None) == "ip:10.1.2.3"  # never the header
+    assert identity_key(request, SimpleNamespace(username="alice"), login_required=True) == "hf:alice"
+    with pytest.raises(SubmissionError, match="log in with your Hugging Face account"):
+        identity_key(request, None, login_required=True)
+
+
+# --- rate limit, duplicates, idempotency ------------------------------------------------------------------------
+
+
+def test_rate_limit_counts_accepted_only_persists_and_expires_at_the_window(scorer, layout, tmp_path: Path) -> None:
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
+
+    rows, clock = gold(layout), Clock(1000.0)
+    limiter = RateLimiter(2, 100, clock=clock)
+    form = clean_form(FORM)
+    for n in range(5):  # rejected files never use the quota
+        with pytest.raises(SubmissionError, match="line 1"):
+            scorer.submit_text(f'{{"id": "nope-{n}", "answer": []}}\n', form, identity="ip:a", limiter=limiter)
+    scorer.submit_text(results(rows, 1), form, identity="ip:a", limiter=limiter)
+    clock.now = 1010.0
+    scorer.submit_text(results(rows, 2), form, identity="ip:a", limiter=limiter)
+    limited = r"rate limit: at most 2 accepted submissions per 100 s; try again in 90 s"
+    with pytest.raises(SubmissionError, match=limited):
+        scorer.submit_text(results(rows, 3), form, identity="ip:a", limiter=limiter)
+    scorer.submit_text(results(rows, 4), form, identity="ip:b", limiter=limiter)  # per identity
+    # a restart: a new store and scorer over the same file still know the window
+    again = Scorer.from_labels(layout.test_labels, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=20)
+    clock.now = 1099.0
+    with pytest.raises(SubmissionError, match="rate limit"):
+        again.submit_text(results(rows, 3), form, identity="ip:a", limiter=limiter)
+    clock.now = 1100.0  # the first event leaves the window at exactly t + window
+    assert again.submit_text(results(rows, 3), form, identity="ip:a", limiter=limiter).id == 4
+    with pytest.raises(SubmissionError, match="rate limit"):
+        again.submit_text(results(rows, 5), form, identity="ip:a", limiter=limiter)
+    assert again.store.count() == 4
+
+
+def test_concurrent_submissions_cannot_exceed_the_limit(scorer, layout) -> None:
+    from madqa.space.submission import RateLimiter, SubmissionError, clean_form
+
+    rows, limiter = gold(layout), RateLimiter(3, 3600, clock=Clock())
+    barrier, outcomes = threading.Barrier(8), []
+
+    def send(n: int) -> None:
+        barrier.wait()
+        try:
+            scorer.submit_text(results(rows, n), clean_form(FORM), identity="hf:eve", limiter=limiter)
+            outcomes.append("ok")
+        except SubmissionError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("ok") == 3 and scorer.store.count() == 3, outcomes
+    assert all(o.startswith("rate limit") for o in outcomes if o != "ok")
+
+
+def test_duplicate_files_are_refused_with_the_earlier_number(scorer, layout) -> None:
+    from madqa.space.submission import SubmissionError, clean_form
+
+    rows = gold(layout)
+    text = results(rows, 5)
+    first = scorer.submit_text(text, clean_form(FORM)).id
+    with pytest.raises(SubmissionError, match=rf"already submitted as #{first}\b"):
+        scorer.submit_text(text, clean_form({**FORM, "system": "other name"}))
+    lines = [json.loads(x) for x in text.splitlines()]
+    reshaped = "\n\n".join(json.dumps(dict(reversed(list(d.items()))), indent=None, separators=(" ,", " : "))
+                           for d in reversed(lines))  # same content: other key order, line order, spacing
+    with pytest.raises(SubmissionError, match=rf"already submitted as #{first}\b"):
+        scorer.submit_text(reshaped, clean_form(FORM))
+    assert scorer.submit_text(results(rows, 5, steps=2), clean_form(FORM)).id == first + 1  # different content
+    assert scorer.store.count() == 2
+
+
+def test_retry_after_an_exception_between_commit_and_response(scorer, layout, monkeypatch) -> None:
+    from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
+
+    rows, limiter = gold(layout), RateLimiter(1, 3600, clock=Clock())
+    real = Scorer.accepted
+    calls = []
+
+    def crash_once(self, sid, **kw):
+        calls.append(sid)
+        if len(calls) == 1:
+            raise RuntimeError("connection lost after the commit")
+        return real(self, sid, **kw)
+
+    monkeypatch.setattr(Scorer, "accepted", crash_once)
+    text = results(rows, 6)
+    with pytest.raises(RuntimeError):
+        scorer.submit_text(text, clean_form(FORM), identity="ip:a", key="k-1", limiter=limiter)
+    assert scorer.store.count() == 1  # stored, but the submitter saw an error
+    retry = scorer.submit_text(text, clean_form(FORM), identity="ip:a", key="k-1", limiter=limiter)
+    assert retry.replayed and retry.id == calls[0] and scorer.store.count() == 1  # not a duplicate, not rate limited
+    with pytest.raises(SubmissionError, match="key was already used for submission"):
+        scorer.submit_text(results(rows, 7), clean_form(FORM), identity="ip:a", key="k-1", limiter=limiter)
+    with pytest.raises(SubmissionError, match="already submitted as"):  # another identity's key does not match
+        scorer.submit_text(text, clean_form(FORM), identity="ip:b", key="k-1", limiter=limiter)
+
+
+def test_retry_after_a_kill_between_commit_and_response(layout, tmp_path: Path) -> None:
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import RateLimiter, Scorer, clean_form, format_accepted
+
+    text = results(gold(layout), 4)
+    (tmp_path / "results.jsonl").write_text(text, encoding="utf-8")
+    script = textwrap.dedent(f"""
+        import os
+        from pathlib import Path
+        from madqa.space.storage import SubmissionStore
+        from madqa.space.submission import RateLimiter, Scorer, clean_form
+        Scorer.accepted = lambda self, sid, **kw: os._exit(137)  # killed right after the commit
+        store = SubmissionStore({str(tmp_path / 'db.sqlite')!r})
+        scorer = Scorer.from_labels(Path({str(layout.test_labels)!r}), store, n_resamples=5)
+        scorer.submit(Path({str(tmp_path / 'results.jsonl')!r}), {FORM!r}, identity="ip:a", key="key-7",
+                      limiter=RateLimiter(1, 3600))
+        raise SystemExit("not killed")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 137, proc.stderr[-2000:]
+    store = SubmissionStore(tmp_path / "db.sqlite")
+    assert store.count() == 1
+    scorer = Scorer.from_labels(layout.test_labels, store, n_resamples=5)
+    retry = scorer.submit_text(text, clean_form(FORM), identity="ip:a", key="key-7", limiter=RateLimiter(1, 3600))
+    assert retry.replayed and store.count() == 1
+    assert format_accepted(retry).startswith(f"**Accepted** as submission #{retry.id}")
+
+
+# --- storage: modes, migration, verification --------------------------------------------------------------------
+
+
+def _modes(folder: Path) -> dict[str, int]:
+    return {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir() if p.name.startswith("db.sqlite")}
+
+
+def test_database_files_are_private_even_with_umask_0(scorer, layout, tmp_path: Path) -> None:
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import clean_form
+
+    old = os.umask(0)
+    try:
+        store = SubmissionStore(tmp_path / "new" / "db.sqlite")
+        reader = sqlite3.connect(store.path)  # keeps -wal and -shm alive
+        reader.execute("SELECT COUNT(*) FROM submissions").fetchall()
+        report, items = scorer.evaluate_text(results(gold(layout), 2))
+        store.add(clean_form(FORM), report, items, created="now", origin="user", file_sha256="x")
+        modes = _modes(store.path.parent)
+    finally:
+        os.umask(old)
+    try:
+        assert set(modes) == {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm"} and set(modes.values()) == {0o600}, modes
+        for name in list(modes):  # files of an older version, world-readable: fixed at open
+            os.chmod(store.path.parent / name, 0o644)
+        SubmissionStore(store.path)
+        assert _modes(store.path.parent) == dict.fromkeys(modes, 0o600)
+    finally:
+        reader.close()
+
+
+#: The schema of the previous release, verbatim (no content_sha256 / idem_key, no accepted_events).
+OLD_SCHEMA = """
+CREATE TABLE submissions (id INTEGER PRIMARY KEY AUTOINCREMENT, created TEXT NOT NULL, origin TEXT NOT NULL,
+    system TEXT NOT NULL, submitter TEXT NOT NULL, agent TEXT NOT NULL, model TEXT NOT NULL, contact TEXT NOT NULL,
+    models_used TEXT NOT NULL, training_data TEXT NOT NULL, compute TEXT NOT NULL, mode TEXT NOT NULL,
+    metric_version TEXT NOT NULL, file_sha256 TEXT NOT NULL, report TEXT NOT NULL);
+CREATE TABLE item_scores (submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    item_id TEXT NOT NULL, score REAL, correct INTEGER, anls REAL, page_f1 REAL, doc_f1 REAL, steps INTEGER,
+    error TEXT, source TEXT, missing INTEGER NOT NULL, PRIMARY KEY (submission_id, item_id));
+"""
+
+
+def test_a_database_of_the_previous_version_opens_and_keeps_its_rows(scorer, layout, tmp_path: Path) -> None:
+    from madqa.space.leaderboard import board_frame
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
+
+    rows = gold(layout)
+    report, items = scorer.evaluate_text(results(rows, 3))
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as con:
+        con.executescript(OLD_SCHEMA)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("INSERT INTO submissions VALUES (1, '2025-01-01 00:00:00', 'user', 'old sys', 'bob', 'a', 'm', "
+                    "'c', 'm', 'none', '1h', 'anls', ?, 'f00', ?)", (report["metric_version"], json.dumps(report)))
+        con.executemany("INSERT INTO item_scores (submission_id, item_id, score, missing) VALUES (1, ?, ?, 0)",
+                        [(it["id"], it["score"]) for it in items])
+    os.chmod(path, 0o644)
+    store = SubmissionStore(path)
+    assert store.count() == 1 and store.count_items() == len(rows) and stat.S_IMODE(path.stat().st_mode) == 0o600
+    board = board_frame(store.submissions())
+    assert list(board["System"]) == ["old sys"] and list(board["Origin"]) == ["self-reported"]
+    new = Scorer.from_labels(layout.test_labels, store, n_resamples=5)
+    limiter = RateLimiter(5, 60, clock=Clock())
+    acc = new.submit_text(results(rows, 9), clean_form(FORM), identity="ip:a", key="k", limiter=limiter)
+    assert acc.id == 2 and new.submit_text(results(rows, 9), clean_form(FORM), identity="ip:a", key="k",
+                                           limiter=limiter).replayed  # fmt: skip
+    with pytest.raises(SubmissionError, match="already submitted as #2"):
+        new.submit_text(results(rows, 9), clean_form(FORM), identity="ip:b")
+
+
+def test_verify_marks_the_origin_and_the_board_shows_it(scorer, layout, tmp_path: Path, capsys) -> None:
+    from madqa.space.leaderboard import board_frame
+    from madqa.space.storage import main
+    from madqa.space.submission import clean_form
+
+    rows = gold(layout)
+    sid = scorer.submit_text(results(rows, 8), clean_form(FORM)).id
+    scorer.submit_text(results(rows, 1), clean_form({**FORM, "system": "Baseline: x"}, maintainer=True),
+                       origin="seed")  # fmt: skip
+    assert main(["verify", str(sid), "--db", str(scorer.store.path)]) == 0
+    assert "verified" in capsys.readouterr().out
+    board = board_frame(scorer.store.submissions())
+    assert dict(zip(board["System"], board["Origin"])) == {"sys": "verified", "Baseline: x": "maintainer baseline"}
+    assert main(["verify", str(sid), "--undo", "--db", str(scorer.store.path)]) == 0
+    assert scorer.store.submission(sid).origin == "user"
+    with pytest.raises(SystemExit) as info:
+        main(["verify", "999", "--db", str(scorer.store.path)])
+    assert info.value.code == 2
+    with pytest.raises(ValueError, match="unknown origin"):
+        scorer.store.set_origin(sid, "trusted")

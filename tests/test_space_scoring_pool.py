@@ -1,0 +1,82 @@
+"""Scoring off the request threads: same results as in-process, a CPU budget per submission, a bounded queue."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from madqa.cli.bench_space import results_text, synthetic_references
+from madqa.cli.bench_space_burst import worst_case_text
+from madqa.space.scoring_pool import BUSY_MESSAGE, PoolLimits, ScoringPool
+from madqa.space.submission import SubmissionError, evaluate_results
+
+
+@pytest.fixture(scope="module")
+def refs() -> list[Any]:
+    return synthetic_references(300)
+
+
+def test_pool_scores_exactly_like_the_request_thread(refs) -> None:
+    pool = ScoringPool(refs, {"d1": "dev"}, n_resamples=100, limits=PoolLimits(workers=1, cpu_s=120))
+    try:
+        text = results_text(refs, 3)
+        assert pool.evaluate(text) == evaluate_results(text, refs, {r.id for r in refs}, {}, n_resamples=100)
+        with pytest.raises(SubmissionError, match="line 1: field 'id' 'd1' is a dev question"):
+            pool.evaluate('{"id": "d1", "answer": ["x"]}\n')  # the user's own mistake comes back as it is
+    finally:
+        pool.close()
+
+
+def test_a_costly_legal_file_is_stopped_by_the_cpu_budget_and_the_pool_recovers(refs) -> None:
+    worst = worst_case_text(refs, 20 * 1024 * 1024, 0)  # legal: ~300 lines at the answer caps, ~55 ms each
+    evaluate_results(worst.splitlines()[0] + "\n", refs, {r.id for r in refs}, {}, n_resamples=10)  # parses fine
+    pool = ScoringPool(refs, n_resamples=10, limits=PoolLimits(workers=1, cpu_s=1))
+    try:
+        with pytest.raises(SubmissionError, match="more than the Space's budget of 1 CPU seconds"):
+            pool.evaluate(worst)
+        assert pool.killed == 1
+        report, items = pool.evaluate(results_text(refs, 1))  # a fresh process took over
+        assert report["n"] == len(items) == len(refs)
+    finally:
+        pool.close()
+
+
+def test_a_full_queue_turns_submissions_away_without_waiting_forever(refs) -> None:
+    pool = ScoringPool(refs, n_resamples=10, limits=PoolLimits(workers=1, cpu_s=3, queue_timeout_s=0.2))
+    outcome: list[str] = []
+    try:
+        def busy() -> None:
+            try:
+                pool.evaluate(worst_case_text(refs, 20 * 1024 * 1024, 1))
+            except SubmissionError as exc:
+                outcome.append(str(exc))
+
+        worker = threading.Thread(target=busy)
+        worker.start()
+        for _ in range(1000):  # until the only scoring process is taken (no timing assumption)
+            if pool._idle.qsize() == 0:
+                break
+            time.sleep(0.01)
+        with pytest.raises(SubmissionError) as caught:
+            pool.evaluate(results_text(refs, 2))
+        assert str(caught.value) == BUSY_MESSAGE
+        worker.join()
+        assert outcome and "budget" in outcome[0]
+    finally:
+        pool.close()
+
+
+def test_automatic_budget_grows_with_the_test_split(refs) -> None:
+    pool = ScoringPool(refs[:10], limits=PoolLimits(workers=1))
+    try:
+        small = pool.limits.cpu_s
+    finally:
+        pool.close()
+    pool = ScoringPool(refs, limits=PoolLimits(workers=1))
+    try:
+        assert pool.limits.cpu_s > small >= 30
+    finally:
+        pool.close()
