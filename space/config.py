@@ -8,7 +8,7 @@ Environment variables (all optional):
 ``MADQA_DATASET``             the public dataset spec (``sample``, a folder, or a Hub id) for dev questions and pages.
 ``MADQA_SPACE_MAX_MB``        upload size limit in MB (default 20).
 ``MADQA_SPACE_RATE_LIMIT``    accepted submissions per user per window (default 5; 0 disables the limit).
-``MADQA_SPACE_RATE_WINDOW_S`` the rate-limit window in seconds (default 3600).
+``MADQA_SPACE_RATE_WINDOW_S`` the rate-limit window in seconds (default 86400: 5 accepted files per user per day).
 ``MADQA_SPACE_TRUSTED_PROXIES`` comma-separated proxy addresses/networks whose ``X-Forwarded-For`` names the client
                              (default: none; the direct peer address is the client).
 ``MADQA_SPACE_HUB_REPO``      Hub dataset that mirrors accepted submissions (needs ``HF_TOKEN``).
@@ -82,7 +82,7 @@ class SpaceConfig:
     dataset: str = "sample"
     max_file_bytes: int = 20 * 1024 * 1024
     rate_limit: int = 5
-    rate_window_s: int = 3600
+    rate_window_s: int = 86400
     trusted_proxies: tuple[str, ...] = ()
     hub_repo: str | None = None
     hub_token: str | None = None
@@ -122,7 +122,7 @@ class SpaceConfig:
             dataset=env.get("MADQA_DATASET") or "sample",
             max_file_bytes=max_mb * 1024 * 1024,
             rate_limit=max(0, _int(env, "MADQA_SPACE_RATE_LIMIT", 5)),
-            rate_window_s=max(1, _int(env, "MADQA_SPACE_RATE_WINDOW_S", 3600)),
+            rate_window_s=max(1, _int(env, "MADQA_SPACE_RATE_WINDOW_S", 86400)),
             trusted_proxies=tuple(_proxies(env.get("MADQA_SPACE_TRUSTED_PROXIES", ""))),
             hub_repo=env.get("MADQA_SPACE_HUB_REPO") or None,
             hub_token=env.get("HF_TOKEN") or None,
