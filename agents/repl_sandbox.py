@@ -1,8 +1,9 @@
 """The worker program of the code-REPL agent: puts up its walls, then runs code steps sent by its parent.
 
 Started by :class:`madqa.agents.repl_worker.ReplWorker` as ``python -I repl_sandbox.py CONFIG`` (stdlib and
-smolagents only, no package imports: everything it needs comes in the JSON ``CONFIG``); it reads ``load``/``exec``
-requests on stdin and answers in JSON lines on stdout. The walls are described in :mod:`.repl_worker`.
+smolagents only, no package imports: everything it needs comes in the JSON ``CONFIG``, and the kernel walls of
+:mod:`.repl_walls` are loaded by file path); it reads ``load``/``exec`` requests on stdin and answers in JSON lines
+on stdout. The walls are described in :mod:`.repl_worker`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ LAZY_IMPORTS = ("_strptime",)
 CODECS = (
     "ascii", "latin-1", "cp1252", "utf-16", "utf-32", "idna", "punycode", "unicode_escape", "raw_unicode_escape",
 )  # fmt: skip
+#: Attributes the interpreter refuses besides dunders: frames, code objects and tracebacks lead to module globals.
+FORBIDDEN_ATTRS = frozenset({
+    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "ag_await",
+    "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "func_globals", "mro",
+})  # fmt: skip
 
 
 def _enter_network_namespace() -> str:
@@ -70,6 +76,80 @@ def _drop_privileges() -> str:
     return f"{NOBODY} (uid {os.getuid()})"
 
 
+def _load_walls() -> Any:
+    """:mod:`.repl_walls`, loaded from the file next to this one (``-I`` keeps this folder off ``sys.path``)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("repl_walls", Path(__file__).with_name("repl_walls.py"))
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def _descriptors() -> dict[str, str]:
+    """What each open descriptor is (``pipe``, ``/dev/null``, ``deleted file``, ...), without any path."""
+    kinds: dict[str, str] = {}
+    for name in sorted(os.listdir("/proc/self/fd"), key=int):
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+        if target == os.devnull or target.endswith(" (deleted)"):
+            kinds[name] = target if target == os.devnull else "deleted file"
+        else:
+            kinds[name] = target.split(":", 1)[0] if ":[" in target else "file"
+    return kinds
+
+
+def _guard_interpreter(lpe: Any) -> None:
+    """Close what smolagents' interpreter leaves open: ``str.format``/``format_map`` with dunder fields (they walk
+    attributes from inside C: ``'{0.__globals__}'.format(f)``), frame/code attributes, and dunder ``setattr``.
+
+    The interpreter looks attributes up with the module-level name ``getattr``; a global of that name in its module
+    shadows the builtin for every attribute access and method call it evaluates.
+    """
+    import _string
+    import builtins
+
+    def refused(template: str) -> bool:
+        """Whether a replacement field (also nested in a format spec) names a private attribute."""
+        for _, name, spec, _ in _string.formatter_parser(template):
+            if name is None:
+                continue
+            _, rest = _string.formatter_field_name_split(name)
+            if "__" in name or any(is_attr and (str(key).startswith("_") or key in FORBIDDEN_ATTRS)
+                                   for is_attr, key in rest) or refused(spec or ""):  # fmt: skip
+                return True
+        return False
+
+    def checked_format(owner: Any, method: Any) -> Any:
+        def format(*args: Any, **kwargs: Any) -> Any:  # noqa: A001 - keeps the method's name in messages
+            template = owner if isinstance(owner, str) else (args[0] if args else None)
+            if isinstance(template, str) and refused(template):
+                raise lpe.InterpreterError("Forbidden format field: access to a private attribute")
+            return method(*args, **kwargs)
+
+        return format
+
+    def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
+        if name in FORBIDDEN_ATTRS:
+            raise lpe.InterpreterError(f"Forbidden access to attribute: {name}")
+        value = builtins.getattr(obj, name, *default)
+        is_str = isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))
+        if name in ("format", "format_map") and is_str:
+            return checked_format(obj, value)
+        return value
+
+    def nodunder_setattr(obj: Any, name: str, value: Any) -> None:
+        if name.startswith("_") or name in FORBIDDEN_ATTRS:
+            raise lpe.InterpreterError(f"Forbidden assignment to attribute: {name}")
+        builtins.setattr(obj, name, value)
+
+    lpe.getattr = guarded_getattr
+    lpe.BASE_PYTHON_TOOLS["setattr"] = nodunder_setattr
+
+
 def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs in the subprocess
     """The worker's loop: put up the walls, then execute ``load``/``exec`` requests read from stdin."""
     import resource
@@ -85,6 +165,8 @@ def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs i
 
     import smolagents.local_python_executor as lpe
 
+    walls_module = _load_walls()
+    _guard_interpreter(lpe)
     allowed = tuple(config["imports"])
     for module in allowed + LAZY_IMPORTS:
         __import__(module)
@@ -133,6 +215,10 @@ def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs i
     base_state = {"__name__": "__main__"}
 
     walls["user"] = _drop_privileges()  # before the limits: it reads /etc/passwd; and root ignores RLIMIT_NPROC
+    walls["descriptors"] = _descriptors()  # only the pipes, /dev/null and the parent's stderr file (close_fds)
+    open_fds = [int(n) for n in walls["descriptors"]]
+    # The kernel walls (Landlock, seccomp): after the last file this process opens itself, before any model code.
+    walls.update(walls_module.apply_walls(config.get("protected", ()), config.get("skip_walls", ())))
     mem = int(config["memory_mb"]) * 1024 * 1024
     walls["memory_bytes"] = _set_limit("RLIMIT_AS", mem)
     walls["file_size"] = _set_limit("RLIMIT_FSIZE", 0)
@@ -140,8 +226,7 @@ def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs i
     used = int(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))
     cpu_hard = used + int(config["startup_cpu_s"]) + 100 * int(config["cpu_s"])
     walls["cpu_s_per_step"] = int(config["cpu_s"])
-    open_fds = [int(n) for n in os.listdir("/proc/self/fd")] if os.path.isdir("/proc/self/fd") else [0, 1, 2]
-    walls["open_files"] = _set_limit("RLIMIT_NOFILE", max(open_fds))  # the listing's own fd is closed now
+    walls["open_files"] = _set_limit("RLIMIT_NOFILE", max(open_fds) + 1)
     walls["processes"] = _set_limit("RLIMIT_NPROC", 0)
     walls["processes"] += " (not enforced for root)" if os.getuid() == 0 else ""
     walls["imports"] = list(allowed)

@@ -1,26 +1,36 @@
 """The out-of-process executor of the code-REPL agent: model-written code runs in a walled worker subprocess.
 
 The parent (:class:`ReplWorker`) spawns ``sys.executable -I repl_sandbox.py`` with a minimal environment (no model
-keys, no ``MADQA_HOME``/``HF_*`` variables) in an empty temporary working directory, and talks to it over its
-stdin/stdout pipes in JSON lines. Before any model-written code runs, the worker (:mod:`.repl_sandbox`) puts up its
-own walls:
+keys, no ``MADQA_HOME``/``HF_*`` variables) in an empty temporary working directory, with no inherited descriptor
+but its three pipes (``close_fds``), and talks to it over stdin/stdout in JSON lines. Before any model-written code
+runs, the worker (:mod:`.repl_sandbox`) puts up its own walls, each reported in :attr:`ReplWorker.walls`:
 
 1. a new network namespace (``unshare(CLONE_NEWNET)``, with ``CLONE_NEWUSER`` as fallback) where the kernel allows
-   it: only an unconfigured loopback, no route anywhere; whether it worked is reported in :attr:`ReplWorker.walls`;
-2. resource limits: ``RLIMIT_AS`` (memory), ``RLIMIT_CPU`` (re-armed per step), ``RLIMIT_FSIZE`` = 0 (no file
-   writes), ``RLIMIT_CORE`` = 0, and ``RLIMIT_NOFILE`` lowered to the descriptors already open, so neither a file
-   nor a socket can be opened even by code that escaped the interpreter;
-3. smolagents' ``LocalPythonExecutor`` (an AST interpreter) with only :data:`ALLOWED_IMPORTS` authorised: no
-   ``open``, ``os``, ``sys``, ``subprocess``, ``socket``, ``importlib``, ``__import__``, ``eval`` or dunder access;
-4. started as root, it becomes the unprivileged user ``nobody`` (so ``RLIMIT_NPROC`` = 0 holds, and files that
-   only root may read, such as the private test labels, stay unreadable even to code that escaped).
+   it: only an unconfigured loopback, no route anywhere;
+2. started as root, it becomes the unprivileged user ``nobody`` (``walls["user"]``); a Space already runs as an
+   ordinary user, so the kernel walls below are what holds there;
+3. **Landlock** (``walls["filesystem"]``): read-only access beneath the directories Python was loaded from, and
+   nothing else: no write anywhere, no ``/proc``, ``/dev``, ``/etc``, ``/tmp``, home or ``MADQA_HOME`` (a
+   directory containing one of :attr:`ReplWorker.protected_paths` is never granted); no TCP; signals and abstract
+   UNIX sockets scoped to the worker (see :mod:`.repl_walls`);
+4. **seccomp** (``walls["syscalls"]``): no ``execve``, ``fork``/``clone`` of processes (threads still work), no
+   sockets, ``ptrace``, other processes' memory, mounts, namespaces, kernel modules, bpf, io_uring, ...;
+5. resource limits: ``RLIMIT_AS`` (memory), ``RLIMIT_CPU`` (re-armed per step), ``RLIMIT_FSIZE`` = 0,
+   ``RLIMIT_CORE`` = 0, ``RLIMIT_NOFILE`` at the descriptors already open, ``RLIMIT_NPROC`` = 0;
+6. smolagents' ``LocalPythonExecutor`` (an AST interpreter) with only :data:`ALLOWED_IMPORTS` authorised: no
+   ``open``, ``os``, ``sys``, ``subprocess``, ``socket``, ``importlib``, ``__import__``, ``eval`` or dunder
+   access; the worker also refuses ``str.format`` fields naming private attributes and frame/code attributes
+   (``gi_frame``, ``f_back``, ...), which lead from any function to real modules.
+
+Layers 3 and 4 are what holds when code escapes layer 6 (the escape found in #10 went through
+``string.Formatter().get_field``). Where either is unavailable (an old kernel, a container that blocks the
+syscalls, another architecture), a worker with ``require_isolation=True`` refuses to start
+(:class:`ReplWorkerError` naming the layer; the Space uses this), and otherwise a warning is logged once.
 
 The parent adds the per-step wall clock (the worker is killed when it runs out; time spent answering its
 ``llm_query`` calls does not count) and restarts a worker that died or hit a limit; the corpus variables are sent
 again, so the agent sees an error observation and can continue. ``llm_query``/``llm_query_batched`` inside the
 code are proxied to the parent's ``llm_handler``: the worker never holds a model or a key.
-
-None of this is a security sandbox by itself (no filesystem isolation, no seccomp): these are the walls.
 """
 
 from __future__ import annotations
@@ -40,19 +50,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .repl_walls import missing_layers
+
 logger = logging.getLogger(__name__)
 
 #: The only modules model-written code may import.
 ALLOWED_IMPORTS: tuple[str, ...] = (
-    "collections", "datetime", "functools", "itertools", "json", "math", "re", "statistics", "string",
-    "unicodedata",
+    "collections", "datetime", "functools", "itertools", "json", "math", "re", "statistics", "unicodedata",
 )  # fmt: skip
+# ``string`` is not offered: ``string.Formatter().get_field`` walks attribute paths from C, past the interpreter.
 #: Environment of the worker process: nothing else is inherited.
 WORKER_ENV: dict[str, str] = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 #: Extra CPU seconds for the worker's own start-up (imports) on top of the per-step limits.
 STARTUP_CPU_S = 60
 #: The worker's program (stdlib and smolagents only; it gets its settings on the command line).
 SANDBOX_SCRIPT = Path(__file__).with_name("repl_sandbox.py")
+#: Kernel layers every worker skips (``"filesystem"``, ``"syscalls"``): only for tests of the fail-closed path.
+SKIP_WALLS: tuple[str, ...] = ()
+_warned_missing: set[str] = set()
 
 #: ``llm_handler(prompts, batched) -> answers``; raises :class:`SubCallError` with a message for the model.
 LLMHandler = Callable[[list[str], bool], list[str]]
@@ -66,16 +81,23 @@ class ReplWorkerError(RuntimeError):
     """The worker could not be started at all (not a model error: the question fails)."""
 
 
+class IsolationUnavailableError(ReplWorkerError):
+    """A worker with ``require_isolation`` found its Landlock or seccomp layer unavailable (fail closed)."""
+
+
 @dataclass(frozen=True)
 class WorkerLimits:
     """Limits of one worker.
 
+    The defaults are the documented ones (README "The code-REPL agent"; ``tests/test_repl_isolation.py`` pins
+    them, and a started worker reports them in its ``walls``).
+
     Attributes:
-        memory_mb: address-space limit (RLIMIT_AS) of the worker process.
-        cpu_s: CPU seconds per code step (RLIMIT_CPU, re-armed before each step).
-        wall_s: wall-clock seconds per code step, not counting time spent in ``llm_query`` calls.
-        start_s: how long the worker may take to start.
-        print_chars: longest printed output kept per step.
+        memory_mb: address-space limit (RLIMIT_AS) of the worker process; default 1024 (1 GiB).
+        cpu_s: CPU seconds per code step (RLIMIT_CPU, re-armed before each step); default 20.
+        wall_s: wall-clock seconds per code step, not counting time spent in ``llm_query`` calls; default 30.
+        start_s: how long the worker may take to start; default 60.
+        print_chars: longest printed output kept per step; default 20,000.
     """
 
     memory_mb: int = 1024
@@ -103,14 +125,21 @@ class ReplWorker:
     Attributes:
         limits: the worker's limits.
         llm_handler: answers ``llm_query`` calls of the code (``None``: they fail with an error).
-        walls: what the last started worker reported about its walls (network namespace, limits).
+        walls: what the last started worker reported about its walls (network namespace, Landlock, seccomp,
+            limits, open descriptors).
         restarts: workers killed or found dead so far (each is replaced at the next step).
+        require_isolation: refuse to start (:class:`ReplWorkerError`) when the Landlock or seccomp layer is
+            unavailable; when ``False``, a warning is logged once per missing layer and the worker runs without it.
+        protected_paths: paths the worker's readable directories must not contain, on top of ``MADQA_HOME``
+            (e.g. the Space's labels file and database).
     """
 
     limits: WorkerLimits = field(default_factory=WorkerLimits)
     llm_handler: LLMHandler | None = None
     walls: dict[str, Any] = field(default_factory=dict)
     restarts: int = 0
+    require_isolation: bool = False
+    protected_paths: tuple[str, ...] = ()
     _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _tmp: str | None = field(default=None, repr=False)
     _errfile: Any = field(default=None, repr=False)
@@ -127,7 +156,8 @@ class ReplWorker:
         """Spawn the worker and wait until it reports its walls.
 
         Raises:
-            ReplWorkerError: it did not start within ``limits.start_s``.
+            ReplWorkerError: it did not start within ``limits.start_s``, or (with ``require_isolation``) its
+                Landlock or seccomp layer is unavailable.
         """
         self.close()
         self._tmp = tempfile.mkdtemp(prefix="madqa-repl-")
@@ -135,7 +165,8 @@ class ReplWorker:
         self._buffer, self._eof = b"", False
         config = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
                              "print_chars": self.limits.print_chars, "imports": list(ALLOWED_IMPORTS),
-                             "startup_cpu_s": STARTUP_CPU_S})  # fmt: skip
+                             "startup_cpu_s": STARTUP_CPU_S, "protected": self._protected(),
+                             "skip_walls": list(SKIP_WALLS)})  # fmt: skip
         self._proc = subprocess.Popen(
             [sys.executable, "-I", str(SANDBOX_SCRIPT), config], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self._errfile, cwd=self._tmp, env=dict(WORKER_ENV), close_fds=True,
@@ -147,6 +178,8 @@ class ReplWorker:
             self.close()
             raise ReplWorkerError(f"the REPL worker did not start: {reason}")
         self.walls = dict(message.get("walls", {}))
+        self.walls.update(wall_s_per_step=self.limits.wall_s, print_chars=self.limits.print_chars)
+        self._check_isolation()
         logger.debug("REPL worker %d started: %s", self._proc.pid, self.walls)
         if self._variables:
             self._send({"op": "load", "variables": self._variables})
@@ -208,6 +241,28 @@ class ReplWorker:
             self._tmp = None
 
     # -- internals -------------------------------------------------------------------------------------------------
+
+    def _protected(self) -> list[str]:
+        from ..loading_script.paths import madqa_home
+
+        return [str(madqa_home()), *(str(p) for p in self.protected_paths)]
+
+    def _check_isolation(self) -> None:
+        """Fail closed (``require_isolation``) or warn once per missing kernel layer."""
+        missing = missing_layers(self.walls)
+        if not missing:
+            return
+        detail = "; ".join(f"{name}: {self.walls.get(name, 'not reported')}" for name in missing)
+        if self.require_isolation:
+            self.close()
+            raise IsolationUnavailableError(f"the REPL worker's OS isolation is incomplete ({detail}); model-written "
+                                            "code is not run without the Landlock and seccomp layers "
+                                            "(require_isolation)")  # fmt: skip
+        for name in missing:
+            if name not in _warned_missing:
+                _warned_missing.add(name)
+                logger.warning("the REPL worker runs without its %s wall (%s): model-written code is less isolated "
+                               "than documented", name, self.walls.get(name))  # fmt: skip
 
     def _answer_llm(self, message: Mapping[str, Any]) -> dict[str, Any]:
         prompts = [str(p) for p in message.get("prompts", [])]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +96,7 @@ def run_setup(layout: Layout | None = None, *, seed: int = 0, workers: int | Non
         result.steps_run.append("generate")
     documents = read_jsonl(layout.sample_dir / "documents.jsonl")
     questions_digest = sha256_file(layout.sample_dir / "questions.jsonl")
+    os.chmod(layout.sample_dir / "questions.jsonl", 0o600)  # all labels: also tightens a home made before #10
 
     build_key = _digest(SAMPLE_VERSION, seed, questions_digest, sorted(d["sha256"] for d in documents))
     built = (layout.dataset_dir / "README.md").is_file() and layout.test_labels.is_file()

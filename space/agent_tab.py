@@ -5,8 +5,9 @@ citations with the cited page images; step count and time close the run. For a d
 labels are public) and the item's score are shown. Test labels are never read here.
 
 The code-REPL agent (``agents/repl_agent.py``) writes Python that runs in its out-of-process worker
-(``agents/repl_worker.py``: minimal environment without ``MADQA_HOME``, no file or socket can be opened), never in
-the Space's process; its code steps and their printed output are streamed.
+(``agents/repl_worker.py``: minimal environment, read-only view of Python's own files under Landlock, no sockets or
+processes under seccomp), never in the Space's process; its code steps and their printed output are streamed. Where
+the host lacks Landlock or seccomp, the tab refuses to run it (``require_isolation=True``: fail closed).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ AGENTS = (BM25, REPL)
 MAX_CODE_CHARS = 1500
 THUMB_SIDE = 320
 MAX_STEPS = 6
+REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host does not provide the OS isolation "
+                "(Landlock and seccomp) that model-written code must run under, so no code is run. The BM25 search "
+                "agent works.")  # fmt: skip
 
 
 class AgentRuntime:
@@ -209,12 +213,24 @@ def _stream_repl(runtime: AgentRuntime, row: Mapping[str, Any] | None, question:
     from smolagents.memory import ActionStep
 
     from madqa.agents.repl_agent import build_repl_agent
+    from madqa.agents.repl_worker import IsolationUnavailableError, ReplWorker
 
     start = time.perf_counter()
+    # Fail closed: without its Landlock and seccomp walls (see agents/repl_walls.py) no model code runs here.
+    worker = ReplWorker(require_isolation=True,
+                        protected_paths=(str(runtime.config.db_path), str(runtime.config.labels_path)))  # fmt: skip
     try:
+        worker.start()
         _, renderer = runtime.corpus()
-        agent = build_repl_agent(runtime.model(model_spec), runtime.repl_corpus(), max_steps=MAX_STEPS)
+        agent = build_repl_agent(runtime.model(model_spec), runtime.repl_corpus(), max_steps=MAX_STEPS,
+                                 worker=worker)  # fmt: skip
+    except IsolationUnavailableError as exc:
+        logger.warning("code-REPL agent refused: %s", exc)
+        history.append(gr.ChatMessage(role="assistant", content=REPL_REFUSED))
+        yield history
+        return
     except Exception as exc:  # noqa: BLE001 - shown as a message (no labels are involved here)
+        worker.close()
         yield _start_failed(history, exc)
         return
     result: dict[str, Any] = {"answer": [], "citations": []}

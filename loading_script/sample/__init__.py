@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -98,14 +99,23 @@ def _check(corpus: Cluster) -> None:
                 raise ValueError(f"evidence {name} page {page} does not exist ({spec.question!r})")
 
 
-def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+def _write_jsonl(path: Path, records: list[dict[str, Any]], *, private: bool = False) -> None:
+    """Write ``records``; ``private`` files (every label, the test split's included) are owner-only (0600)."""
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    if not private:
+        path.write_text(text, encoding="utf-8")
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # never world-readable, not even briefly
+    os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def generate_sample(out_dir: Path, seed: int = 0) -> SampleResult:
     """Generate the sample benchmark into ``out_dir`` (overwriting earlier output).
 
-    Writes ``documents/<file>.pdf``, ``documents.jsonl``, ``questions.jsonl`` and ``manifest.json``. The same
+    Writes ``documents/<file>.pdf``, ``documents.jsonl``, ``questions.jsonl`` (mode 0600: it holds every label,
+    the test split's included) and ``manifest.json``. The same
     ``seed`` always yields byte-identical files.
 
     Args:
@@ -153,7 +163,7 @@ def generate_sample(out_dir: Path, seed: int = 0) -> SampleResult:
         validate_question(record, f"sample question {record['id']}")
         questions.append(record)
     _write_jsonl(out_dir / "documents.jsonl", documents)
-    _write_jsonl(out_dir / "questions.jsonl", questions)
+    _write_jsonl(out_dir / "questions.jsonl", questions, private=True)  # holds the test split's labels
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
     logger.info("sample v%s (seed %d): %d documents, %d questions in %.1fs -> %s", SAMPLE_VERSION, seed,
