@@ -52,8 +52,12 @@ def score_predictions(
     *,
     mode: Mode = "anls",
     judge: BatchJudge | None = None,
+    matching: Matching | None = None,
 ) -> ScoredRun:
     """Match predictions to the gold list and score each gold item.
+
+    ``matching`` is :func:`match_predictions`'s result when the caller needed it first (e.g. to refuse unknown lines
+    before any gold-dependent work); by default it is computed here.
 
     Raises:
         InputError: duplicate predictions.
@@ -63,7 +67,8 @@ def score_predictions(
         raise ValueError(f"unknown mode {mode!r} (use 'anls' or 'judge')")
     if mode == "judge" and judge is None:
         raise ValueError("judge mode needs a judge")
-    matching = match_predictions(predictions, references)
+    if matching is None:
+        matching = match_predictions(predictions, references)
     pairs = list(zip(references, matching.predictions, matching.orders))
     anls_values = [0.0 if p is None else anls_star(p.answer, r.answer_variants) for r, p, _ in pairs]
     outcomes: dict[int, JudgeOutcome] = {}

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .submission import SubmissionError
+from .submission import Evaluation, SubmissionError
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def _worker_main(conn: Any, references: Sequence[Any], other_split_ids: Mapping[
                  limits: PoolLimits) -> None:  # pragma: no cover - runs in the scoring process
     """Score texts received on ``conn`` until it closes.
 
-    Each reply is ``("ok", report, items)``, ``("error", message)``, ``("budget",)`` or ``("internal", detail)``.
+    Each reply is ``("ok", Evaluation)``, ``("error", message)``, ``("budget",)`` or ``("internal", detail)``.
     """
     import resource
 
@@ -98,8 +98,8 @@ def _worker_main(conn: Any, references: Sequence[Any], other_split_ids: Mapping[
             return
         _set_cpu_budget(resource, limits.cpu_s)
         try:
-            report, items = evaluate_results(text, references, test_ids, other_split_ids, n_resamples=n_resamples)
-            reply: tuple[Any, ...] = ("ok", report, items)
+            reply: tuple[Any, ...] = ("ok", evaluate_results(text, references, test_ids, other_split_ids,
+                                                            n_resamples=n_resamples))
         except SubmissionError as exc:
             reply = ("error", str(exc))
         except MemoryError:
@@ -153,8 +153,8 @@ class ScoringPool:
         for _ in range(max(1, self.limits.workers)):
             self._idle.put(_Worker(self._ctx, self._args))
 
-    def evaluate(self, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Score ``text`` in a free process; returns ``(public report, items)``.
+    def evaluate(self, text: str) -> Evaluation:
+        """Score ``text`` in a free process (see :func:`~.submission.evaluate_results`).
 
         Raises:
             SubmissionError: the file is invalid, the queue is full, or the budget ran out.
@@ -183,7 +183,7 @@ class ScoringPool:
                 worker = _Worker(self._ctx, self._args)
             self._idle.put(worker)
         if reply[0] == "ok":
-            return reply[1], reply[2]
+            return reply[1]  # type: ignore[no-any-return]
         if reply[0] == "error":
             raise SubmissionError(reply[1])
         if reply[0] == "internal":

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from madqa.metric.inputs import InputError, parse_references, parse_results_text
+from madqa.metric.matching import match_predictions
 from madqa.metric.report import build_report, score_predictions
 from madqa.metric.schema import Reference
 
@@ -24,7 +25,7 @@ from .identity import MAX_FIELD_CHARS, REQUIRED_FIELDS, RateLimiter, SubmissionE
 from .storage import DuplicateFile, KeyReplay, RateLimited, RateRule, SubmissionStore
 
 __all__ = ["MAX_FIELD_CHARS", "REQUIRED_FIELDS", "Accepted", "RateLimiter", "Scorer", "SubmissionError",
-           "clean_form", "evaluate_results", "format_accepted"]  # fmt: skip
+           "Evaluation", "clean_form", "evaluate_results", "format_accepted"]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +72,15 @@ def check_ids(predictions: Sequence[Any], test_ids: set[str], other_split_ids: M
         raise InputError(problems)
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """A scored results text: the public report, the per-item scores (server side) and the content's hash."""
+
+    report: dict[str, Any]
+    items: list[dict[str, Any]]
+    content_sha256: str
+
+
 def evaluate_results(
     text: str,
     references: Sequence[Reference],
@@ -80,10 +90,12 @@ def evaluate_results(
     mode: str = "anls",
     judge: Any = None,
     n_resamples: int = 1000,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Validate and score a results text against the test labels; returns ``(public report, per-item scores)``.
+) -> Evaluation:
+    """Validate and score a results text against the test labels.
 
-    Pure (no I/O): the scoring processes of :mod:`.scoring_pool` call it as the Space's request threads do.
+    Pure (no I/O): the scoring processes of :mod:`.scoring_pool` call it as the Space's request threads do. Every
+    rejection happens before any work that touches a gold answer, so a refused file (which costs no quota) cannot
+    time the labels.
 
     Raises:
         SubmissionError: any validation problem (the message names line and field, never a gold value).
@@ -94,15 +106,16 @@ def evaluate_results(
         except RecursionError:
             raise InputError(f"{SOURCE_NAME} line {_deep_line(text)}: JSON nested too deeply") from None
         check_ids(predictions, test_ids, other_split_ids)
-        run = score_predictions(predictions, references, mode=mode, judge=judge)  # type: ignore[arg-type]
-        if run.matching.unknown:
-            first = run.matching.unknown[0]
-            raise InputError(f"{len(run.matching.unknown)} line(s) match no test question, e.g. {first[:160]}")
+        matching = match_predictions(predictions, references)
+        if matching.unknown:
+            first = matching.unknown[0]
+            raise InputError(f"{len(matching.unknown)} line(s) match no test question, e.g. {first[:160]}")
     except InputError as exc:
         raise SubmissionError(str(exc)) from None
+    run = score_predictions(predictions, references, mode=mode, judge=judge, matching=matching)  # type: ignore[arg-type]
     report = build_report(run, references, mode=mode, n_resamples=n_resamples, include_items=True)  # type: ignore[arg-type]
     items = report.pop("items")
-    return public_report(report, items), items
+    return Evaluation(public_report(report, items), items, canonical_sha256(text))
 
 
 class Scorer:
@@ -163,12 +176,8 @@ class Scorer:
             line = data[: exc.start].count(b"\n") + 1
             raise SubmissionError(f"{SOURCE_NAME} line {line}: the file is not valid UTF-8 text") from None
 
-    def check_ids(self, predictions: Sequence[Any]) -> None:
-        """Every line with an id must name a test question; other splits' ids get their own message."""
-        check_ids(predictions, self.test_ids, self.other_split_ids)
-
-    def evaluate_text(self, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Validate and score a results text; returns ``(public report, items)``.
+    def evaluate_text(self, text: str) -> Evaluation:
+        """Validate and score a results text (public report, per-item scores, content hash).
 
         In ``anls`` mode with a :attr:`pool`, the work runs in the pool's walled scoring processes (CPU budget,
         bounded concurrency); otherwise here. The report is :func:`~.disclosure.public_report`'s (aggregates only).
@@ -213,10 +222,10 @@ class Scorer:
 
         try:
             self.store.precheck(file_sha256=sha, idem_key=idem, rate=rule())  # refuse before any scoring work
-            report, items = self.evaluate_text(text)
+            done = self.evaluate_text(text)
             created = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-            sid = self.store.add(form, report, items, created=created, origin=origin, file_sha256=sha,
-                                 content_sha256=canonical_sha256(text), idem_key=idem, rate=rule())  # fmt: skip
+            sid = self.store.add(form, done.report, done.items, created=created, origin=origin, file_sha256=sha,
+                                 content_sha256=done.content_sha256, idem_key=idem, rate=rule())  # fmt: skip
         except KeyReplay as exc:
             if not exc.same_file:
                 raise SubmissionError(f"this submission key was already used for submission #{exc.sid} with another "

@@ -122,3 +122,21 @@ def test_drawn_figure_has_no_curve(refs, tmp_path: Path) -> None:
         for line in ax.get_lines():  # error bars have two points; a curve over items would have many
             assert len(line.get_xdata()) <= 2
     assert len(plot_data(store, [*ids, "x", None, 10**9, ids[0]])) == 2  # junk ids are ignored, repeats once
+
+
+def test_a_refused_file_does_no_gold_dependent_work(refs, monkeypatch) -> None:
+    """A refused file costs no quota, so it must not be able to time the labels: no ANLS* against a gold answer
+    may run before every refusal (here: a long answer for one item plus a line that matches no question)."""
+    import madqa.metric.report as report_module
+    from madqa.space.submission import SubmissionError, evaluate_results
+
+    calls: list[int] = []
+    real = report_module.anls_star
+    monkeypatch.setattr(report_module, "anls_star", lambda *a, **k: calls.append(1) or real(*a, **k))
+    probe = json.dumps({"id": refs[0].id, "answer": ["x" * 4000], "steps": 1}) + "\n"
+    probe += json.dumps({"question": "a question that is not in the test split", "answer": []}) + "\n"
+    with pytest.raises(SubmissionError, match="match no test question"):
+        evaluate_results(probe, refs, {r.id for r in refs}, {})
+    assert calls == []
+    evaluate_results(probe.split("\n")[0] + "\n", refs, {r.id for r in refs}, {}, n_resamples=10)
+    assert calls  # the counter does see the scoring of an accepted file

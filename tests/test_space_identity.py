@@ -265,7 +265,8 @@ def test_database_files_are_private_even_with_umask_0(scorer, layout, tmp_path: 
         store = SubmissionStore(tmp_path / "new" / "db.sqlite")
         reader = sqlite3.connect(store.path)  # keeps -wal and -shm alive
         reader.execute("SELECT COUNT(*) FROM submissions").fetchall()
-        report, items = scorer.evaluate_text(results(gold(layout), 2))
+        done = scorer.evaluate_text(results(gold(layout), 2))
+        report, items = done.report, done.items
         store.add(clean_form(FORM), report, items, created="now", origin="user", file_sha256="x")
         modes = _modes(store.path.parent)
     finally:
@@ -298,7 +299,8 @@ def test_a_database_of_the_previous_version_opens_and_keeps_its_rows(scorer, lay
     from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
 
     rows = gold(layout)
-    report, items = scorer.evaluate_text(results(rows, 3))
+    done = scorer.evaluate_text(results(rows, 3))
+    report, items = done.report, done.items
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as con:
         con.executescript(OLD_SCHEMA)

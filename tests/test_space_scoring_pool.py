@@ -38,8 +38,8 @@ def test_a_costly_legal_file_is_stopped_by_the_cpu_budget_and_the_pool_recovers(
         with pytest.raises(SubmissionError, match="more than the Space's budget of 1 CPU seconds"):
             pool.evaluate(worst)
         assert pool.killed == 1
-        report, items = pool.evaluate(results_text(refs, 1))  # a fresh process took over
-        assert report["n"] == len(items) == len(refs)
+        done = pool.evaluate(results_text(refs, 1))  # a fresh process took over
+        assert done.report["n"] == len(done.items) == len(refs)
     finally:
         pool.close()
 

@@ -55,7 +55,8 @@ def test_store_survives_restart_and_uses_wal(scorer, layout, tmp_path: Path) -> 
 
 def test_failed_item_insert_stores_nothing(scorer, layout) -> None:
     rows = gold(layout)
-    report, items = scorer.evaluate_text(results(rows, 3))
+    done = scorer.evaluate_text(results(rows, 3))
+    report, items = done.report, done.items
     items.append(dict(items[0]))  # duplicate primary key → the whole transaction must roll back
     with pytest.raises(sqlite3.IntegrityError):
         scorer.store.add(FORM, report, items, created="now", origin="user", file_sha256="x")
@@ -237,7 +238,7 @@ def test_judge_mode_scores_with_the_configured_judge_and_is_labelled(layout, tmp
     assert "scoring mode `judge`" in format_accepted(acc)
     assert list(board_frame(services.store.submissions())["Mode"]) == ["judge"]
     assert (tmp_path / "judge_cache.jsonl").is_file()  # verdicts are cached next to the board
-    again = services.scorer.evaluate_text("".join(lines))[0]
+    again = services.scorer.evaluate_text("".join(lines)).report
     assert again["accuracy_raw"] == acc.report["accuracy_raw"] and len(VerdictModel.prompts) == len(rows) - 3
 
 
