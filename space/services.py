@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from .config import SpaceConfig
-from .storage import HubMirror, SubmissionStore, download_labels, restore_from_hub
+from .hub import HubMirror, download_labels, restore_from_hub
+from .storage import SubmissionStore
 from .submission import RateLimiter, Scorer
 
 logger = logging.getLogger(__name__)

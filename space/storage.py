@@ -1,7 +1,7 @@
-"""Where submissions live: an embedded SQLite store (WAL, one transaction per submission) and an optional Hub mirror.
+"""Where submissions live: an embedded SQLite store (WAL, one transaction per submission).
 
-This is the only module of the Space that talks to the Hugging Face Hub. Nothing is contacted at import or when
-no token and repo are configured; the ``CommitScheduler`` is built lazily on the first accepted submission.
+The optional Hub mirror and the labels download are in :mod:`.hub`, the only module of the Space that talks to the
+Hugging Face Hub.
 
 Tables: ``submissions`` (one row per accepted submission: form fields, origin, the metric's report without per-item
 data), ``item_scores`` (one row per gold item of a submission: scores only, never gold answers) and
@@ -31,7 +31,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the mirror imports this module
+    from .hub import HubMirror
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +47,8 @@ FORM_FIELDS: tuple[str, ...] = (
     "system", "submitter", "agent", "model", "contact", "models_used", "training_data", "compute",
 )  # fmt: skip
 
-_ITEM_FIELDS: tuple[str, ...] = (
+#: Per-item score columns (also the fields of a mirrored submission's items).
+ITEM_FIELDS: tuple[str, ...] = (
     "item_id", "score", "correct", "anls", "page_f1", "doc_f1", "steps", "error", "source", "missing",
 )  # fmt: skip
 
@@ -118,6 +122,19 @@ class RateLimited(Refused):
     def __init__(self, rule: RateRule, wait_s: float) -> None:
         super().__init__(rule, wait_s)
         self.rule, self.wait_s = rule, wait_s
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) and make it owner-only (0700), also when it already existed.
+
+    Mirror files (contacts, per-item scores), downloaded labels and restored snapshots live in such folders, so
+    their own file modes (gradio's and huggingface_hub's defaults) never expose them to other local users.
+    """
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if stat.S_IMODE(path.stat().st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
 
 
 def _make_private(path: Path) -> None:
@@ -223,8 +240,8 @@ class SubmissionStore:
                 )
                 sid = int(cur.lastrowid or 0)
                 con.executemany(
-                    f"INSERT INTO item_scores (submission_id, {', '.join(_ITEM_FIELDS)}) "
-                    f"VALUES (?, {', '.join('?' * len(_ITEM_FIELDS))})",
+                    f"INSERT INTO item_scores (submission_id, {', '.join(ITEM_FIELDS)}) "
+                    f"VALUES (?, {', '.join('?' * len(ITEM_FIELDS))})",
                     [(sid, *row) for row in rows],
                 )
                 if rate is not None:
@@ -318,80 +335,6 @@ class SubmissionStore:
                 "SELECT * FROM item_scores WHERE submission_id = ? ORDER BY rowid", (submission_id,)
             ).fetchall()
         return [dict(r) for r in rows]
-
-
-class HubMirror:
-    """Mirror accepted submissions to a Hub dataset: one JSON file per submission, pushed by a ``CommitScheduler``.
-
-    Files are written locally first (``folder``); the scheduler is created on the first save, so constructing a
-    mirror never touches the network. ``api`` lets tests pass a fake ``HfApi``.
-    """
-
-    def __init__(self, repo_id: str, token: str | None, folder: Path, *, every_min: float = 5, api: Any = None):
-        self.repo_id, self.token, self.folder, self.every_min, self.api = repo_id, token, Path(folder), every_min, api
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._scheduler: Any = None
-        self._lock = threading.Lock()
-
-    def _get_scheduler(self) -> Any:
-        if self._scheduler is None:
-            from huggingface_hub import CommitScheduler
-
-            self._scheduler = CommitScheduler(
-                repo_id=self.repo_id, repo_type="dataset", folder_path=self.folder, path_in_repo="submissions",
-                every=self.every_min, private=True, token=self.token, allow_patterns=["*.json"], hf_api=self.api,
-            )  # fmt: skip
-        return self._scheduler
-
-    def save(self, sid: int, header: Mapping[str, Any], items: Sequence[Sequence[Any]]) -> None:
-        """Write one submission file; push errors are logged, never raised to the submitter."""
-        record = {"id": sid, "header": dict(header), "items": [dict(zip(_ITEM_FIELDS, row)) for row in items]}
-        try:
-            with self._lock:
-                scheduler = self._get_scheduler()
-                with scheduler.lock:
-                    (self.folder / f"sub-{sid:06d}.json").write_text(json.dumps(record), encoding="utf-8")
-        except Exception as exc:  # noqa: BLE001 - the local store already holds the submission
-            logger.warning("could not mirror submission %s to %s: %s", sid, self.repo_id, exc)
-
-    def stop(self) -> None:
-        """Stop the background scheduler (tests)."""
-        if self._scheduler is not None:
-            self._scheduler.stop()
-
-
-def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
-    """Re-insert mirrored submission files (e.g. a downloaded Hub snapshot) into an empty store; returns the count."""
-    added = 0
-    for path in sorted(Path(folder).glob("sub-*.json")):
-        record = json.loads(path.read_text(encoding="utf-8"))
-        header = record["header"]
-        report = json.loads(header["report"])
-        items = [{**it, "id": it["item_id"]} for it in record["items"]]
-        form = {k: header.get(k, "") for k in FORM_FIELDS}
-        store.add(form, report, items, created=header["created"], origin=header["origin"],
-                  file_sha256=header["file_sha256"], content_sha256=header.get("content_sha256"),
-                  idem_key=header.get("idem_key"))  # fmt: skip
-        added += 1
-    return added
-
-
-def restore_from_hub(store: SubmissionStore, repo_id: str, token: str | None, folder: Path) -> int:
-    """Rebuild an empty store from the mirror dataset (``submissions/sub-*.json``); returns the count restored."""
-    if store.count():
-        return 0
-    from huggingface_hub import snapshot_download
-
-    local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=folder,
-                                   allow_patterns=["submissions/sub-*.json"]))  # fmt: skip
-    return rebuild_from_folder(store, local / "submissions")
-
-
-def download_labels(repo_id: str, token: str | None, target_dir: Path) -> Path:
-    """Fetch ``test_labels.jsonl`` from a private Hub dataset into ``target_dir`` (outside the Space folder)."""
-    from huggingface_hub import hf_hub_download
-
-    return Path(hf_hub_download(repo_id, "test_labels.jsonl", repo_type="dataset", token=token, local_dir=target_dir))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -133,7 +133,8 @@ def test_hub_mirror_pushes_with_fake_api_and_board_rebuilds(scorer, layout, tmp_
     from huggingface_hub import HfApi
     from huggingface_hub.hf_api import RepoUrl
 
-    from madqa.space.storage import HubMirror, SubmissionStore, rebuild_from_folder
+    from madqa.space.hub import HubMirror, rebuild_from_folder
+    from madqa.space.storage import SubmissionStore
     from madqa.space.submission import clean_form
 
     class FakeHfApi(HfApi):
@@ -298,7 +299,8 @@ def test_rate_limit_key_prefers_the_hf_user_over_the_ip() -> None:
 def test_restore_from_hub_rebuilds_an_empty_store(scorer, layout, tmp_path: Path, monkeypatch) -> None:
     import huggingface_hub
 
-    from madqa.space.storage import HubMirror, SubmissionStore, restore_from_hub
+    from madqa.space.hub import HubMirror, restore_from_hub
+    from madqa.space.storage import SubmissionStore
     from madqa.space.submission import clean_form
 
     mirror = HubMirror("me/subs", None, tmp_path / "snap" / "submissions")
@@ -326,3 +328,26 @@ def test_agent_tab_reports_a_failed_start_by_its_kind_only(layout, agent: str) -
     history = list(run_agent(runtime, {}, None, "Q?", agent, "py:no_such_module:factory"))[-1]
     assert history[-1].content == "Could not start the agent: ValueError"  # the spec and message stay in the log
     assert not runtime.lock.locked()
+
+
+def test_space_side_files_are_owner_only(tmp_path: Path) -> None:
+    """Mirror files (contacts, per-item scores) and judge verdicts (keyed by test labels) stay private even when
+    their folder existed with a readable mode or the process umask is permissive."""
+    import os
+    import stat
+
+    from madqa.metric.judge import VerdictCache
+    from madqa.space.hub import HubMirror
+
+    folder = tmp_path / "mirror"
+    folder.mkdir(mode=0o755)
+    os.chmod(folder, 0o755)
+    old = os.umask(0)
+    try:
+        HubMirror("me/subs", None, folder)
+        cache = VerdictCache(tmp_path / "space" / "judge_cache.jsonl")
+        cache.put("k", "correct", "judge")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "space" / "judge_cache.jsonl").stat().st_mode) == 0o600

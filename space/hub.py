@@ -1,0 +1,96 @@
+"""The Space's only contact with the Hugging Face Hub: the mirror of accepted submissions and the labels download.
+
+Nothing is contacted at import or when no token and repo are configured; the ``CommitScheduler`` is built lazily
+on the first accepted submission. Local copies live in owner-only folders (:func:`.storage.private_dir`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .storage import _PRIVATE, FORM_FIELDS, ITEM_FIELDS, SubmissionStore, private_dir
+
+logger = logging.getLogger(__name__)
+
+
+class HubMirror:
+    """Mirror accepted submissions to a Hub dataset: one JSON file per submission, pushed by a ``CommitScheduler``.
+
+    Files are written locally first (``folder``); the scheduler is created on the first save, so constructing a
+    mirror never touches the network. ``api`` lets tests pass a fake ``HfApi``.
+    """
+
+    def __init__(self, repo_id: str, token: str | None, folder: Path, *, every_min: float = 5, api: Any = None):
+        self.repo_id, self.token, self.folder, self.every_min, self.api = repo_id, token, Path(folder), every_min, api
+        private_dir(self.folder)
+        self._scheduler: Any = None
+        self._lock = threading.Lock()
+
+    def _get_scheduler(self) -> Any:
+        if self._scheduler is None:
+            from huggingface_hub import CommitScheduler
+
+            self._scheduler = CommitScheduler(
+                repo_id=self.repo_id, repo_type="dataset", folder_path=self.folder, path_in_repo="submissions",
+                every=self.every_min, private=True, token=self.token, allow_patterns=["*.json"], hf_api=self.api,
+            )  # fmt: skip
+        return self._scheduler
+
+    def save(self, sid: int, header: Mapping[str, Any], items: Sequence[Sequence[Any]]) -> None:
+        """Write one submission file; push errors are logged, never raised to the submitter."""
+        record = {"id": sid, "header": dict(header), "items": [dict(zip(ITEM_FIELDS, row)) for row in items]}
+        try:
+            with self._lock:
+                scheduler = self._get_scheduler()
+                with scheduler.lock:
+                    (self.folder / f"sub-{sid:06d}.json").write_text(json.dumps(record), encoding="utf-8")
+        except Exception as exc:  # noqa: BLE001 - the local store already holds the submission
+            logger.warning("could not mirror submission %s to %s: %s", sid, self.repo_id, exc)
+
+    def stop(self) -> None:
+        """Stop the background scheduler (tests)."""
+        if self._scheduler is not None:
+            self._scheduler.stop()
+
+
+def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
+    """Re-insert mirrored submission files (e.g. a downloaded Hub snapshot) into an empty store; returns the count."""
+    added = 0
+    for path in sorted(Path(folder).glob("sub-*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        header = record["header"]
+        report = json.loads(header["report"])
+        items = [{**it, "id": it["item_id"]} for it in record["items"]]
+        form = {k: header.get(k, "") for k in FORM_FIELDS}
+        store.add(form, report, items, created=header["created"], origin=header["origin"],
+                  file_sha256=header["file_sha256"], content_sha256=header.get("content_sha256"),
+                  idem_key=header.get("idem_key"))  # fmt: skip
+        added += 1
+    return added
+
+
+def restore_from_hub(store: SubmissionStore, repo_id: str, token: str | None, folder: Path) -> int:
+    """Rebuild an empty store from the mirror dataset (``submissions/sub-*.json``); returns the count restored."""
+    if store.count():
+        return 0
+    from huggingface_hub import snapshot_download
+
+    local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=private_dir(folder),
+                                   allow_patterns=["submissions/sub-*.json"]))  # fmt: skip
+    return rebuild_from_folder(store, local / "submissions")
+
+
+def download_labels(repo_id: str, token: str | None, target_dir: Path) -> Path:
+    """Fetch ``test_labels.jsonl`` from a private Hub dataset into ``target_dir`` (outside the Space folder)."""
+    from huggingface_hub import hf_hub_download
+
+    path = Path(hf_hub_download(repo_id, "test_labels.jsonl", repo_type="dataset", token=token,
+                                local_dir=private_dir(target_dir)))  # fmt: skip
+    os.chmod(path, _PRIVATE)
+    return path
