@@ -63,10 +63,41 @@ def _median_time(fn: Any, repeat: int) -> float:
     return statistics.median(times)
 
 
+def _median_cpu(fn: Any, repeat: int) -> float:
+    times = []
+    for _ in range(max(1, repeat)):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+def costliest_line_cpu(repeat: int) -> dict[str, float]:
+    """CPU seconds of ANLS* for one line at the parser's answer caps vs a one-word answer (24-character gold).
+
+    The caps (``metric/schema.py``) make this the most one legal line can cost; the Space's default CPU budget per
+    submission (``space/scoring_pool.py``) is sized from it.
+    """
+    from madqa.metric import schema
+    from madqa.metric.scoring import anls_star
+
+    gold = (("the quarterly revenue 24",),)
+    n = schema.MAX_ANSWER_LINE_CHARS // schema.MAX_ANSWER_STRING_CHARS
+    long_strings = [("the quarterly revenue 24 " * 400)[: schema.MAX_ANSWER_STRING_CHARS]] * n
+    many_strings = [f"revenue {k:04d}"[:20].ljust(schema.MAX_ANSWER_LINE_CHARS // schema.MAX_ANSWER_ITEMS, "x")
+                    for k in range(schema.MAX_ANSWER_ITEMS)]  # fmt: skip
+    return {
+        "line_at_caps_long_strings_cpu_s": _median_cpu(lambda: anls_star(long_strings, gold), repeat),
+        "line_at_caps_many_strings_cpu_s": _median_cpu(lambda: anls_star(many_strings, gold), repeat),
+        "one_word_cpu_s": _median_cpu(lambda: anls_star(["revenue"], gold), repeat),
+    }
+
+
 def run_metric_bench(args: argparse.Namespace) -> int:
     """Run the benchmark and print the timings (a table, or JSON with ``--json``)."""
     import numpy as np
 
+    from madqa.metric import schema
     from madqa.metric.inputs import parse_references, parse_results_text
     from madqa.metric.kuiper import kuiper_bootstrap
     from madqa.metric.report import evaluate_predictions, score_predictions
@@ -95,6 +126,7 @@ def run_metric_bench(args: argparse.Namespace) -> int:
         "score_ok": score_s < TARGET_SCORE_S,
         "bootstrap_ok": boot_s < TARGET_BOOTSTRAP_S,
         "accuracy": report["accuracy"],
+        **costliest_line_cpu(args.repeat),
     }
     if args.json:
         sys.stdout.write(json.dumps(result) + "\n")
@@ -107,5 +139,11 @@ def run_metric_bench(args: argparse.Namespace) -> int:
         f"(target < {TARGET_SCORE_S} s: {ok[result['score_ok']]})\n"
         f"  Kuiper bootstrap CI                                        {boot_s:.3f} s  "
         f"(target < {TARGET_BOOTSTRAP_S} s: {ok[result['bootstrap_ok']]})\n"
+        f"  ANLS* CPU of the costliest legal line (24-char gold): "
+        f"{schema.MAX_ANSWER_LINE_CHARS // schema.MAX_ANSWER_STRING_CHARS} strings at the caps "
+        f"{result['line_at_caps_long_strings_cpu_s'] * 1e3:.0f} ms, {schema.MAX_ANSWER_ITEMS} strings "
+        f"{result['line_at_caps_many_strings_cpu_s'] * 1e3:.0f} ms; a one-word answer "
+        f"{result['one_word_cpu_s'] * 1e3:.2f} ms (ratio "
+        f"{result['line_at_caps_long_strings_cpu_s'] / max(result['one_word_cpu_s'], 1e-9):.0f}x)\n"
     )
     return 0

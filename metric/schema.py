@@ -43,7 +43,7 @@ MAX_ANSWER_CHARS = 2000
 # took ~23 s). Each cap is far above what a real agent writes: paper answers are a few words, this project's agents
 # keep at most 50 answer strings / citations of at most 1,000 characters, and the judge already calls an answer
 # over MAX_ANSWER_CHARS incorrect. A value over a cap is an input error naming file, line and field. At the caps,
-# ANLS* of one line against a 24-character gold answer takes about 110 ms of CPU (see the metric card).
+# ANLS* of one line against a 24-character gold answer takes about 130 ms of CPU (`madqa bench metric`).
 #: Longest results line (characters, before JSON parsing); a line also carries search history and trajectory.
 MAX_LINE_CHARS = 2_000_000
 #: Longest single answer string (characters).

@@ -45,7 +45,7 @@ class PoolLimits:
         workers: scoring processes, i.e. submissions scored at the same time.
         cpu_s: CPU seconds one submission may use (``RLIMIT_CPU``, re-armed per submission); 0 = automatic:
             :data:`BASE_CPU_S` plus :data:`CPU_S_PER_ITEM` per test item, twice the cost of the costliest legal
-            line measured (answers at the parser's caps: ~110 ms of ANLS* per line on this project's CI machine).
+            line (answers at the parser's caps: ~130 ms of ANLS* CPU per line here, `madqa bench metric`).
         memory_mb: address-space limit of a scoring process (``RLIMIT_AS``).
         queue_timeout_s: how long a submission waits for a free process before it is turned away.
         wall_s: wall-clock backstop per submission (the process is killed past it).
