@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import threading
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -149,6 +152,8 @@ class Scorer:
         self.mode, self.judge, self.n_resamples, self.max_bytes = mode, judge, n_resamples, max_bytes
         #: Walled scoring processes (:class:`~.scoring_pool.ScoringPool`); ``None`` scores in the calling thread.
         self.pool: Any = None
+        self._busy: Counter[str] = Counter()  # submissions being scored, per identity
+        self._lock = threading.Lock()
 
     @classmethod
     def from_labels(cls, labels_path: Path, store: SubmissionStore, **kwargs: Any) -> Scorer:
@@ -222,10 +227,12 @@ class Scorer:
 
         try:
             self.store.precheck(file_sha256=sha, idem_key=idem, rate=rule())  # refuse before any scoring work
-            done = self.evaluate_text(text)
-            created = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-            sid = self.store.add(form, done.report, done.items, created=created, origin=origin, file_sha256=sha,
-                                 content_sha256=done.content_sha256, idem_key=idem, rate=rule())  # fmt: skip
+            with self._in_flight(identity, rule()):
+                done = self.evaluate_text(text)
+                created = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+                sid = self.store.add(form, done.report, done.items, created=created, origin=origin,
+                                     file_sha256=sha, content_sha256=done.content_sha256, idem_key=idem,
+                                     rate=rule())  # fmt: skip
         except KeyReplay as exc:
             if not exc.same_file:
                 raise SubmissionError(f"this submission key was already used for submission #{exc.sid} with another "
@@ -240,6 +247,34 @@ class Scorer:
         accepted = self.accepted(sid)
         logger.info("accepted submission %s (%s): rank %d", sid, form.get("system"), accepted.rank)
         return accepted
+
+    @contextmanager
+    def _in_flight(self, identity: str | None, rule: RateRule | None) -> Iterator[None]:
+        """Count a submission being scored against its author's quota until it is stored or refused.
+
+        Without this, files sent at once by a user with one submission left would all pass the pre-check and be
+        scored (their response times observed) although only one can be stored: free probes of the labels.
+        """
+        if identity is None or rule is None or rule.limit <= 0:
+            yield
+            return
+        with self._lock:
+            busy = self._busy[identity]
+            if busy >= rule.limit:
+                raise SubmissionError(f"rate limit: {busy} of your submissions are being scored, which is your "
+                                      "whole quota; wait for their results (nothing was stored)")  # fmt: skip
+            try:  # stored in the window + in flight must stay under the limit
+                self.store.precheck(rate=replace(rule, limit=rule.limit - busy))
+            except RateLimited as exc:
+                raise SubmissionError(RateLimiter.message(rule.limit, rule.window_s, exc.wait_s)) from None
+            self._busy[identity] += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._busy[identity] -= 1
+                if not self._busy[identity]:
+                    del self._busy[identity]
 
     def accepted(self, sid: int, *, replayed: bool = False) -> Accepted:
         """The answer for stored submission ``sid``: its rank by accuracy among all submissions."""

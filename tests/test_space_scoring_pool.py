@@ -80,3 +80,44 @@ def test_automatic_budget_grows_with_the_test_split(refs) -> None:
         assert pool.limits.cpu_s > small >= 30
     finally:
         pool.close()
+
+
+def test_files_sent_at_once_cannot_be_scored_beyond_the_quota(refs, tmp_path) -> None:
+    """With one submission left, a second file sent while the first is being scored is refused before scoring:
+    otherwise it would be scored (its timing observed) and only then refused, a probe that costs no quota."""
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import RateLimiter, Scorer, clean_form
+
+    form = clean_form({"system": "s", "submitter": "u", "agent": "a", "model": "m", "contact": "c",
+                       "models_used": "m", "training_data": "t", "compute": "c"})  # fmt: skip
+    scorer = Scorer(refs, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
+    limiter = RateLimiter(1, 3600)
+    entered, release, calls = threading.Event(), threading.Event(), []
+    real = scorer.evaluate_text
+
+    def slow(text: str) -> Any:
+        calls.append(1)
+        if len(calls) == 1:  # only the first file is held in scoring
+            entered.set()
+            release.wait(30)
+        return real(text)
+
+    scorer.evaluate_text = slow  # type: ignore[method-assign]
+    first: list[Any] = []
+    t = threading.Thread(target=lambda: first.append(
+        scorer.submit_text(results_text(refs, 1), form, identity="ip:a", limiter=limiter)))
+    t.start()
+    assert entered.wait(30)
+    try:
+        with pytest.raises(SubmissionError, match="being scored"):
+            scorer.submit_text(results_text(refs, 2), form, identity="ip:a", limiter=limiter)
+        assert len(calls) == 1  # the second file was never scored
+        scorer.submit_text(results_text(refs, 3), form, identity="ip:b", limiter=limiter)  # others go on meanwhile
+        assert len(calls) == 2
+    finally:
+        release.set()
+        t.join()
+    assert first and scorer.store.count() == 2
+    with pytest.raises(SubmissionError, match="rate limit"):  # and afterwards the stored one uses the quota
+        scorer.submit_text(results_text(refs, 4), form, identity="ip:a", limiter=limiter)
+    assert len(calls) == 2
