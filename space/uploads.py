@@ -12,8 +12,9 @@ So the Space adds, in this order:
 * ``gr.Blocks(delete_cache=...)``: gradio deletes uploads that were never submitted once they are older than the
   configured age (and all of them when the server stops).
 
-Not possible with gradio's own settings: a per-client upload quota (uploads are not rate limited; the size cap,
-the type gate and the clean-up bound what one request can leave behind).
+Not possible with gradio's own settings: a per-client upload quota. Uploads are not rate limited per client; the
+gate reads at most ``max_active`` bodies at once (503 otherwise), and the size cap, the type gate and the clean-up
+bound what one request can leave behind.
 """
 
 from __future__ import annotations
@@ -63,10 +64,14 @@ class UploadGate:
         app: the wrapped ASGI app.
         max_bytes: the upload size cap (the same as ``launch(max_file_size=...)``).
         suffixes: allowed file-name suffixes, lower case.
+        max_active: uploads read at once; more are answered 503. The gate holds a body in memory until its part
+            names are checked, so this bounds its memory to ``max_active`` x ``max_bytes``.
     """
 
-    def __init__(self, app: Any, max_bytes: int, suffixes: tuple[str, ...] = RESULTS_SUFFIXES) -> None:
-        self.app, self.max_bytes, self.suffixes = app, max_bytes, suffixes
+    def __init__(self, app: Any, max_bytes: int, suffixes: tuple[str, ...] = RESULTS_SUFFIXES,
+                 max_active: int = 4) -> None:  # fmt: skip
+        self.app, self.max_bytes, self.suffixes, self.max_active = app, max_bytes, suffixes, max_active
+        self.active = 0  # one event loop: a plain counter is enough
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST" or not scope.get("path", "").endswith("/upload"):
@@ -80,18 +85,19 @@ class UploadGate:
         if int(length) > self.max_bytes + _SLACK:
             await _refuse(send, 413, f"File size exceeded maximum allowed size of {self.max_bytes} bytes.")
             return
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            more = message.get("more_body", False)
-            if size > int(length):
-                await _refuse(send, 400, "the upload is longer than its Content-Length")
-                return
-        body = b"".join(chunks)
+        if self.active >= self.max_active:
+            await _refuse(send, 503, "the Space is receiving other uploads; try again in a moment")
+            return
+        self.active += 1
+        try:
+            body = await self._read(receive, int(length))
+        finally:
+            self.active -= 1
+        if body is None:
+            return  # the client went away
+        if len(body) > int(length):
+            await _refuse(send, 400, "the upload is longer than its Content-Length")
+            return
         names = upload_names(body, headers.get(b"content-type", b""))
         if not names or not all(n.lower().endswith(self.suffixes) for n in names):
             logger.info("refused an upload of %r", names)
@@ -107,6 +113,21 @@ class UploadGate:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _read(receive: Receive, length: int) -> bytes | None:
+        """The request body, cut short once it is longer than ``length``; ``None`` if the client went away."""
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > length:
+                break
+        return b"".join(chunks)
 
 
 async def _refuse(send: Send, status: int, text: str) -> None:

@@ -343,3 +343,41 @@ def test_verify_marks_the_origin_and_the_board_shows_it(scorer, layout, tmp_path
     assert info.value.code == 2
     with pytest.raises(ValueError, match="unknown origin"):
         scorer.store.set_origin(sid, "trusted")
+
+
+def test_upload_gate_reads_a_bounded_number_of_uploads_at_once() -> None:
+    """The gate holds a body in memory until its part names are checked: at most ``max_active`` at a time."""
+    import asyncio
+
+    from madqa.space.uploads import UploadGate
+
+    body = b'--b\r\nContent-Disposition: form-data; name="files"; filename="r.jsonl"\r\n\r\n{}\r\n--b--\r\n'
+    scope = {"type": "http", "method": "POST", "path": "/gradio_api/upload",
+             "headers": [(b"content-length", str(len(body)).encode()),
+                         (b"content-type", b"multipart/form-data; boundary=b")]}  # fmt: skip
+
+    async def run() -> list[int]:
+        release, passed, statuses = asyncio.Event(), [], []
+
+        async def app(scope, receive, send) -> None:  # noqa: ANN001 - ASGI
+            passed.append((await receive())["body"])
+
+        async def slow_receive() -> dict:
+            await release.wait()
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        gate = UploadGate(app, max_bytes=1024, max_active=2)
+        waiting = [asyncio.create_task(gate(scope, slow_receive, send)) for _ in range(2)]
+        await asyncio.sleep(0)
+        await gate(scope, slow_receive, send)  # a third while two are being read
+        release.set()
+        await asyncio.gather(*waiting)
+        await gate(scope, slow_receive, send)  # and again once they are done
+        assert passed == [body, body, body] and gate.active == 0
+        return statuses
+
+    assert asyncio.run(run()) == [503]
