@@ -373,8 +373,10 @@ def test_upload_gate_reads_a_bounded_number_of_uploads_at_once() -> None:
         gate = UploadGate(app, max_bytes=1024, max_active=2)
         waiting = [asyncio.create_task(gate(scope, slow_receive, send)) for _ in range(2)]
         await asyncio.sleep(0)
-        await gate(scope, slow_receive, send)  # a third while two are being read
-        release.set()
+        try:  # a third while two are being read: answered at once (if it waited for a body, this would hang)
+            await asyncio.wait_for(gate(scope, slow_receive, send), 30)
+        finally:
+            release.set()
         await asyncio.gather(*waiting)
         await gate(scope, slow_receive, send)  # and again once they are done
         assert passed == [body, body, body] and gate.active == 0
