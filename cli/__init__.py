@@ -24,6 +24,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("calibrate", "madqa.cli.calibrate_cmd"),
     ("run", "madqa.cli.run_cmd"),
     ("space", "madqa.cli.space_cmd"),
+    ("publish", "madqa.cli.publish_cmd"),
 )
 
 

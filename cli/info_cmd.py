@@ -7,7 +7,7 @@ import json
 import sys
 from collections import Counter
 
-HELP = "print a short summary of the sample benchmark (after `madqa setup`)"
+HELP = "print a short summary of the sample benchmark, or of a dataset prepared by `madqa setup --dataset SPEC`"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,20 +19,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def summarize(dataset: str | None) -> dict:
     """Counts by split, hop type, domain and text source, read through the project's loader."""
     from madqa.loading_script.features import QA_SPLITS
-    from madqa.loading_script.load import load_documents, load_pages, load_questions
+    from madqa.loading_script.load import (
+        SAMPLE,
+        DatasetUnavailableError,
+        dataset_spec,
+        load_documents,
+        load_pages,
+        load_questions,
+    )
+    from madqa.loading_script.release import read_prepared, summarize_prepared
 
-    splits = {s: load_questions(s, dataset) for s in QA_SPLITS}
+    spec = dataset_spec(dataset)
+    splits = {}
+    for s in QA_SPLITS:
+        try:
+            splits[s] = load_questions(s, dataset)
+        except DatasetUnavailableError:
+            if s == "test" or spec == SAMPLE:  # a release may lack a split; the sample never does
+                raise
+            splits[s] = []
     documents = load_documents(dataset)
     pages = load_pages(dataset)
     labelled = [q for s in ("train", "dev") for q in splits[s]]
+    record = read_prepared(spec) if spec != SAMPLE else None
     return {
+        "dataset": spec,
         "questions": {s: len(rows) for s, rows in splits.items()},
-        "hop_types_train_dev": dict(Counter(q["hop_type"] for q in labelled)),
+        "hop_types_train_dev": dict(Counter(str(q["hop_type"]) for q in labelled)),
         "documents": len(documents),
-        "domains": dict(sorted(Counter(d["domain"] for d in documents).items())),
+        "domains": dict(sorted(Counter(str(d["domain"]) for d in documents).items())),
         "categories": len({d["document_category"] for d in documents}),
         "pages": len(pages),
         "text_sources": dict(Counter(p["text_source"] for p in pages)),
+        "prepared": summarize_prepared(record) if record is not None else None,
     }
 
 
@@ -51,12 +70,24 @@ def run(args: argparse.Namespace) -> int:
         return 0
     q = info["questions"]
     lines = [
-        "MADQA sample benchmark",
+        "MADQA sample benchmark" if info["dataset"] == "sample" else f"MADQA dataset {info['dataset']}",
         f"  questions : {sum(q.values())} (train {q['train']}, dev {q['dev']}, test {q['test']}; test labels hidden)",
         "  hop types : " + ", ".join(f"{k} {v}" for k, v in sorted(info["hop_types_train_dev"].items()))
         + " (train+dev)",
         f"  documents : {info['documents']} in {info['categories']} categories, {len(info['domains'])} domains",
         f"  pages     : {info['pages']} (" + ", ".join(f"{k} {v}" for k, v in info["text_sources"].items()) + ")",
     ]
+    prepared = info["prepared"]
+    if prepared is not None:
+        state = "complete" if prepared["complete"] else "INCOMPLETE"
+        lines += [
+            f"  prepared  : {prepared['prepared_at']} from revision {prepared['source_revision']} ({state}); "
+            f"pages from {prepared['pages_source']}",
+            f"  fetched   : {prepared['documents_in_corpus']} of {prepared['documents_listed']} documents in the "
+            f"corpus, {prepared['documents_failed']} failed",
+        ]
+        lines += [f"    - {f['document']} ({f['url'] or 'no url'}): {f['reason']}" for f in prepared["failures"][:20]]
+        if prepared["documents_failed"] > 20:
+            lines.append(f"    … and {prepared['documents_failed'] - 20} more (see --json)")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0

@@ -123,6 +123,20 @@ def _gold_variants(split: str, dataset: str | None) -> dict[str, Any] | None:
         return None
 
 
+def _warn_if_incomplete(dataset: str | None) -> None:
+    """A prepared dataset with documents missing changes what can be answered: say so before a run."""
+    from madqa.loading_script.load import SAMPLE, dataset_spec
+    from madqa.loading_script.release import read_prepared
+
+    spec = dataset_spec(dataset)
+    record = read_prepared(spec) if spec != SAMPLE else None
+    if record is not None and not record.get("complete"):
+        missing = [f["document"] for f in record.get("failures", [])]
+        logger.warning("%s is incomplete: %d document(s) were not fetched or read (%s); questions about them cannot "
+                       "be answered. Rerun `madqa setup --dataset %s` to retry.", spec, len(missing),
+                       ", ".join(missing[:5]) + (" …" if len(missing) > 5 else ""), spec)  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the agent and report where the results are."""
     from madqa.agents.run import RunConfig, RunError, run_benchmark
@@ -137,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
         sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
     )  # fmt: skip
+    _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
     options = {"api_base": args.api_base} if args.api_base else {}
     try:

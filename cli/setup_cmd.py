@@ -1,4 +1,13 @@
-"""`madqa setup`: build the embedded sample benchmark and register the offline names (idempotent)."""
+"""`madqa setup`: build the embedded sample, or prepare a dataset in the release's schema (idempotent).
+
+Without ``--dataset`` (or with ``sample``) it builds the sample benchmark and registers the offline names. With
+``--dataset OxRML/MADQA`` (or a folder in the release's schema) it fetches the PDFs, extracts (or downloads,
+``--pages-repo``) the page corpus, builds the search index and registers the spec, so that
+``madqa run/evaluate/info --dataset SPEC`` and ``MADQA_DATASET=SPEC`` work offline afterwards.
+
+Exit status: 0 done; 1 done but some documents could not be fetched or read (each is named, with its URL and
+reason; a rerun retries only those); 2 a user error; 3 Tesseract is missing for pages that need OCR.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +16,52 @@ import json
 import logging
 import sys
 
-HELP = "generate the sample benchmark, extract its pages (OCR), write the Hub-format dataset, register offline names"
+HELP = "build the sample benchmark, or prepare a dataset such as OxRML/MADQA (fetch PDFs, pages, index) offline"
 logger = logging.getLogger("madqa.setup")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa setup`."""
-    parser.add_argument("--seed", type=int, default=0, help="generator and split seed (default 0)")
+    parser.add_argument("--dataset", metavar="SPEC",
+                        help="a Hub dataset id (e.g. OxRML/MADQA) or a folder in the release's schema; "
+                             "default: the embedded sample")  # fmt: skip
+    parser.add_argument("--pages-repo", metavar="REPO",
+                        help="published page corpus (Hub id or folder) used instead of extracting "
+                             "(default: $MADQA_PAGES_REPO)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="sample generator and split seed (default 0)")
     parser.add_argument("--workers", type=int, default=None, help="extraction processes (default: all CPUs)")
+    parser.add_argument("--fetch-workers", type=int, default=8, help="parallel PDF downloads (default 8)")
+    parser.add_argument("--fetch-timeout", type=float, default=60.0, metavar="S",
+                        help="seconds without data before a download attempt fails (default 60)")  # fmt: skip
+    parser.add_argument("--fetch-retries", type=int, default=4, metavar="N",
+                        help="retries of a download after a timeout, connection error, 429 or 5xx (default 4)")
+    parser.add_argument("--no-ocr", action="store_true", help="text layer only (pages without one stay empty)")
+    parser.add_argument("--no-index", action="store_true", help="do not build the search index now")
     parser.add_argument("--force", action="store_true", help="redo every step even if up to date")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
 
 
+def _emit(summary: dict, as_json: bool) -> None:
+    if as_json:
+        json.dump(summary, sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the set-up pipeline and print where things are."""
+    """Run the set-up and print where things are."""
+    from madqa.loading_script.load import SAMPLE
+
+    if args.dataset in (None, SAMPLE):
+        if args.pages_repo:
+            from madqa.cli import UserError
+
+            raise UserError("--pages-repo applies to --dataset SPEC, not to the sample (which is generated here)")
+        return _run_sample(args)
+    return _run_dataset(args)
+
+
+def _run_sample(args: argparse.Namespace) -> int:
     from madqa.loading_script.extract import OcrUnavailableError
     from madqa.loading_script.pipeline import run_setup
 
@@ -38,11 +78,72 @@ def run(args: argparse.Namespace) -> int:
         "skipped_pdfs": [{"document": n, "reason": r} for n, r in result.skipped_pdfs],
         "stats": result.stats,
     }
-    if args.json:
-        json.dump(summary, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
+    _emit(summary, args.json)
+    if not args.json:
         done = ", ".join(result.steps_run) or "nothing (everything up to date)"
         logger.info("set-up done in %s: ran %s", layout.root, done)
         logger.info("dataset folder: %s", layout.dataset_dir)
     return 0
+
+
+def _run_dataset(args: argparse.Namespace) -> int:
+    from madqa.cli import UserError
+    from madqa.loading_script.extract import OcrUnavailableError
+    from madqa.loading_script.fetch import FetchSettings
+    from madqa.loading_script.load import DatasetUnavailableError, load_pages
+    from madqa.loading_script.release import prepare_dataset, remove_prepared
+
+    spec = args.dataset
+    if args.fetch_workers < 1 or args.fetch_retries < 0 or args.fetch_timeout <= 0:
+        raise UserError("--fetch-workers must be >= 1, --fetch-retries >= 0 and --fetch-timeout > 0")
+    settings = FetchSettings(workers=args.fetch_workers, timeout_s=args.fetch_timeout, retries=args.fetch_retries)
+    if args.force:
+        remove_prepared(spec)
+    try:
+        result = prepare_dataset(spec, pages_repo=args.pages_repo, workers=args.workers, fetch_settings=settings,
+                                 ocr=not args.no_ocr, force=args.force, progress=not args.no_progress)  # fmt: skip
+    except DatasetUnavailableError as exc:
+        raise UserError(str(exc)) from None
+    except OcrUnavailableError as exc:
+        logger.error("%s", exc)
+        return 3
+    index = None
+    if not args.no_index:
+        from madqa.agents.search import open_index
+
+        opened = open_index(load_pages(spec), progress=not args.no_progress)  # built once; run reuses it
+        getattr(opened, "close", lambda: None)()
+        index = "whoosh"
+    _install_metric()
+    summary = {
+        "dataset": spec, "folder": str(result.folder), "source_revision": result.source_revision,
+        "steps_run": result.steps_run, "fetched": len(result.fetched), "already_present": len(result.present),
+        "failures": result.failures, "stats": result.stats, "index": index,
+    }  # fmt: skip
+    _emit(summary, args.json)
+    if not args.json:
+        done = ", ".join(result.steps_run) or "nothing (everything up to date)"
+        logger.info("prepared %s in %s: ran %s", spec, result.folder, done)
+        stats = result.stats
+        logger.info("%s of %s documents in the corpus, %s pages (%s); questions: %s",
+                    stats.get("documents"), stats.get("documents_listed"), stats.get("pages"),
+                    ", ".join(f"{k} {v}" for k, v in sorted(stats.get("text_sources", {}).items())),
+                    ", ".join(f"{k} {v}" for k, v in stats.get("questions", {}).items()))  # fmt: skip
+    for failure in result.failures:
+        logger.error("not in the corpus: %s (%s): %s", failure["document"], failure["url"] or "no url",
+                     failure["reason"])  # fmt: skip
+    if result.failures:
+        logger.error("%d document(s) missing: run `madqa setup --dataset %s` again to retry them; until then "
+                     "questions about them cannot be answered", len(result.failures), spec)  # fmt: skip
+        return 1
+    return 0
+
+
+def _install_metric() -> None:
+    """Make ``evaluate.load("madqa")`` work offline: the setup command's job, not the data pipeline's."""
+    try:
+        from madqa.metric.install import install_offline_module
+    except ImportError:  # pragma: no cover - the metric ships in the same distribution
+        logger.debug("metric installer not available")
+        return
+    install_offline_module()

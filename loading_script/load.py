@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .features import DOCUMENT_FEATURES, DOCUMENTS_SPLIT, HIDDEN_SPLIT, PAGES_SPLIT, QA_FEATURES, QA_SPLITS, hop_type
-from .paths import Layout
+from .paths import PREPARED_FILE, Layout
 
 logger = logging.getLogger(__name__)
 
@@ -31,9 +31,25 @@ class DatasetUnavailableError(RuntimeError):
     """The requested dataset or split cannot be read; the message says how to fix it."""
 
 
-def resolve_dataset(dataset: str | os.PathLike[str] | None = None, layout: Layout | None = None) -> str | Path:
-    """Turn a dataset spec into a local folder (``Path``) or a Hub repo id (``str``)."""
-    spec = str(dataset) if dataset is not None else os.environ.get(ENV_DATASET, SAMPLE)
+def dataset_spec(dataset: str | os.PathLike[str] | None = None) -> str:
+    """The spec asked for: ``dataset`` itself, else ``MADQA_DATASET``, else ``"sample"``."""
+    return str(dataset) if dataset is not None else (os.environ.get(ENV_DATASET) or SAMPLE)
+
+
+def resolve_dataset(
+    dataset: str | os.PathLike[str] | None = None, layout: Layout | None = None, *, prepared: bool = True
+) -> str | Path:
+    """Turn a dataset spec into a local folder (``Path``) or a Hub repo id (``str``).
+
+    A spec that ``madqa setup --dataset SPEC`` prepared resolves to its prepared folder (questions, documents
+    fetched, pages, all local), so the Hub id works offline afterwards; ``prepared=False`` skips that lookup
+    (used by the preparation itself, which reads the source).
+    """
+    spec = dataset_spec(dataset)
+    if prepared and spec != SAMPLE:
+        found = (layout or Layout.default()).prepared_dataset(spec)
+        if found is not None:
+            return found
     if spec == SAMPLE:
         folder = (layout or Layout.default()).dataset_dir
         if not (folder / "README.md").is_file():
@@ -49,11 +65,25 @@ def resolve_dataset(dataset: str | os.PathLike[str] | None = None, layout: Layou
     raise DatasetUnavailableError(f"dataset '{spec}' is neither 'sample', a dataset folder, nor a Hub repo id")
 
 
-def _local_data_files(folder: Path, config: str) -> dict[str, list[str]]:
+def card_metadata(folder: Path) -> dict[str, Any]:
+    """The YAML front matter of ``folder/README.md`` (``{}`` when it has none)."""
     import yaml
 
     text = (folder / "README.md").read_text(encoding="utf-8")
-    meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
+    try:
+        meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
+    except yaml.YAMLError as exc:
+        raise DatasetUnavailableError(f"{folder}/README.md: the YAML header does not parse ({exc})") from None
+    return meta if isinstance(meta, dict) else {}
+
+
+def folder_configs(folder: Path) -> list[str]:
+    """Config names the card of a dataset folder declares."""
+    return [str(c.get("config_name")) for c in card_metadata(folder).get("configs", []) if isinstance(c, dict)]
+
+
+def _local_data_files(folder: Path, config: str) -> dict[str, list[str]]:
+    meta = card_metadata(folder)
     entries = [c for c in (meta or {}).get("configs", []) if c.get("config_name") == config]
     if not entries:
         raise DatasetUnavailableError(f"{folder}/README.md declares no config '{config}'")
@@ -92,12 +122,19 @@ def load_config(config: str = "default", dataset: str | os.PathLike[str] | None 
 
     source = resolve_dataset(dataset)
     if isinstance(source, Path):
-        with quiet_datasets():
-            return datasets.load_dataset("parquet", data_files=_local_data_files(source, config), **kwargs)
+        return read_folder_config(source, config, **kwargs)
     return datasets.load_dataset(source, config, **kwargs)
 
 
-def _normalise_question(row: Mapping[str, Any]) -> dict[str, Any]:
+def read_folder_config(folder: Path, config: str, **kwargs: Any) -> Any:
+    """One config of a local dataset folder as a ``DatasetDict``, through the ``parquet`` builder (no network)."""
+    import datasets
+
+    with quiet_datasets():
+        return datasets.load_dataset("parquet", data_files=_local_data_files(folder, config), **kwargs)
+
+
+def normalise_question_row(row: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: row.get(k) for k in QA_FEATURES}
     out["answer_variants"] = [list(v) for v in (out["answer_variants"] or [])]
     out["evidence"] = [{"document": e["document"], "page": int(e["page"])} for e in (out["evidence"] or [])]
@@ -113,7 +150,7 @@ def load_questions(split: str, dataset: str | os.PathLike[str] | None = None) ->
     data = load_config("default", dataset)
     if split not in data:
         raise DatasetUnavailableError(f"the dataset has no split '{split}' (it has {', '.join(data)})")
-    return [_normalise_question(r) for r in data[split]]
+    return [normalise_question_row(r) for r in data[split]]
 
 
 def load_gold(
@@ -129,7 +166,7 @@ def load_gold(
 
         path = labels_path
         if path is None:
-            spec = str(dataset) if dataset is not None else os.environ.get(ENV_DATASET, SAMPLE)
+            spec = dataset_spec(dataset)
             if spec != SAMPLE:
                 raise DatasetUnavailableError(
                     f"the test labels of '{spec}' are hidden: score the test split on the leaderboard Space"
@@ -137,7 +174,7 @@ def load_gold(
             path = Layout.default().test_labels
         if not path.is_file():
             raise DatasetUnavailableError(f"test labels not found at {path}: run `madqa setup` first")
-        rows = [_normalise_question(r) for r in read_jsonl(path)]
+        rows = [normalise_question_row(r) for r in read_jsonl(path)]
     else:
         rows = load_questions(split, dataset)
     unlabelled = [r["id"] for r in rows if not r["answer_variants"] or not r["evidence"]]
@@ -172,6 +209,11 @@ def document_file(record: Mapping[str, Any], dataset: str | os.PathLike[str] | N
         local = source / str(record["path"])
         if local.is_file():
             return local
+    if isinstance(source, Path) and (source / PREPARED_FILE).is_file():  # prepared: never fetch behind the user
+        raise DatasetUnavailableError(
+            f"document '{record.get('document')}' was not fetched by `madqa setup --dataset {dataset_spec(dataset)}`"
+            " (see `madqa info`); run that command again to retry the failed downloads"
+        )
     url = record.get("url")
     if not url:
         raise DatasetUnavailableError(f"document '{record.get('document')}' has neither a local file nor a url")

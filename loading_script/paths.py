@@ -7,12 +7,29 @@ never include them.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 #: Name the public dataset folder must have: `datasets` derives the cache name from the folder's basename.
 DATASET_NAME = "madqa"
+#: Written last into a folder prepared by ``madqa setup --dataset SPEC``: its presence makes the folder usable.
+PREPARED_FILE = "prepared.json"
+
+
+def dataset_slug(spec: str) -> str:
+    """A folder name for a dataset spec: ``hub--OxRML--MADQA`` for a Hub id, ``local--NAME--HASH`` for a folder.
+
+    A folder is named by its absolute path's digest, so two folders with the same basename never share one.
+    """
+    path = Path(spec).expanduser()
+    if path.is_dir() or spec.startswith((".", "/", "~")):
+        absolute = str(path.resolve())
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", path.resolve().name)[:60] or "root"
+        return f"local--{name}--{hashlib.sha256(absolute.encode()).hexdigest()[:12]}"
+    return "hub--" + re.sub(r"[^A-Za-z0-9._-]+", "_", spec.replace("/", "--"))
 
 
 def madqa_home() -> Path:
@@ -63,6 +80,20 @@ class Layout:
     def test_labels(self) -> Path:
         """JSONL of the test split with its labels (the test server's gold)."""
         return self.private_dir / "test_labels.jsonl"
+
+    @property
+    def prepared_root(self) -> Path:
+        """Datasets prepared by ``madqa setup --dataset SPEC``, one folder per spec (:func:`dataset_slug`)."""
+        return self.root / "datasets"
+
+    def prepared_dir(self, spec: str) -> Path:
+        """Where the dataset ``spec`` is (or would be) prepared."""
+        return self.prepared_root / dataset_slug(spec)
+
+    def prepared_dataset(self, spec: str) -> Path | None:
+        """The prepared folder of ``spec`` when its preparation finished (``prepared.json`` written), else ``None``."""
+        folder = self.prepared_dir(spec)
+        return folder if (folder / PREPARED_FILE).is_file() else None
 
     @property
     def registry_dir(self) -> Path:

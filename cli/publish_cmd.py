@@ -1,0 +1,76 @@
+"""`madqa publish`: the maintainers' pushes to the Hub — the page corpus of a prepared dataset, the metric Space.
+
+``madqa publish pages --dataset OxRML/MADQA --repo ORG/NAME`` pushes the extracted page corpus (with its
+extraction settings and source revision in the card) as a Hub dataset, so users skip OCR with
+``madqa setup --dataset OxRML/MADQA --pages-repo ORG/NAME``. ``madqa publish metric --repo ORG/NAME`` pushes the
+``metric/`` folder as an `evaluate` metric Space (``app.py`` widget). Both need a token with write access
+(``hf auth login`` or ``HF_TOKEN``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+HELP = "push the page corpus of a prepared dataset, or the metric Space, to the Hugging Face Hub (maintainers)"
+logger = logging.getLogger("madqa.publish")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add `publish pages` and `publish metric`."""
+    sub = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
+    pages = sub.add_parser("pages", help="push the page corpus of a prepared dataset as a Hub dataset")
+    pages.add_argument("--dataset", metavar="SPEC", help="the prepared dataset (default: $MADQA_DATASET or sample)")
+    pages.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub dataset repo")
+    pages.add_argument("--private", action="store_true", help="create the repo private")
+    pages.add_argument("--allow-incomplete", action="store_true",
+                       help="publish even though some documents could not be fetched or read")  # fmt: skip
+    pages.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    metric = sub.add_parser("metric", help="push metric/ as an evaluate metric Space (app.py widget)")
+    metric.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub Space repo")
+    metric.add_argument("--private", action="store_true", help="create the Space private")
+    metric.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def _check_repo(repo: str) -> None:
+    from madqa.cli import UserError
+
+    if repo.count("/") != 1 or not all(repo.split("/")):
+        raise UserError(f"--repo {repo!r}: expected ORG/NAME")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Publish and report the repo and files."""
+    from madqa.cli import UserError
+
+    _check_repo(args.repo)
+    try:
+        if args.what == "pages":
+            from madqa.loading_script.load import DatasetUnavailableError
+            from madqa.loading_script.pages_repo import publish_pages
+
+            try:
+                done = publish_pages(args.dataset, args.repo, private=args.private,
+                                     allow_incomplete=args.allow_incomplete)  # fmt: skip
+            except DatasetUnavailableError as exc:
+                raise UserError(str(exc)) from None
+            summary = {"repo": done.repo_id, "url": done.url, "files": done.files, "pages": done.pages,
+                       "documents": done.documents}  # fmt: skip
+        else:
+            from madqa.cli.publish_metric import publish_metric
+
+            result = publish_metric(args.repo, private=args.private)
+            summary = {"repo": args.repo, "url": str(getattr(result, "url", "")),
+                       "files": list(getattr(result, "files", []))}  # fmt: skip
+    except ImportError as exc:
+        raise UserError(f"publishing needs huggingface_hub: {exc}") from None
+    except OSError as exc:  # network and HTTP errors of huggingface_hub derive from OSError
+        raise UserError(f"could not publish to {args.repo}: {exc}") from None
+    if args.json:
+        json.dump(summary, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        logger.info("published %d file(s) to %s", len(summary["files"]), summary["url"] or args.repo)
+    return 0

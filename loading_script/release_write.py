@@ -1,0 +1,104 @@
+"""Write a prepared dataset folder (see :mod:`.release`): data files through a staging folder, then the card.
+
+The PDFs stay where the fetcher put them (``documents/``); ``data/`` is replaced as a whole, so a failed write
+never leaves a mix of old and new data files, and ``prepared.json`` (written by the caller, last) marks the folder
+usable only after both.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .build import DOCUMENTS_FILE, PAGES_FILE, QA_FILE, _write_parquet
+from .extract import sha256_file
+from .features import DOCUMENT_FEATURES, DOCUMENTS_SPLIT, PAGE_FEATURES, PAGES_SPLIT, QA_FEATURES
+from .load import card_metadata
+
+
+def _card(source: Path, spec: str, revision: str, splits: Sequence[str], stats: Mapping[str, Any]) -> str:
+    meta = card_metadata(source)
+    header: dict[str, Any] = {}
+    for key in ("license", "pretty_name", "language", "task_categories", "tags"):
+        if key in meta:
+            header[key] = meta[key]
+    header["configs"] = [
+        {"config_name": "default", "default": True,
+         "data_files": [{"split": s, "path": QA_FILE.format(split=s).replace("-00000-of-00001", "-*")}
+                        for s in splits]},
+        {"config_name": "documents",
+         "data_files": [{"split": DOCUMENTS_SPLIT, "path": DOCUMENTS_FILE.replace("-00000-of-00001", "-*")}]},
+        {"config_name": "pages",
+         "data_files": [{"split": PAGES_SPLIT, "path": PAGES_FILE.replace("-00000-of-00001", "-*")}]},
+    ]  # fmt: skip
+    body = (
+        f"# {meta.get('pretty_name') or spec} (prepared by madqa)\n\n"
+        f"A local copy of `{spec}` at revision `{revision}`, prepared by `madqa setup --dataset {spec}`: its\n"
+        "questions, its documents (PDFs fetched by URL into `documents/`) and the page-text corpus (`pages`).\n"
+        f"Documents in the corpus: {stats['documents']} of {stats['documents_listed']} listed; "
+        f"pages: {stats['pages']}. See `prepared.json` for the failures and the extraction settings.\n"
+        "The documents' own terms of use apply; see the source dataset's card.\n"
+    )
+    return f"---\n{yaml.safe_dump(header, sort_keys=False, allow_unicode=True)}---\n\n{body}"
+
+
+def write_prepared(
+    target: Path,
+    *,
+    source: Path,
+    spec: str,
+    revision: str,
+    questions: Mapping[str, Sequence[Mapping[str, Any]]],
+    documents: Sequence[Mapping[str, Any]],
+    pages: Sequence[Mapping[str, Any]],
+    failures: Mapping[str, Any],
+    pdf_dir: str,
+) -> dict[str, Any]:
+    """Write ``data/`` and ``README.md`` of a prepared folder; returns its statistics."""
+    pages_per_doc = Counter(str(p["document"]) for p in pages)
+    doc_records = []
+    for row in documents:
+        name = str(row.get("document") or "")
+        in_corpus = name in pages_per_doc and name not in failures
+        pdf = target / pdf_dir / name
+        doc_records.append({
+            "document": name,
+            "url": row.get("url"),
+            "path": f"{pdf_dir}/{name}" if in_corpus and pdf.is_file() else None,
+            "num_pages": pages_per_doc.get(name) if in_corpus else None,
+            "sha256": sha256_file(pdf) if in_corpus and pdf.is_file() else row.get("sha256"),
+            "document_category": row.get("document_category"),
+            "domain": row.get("domain"),
+        })  # fmt: skip
+    stats = {
+        "questions": {s: len(rows) for s, rows in questions.items()},
+        "documents_listed": len(documents),
+        "documents": sum(r["num_pages"] is not None for r in doc_records),
+        "pages": len(pages),
+        "text_sources": dict(Counter(str(p.get("text_source")) for p in pages)),
+    }
+    staging = target / f".data.staging{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for split, rows in questions.items():
+            _write_parquet([dict(r) for r in rows], QA_FEATURES, staging / Path(QA_FILE.format(split=split)).name)
+        _write_parquet(doc_records, DOCUMENT_FEATURES, staging / Path(DOCUMENTS_FILE).relative_to("data"))
+        page_rows = [{k: p.get(k) for k in PAGE_FEATURES} for p in pages]
+        _write_parquet(page_rows, PAGE_FEATURES, staging / Path(PAGES_FILE).relative_to("data"))
+        old = target / f".data.old{os.getpid()}"
+        if (target / "data").exists():
+            (target / "data").replace(old)
+        staging.replace(target / "data")
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    tmp = target / f".README.md.tmp{os.getpid()}"
+    tmp.write_text(_card(source, spec, revision, list(questions), stats), encoding="utf-8")
+    tmp.replace(target / "README.md")
+    return stats
