@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -157,6 +158,30 @@ def _first_split(data: Any, preferred: str) -> Any:
     return data[preferred] if preferred in data else data[next(iter(data))]
 
 
+#: Column names accepted for a document's file name and its URL, first match wins (the release uses the first).
+NAME_COLUMNS = ("document", "file_name", "filename")
+URL_COLUMNS = ("url", "pdf_url", "download_url", "link")
+_DOCUMENTCLOUD_PAGE = re.compile(r"^https?://(?:www\.)?documentcloud\.org/documents/(\d+)-([A-Za-z0-9_-]+?)(?:\.html)?/?$")
+
+
+def pdf_url(url: str) -> str:
+    """The PDF's own URL: a DocumentCloud *viewer* page URL is turned into its PDF asset; others pass unchanged.
+
+    >>> pdf_url("https://www.documentcloud.org/documents/2411-annual-report")
+    'https://assets.documentcloud.org/documents/2411/annual-report.pdf'
+    >>> pdf_url("https://example.org/a.pdf")
+    'https://example.org/a.pdf'
+    """
+    match = _DOCUMENTCLOUD_PAGE.match(url.strip())
+    if match is None:
+        return url.strip()
+    return f"https://assets.documentcloud.org/documents/{match.group(1)}/{match.group(2)}.pdf"
+
+
+def _first(row: Mapping[str, Any], columns: Sequence[str]) -> str:
+    return next((str(row[c]) for c in columns if row.get(c)), "")
+
+
 def _document_requests(folder: Path, rows: Sequence[Mapping[str, Any]]) -> tuple[list[Any], list[dict[str, str]]]:
     """Fetch requests for the documents config (a local ``path`` wins over the ``url``) and the rows refused."""
     from .fetch import FetchRequest
@@ -164,7 +189,7 @@ def _document_requests(folder: Path, rows: Sequence[Mapping[str, Any]]) -> tuple
     requests, refused, seen = [], [], set()
     for i, row in enumerate(rows):
         name = str(row.get("document") or "")
-        url = str(row.get("url") or "")
+        url = pdf_url(str(row.get("url") or ""))
         where = f"documents row {i + 1}"
         if not name or Path(name).name != name or name.startswith("."):  # no paths, no hidden/reserved names
             refused.append({"document": name, "url": url, "reason": f"{where}: unsafe, hidden or empty file name"})
@@ -265,7 +290,8 @@ def prepare_dataset(
 
     questions = {s: [normalise_question_row(r) for r in rows]
                  for s, rows in read_folder_config(source, "default").items() if s in QA_SPLITS}  # fmt: skip
-    doc_rows = [dict(r) for r in _first_split(read_folder_config(source, "documents"), DOCUMENTS_SPLIT)]
+    doc_rows = [{**r, "document": _first(r, NAME_COLUMNS), "url": _first(r, URL_COLUMNS) or None}
+                for r in _first_split(read_folder_config(source, "documents"), DOCUMENTS_SPLIT)]
     requests, refused = _document_requests(source, doc_rows)
     settings = fetch_settings or FetchSettings()
     fetch = fetch_documents(requests, target / PDF_DIR, settings, progress=progress)

@@ -8,7 +8,8 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["madqa.loading_script.features", "madqa.loading_script.splits"])
+@pytest.mark.parametrize("name", ["madqa.loading_script.features", "madqa.loading_script.splits",
+                                  "madqa.loading_script.release"])
 def test_doctests(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
