@@ -3,7 +3,9 @@
 ``madqa publish pages --dataset OxRML/MADQA --repo ORG/NAME`` pushes the extracted page corpus (with its
 extraction settings and source revision in the card) as a Hub dataset, so users skip OCR with
 ``madqa setup --dataset OxRML/MADQA --pages-repo ORG/NAME``. ``madqa publish metric --repo ORG/NAME`` pushes the
-``metric/`` folder as an `evaluate` metric Space (``app.py`` widget). Both need a token with write access
+``metric/`` folder as an `evaluate` metric Space (``app.py`` widget); ``madqa publish labels --file F --repo
+ORG/NAME`` checks the hidden test labels against the public test split and pushes them to a private dataset for
+the leaderboard Space (``MADQA_SPACE_LABELS_REPO``). All need a token with write access
 (``hf auth login`` or ``HF_TOKEN``).
 """
 
@@ -13,6 +15,7 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 
 HELP = "push the page corpus of a prepared dataset, or the metric Space, to the Hugging Face Hub (maintainers)"
 logger = logging.getLogger("madqa.publish")
@@ -28,6 +31,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     pages.add_argument("--allow-incomplete", action="store_true",
                        help="publish even though some documents could not be fetched or read")  # fmt: skip
     pages.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    labels = sub.add_parser("labels", help="check the hidden test labels and push them to a PRIVATE Hub dataset")
+    labels.add_argument("--file", required=True, type=Path, help="the labels JSONL (question schema, labelled)")
+    labels.add_argument("--dataset", metavar="SPEC", help="whose public test split they label (default: sample)")
+    labels.add_argument("--repo", required=True, metavar="ORG/NAME", help="target private Hub dataset repo")
+    labels.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     metric = sub.add_parser("metric", help="push metric/ as an evaluate metric Space (app.py widget)")
     metric.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub Space repo")
     metric.add_argument("--private", action="store_true", help="create the Space private")
@@ -58,6 +66,16 @@ def run(args: argparse.Namespace) -> int:
                 raise UserError(str(exc)) from None
             summary = {"repo": done.repo_id, "url": done.url, "files": done.files, "pages": done.pages,
                        "documents": done.documents}  # fmt: skip
+        elif args.what == "labels":
+            from madqa.loading_script.labels_repo import LabelsError, publish_labels
+            from madqa.loading_script.load import DatasetUnavailableError
+
+            try:
+                pushed = publish_labels(args.file, args.dataset, args.repo)
+            except (LabelsError, DatasetUnavailableError) as exc:
+                raise UserError(str(exc)) from None
+            summary = {"repo": pushed.repo_id, "url": "", "files": ["test_labels.jsonl"],
+                       "questions": pushed.questions}  # fmt: skip
         else:
             from madqa.cli.publish_metric import publish_metric
 

@@ -371,7 +371,9 @@ def ensure_dataset(spec: str | None = None, *, pages_repo: str | None = None, la
     """A local folder for ``spec``, preparing it when needed (what the Space does at start).
 
     ``sample`` (or nothing): the idempotent sample set-up, then its folder. A local folder that already has a
-    ``pages`` config: the folder itself. Otherwise the prepared folder, prepared now if it is not yet.
+    ``pages`` config: the folder itself. Otherwise the prepared folder, prepared now if it is not yet (or if it was
+    prepared from another pages repo). An existing preparation is used as it is, without contacting the Hub, so a
+    restart never depends on the network; ``madqa setup --dataset SPEC`` brings it up to date.
 
     Raises:
         DatasetUnavailableError: a bad spec (the message names it).
@@ -379,6 +381,7 @@ def ensure_dataset(spec: str | None = None, *, pages_repo: str | None = None, la
     """
     layout = layout or Layout.default()
     spec = dataset_spec(spec)
+    pages_repo = pages_repo or os.environ.get(ENV_PAGES_REPO) or None
     if spec == SAMPLE:
         from .pipeline import run_setup
 
@@ -387,8 +390,9 @@ def ensure_dataset(spec: str | None = None, *, pages_repo: str | None = None, la
     if path.is_dir() and (path / "README.md").is_file() and "pages" in folder_configs(path):
         return path.resolve()
     found = layout.prepared_dataset(spec)
-    if found is not None and not pages_repo:
-        return found
+    recorded = (_read_prepared(found).get("pages") or {}).get("repo") if found is not None else None
+    if found is not None and (not pages_repo or recorded == pages_repo):
+        return found  # no network once prepared: a restart must not depend on the Hub (`madqa setup` refreshes)
     return prepare_dataset(spec, layout=layout, pages_repo=pages_repo, workers=workers, progress=progress).folder
 
 
