@@ -193,8 +193,27 @@ def _pages_folder(repo: str, token: str | None) -> Path:
         raise DatasetUnavailableError(f"pages repo '{repo}': {exc}") from None
 
 
+def _pages_file(path: Path) -> list[dict[str, Any]]:
+    """Rows of a ``madqa extract --out`` file (``.parquet`` or ``.jsonl``)."""
+    if path.suffix == ".jsonl":
+        from .build import read_jsonl
+
+        return [{k: r.get(k) for k in PAGE_FEATURES} for r in read_jsonl(path)]
+    if path.suffix != ".parquet":
+        raise DatasetUnavailableError(f"pages file {path}: expected a .parquet or .jsonl file from `madqa extract`")
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pylist()
+
+
 def load_pages_repo(repo: str, *, token: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The page rows of a published corpus (Hub id or folder) and its provenance (``prepared.json``'s ``pages``)."""
+    """The page rows of a published corpus (Hub id, folder, or a ``madqa extract`` output file) and provenance."""
+    if Path(repo).expanduser().is_file():
+        rows = _pages_file(Path(repo).expanduser())
+        missing = [k for k in PAGE_FEATURES if rows and k not in rows[0]]
+        if missing:
+            raise DatasetUnavailableError(f"pages file {repo}: the pages lack the field(s) {', '.join(missing)}")
+        return rows, {"source": f"pages file {repo}", "repo": repo}
     folder = _pages_folder(repo, token)
     if not (folder / "README.md").is_file() or PAGES_CONFIG not in folder_configs(folder):
         raise DatasetUnavailableError(f"pages repo '{repo}' has no README.md declaring a '{PAGES_CONFIG}' config")

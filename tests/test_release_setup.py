@@ -317,6 +317,12 @@ def test_published_page_corpus_replaces_extraction(home: Path, host: Host, tmp_p
 
     assert load_pages(str(other)) == load_pages(str(folder))
 
+    extracted = tmp_path / "extracted.jsonl"  # what `madqa extract --out` writes is accepted too
+    extracted.write_text("".join(json.dumps(r) + "\n" for r in load_pages(str(folder))))
+    third = write_release(tmp_path / "third" / "MADQA", host.url)
+    assert _setup(third, capsys, "--pages-repo", str(extracted), "--no-index")[0] == 0
+    assert load_pages(str(third)) == load_pages(str(folder))
+
     monkeypatch.setattr("huggingface_hub.HfApi", lambda token=None: FakeHfApi(tmp_path / "cli-pushed"))
     assert main(["publish", "pages", "--dataset", str(folder), "--repo", "org/pages2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pages"] == 18
