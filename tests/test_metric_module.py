@@ -110,7 +110,8 @@ def test_metric_folder_imports_only_allowed_packages():
                 roots = {(node.module or "").split(".")[0]}
             else:
                 continue
-            assert roots <= allowed | stdlib, f"{path.name} imports {roots - allowed - stdlib}"
+            widget = {"gradio", "matplotlib", "pyarrow", "yaml"} if path.name == "app.py" else set()  # the Space app
+            assert roots <= allowed | widget | stdlib, f"{path.name} imports {roots - allowed - widget - stdlib}"
         assert len(path.read_text(encoding="utf-8").splitlines()) <= 420, f"{path.name} is too long"
 
 
