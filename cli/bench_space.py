@@ -2,7 +2,8 @@
 
 Self-contained: a synthetic gold set of ``--items`` questions (no dataset, no real labels) backs a launched app in a
 temporary folder. Figures: a ``--items``-prediction submission (anls mode, default Kuiper resamples) and a leaderboard
-refresh with ``--submissions`` stored submissions. Targets: < 3 s and < 1 s.
+refresh with ``--submissions`` stored submissions. Targets: < 3 s and < 1 s. Also the Space's start-up time and peak
+memory on the built sample, in a subprocess (:mod:`.bench_space_startup`; ``--no-startup`` skips it).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ def configure_space_bench(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats; the median is reported")
     parser.add_argument("--burst", type=int, default=4,
                         help="maximum-size legal submissions scored at once while the board is refreshed (default 4)")
+    parser.add_argument("--no-startup", action="store_true",
+                        help="skip the start-up figure (`python -m madqa.space.app` on the built sample; skipped "
+                             "anyway, and said so, when the sample is not built)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
 
 
@@ -132,7 +136,10 @@ def run_space_bench(args: argparse.Namespace) -> int:
     """Run `madqa bench space` and print its figures."""
     from madqa.cli.bench_cmd import emit
 
-    r = bench_space(args.items, args.submissions, max(1, args.repeats), max(0, args.burst))
+    from .bench_space_startup import startup_figures, startup_lines
+
+    startup = startup_figures(args.no_startup)  # first: nothing else running in this process yet
+    r = {**bench_space(args.items, args.submissions, max(1, args.repeats), max(0, args.burst)), **startup}
     lines = [
         f"madqa bench space: gradio_client on 127.0.0.1, anls mode, median of {r['repeats']}",
         f"  submit {r['items']} predictions, scored in the request thread  {r['submit_s']:.3f} s   (target < 3 s)",
@@ -150,4 +157,5 @@ def run_space_bench(args: argparse.Namespace) -> int:
             f"   (target p95 < 1 s; {r['refreshes_during_burst']} refreshes; ratio p95 "
             f"{r['refresh_burst_p95_s'] / max(r['refresh_idle_p95_s'], 1e-9):.1f}x idle)",
         ]
+    lines += startup_lines(r)
     return emit(r, lines, args.json)

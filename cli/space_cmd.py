@@ -1,4 +1,10 @@
-"""`madqa space`: launch the leaderboard Space locally on the sample (or the dataset in ``MADQA_DATASET``)."""
+"""`madqa space`: launch the leaderboard Space locally on the sample (or the dataset in ``MADQA_DATASET``).
+
+It runs the Space's own start-up sequence (:mod:`madqa.space.startup`), so with no configuration it first builds
+the sample when it is not built yet (as ``make demo`` does), and with ``MADQA_DATASET`` it prepares that dataset.
+Unlike ``python app.py`` on a Space, which serves a page naming a wrong variable, a configuration error here fails
+fast: one line naming the variable, exit status 2.
+"""
 
 from __future__ import annotations
 
@@ -25,18 +31,14 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     try:
         from madqa.space.app import launch
-        from madqa.space.config import SpaceConfig
-        from madqa.space.services import create_services
+        from madqa.space.startup import ConfigError, start
     except ImportError as exc:
         raise UserError(f"the Space needs its extra: pip install -e '.[space]' ({exc})") from None
     try:
-        config = SpaceConfig.from_env()
-    except ValueError as exc:
+        services = start(seed=False if args.no_seed else None, progress=True)
+    except ConfigError as exc:
         raise UserError(str(exc)) from None
-    if not config.labels_path.is_file() and not config.labels_repo:
-        raise UserError(f"no test labels at {config.labels_path}: run `madqa setup` first (or set MADQA_SPACE_LABELS)")
-    services = create_services(config, seed=not args.no_seed)
-    logger.info("board: %d submission(s) in %s", services.store.count(), config.db_path)
+    logger.info("board: %d submission(s) in %s", services.store.count(), services.config.db_path)
     logger.info("serving the MADQA Space on http://%s:%d (Ctrl+C to stop)", args.host, args.port)
     launch(services, port=args.port, host=args.host)
     return 0

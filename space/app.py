@@ -1,7 +1,7 @@
 """The MADQA Space: leaderboard, submissions and the agent tab as one ``gr.Blocks`` (thin: logic lives in modules).
 
-Run ``python app.py`` (on a Space) or ``madqa space``. Nothing is loaded at import: :func:`main` reads the config,
-creates the services and launches.
+Run ``python app.py`` (on a Space) or ``madqa space``. Nothing is loaded at import: :func:`main` runs the start-up
+sequence of :mod:`madqa.space.startup` (config, dataset, labels, services) and launches.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from typing import Any
 import gradio as gr
 
 from madqa.space import content
-from madqa.space.config import SpaceConfig
 from madqa.space.leaderboard import board_frame, filter_board, styled_board, system_choices
 from madqa.space.plots import plot_systems
-from madqa.space.services import Services, create_services
+from madqa.space.services import Services
 from madqa.space.identity import identity_key
 from madqa.space.submission import SubmissionError, format_accepted
 from madqa.space.uploads import RESULTS_SUFFIXES, UploadGate, discard_upload
@@ -154,11 +153,14 @@ def launch(services: Services, *, port: int | None = None, host: str | None = No
 
 
 def main() -> None:
-    """Entry point of the Space (``python app.py``)."""
+    """Entry point of the Space (``python app.py``): :func:`.startup.serve` (a configuration error serves a page
+    naming the variable instead of crashing). Host and port come from ``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``.
+    """
+    from madqa.space.startup import serve
+
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    config = SpaceConfig.from_env()
-    launch(create_services(config, seed=os.environ.get("MADQA_SPACE_SEED", "1") != "0"))
+    serve()
 
 
 if __name__ == "__main__":

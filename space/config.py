@@ -6,6 +6,8 @@ Environment variables (all optional):
 ``MADQA_SPACE_LABELS``        the private test-labels JSONL (default: ``Layout.test_labels`` of ``MADQA_HOME``).
 ``MADQA_SPACE_LABELS_REPO``   a *private* Hub dataset holding ``test_labels.jsonl`` (used when no local file exists).
 ``MADQA_DATASET``             the public dataset spec (``sample``, a folder, or a Hub id) for dev questions and pages.
+``MADQA_PAGES_REPO``          a Hub dataset holding the published page corpus of ``MADQA_DATASET`` (``madqa publish
+                             pages``): a Space downloads it instead of extracting the release's PDFs at start.
 ``MADQA_SPACE_MAX_MB``        upload size limit in MB (default 20).
 ``MADQA_SPACE_RATE_LIMIT``    accepted submissions per user per window (default 5; 0 disables the limit).
 ``MADQA_SPACE_RATE_WINDOW_S`` the rate-limit window in seconds (default 86400: 5 accepted files per user per day).
@@ -62,6 +64,7 @@ class SpaceConfig:
         labels_path: private test labels (server side only; never inside ``space/``).
         labels_repo: private Hub dataset with the labels (optional).
         dataset: public dataset spec.
+        pages_repo: Hub dataset with the published page corpus of ``dataset`` (``None``: extract the pages).
         max_file_bytes: upload limit.
         rate_limit: accepted attempts per user per window (0 = unlimited).
         rate_window_s: window length in seconds.
@@ -80,6 +83,7 @@ class SpaceConfig:
     labels_path: Path
     labels_repo: str | None = None
     dataset: str = "sample"
+    pages_repo: str | None = None
     max_file_bytes: int = 20 * 1024 * 1024
     rate_limit: int = 5
     rate_window_s: int = 86400
@@ -120,6 +124,7 @@ class SpaceConfig:
             labels_path=Path(labels).expanduser(),
             labels_repo=env.get("MADQA_SPACE_LABELS_REPO") or None,
             dataset=env.get("MADQA_DATASET") or "sample",
+            pages_repo=env.get("MADQA_PAGES_REPO") or None,
             max_file_bytes=max_mb * 1024 * 1024,
             rate_limit=max(0, _int(env, "MADQA_SPACE_RATE_LIMIT", 5)),
             rate_window_s=max(1, _int(env, "MADQA_SPACE_RATE_WINDOW_S", 86400)),

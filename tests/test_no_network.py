@@ -95,6 +95,7 @@ def test_local_space_opens_no_socket(built_home: Path, tmp_path: Path) -> None:
             except OSError:
                 time.sleep(1)
         assert "MADQA" in page, proc.stderr.read() if proc.poll() is not None else "the Space did not answer"
+        assert "configuration error" not in page.lower(), "the Space served its configuration-error page"
     finally:
         proc.terminate()
         proc.wait(timeout=60)

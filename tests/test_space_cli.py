@@ -20,11 +20,14 @@ def test_space_subcommand_is_registered_and_parses() -> None:
 def test_space_without_labels_is_a_clear_user_error(tmp_path: Path, monkeypatch, caplog) -> None:
     from madqa.cli import main
 
+    # With no configuration at all `madqa space` now builds the sample first; a named labels file that is missing
+    # is the user's mistake and fails fast, naming the variable (before any set-up work).
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
-    monkeypatch.delenv("MADQA_SPACE_LABELS", raising=False)
+    monkeypatch.setenv("MADQA_SPACE_LABELS", str(tmp_path / "missing.jsonl"))
     monkeypatch.delenv("MADQA_SPACE_LABELS_REPO", raising=False)
     assert main(["space", "--port", "7998"]) == 2
-    assert "run `madqa setup` first" in caplog.text
+    assert "MADQA_SPACE_LABELS" in caplog.text and "missing.jsonl" in caplog.text
+    assert not (tmp_path / "sample").exists()
 
 
 def test_bench_space_small_run_prints_json(capsys) -> None:
