@@ -26,8 +26,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a Hub dataset id (e.g. OxRML/MADQA) or a folder in the release's schema; "
                              "default: the embedded sample")  # fmt: skip
     parser.add_argument("--pages-repo", metavar="REPO",
-                        help="page corpus used instead of extracting: a Hub dataset published with `madqa publish "
-                             "pages`, its folder, or a `madqa extract --out` file (default: $MADQA_PAGES_REPO)")  # fmt: skip
+                        help="page corpus used instead of extracting: a Hub dataset published with "
+                             "`madqa publish pages`, its folder, or a `madqa extract --out` file "
+                             "(default: $MADQA_PAGES_REPO)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="sample generator and split seed (default 0)")
     parser.add_argument("--workers", type=int, default=None, help="extraction processes (default: all CPUs)")
     parser.add_argument("--fetch-workers", type=int, default=8, help="parallel PDF downloads (default 8)")

@@ -1,4 +1,4 @@
-"""`madqa publish labels`: the hidden labels are checked against the public test split and go to a private repo only."""
+"""`madqa publish labels`: hidden labels are checked against the public test split and go to a private repo only."""
 
 from __future__ import annotations
 

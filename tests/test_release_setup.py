@@ -50,9 +50,11 @@ configs:
 
 #: document → (permit code on its page 2, a distinctive word of its topic)
 FACTS = {
-    "harbour.pdf": ("HP-4471", "harbour"), "library.pdf": ("LB-2093", "library"), "orchard.pdf": ("OR-7310", "orchard"),
-    "quarry.pdf": ("QY-5528", "quarry"), "tramway.pdf": ("TW-6642", "tramway"), "vineyard.pdf": ("VY-1187", "vineyard"),
-    "broken_html.pdf": ("BH-3001", "lighthouse"), "slow.pdf": ("SL-4002", "glacier"), "gone.pdf": ("GN-5003", "meadow"),
+    "harbour.pdf": ("HP-4471", "harbour"), "library.pdf": ("LB-2093", "library"),
+    "orchard.pdf": ("OR-7310", "orchard"), "quarry.pdf": ("QY-5528", "quarry"),
+    "tramway.pdf": ("TW-6642", "tramway"), "vineyard.pdf": ("VY-1187", "vineyard"),
+    "broken_html.pdf": ("BH-3001", "lighthouse"), "slow.pdf": ("SL-4002", "glacier"),
+    "gone.pdf": ("GN-5003", "meadow"),
 }  # fmt: skip
 BAD = {"broken_html.pdf": "html", "slow.pdf": "slow", "gone.pdf": "404"}
 
@@ -150,8 +152,9 @@ class PermitReader(Model):
         prepared = self._prepare_completion_kwargs(messages, flatten_messages_as_text=True)
         text = "\n".join(str(m["content"]) for m in prepared["messages"])
         topic = re.search(r"Question: What is the operating permit number of the (\w+) board", text).group(1)
-        found = re.search(r"file (\S+), page (\d+)[^\n]*\n(?:(?!file \S+, page).*\n)*?.*permit number is ([A-Z]{2}-\d{4})",
-                          text)  # fmt: skip
+        found = re.search(
+            r"file (\S+), page (\d+)[^\n]*\n(?:(?!file \S+, page).*\n)*?.*permit number is ([A-Z]{2}-\d{4})", text
+        )
         if found is None:
             name, args = "search_documents", {"query": f"{topic} permit"}
         else:
