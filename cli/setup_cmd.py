@@ -109,10 +109,11 @@ def _run_dataset(args: argparse.Namespace) -> int:
         logger.error("%s", exc)
         return 3
     index = None
-    if not args.no_index:
+    pages = [] if args.no_index or not result.stats.get("pages") else load_pages(spec)
+    if pages:  # an empty corpus (every fetch failed) has nothing to index
         from madqa.agents.search import open_index
 
-        opened = open_index(load_pages(spec), progress=not args.no_progress)  # built once; run reuses it
+        opened = open_index(pages, progress=not args.no_progress)  # built once; `madqa run` reuses it
         getattr(opened, "close", lambda: None)()
         index = "whoosh"
     _install_metric()

@@ -193,7 +193,9 @@ def _write_parquet(rows: list[dict[str, Any]], features: Any, path: Path) -> Non
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with quiet_datasets():
-        datasets.Dataset.from_list(rows, features=features).to_parquet(str(path))
+        table = datasets.Dataset.from_list(rows, features=features) if rows else \
+            datasets.Dataset.from_dict({k: [] for k in features}, features=features)  # from_list([]) has no columns
+        table.to_parquet(str(path))
 
 
 def build_dataset(

@@ -193,8 +193,23 @@ def load_documents(dataset: str | os.PathLike[str] | None = None) -> list[dict[s
 
 
 def load_pages(dataset: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """The page-text corpus (``pages`` config)."""
-    data = load_config("pages", dataset)
+    """The page-text corpus (``pages`` config).
+
+    Raises:
+        DatasetUnavailableError: the dataset has no page corpus yet (the release ships none): the message names
+            the ``madqa setup --dataset SPEC`` command that makes one.
+    """
+    source = resolve_dataset(dataset)
+    hint = f"run `madqa setup --dataset {dataset_spec(dataset)}` first (it fetches the PDFs and extracts their text)"
+    if isinstance(source, Path) and "pages" not in folder_configs(source):
+        raise DatasetUnavailableError(f"{source} has no page corpus (`pages` config): {hint}")
+    try:
+        data = load_config("pages", dataset)
+    except ValueError as exc:  # a Hub dataset without a pages config: datasets names the configs it has
+        if isinstance(source, Path):  # an empty corpus (every document failed) loads as "no data"
+            raise DatasetUnavailableError(f"{source}: the page corpus is empty or unreadable ({exc}); {hint}") \
+                from None
+        raise DatasetUnavailableError(f"'{source}' has no page corpus here ({exc}): {hint}") from None
     split = PAGES_SPLIT if PAGES_SPLIT in data else next(iter(data))
     return list(data[split])
 

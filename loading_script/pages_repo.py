@@ -121,13 +121,13 @@ def publish_pages(
             ``allow_incomplete`` (a corpus missing documents would silently change everyone's results).
     """
     from .load import SAMPLE, resolve_dataset
-    from .release import _read_prepared
+    from .release import read_prepared_folder
 
     spec = dataset_spec(dataset)
     folder = resolve_dataset(spec)
     if not isinstance(folder, Path) or PAGES_CONFIG not in folder_configs(folder):
         raise DatasetUnavailableError(f"no page corpus for '{spec}': run `madqa setup --dataset {spec}` first")
-    record = _read_prepared(folder)
+    record = read_prepared_folder(folder)
     if record and not record.get("complete") and not allow_incomplete:
         raise DatasetUnavailableError(
             f"the preparation of '{spec}' is incomplete ({len(record.get('failures', []))} document(s) missing, "

@@ -377,3 +377,60 @@ def test_bad_specs_are_clear_errors(home: Path, tmp_path: Path, caplog) -> None:
     assert main(["setup", "--dataset", str(empty), "--no-progress"]) == 2
     assert "declares no config 'default', 'documents'" in caplog.text
     assert main(["setup", "--pages-repo", "org/p"]) == 2
+
+
+def test_an_unprepared_release_names_the_setup_command(home: Path, tmp_path: Path, caplog) -> None:
+    folder = write_release(tmp_path / "MADQA", "http://127.0.0.1:9/docs")
+    out = tmp_path / "r.jsonl"
+    assert main(["run", "--dataset", str(folder), "--model", "py:test_release_setup:permit_reader", "-o", str(out),
+                 "--no-progress"]) == 2  # fmt: skip
+    assert f"run `madqa setup --dataset {folder}` first" in caplog.text and not out.exists()
+
+
+def test_a_second_setup_of_the_same_dataset_waits_for_the_first(home: Path, host: Host, tmp_path: Path) -> None:
+    import fcntl
+    import logging
+
+    from madqa.loading_script.paths import Layout
+    from madqa.loading_script.release import prepare_dataset
+
+    host.fix()
+    folder = write_release(tmp_path / "MADQA", host.url)
+    target = Layout.default().prepared_dir(str(folder))
+    target.mkdir(parents=True)
+    waiting = threading.Event()
+
+    class Flag(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "waiting for another" in record.getMessage():
+                waiting.set()
+
+    flag = Flag()
+    release_logger = logging.getLogger("madqa.loading_script.release")
+    level = release_logger.level
+    release_logger.setLevel(logging.INFO)
+    release_logger.addHandler(flag)
+    done: list[Any] = []
+    try:
+        with open(target / ".lock", "a+") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # another process's set-up of the same spec
+            worker = threading.Thread(target=lambda: done.append(prepare_dataset(str(folder), progress=False)))
+            worker.start()
+            assert waiting.wait(timeout=60)
+            assert not done and host.requests == []  # it waits before touching anything
+            fcntl.flock(held, fcntl.LOCK_UN)
+        worker.join(timeout=120)
+    finally:
+        release_logger.removeHandler(flag)
+        release_logger.setLevel(level)
+    assert done and done[0].complete and len(done[0].fetched) == 9
+
+
+def test_a_host_that_is_down_gives_a_named_failure_per_document(home: Path, tmp_path: Path, capsys) -> None:
+    folder = write_release(tmp_path / "MADQA", "http://127.0.0.1:9/docs")  # nothing listens on port 9
+    rc, out = _setup(folder, capsys, "--fetch-retries", "0")
+    assert rc == 1 and len(out["failures"]) == len(FACTS) and out["stats"]["pages"] == 0 and out["index"] is None
+    assert all("connection" in f["reason"] for f in out["failures"])
+    from madqa.loading_script.load import load_questions
+
+    assert len(load_questions("dev", str(folder))) == 5  # the questions are there, the corpus is empty
