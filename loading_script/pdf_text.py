@@ -57,6 +57,23 @@ def has_usable_text(text: str) -> bool:
     return len(_ALNUM.findall(text)) >= MIN_TEXT_CHARS
 
 
+@dataclass(frozen=True)
+class ExtractSettings:
+    """How pages are read (recorded with every extracted corpus).
+
+    Attributes:
+        ocr_lang: Tesseract language(s), e.g. ``"eng+rus"``; ``None`` chooses from the installed data.
+        dpi: OCR render resolution.
+        max_pixels: cap on the pixels of one rendered page (large formats are downscaled to fit).
+        osd: detect orientation/script with Tesseract OSD before OCR, where installed.
+    """
+
+    ocr_lang: str | None = None
+    dpi: int = OCR_DPI
+    max_pixels: int = 40_000_000
+    osd: bool = True
+
+
 @dataclass
 class PdfResult:
     """Extraction result for one PDF (picklable, returned by pool workers).
@@ -67,6 +84,7 @@ class PdfResult:
         pages: ``{"document", "page", "text", "text_source"}`` rows, 1-based pages, in order.
         error: why the file was skipped (``None`` on success).
         ocr_needed_missing: pages that needed OCR while Tesseract was unavailable.
+        warnings: one-line messages about this file that did not stop it (a repaired file, a page that failed).
     """
 
     document: str
@@ -75,9 +93,11 @@ class PdfResult:
     error: str | None = None
     ocr_needed_missing: int = 0
     from_cache: bool = False
+    warnings: list[str] = field(default_factory=list)
 
 
-def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: str | None = None) -> PdfResult:
+def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: str | None = None,
+                settings: ExtractSettings | None = None) -> PdfResult:
     """Extract every page of one PDF.
 
     Args:
