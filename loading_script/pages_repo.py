@@ -172,25 +172,12 @@ def _pages_folder(repo: str, token: str | None) -> Path:
     if repo.count("/") != 1 or repo.startswith((".", "/", "~")):
         raise DatasetUnavailableError(f"pages repo '{repo}' is neither a folder nor a Hub dataset id")
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (
-        EntryNotFoundError,
-        HfHubHTTPError,
-        LocalEntryNotFoundError,
-        OfflineModeIsEnabled,
-        RepositoryNotFoundError,
-    )
 
-    try:
+    from .release_source import hub_errors
+
+    with hub_errors(f"pages repo '{repo}'"):
         return Path(snapshot_download(repo, repo_type="dataset", token=token,
                                       allow_patterns=["README.md", "data/pages/*"]))  # fmt: skip
-    except RepositoryNotFoundError:
-        raise DatasetUnavailableError(f"pages repo '{repo}' not found on the Hub (or private: log in)") from None
-    except (LocalEntryNotFoundError, OfflineModeIsEnabled, ConnectionError):
-        raise DatasetUnavailableError(f"pages repo '{repo}' is not cached and the Hub cannot be reached") from None
-    except EntryNotFoundError:
-        raise DatasetUnavailableError(f"Hub dataset has no README.md: {repo}") from None
-    except HfHubHTTPError as exc:
-        raise DatasetUnavailableError(f"pages repo '{repo}': {exc}") from None
 
 
 def _pages_file(path: Path) -> list[dict[str, Any]]:

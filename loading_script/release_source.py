@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +57,9 @@ def acquire_source(spec: str, *, token: str | None = None) -> tuple[Path, str]:
     return _hub_snapshot(spec, token=token)
 
 
-def _hub_snapshot(repo_id: str, *, token: str | None) -> tuple[Path, str]:
-    from huggingface_hub import hf_hub_download, snapshot_download
+@contextmanager
+def hub_errors(what: str) -> Iterator[None]:
+    """Turn the Hub client's errors while reading ``what`` (e.g. "Hub dataset 'org/x'") into one clear line."""
     from huggingface_hub.errors import (
         EntryNotFoundError,
         HfHubHTTPError,
@@ -67,23 +69,27 @@ def _hub_snapshot(repo_id: str, *, token: str | None) -> tuple[Path, str]:
     )
 
     try:
+        yield
+    except RepositoryNotFoundError:
+        raise DatasetUnavailableError(f"{what} not found (or gated/private: log in with `hf auth login`)") from None
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled, ConnectionError):
+        raise DatasetUnavailableError(f"{what} is not in the local cache and the Hub cannot be reached (offline?)") \
+            from None
+    except EntryNotFoundError:
+        raise DatasetUnavailableError(f"{what} has no README.md") from None
+    except HfHubHTTPError as exc:
+        raise DatasetUnavailableError(f"{what}: {exc}") from None
+
+
+def _hub_snapshot(repo_id: str, *, token: str | None) -> tuple[Path, str]:
+    from huggingface_hub import hf_hub_download, snapshot_download
+
+    with hub_errors(f"Hub dataset '{repo_id}'"):
         card = Path(hf_hub_download(repo_id, "README.md", repo_type="dataset", token=token))
         meta = card_metadata(card.parent)
         patterns = ["README.md"] + [f["path"] for c in meta.get("configs", [])
                                     if c.get("config_name") in ("default", "documents") for f in c["data_files"]]
         folder = Path(snapshot_download(repo_id, repo_type="dataset", token=token, allow_patterns=patterns))
-    except RepositoryNotFoundError:
-        raise DatasetUnavailableError(
-            f"Hub dataset '{repo_id}' not found (or gated/private: log in with `hf auth login`)"
-        ) from None
-    except (LocalEntryNotFoundError, OfflineModeIsEnabled, ConnectionError):
-        raise DatasetUnavailableError(
-            f"Hub dataset '{repo_id}' is not in the local cache and the Hub cannot be reached (offline?)"
-        ) from None
-    except EntryNotFoundError:
-        raise DatasetUnavailableError(f"Hub dataset has no README.md: {repo_id}") from None
-    except HfHubHTTPError as exc:
-        raise DatasetUnavailableError(f"Hub dataset '{repo_id}': {exc}") from None
     missing = [c for c in ("default", "documents") if c not in folder_configs(folder)]
     if missing:
         raise DatasetUnavailableError(f"Hub dataset '{repo_id}' declares no config {', '.join(map(repr, missing))}")

@@ -377,6 +377,8 @@ def test_bad_specs_are_clear_errors(home: Path, tmp_path: Path, caplog) -> None:
     assert main(["setup", "--dataset", str(empty), "--no-progress"]) == 2
     assert "declares no config 'default', 'documents'" in caplog.text
     assert main(["setup", "--pages-repo", "org/p"]) == 2
+    assert main(["setup", "--dataset", "NoSuchOrg/NoSuchSet", "--no-progress"]) == 2  # offline in tests
+    assert "Hub dataset 'NoSuchOrg/NoSuchSet' is not in the local cache and the Hub cannot be reached" in caplog.text
 
 
 def test_an_unprepared_release_names_the_setup_command(home: Path, tmp_path: Path, caplog) -> None:
