@@ -8,6 +8,9 @@ same query everywhere. Whoosh is a main dependency; it is imported lazily, insid
 :func:`analyze` reproduces Whoosh's ``StandardAnalyzer`` (the harness's ``TEXT()`` field) without building token
 objects: ``\w+(\.?\w+)*`` tokens, lower-cased, minus Whoosh's stop words and one-character tokens, positions
 renumbered. The Tantivy backend indexes these tokens, so both engines see identical terms and phrase positions.
+
+:func:`refuse_match_all` and :class:`ExpansionBudget` are the breadth guard both backends run before searching
+(see "Search limits" in :mod:`madqa.agents.search`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .search import MAX_QUERY_CHARS, SYNTAX_HELP, QuerySyntaxError
+from .search import MAX_QUERY_CHARS, SYNTAX_HELP, QuerySyntaxError, QueryTooBroadError
 
 if TYPE_CHECKING:
     from whoosh.fields import Schema
@@ -26,6 +29,9 @@ if TYPE_CHECKING:
 TOKEN_PATTERN = re.compile(r"\w+(?:\.?\w+)*")
 #: Whoosh's ``StopFilter`` drops tokens shorter than this.
 MIN_TOKEN_CHARS = 2
+#: Characters of a wildcard pattern that are not letters to match.
+WILDCARD_CHARS = frozenset("*?")
+_NARROW = "Search for specific words instead; a wildcard needs a few letters before it (e.g. invoic*, colo?r)."
 
 
 @lru_cache(maxsize=1)
@@ -110,3 +116,88 @@ def _unparsable(query: str, detail: str) -> str:
     else:
         reason = "nothing searchable is left after parsing (check quotes, parentheses and field:value parts)"
     return f"Could not search for {query!r}{detail}: {reason}. Query syntax: {SYNTAX_HELP}."
+
+
+def describe_part(q: Query) -> str:
+    """A query part as the user would write it (``b*``, ``[a TO z]``, ``*``), for error messages.
+
+    >>> from whoosh.query import Every, Prefix, TermRange, Wildcard
+    >>> [describe_part(q) for q in (Every("text"), Prefix("text", "b"), Wildcard("document", "a?*"),
+    ...                             TermRange("text", "a", None))]
+    ['*', 'b*', 'document:a?*', '[a TO]']
+    """
+    from whoosh.query import Every, Prefix, TermRange
+
+    field = "" if getattr(q, "fieldname", None) in (None, "text") else f"{q.fieldname}:"
+    if isinstance(q, Every):
+        return f"{field}*"
+    if isinstance(q, Prefix):
+        return f"{field}{q.text}*"
+    if isinstance(q, TermRange):
+        start, end = "" if q.start is None else q.start, "" if q.end is None else q.end
+        left, right = "{" if q.startexcl else "[", "}" if q.endexcl else "]"
+        return f"{field}{left}{start} TO {end}{right}".replace(" TO ]", " TO]").replace("[ TO", "[TO")
+    return f"{field}{getattr(q, 'text', q)}"
+
+
+def refuse_match_all(parsed: Query, query: str) -> None:
+    """Raise :class:`QueryTooBroadError` when a part of ``parsed`` matches every page or every word.
+
+    Catches ``*`` in any field (Whoosh's ``Every``; ``foo OR *`` parses to it too) and wildcards without a letter
+    (``?*``, ``*?*``, ``??``), which expand to the whole vocabulary. Costs microseconds: no index is read.
+
+    >>> from whoosh.query import And, Term, Wildcard
+    >>> refuse_match_all(And([Term("text", "engine"), Wildcard("text", "invoic*")]), "engine invoic*")
+    >>> refuse_match_all(Wildcard("text", "*?*"), "*?*")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    madqa.agents.search.QueryTooBroadError: The query '*?*' is too broad: the wildcard *?* has no letters, ...
+    """
+    from whoosh.query import Every, Wildcard
+
+    for q in parsed.leaves():
+        part = describe_part(q)
+        if isinstance(q, Every):
+            raise QueryTooBroadError(
+                query, f"The query {query!r} is too broad: {part} matches every page, so it cannot find anything "
+                f"specific. {_NARROW}", part=part,
+            )  # fmt: skip
+        if isinstance(q, Wildcard) and q.text and set(q.text) <= WILDCARD_CHARS:
+            raise QueryTooBroadError(
+                query, f"The query {query!r} is too broad: the wildcard {part} has no letters, so it matches every "
+                f"word. {_NARROW}", part=part,
+            )  # fmt: skip
+
+
+class ExpansionBudget:
+    """Counts the words the wildcards, prefixes and ranges of one query expand to, and refuses too many.
+
+    >>> budget = ExpansionBudget("b* OR c*", 100)
+    >>> budget.add("b*", 60)
+    >>> budget.add("c*", 60)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    madqa.agents.search.QueryTooBroadError: The query 'b* OR c*' is too broad: c* matches 60 different words (120 ...
+    """
+
+    def __init__(self, query: str, max_terms: int | None) -> None:
+        """Start an empty count for ``query``; ``max_terms=None`` counts without refusing."""
+        self.query, self.max_terms, self.used = query, max_terms, 0
+
+    def add(self, part: str, terms: int) -> None:
+        """Count ``terms`` words for ``part``; raise :class:`QueryTooBroadError` past ``max_terms`` in total."""
+        self.used += terms
+        if self.max_terms is None or self.used <= self.max_terms:
+            return
+        total = f" ({self.used:,} in the whole query)" if self.used != terms else ""
+        if part.lstrip("{[").startswith(("[", "{")) or " TO" in part:
+            advice = "Use a narrower range, or search for specific words."
+        else:
+            advice = (
+                "Use a longer prefix before * or ? (e.g. invoic* rather than in*), fewer wildcards, or specific "
+                "words."
+            )
+        raise QueryTooBroadError(
+            self.query, f"The query {self.query!r} is too broad: {part} matches {terms:,} different words{total}; "
+            f"at most {self.max_terms:,} are searched per query. {advice}", part=part, terms=terms,
+        )  # fmt: skip

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .models import LlamaCppModel, is_text_only, make_model, parse_spec
 from .record import ResultsWriter, build_record, read_finished, rewrite_without
-from .search import DEFAULT_BACKEND
+from .search import DEFAULT_BACKEND, DEFAULT_SEARCH_TIMEOUT
 from .search_agent import DEFAULT_MAX_STEPS, DEFAULT_TOP_K, build_search_agent
 from .tools import DEFAULT_PAGE_CHARS, OBSERVE_MODES, Observe
 
@@ -41,7 +41,8 @@ logger = logging.getLogger(__name__)
 
 AGENTS: tuple[str, ...] = ("bm25", "repl")
 #: RunConfig fields that only one agent uses (left out of the other agent's results lines).
-BM25_ONLY = ("top_k", "observe", "oracle", "search_backend", "page_chars", "image_steps", "min_searches")
+BM25_ONLY = ("top_k", "observe", "oracle", "search_backend", "page_chars", "image_steps", "min_searches",
+             "search_timeout")  # fmt: skip
 REPL_ONLY = ("sub_model", "sub_calls", "sub_call_chars", "observation_chars", "step_timeout")
 
 
@@ -73,6 +74,8 @@ class RunConfig:
         sub_call_chars: (repl) longest ``llm_query`` prompt in characters; ``None``: by sub-model.
         observation_chars: (repl) longest observation of a code step in the root prompt; ``None``: by model.
         step_timeout: (repl) wall-clock seconds per code step (sub-model time excluded).
+        search_timeout: wall-clock seconds one search may take before the agent is told to narrow the query
+            (0 or ``None``: no limit); see :class:`madqa.agents.search.SearchLimits`.
     """
 
     model: str = "local"
@@ -93,6 +96,7 @@ class RunConfig:
     sub_call_chars: int | None = None
     observation_chars: int | None = None
     step_timeout: float = 30.0
+    search_timeout: float | None = DEFAULT_SEARCH_TIMEOUT
 
     def check(self) -> None:
         """Raise :class:`RunError` for settings that cannot work."""
@@ -109,6 +113,9 @@ class RunConfig:
             raise RunError("min-searches must be between 0 and max-steps - 1")
         if self.limit is not None and self.limit < 0:
             raise RunError("limit must not be negative")
+        if self.search_timeout is not None and not self.search_timeout >= 0:  # also rejects NaN
+            raise RunError(f"search-timeout must be 0 (no limit) or a positive number of seconds, got "
+                           f"{self.search_timeout}")  # fmt: skip
         if self.agent != "repl" and self.sub_model is not None:
             raise RunError("--sub-model is for --agent repl")
         if self.agent == "repl":
@@ -315,10 +322,11 @@ def _corpus(config: RunConfig) -> tuple[SearchIndex | None, PageRenderer]:
     from madqa.loading_script.load import load_pages
 
     from .render import PageRenderer
-    from .search import open_index
+    from .search import SearchLimits, open_index
 
     pages = load_pages(config.dataset)
-    index = None if config.oracle else open_index(pages, backend=config.search_backend)  # type: ignore[arg-type]
+    limits, backend = SearchLimits(timeout=config.search_timeout or None), config.search_backend
+    index = None if config.oracle else open_index(pages, backend=backend, limits=limits)  # type: ignore[arg-type]
     return index, PageRenderer(config.dataset, pages=pages)
 
 

@@ -27,6 +27,35 @@ Query syntax (both backends, as the paper's tool): words (all must match), ``"qu
 A query that parses to nothing raises :class:`QuerySyntaxError`, whose message tells an LLM agent how to rephrase;
 a valid query without matches returns ``[]`` (see :func:`no_results_message`).
 
+**Search limits** (:class:`SearchLimits`, set per index by :func:`open_index`; the agents' ``search_documents`` tool,
+``madqa run`` and the Space all use them). Without them, match-everything queries take 15 to 38 s each on a
+6,000-page Whoosh index (``*``, ``*?*``, ``[a TO z]``; ``madqa bench search --pages 6000``, two busy cores), long
+enough to stall a question or the Space. Two guards, in both backends, raise errors of the
+:class:`QuerySyntaxError` family whose messages tell an agent how to narrow the query:
+
+* a cheap guard before searching raises :class:`QueryTooBroadError` for a query part that matches every page
+  (``*``, ``text:*``, ``document:*``) or every word (a wildcard without a letter: ``?*``, ``*?*``), and for
+  wildcards, prefixes and word ranges (``[a TO z]``, ``b*``) that expand to more than ``max_terms`` different words
+  in total (:data:`MAX_EXPANSION_TERMS`; counted from the sorted word list, which costs milliseconds). The count,
+  not the prefix length, decides: ``b*`` is refused on a big corpus but not on a small one, and ``*port`` passes
+  when few words end in ``port``. On 6,000 bench pages a pattern under the cap (``ba*``, 3,916 words) took 0.5 to
+  0.8 s on Whoosh and 15 ms on Tantivy (two busy cores); the time limit covers what the count cannot foresee.
+* a wall-clock limit per search (``timeout``, :data:`DEFAULT_SEARCH_TIMEOUT`, ``madqa run --search-timeout``)
+  raises :class:`SearchTimeoutError`. The engines check a :class:`Deadline` between units of work: Whoosh before
+  each expanded word's posting list is opened (also for ``*`` when the guard is off) and every 64 collected
+  pages; Tantivy while expanding wildcards in Python and before its (Rust) search starts. Whoosh's own
+  ``TimeLimitCollector`` is not used: with ``use_alarm=True`` it installs a ``SIGALRM`` handler, which raises
+  ``ValueError`` outside the main thread (``madqa run --workers``, the Space's request threads) and would interrupt
+  the main thread rather than the searching one; with ``use_alarm=False`` it checks only between collected pages,
+  after the expensive part (opening one posting list per expanded word, or building ``*``'s page set) is over: a
+  1 s limit stopped ``*`` after 15 s on 6,000 bench pages. With this deadline, the time limit alone (guard off)
+  stopped those queries at 5.0 to 5.2 s. tantivy-py 0.27 offers no time limit or cancellation, so its Rust search
+  cannot be stopped once started; the guard bounds that work instead (and Tantivy's unguarded ``*?*`` takes
+  under a second there anyway). With both guards the three queries are refused in 0 to 2 ms on Whoosh, and in up
+  to 0.35 s on Tantivy (``[a TO z]``: its words are counted by a Python scan of the term dictionary).
+
+``SearchLimits(timeout=None, max_terms=None)`` (:data:`UNLIMITED`) switches both off, as the harness runs.
+
 >>> hit = PageHit("1007969.pdf", 3, 7.25)
 >>> hit.document, hit.page
 ('1007969.pdf', 3)
@@ -43,8 +72,8 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -60,6 +89,13 @@ FORMAT_VERSION = 1
 MANIFEST = "madqa-index.json"
 #: Longest query accepted (characters); longer input is almost certainly not a search query.
 MAX_QUERY_CHARS = 2000
+#: Default wall-clock limit of one search (seconds): far above a normal query (milliseconds), short enough that a
+#: runaway query does not stall an agent's question or the Space.
+DEFAULT_SEARCH_TIMEOUT = 5.0
+#: Most different words the wildcards, prefixes and word ranges of one query may expand to. Whoosh opens one
+#: posting list per word (about 0.1 to 0.2 ms each), and above 1,024 words a wildcard scores a constant 1.0, so
+#: wider patterns cost seconds and rank nothing.
+MAX_EXPANSION_TERMS = 5000
 
 #: The query syntax in one line, for error messages and tool descriptions.
 SYNTAX_HELP = (
@@ -96,6 +132,108 @@ class QuerySyntaxError(ValueError):
         self.query = query
 
 
+class QueryTooBroadError(QuerySyntaxError):
+    """A query refused before searching: it matches every page or expands to too many words.
+
+    Attributes:
+        query: the query as given.
+        part: the offending part of the query (e.g. ``"*"``, ``"b*"``, ``"[a TO z]"``).
+        terms: how many words the part expands to (``None`` when it matches everything outright).
+    """
+
+    def __init__(self, query: str, message: str, *, part: str, terms: int | None = None) -> None:
+        """Keep the offending part and its expansion size next to the message."""
+        super().__init__(query, message)
+        self.part, self.terms = part, terms
+
+
+class SearchTimeoutError(QuerySyntaxError):
+    """A search stopped at its wall-clock limit; the message tells an agent to narrow the query.
+
+    Attributes:
+        query: the query as given.
+        seconds: the limit that was reached.
+    """
+
+    def __init__(self, query: str, seconds: float) -> None:
+        """Write the narrowing advice for ``query``."""
+        super().__init__(
+            query,
+            f"The search for {query!r} was stopped after {seconds:g} s (the time limit of one search). Narrow the "
+            "query: use more specific words, fewer wildcards, or a longer prefix before * or ? (e.g. invoic* "
+            "rather than in*).",
+        )
+        self.seconds = seconds
+
+
+class Deadline:
+    """The time limit of one search, checked by the engines between units of work.
+
+    >>> ticks = iter([0.0, 1.0, 9.0])
+    >>> d = Deadline("q", 5.0, clock=lambda: next(ticks))
+    >>> d.check()
+    >>> d.check()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    madqa.agents.search.SearchTimeoutError: The search for 'q' was stopped after 5 s ...
+    """
+
+    __slots__ = ("query", "seconds", "clock", "end")
+
+    def __init__(self, query: str, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> None:
+        """Start the clock now; ``seconds=None`` never expires."""
+        self.query, self.seconds, self.clock = query, seconds, clock
+        self.end = clock() + seconds if seconds is not None else None
+
+    @property
+    def active(self) -> bool:
+        """Whether this deadline can expire (engines skip their checks otherwise)."""
+        return self.end is not None
+
+    def check(self) -> None:
+        """Raise :class:`SearchTimeoutError` once the limit has passed."""
+        if self.end is not None and self.clock() > self.end:
+            raise SearchTimeoutError(self.query, float(self.seconds or 0.0))
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """Per-search limits of an index (see the module docstring).
+
+    Attributes:
+        timeout: wall-clock seconds one search may take (``None``: no limit).
+        max_terms: most words the wildcards, prefixes and word ranges of one query may expand to; ``None`` also
+            lets match-everything queries (``*``, ``?*``) run.
+        clock: monotonic clock in seconds (tests inject one).
+
+    >>> SearchLimits().timeout, SearchLimits().max_terms
+    (5.0, 5000)
+    >>> SearchLimits(timeout=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: the search timeout must be a positive number of seconds or None, got 0
+    """
+
+    timeout: float | None = DEFAULT_SEARCH_TIMEOUT
+    max_terms: int | None = MAX_EXPANSION_TERMS
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        """Reject limits that would refuse every search."""
+        if self.timeout is not None and (isinstance(self.timeout, bool) or not self.timeout > 0):
+            raise ValueError(f"the search timeout must be a positive number of seconds or None, got {self.timeout!r}")
+        if self.max_terms is not None and (isinstance(self.max_terms, bool) or not self.max_terms >= 1):
+            raise ValueError(f"max_terms must be a positive integer or None, got {self.max_terms!r}")
+
+    def deadline(self, query: str) -> Deadline:
+        """A deadline for one search of ``query``, starting now."""
+        return Deadline(query, self.timeout, self.clock)
+
+
+#: No time limit and no breadth guard: the behaviour of the public harness.
+UNLIMITED = SearchLimits(timeout=None, max_terms=None)
+
+
 @runtime_checkable
 class SearchIndex(Protocol):
     """A page-level search index (the only thing agents need from a search engine)."""
@@ -105,6 +243,8 @@ class SearchIndex(Protocol):
 
         Raises:
             QuerySyntaxError: the query parses to nothing (empty, only stop words or operators, bad quoting).
+            QueryTooBroadError: (a ``QuerySyntaxError``) the query matches every page or expands to too many words.
+            SearchTimeoutError: (a ``QuerySyntaxError``) the search ran past the index's time limit.
             ValueError: ``k`` is not positive.
         """
         ...
@@ -199,6 +339,7 @@ def open_index(
     index_dir: str | os.PathLike[str] | None = None,
     backend: Backend = DEFAULT_BACKEND,
     progress: bool = True,
+    limits: SearchLimits | None = None,
 ) -> SearchIndex:
     """Open the search index of ``pages``, building it first when it does not exist yet.
 
@@ -208,9 +349,11 @@ def open_index(
             ``<backend>-v<FORMAT_VERSION>-<digest>``, so indexes of different corpora or backends coexist.
         backend: ``"whoosh"`` (the paper's engine) or ``"tantivy"`` (needs ``pip install 'madqa[search-tantivy]'``).
         progress: show a tqdm bar while building.
+        limits: per-search limits (default ``SearchLimits()``: :data:`DEFAULT_SEARCH_TIMEOUT` and
+            :data:`MAX_EXPANSION_TERMS`); the index's ``limits`` attribute can be changed later.
 
     Returns:
-        A :class:`SearchIndex` (also a context manager with ``close()``).
+        A :class:`SearchIndex` (also a context manager with ``close()``) with a ``limits`` attribute.
 
     Raises:
         ValueError: unknown backend or invalid pages rows.
@@ -232,7 +375,7 @@ def open_index(
         _build(engine, records, folder, backend, digest, progress)
     else:
         logger.debug("reusing %s search index at %s", backend, folder)
-    return engine.open_existing(folder)
+    return engine.open_existing(folder, limits=limits or SearchLimits())
 
 
 def _build(engine: Any, records: list[PageRecord], folder: Path, backend: str, digest: str, progress: bool) -> None:

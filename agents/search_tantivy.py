@@ -34,6 +34,14 @@ Remaining differences from the Whoosh backend, all minor:
 * length quantisation makes near-equal scores order differently now and then (the bench reports top-5 agreement);
 * ranges over words (``[apple TO banana]``) are expanded over the whole term dictionary: correct but slow;
 * ``document:`` and ``page:`` terms work as in Whoosh; a whole-field wildcard ``*`` matches pages that have text.
+
+**Search limits** (:class:`madqa.agents.search.SearchLimits`; why and what in :mod:`madqa.agents.search`): the same
+guard as Whoosh's (:func:`madqa.agents.query.refuse_match_all`, then each wildcard's, prefix's and word range's
+words counted against ``max_terms`` while compiling), so a query is refused or accepted alike by both backends.
+tantivy-py 0.27 offers no time limit or cancellation (``Searcher.search`` takes none, and the Rust search runs to
+completion once called), so the :class:`~madqa.agents.search.Deadline` is checked while wildcards are expanded in
+Python (every 4,096 words) and once more before the Rust search starts; the guard bounds that search's work. On
+6,000 bench pages ``*?*`` took 0.6 to 0.9 s here without limits, nearly all of it the Python expansion.
 """
 
 from __future__ import annotations
@@ -48,8 +56,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .query import analyze, parse_query, whoosh_schema
-from .search import PageHit, PageRecord, QuerySyntaxError
+from .query import ExpansionBudget, analyze, describe_part, parse_query, refuse_match_all, whoosh_schema
+from .search import Deadline, PageHit, PageRecord, QuerySyntaxError, SearchLimits
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +69,8 @@ WRITER_HEAP = 256_000_000
 _WHOOSH_MANY_CLAUSES = 1024
 _WHOOSH_BIG_INDEX = 5000
 _K1 = 1.2
+#: Words examined between two deadline checks while expanding a pattern.
+_CHECK_EVERY = 4096
 
 
 def check_available() -> None:
@@ -113,9 +123,9 @@ def build(records: Sequence[PageRecord], folder: Path, *, progress: bool = True)
         writer.wait_merging_threads()
 
 
-def open_existing(folder: Path) -> TantivyIndex:
+def open_existing(folder: Path, limits: SearchLimits | None = None) -> TantivyIndex:
     """Open a complete index folder."""
-    return TantivyIndex(folder)
+    return TantivyIndex(folder, limits=limits)
 
 
 @lru_cache(maxsize=1)
@@ -128,15 +138,17 @@ class TantivyIndex:
 
     Attributes:
         folder: the index folder.
+        limits: per-search limits (time and breadth); assign another :class:`SearchLimits` to change them.
     """
 
     backend = "tantivy"
 
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
+    def __init__(self, folder: str | os.PathLike[str], limits: SearchLimits | None = None) -> None:
         """Open the index and its searcher."""
         import tantivy
 
         self.folder = Path(folder)
+        self.limits = limits or SearchLimits()
         self._index = tantivy.Index.open(str(self.folder))
         _register(self._index)
         self._schema = self._index.schema
@@ -154,7 +166,14 @@ class TantivyIndex:
         searcher = self._searcher
         if searcher is None:
             raise RuntimeError("the search index is closed")
-        compiled = _Compiler(self._schema, searcher, self._docs, query).compile(parse_query(query, _parse_schema()))
+        limits = self.limits
+        deadline = limits.deadline(query)
+        parsed = parse_query(query, _parse_schema())
+        if limits.max_terms is not None:
+            refuse_match_all(parsed, query)
+        budget = ExpansionBudget(query, limits.max_terms)
+        compiled = _Compiler(self._schema, searcher, self._docs, query, budget, deadline).compile(parsed)
+        deadline.check()  # the last chance: the Rust search below cannot be interrupted
         result = searcher.search(compiled, limit=k, count=False)
         hits = []
         for score, address in result.hits:
@@ -178,11 +197,24 @@ class TantivyIndex:
 class _Compiler:
     """Compile one parsed Whoosh query into a Tantivy query for one searcher."""
 
-    def __init__(self, schema: Any, searcher: Any, docs: int, query: str) -> None:
+    def __init__(
+        self, schema: Any, searcher: Any, docs: int, query: str, budget: ExpansionBudget, deadline: Deadline
+    ) -> None:
         import tantivy
 
         self.t = tantivy
         self.schema, self.searcher, self.docs, self.query = schema, searcher, docs, query
+        self.budget, self.deadline = budget, deadline
+
+    def matching(self, terms: Any, keep: Any) -> list[tuple[str, int]]:
+        """The ``(word, doc_freq)`` pairs of ``terms`` that ``keep`` accepts, checking the deadline as it goes."""
+        check, found = self.deadline.check, []
+        for i, (t, n) in enumerate(terms):
+            if keep(t):
+                found.append((t, n))
+            if i % _CHECK_EVERY == _CHECK_EVERY - 1:
+                check()
+        return found
 
     def unsupported(self, what: str) -> QuerySyntaxError:
         return QuerySyntaxError(
@@ -268,15 +300,16 @@ class _Compiler:
         elif isinstance(q, wq.Wildcard):
             pattern = re.compile(fnmatch.translate(q.text))
             prefix = q._find_prefix(q.text)  # Whoosh's literal prefix (up to the first * ? or [)
-            found = [(t, n) for t, n in self.searcher.terms_with_prefix("text", prefix) if pattern.match(t)]
+            found = self.matching(self.searcher.terms_with_prefix("text", prefix), pattern.match)
         else:  # TermRange over words
             start, end = q.start or "", q.end
-            found = [
-                (t, n)
-                for t, n in self.searcher.terms_with_prefix("text", "")
-                if (t > start or (t == start and not q.startexcl))
-                and (end is None or t < end or (t == end and not q.endexcl))
-            ]
+            found = self.matching(
+                self.searcher.terms_with_prefix("text", ""),
+                lambda t: (t > start or (t == start and not q.startexcl))
+                and (end is None or t < end or (t == end and not q.endexcl)),
+            )
+        self.budget.add(describe_part(q), len(found))
+        self.deadline.check()
         if not found:
             return Q.empty_query()
         found.sort()

@@ -25,6 +25,16 @@ What differs only changes speed, never results:
   Whoosh's own multi-term code, so scores are unchanged.
 * **Progress bar and atomic build** (see :func:`madqa.agents.search.open_index`).
 
+**Search limits** (:class:`madqa.agents.search.SearchLimits`; why and what in :mod:`madqa.agents.search`).
+Before searching, :func:`madqa.agents.query.refuse_match_all` refuses ``*`` and letterless wildcards, and the
+pinning above counts each pattern's words (and word ranges', also expanded from the word list by bisection, with
+Whoosh's ``TermRange`` bounds) against ``max_terms``. During the search a :class:`~madqa.agents.search.Deadline`
+is checked before each expanded word's posting list is opened (``PinnedTerms.matcher`` builds the same union as
+Whoosh's ``MultiTerm.matcher``, from term queries that check the deadline first) and every 64 pages collected (a
+wrapping collector around the searcher's own top-k collector, whose block skipping is unchanged), so results are
+identical with or without limits. (With the guard off, ``*`` is kept and its page set is built with a deadline
+check per word, so the time limit alone bounds every query.)
+
 Measured by ``madqa bench search`` (18,619 synthetic pages, 12.2M tokens, 300 queries, k=5, two shared cores):
 build 216 s (harness set-up 235 s), 159 MiB on disk, peak RSS 736 MiB; query p50 3.8 ms and p95 112 ms against
 the harness set-up's 131 ms and 213 ms, top-5 identical for all 300 queries. The p95 is set by wildcards that
@@ -55,8 +65,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .query import parse_query, whoosh_schema
-from .search import PageHit, PageRecord, QuerySyntaxError
+from .query import ExpansionBudget, describe_part, parse_query, refuse_match_all, whoosh_schema
+from .search import Deadline, PageHit, PageRecord, QuerySyntaxError, SearchLimits
 
 if TYPE_CHECKING:
     from whoosh.searching import Searcher
@@ -67,6 +77,8 @@ logger = logging.getLogger(__name__)
 WORDS_FILE = "words.txt"
 #: Posting-pool memory of the writer (the harness's ``limitmb``; it changes memory and speed, not the index).
 LIMITMB = 512
+#: Pages collected between two deadline checks.
+CHECK_EVERY = 64
 
 
 def check_available() -> None:
@@ -100,9 +112,9 @@ def build(records: Sequence[PageRecord], folder: Path, *, progress: bool = True)
     (folder / WORDS_FILE).write_text(words, encoding="utf-8")
 
 
-def open_existing(folder: Path) -> WhooshIndex:
+def open_existing(folder: Path, limits: SearchLimits | None = None) -> WhooshIndex:
     """Open a complete index folder."""
-    return WhooshIndex(folder)
+    return WhooshIndex(folder, limits=limits)
 
 
 class WhooshIndex:
@@ -110,15 +122,17 @@ class WhooshIndex:
 
     Attributes:
         folder: the index folder.
+        limits: per-search limits (time and breadth); assign another :class:`SearchLimits` to change them.
     """
 
     backend = "whoosh"
 
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
+    def __init__(self, folder: str | os.PathLike[str], limits: SearchLimits | None = None) -> None:
         """Open the index and one searcher."""
         from whoosh.index import open_dir
 
         self.folder = Path(folder)
+        self.limits = limits or SearchLimits()
         self._ix = open_dir(str(self.folder))
         self._schema = self._ix.schema
         self._lock = threading.Lock()
@@ -155,12 +169,22 @@ class WhooshIndex:
 
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
+        limits = self.limits
+        deadline = limits.deadline(query)
         parsed = parse_query(query, self._schema)
+        if limits.max_terms is not None:
+            refuse_match_all(parsed, query)
         searcher = self._acquire()
         try:
             if _has_patterns(parsed):
-                parsed = self._pin(parsed, searcher)
-            results = searcher.search(parsed, limit=k)
+                parsed = self._pin(parsed, searcher, ExpansionBudget(query, limits.max_terms), deadline)
+            deadline.check()
+            if deadline.active:
+                collector = _deadline_collector_class()(searcher.collector(limit=k), deadline)
+                searcher.search_with_collector(parsed, collector)
+                results = collector.results()
+            else:
+                results = searcher.search(parsed, limit=k)
             return [PageHit(str(hit["document"]), int(hit["page"]), float(hit.score)) for hit in results]
         except QueryError as exc:
             raise QuerySyntaxError(query, f"Could not search for {query!r} ({exc}); simplify the query.") from exc
@@ -179,21 +203,33 @@ class WhooshIndex:
                 logger.debug("loaded %d words for wildcard expansion", len(self._words))
             return self._words
 
-    def _pin(self, query: Any, searcher: Searcher) -> Any:
-        """Replace each wildcard or prefix on the text field by its expansion (same terms, same order)."""
-        from whoosh.query import Prefix, Wildcard
+    def _pin(self, query: Any, searcher: Searcher, budget: ExpansionBudget, deadline: Deadline) -> Any:
+        """Replace each wildcard, prefix or word range on the text field by its expansion (same terms, same order).
 
-        if isinstance(query, (Prefix, Wildcard)) and query.fieldname == "text" and query.text not in ("", "*"):
+        Raises:
+            QueryTooBroadError: the expansions exceed the budget.
+            SearchTimeoutError: the deadline passed while expanding.
+        """
+        from whoosh.query import Every, Prefix, TermRange, Wildcard
+
+        if isinstance(query, Every):  # only reached with the guard off (max_terms=None)
+            return _deadline_every_class()(query.fieldname, query.boost, deadline) if deadline.active else query
+        if isinstance(query, TermRange) and query.fieldname == "text":
+            found = _in_range(self._lexicon(searcher), query)
+        elif isinstance(query, (Prefix, Wildcard)) and query.fieldname == "text" and query.text not in ("", "*"):
             words = self._lexicon(searcher)
             if isinstance(query, Prefix):
                 found = _with_prefix(words, query.text)
             else:
                 pattern = re.compile(fnmatch.translate(query.text))
                 found = [w for w in _with_prefix(words, query._find_prefix(query.text)) if pattern.match(w)]
-            return _pinned_terms_class()(query, tuple(w.encode("utf-8") for w in found))
-        if query.is_leaf():
+        elif query.is_leaf():
             return query
-        return query.apply(lambda child: self._pin(child, searcher))
+        else:
+            return query.apply(lambda child: self._pin(child, searcher, budget, deadline))
+        budget.add(describe_part(query), len(found))
+        deadline.check()
+        return _pinned_terms_class()(query, tuple(w.encode("utf-8") for w in found), deadline)
 
     def close(self) -> None:
         """Close the searchers; searches after this raise ``RuntimeError``."""
@@ -212,9 +248,9 @@ class WhooshIndex:
 
 
 def _has_patterns(query: Any) -> bool:
-    from whoosh.query import Prefix, Wildcard
+    from whoosh.query import Every, Prefix, TermRange, Wildcard
 
-    return any(isinstance(q, (Prefix, Wildcard)) for q in query.leaves())
+    return any(isinstance(q, (Prefix, Wildcard, TermRange, Every)) for q in query.leaves())
 
 
 def _with_prefix(words: list[str], prefix: str) -> list[str]:
@@ -231,23 +267,119 @@ def _with_prefix(words: list[str], prefix: str) -> list[str]:
     return words[lo:hi]
 
 
+def _in_range(words: list[str], q: Any) -> list[str]:
+    """The sorted words inside a ``TermRange``, with the bounds Whoosh's ``TermRange._btexts`` applies.
+
+    Words are in code-point order, which is the UTF-8 byte order of Whoosh's lexicon.
+    """
+    lo = 0 if q.start is None else bisect.bisect_left(words, q.start)
+    if q.start is not None and q.startexcl and lo < len(words) and words[lo] == q.start:
+        lo += 1
+    if q.end is None:
+        return words[lo:]
+    hi = bisect.bisect_left(words, q.end, lo) if q.endexcl else bisect.bisect_right(words, q.end, lo)
+    return words[lo:hi]
+
+
+@lru_cache(maxsize=1)
+def _deadline_every_class() -> Any:
+    """Whoosh's ``Every`` (``*``) with a deadline check per word of the field (defined lazily)."""
+    from array import array
+
+    from whoosh import matching
+    from whoosh.query import Every
+
+    class DeadlineEvery(Every):
+        """``Every.matcher`` (Whoosh 2.7.4): the union of every word's pages, checking the deadline per word."""
+
+        def __init__(self, fieldname: str | None, boost: float, deadline: Deadline) -> None:
+            super().__init__(fieldname, boost)
+            self.deadline = deadline
+
+        def matcher(self, searcher: Any, context: Any = None) -> Any:
+            if self.fieldname in (None, "", "*"):
+                return matching.ListMatcher(array("I", searcher.reader().all_doc_ids()), all_weights=self.boost)
+            docs: set[int] = set()
+            for text in searcher.lexicon(self.fieldname):
+                self.deadline.check()
+                docs.update(searcher.postings(self.fieldname, text).all_ids())
+            return matching.ListMatcher(sorted(docs), all_weights=self.boost)
+
+    return DeadlineEvery
+
+
+@lru_cache(maxsize=1)
+def _deadline_collector_class() -> Any:
+    """A wrapping collector that checks a :class:`Deadline` every :data:`CHECK_EVERY` pages (defined lazily)."""
+    from whoosh.collectors import WrappingCollector
+
+    class DeadlineCollector(WrappingCollector):
+        """Collects through the wrapped collector (its ``matches()`` keeps the block skipping), checking the time."""
+
+        def __init__(self, child: Any, deadline: Deadline) -> None:
+            super().__init__(child)
+            self.deadline = deadline
+
+        def collect_matches(self) -> None:
+            child, check, n = self.child, self.deadline.check, 0
+            for sub_docnum in child.matches():
+                child.collect(sub_docnum)
+                n += 1
+                if n % CHECK_EVERY == 0:
+                    check()
+
+    return DeadlineCollector
+
+
 @lru_cache(maxsize=1)
 def _pinned_terms_class() -> Any:
     """A Whoosh multi-term query with a precomputed term list (defined lazily: Whoosh is imported on use)."""
-    from whoosh.query import MultiTerm
+    from whoosh import matching
+    from whoosh.query import MultiTerm, Or, Term
+
+    class DeadlineTerm(Term):
+        """A term query that checks the search's deadline before opening its posting list."""
+
+        def __init__(self, fieldname: str, text: bytes, deadline: Deadline) -> None:
+            super().__init__(fieldname, text)
+            self.deadline = deadline
+
+        def matcher(self, searcher: Any, context: Any = None) -> Any:
+            self.deadline.check()
+            return super().matcher(searcher, context)
 
     class PinnedTerms(MultiTerm):
-        """The terms of a wildcard or prefix query, expanded beforehand; matched and scored by ``MultiTerm``."""
+        """The terms of a wildcard, prefix or range query, expanded beforehand; matched and scored as ``MultiTerm``."""
 
-        def __init__(self, original: Any, btexts: tuple[bytes, ...]) -> None:
+        def __init__(self, original: Any, btexts: tuple[bytes, ...], deadline: Deadline | None = None) -> None:
             self.fieldname = original.fieldname
-            self.text = original.text
+            self.text = getattr(original, "text", None)
             self.boost = original.boost
             self.constantscore = original.constantscore
             self.btexts = btexts
+            self.deadline = deadline
 
         def _btexts(self, ixreader: Any) -> Any:
             return iter(self.btexts)
+
+        def matcher(self, searcher: Any, context: Any = None) -> Any:
+            """``MultiTerm.matcher`` (Whoosh 2.7.4), with term queries that check the deadline when it is active."""
+            deadline = self.deadline
+            if deadline is None or not deadline.active:
+                return super().matcher(searcher, context)
+            qs = [DeadlineTerm(self.fieldname, word, deadline) for word in self.btexts if word]
+            if not qs:
+                return matching.NullMatcher()
+            if len(qs) == 1:
+                return qs[0].matcher(searcher, context)
+            if self.constantscore:
+                if context:
+                    context = context.set(weighting=None)
+                else:
+                    from whoosh.searching import SearchContext
+
+                    context = SearchContext(weighting=None)
+            return Or(qs, boost=self.boost).matcher(searcher, context)
 
         def __eq__(self, other: object) -> bool:
             return isinstance(other, PinnedTerms) and (self.fieldname, self.btexts, self.boost) == (

@@ -7,7 +7,10 @@ not pass images returned by a tool to the model, so the tool keeps the rendered 
 ``observations_images``; the model sees them in its next input, right before the observation text that lists them
 in order. Images of earlier searches are dropped from memory (only the last ``image_steps`` searches keep theirs).
 Every call is recorded in :attr:`SearchDocumentsTool.history`; a query the engine cannot parse, a search without
-results or a page that cannot be rendered becomes an observation the model can act on, never an exception.
+results or a page that cannot be rendered becomes an observation the model can act on, never an exception. So does
+a query the index's limits stop (:class:`~madqa.agents.search.SearchLimits`): one that matches everything or
+expands to too many words (``*``, ``[a TO z]``, ``b*``) and one that runs past the time limit; the observation
+tells the model to narrow the query.
 
 :class:`FinalAnswerTool` validates and normalises the structured answer (see :func:`normalise_answer`).
 """
@@ -22,7 +25,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from smolagents import Tool
 from smolagents.memory import ActionStep
 
-from .search import SYNTAX_HELP, PageHit, QuerySyntaxError, SearchIndex, no_results_message
+from .search import (
+    SYNTAX_HELP,
+    PageHit,
+    QuerySyntaxError,
+    QueryTooBroadError,
+    SearchIndex,
+    SearchTimeoutError,
+    no_results_message,
+)
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -110,6 +121,10 @@ class SearchDocumentsTool(Tool):
         self.history.append(record)
         try:
             hits = self.index.search(str(query), k=self.top_k)
+        except (QueryTooBroadError, SearchTimeoutError) as exc:
+            logger.info("search %r stopped by the search limits: %s", query, type(exc).__name__)
+            record.error = str(exc)
+            return record.error
         except QuerySyntaxError as exc:
             record.error = str(exc)
             return str(exc)

@@ -5,14 +5,23 @@ synthetic corpus of MADQA's size (18,619 pages, ≈ 12.2M tokens; ``--pages`` sc
 processes and prints build time, index size, peak RSS, query latency and top-k agreement with the harness, then
 render and encode times on the sample's PDFs when `madqa setup` has been run. The full-scale run takes 10 to 15
 minutes on two cores, most of it the two Whoosh builds (about 4 minutes each).
+
+Then the search limits (:class:`madqa.agents.search.SearchLimits`): the match-everything queries of
+:data:`BROAD_QUERIES` are timed on the same corpus for each backend with no limits (the state before the limits,
+as the harness runs them: 7 to 27 s each on Whoosh at 6,000 pages), with the time limit alone (guard off), and
+with the default limits, with what each returned. This builds the backends' indexes once more and waits for the
+unlimited Whoosh queries, several minutes at full scale; ``--no-broad`` skips it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 #: The issue's targets: Whoosh p50 / p95 speed-ups over the harness, Tantivy build and p95, render per page.
 TARGET_P50_SPEEDUP = 20.0
@@ -22,6 +31,8 @@ TARGET_TANTIVY_P95_MS = 5.0
 TARGET_RENDER_MS = 100.0
 
 _LABELS = {"harness": "harness-style Whoosh", "whoosh": "whoosh backend", "tantivy": "tantivy backend"}
+#: Queries that match every page or expand to most of the vocabulary (the issue's three, and a one-letter prefix).
+BROAD_QUERIES: tuple[str, ...] = ("*", "*?*", "[a TO z]", "b*")
 
 
 def configure_search_bench(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +49,8 @@ def configure_search_bench(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workdir", default=None, help="where to build the indexes (default: system temp)")
     parser.add_argument("--pdfs", default=None, help="PDF folder for the render figures (default: the sample's)")
     parser.add_argument("--no-render", action="store_true", help="skip the render figures")
+    parser.add_argument("--no-broad", action="store_true",
+                        help="skip timing the match-everything queries with and without limits")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
 
@@ -65,6 +78,8 @@ def run_search_bench(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from exc
     result["render"] = None if args.no_render else _render_figures(args.pdfs, result["notes"])
+    backends = [n for n in result["setups"] if n in ("whoosh", "tantivy")]
+    result["broad"] = None if args.no_broad or not backends else _broad_figures(spec, backends, args.workdir)
     if args.json:
         json.dump(result, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -85,6 +100,59 @@ def _render_figures(pdfs: str | None, notes: list[str]) -> dict[str, Any] | None
         notes.append(f"render figures skipped: no PDFs in {folder} (run `madqa setup` or pass --pdfs FOLDER)")
         return None
     return bench_render(files)
+
+
+def _broad_figures(spec: Any, backends: list[str], workdir: str | None) -> dict[str, Any]:
+    """Seconds and outcome of each of :data:`BROAD_QUERIES`, per backend, under three settings of the limits."""
+    import shutil
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from madqa.agents.search import UNLIMITED, QuerySyntaxError, SearchLimits, open_index
+    from madqa.agents.search_corpus import synthetic_pages
+
+    settings = {"no limits": UNLIMITED, "time limit only": SearchLimits(max_terms=None), "default": SearchLimits()}
+    pages = synthetic_pages(spec)
+    root = Path(tempfile.mkdtemp(prefix="madqa-bench-broad-", dir=workdir))
+    out: dict[str, Any] = {"timeout_s": SearchLimits().timeout, "max_terms": SearchLimits().max_terms, "backends": {}}
+    try:
+        for backend in backends:
+            logger.info("timing the match-everything queries on the %s backend", backend)
+            index: Any = open_index(pages, root, backend=backend, progress=False)  # type: ignore[arg-type]
+            rows: dict[str, Any] = {}
+            for query in BROAD_QUERIES:
+                rows[query] = {}
+                for name, limits in settings.items():
+                    index.limits = limits
+                    start = time.perf_counter()
+                    try:
+                        outcome = f"{len(index.search(query, 5))} hits"
+                    except QuerySyntaxError as exc:
+                        outcome = type(exc).__name__
+                    rows[query][name] = {"seconds": time.perf_counter() - start, "outcome": outcome}
+            out["backends"][backend] = rows
+            index.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+def format_broad(broad: dict[str, Any]) -> list[str]:
+    """Lines of the match-everything table (:func:`_broad_figures`)."""
+    names = ["no limits", "time limit only", "default"]
+    lines = [
+        f"  match-everything queries (k=5; limits: {broad['timeout_s']:g} s per search, at most "
+        f"{broad['max_terms']:,} expanded words):",
+        f"  {'backend':8s} {'query':10s}" + "".join(f" {n:>28s}" for n in names),
+    ]
+    for backend, rows in broad["backends"].items():
+        for query, cells in rows.items():
+            text = "".join(
+                f" {cells[n]['seconds']:8.3f}s {cells[n]['outcome']:>18s}" for n in names if n in cells
+            )
+            lines.append(f"  {backend:8s} {query:10s}{text}")
+    return lines
 
 
 def _speedup(reference: dict[str, Any] | None, row: dict[str, Any], key: str) -> float | None:
@@ -131,6 +199,8 @@ def format_report(r: dict[str, Any]) -> list[str]:
         lines.append(f"  {'encoder':30s} {'median':>9s} {'mean size':>10s} {'max size':>9s}")
         for name, e in render["encoders"].items():
             lines.append(f"  {name:30s} {e['median_ms']:7.1f}ms {e['mean_kib']:7.0f}KiB {e['max_kib']:6.0f}KiB")
+    if r.get("broad"):
+        lines += format_broad(r["broad"])
     lines += [f"  note: {n}" for n in r.get("notes", [])]
     return lines
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT
 from madqa.cli import UserError
 
 HELP = "run an agent over a split's questions and write results JSONL (resumable; score it with `madqa evaluate`)"
@@ -54,6 +55,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="searches before answering is allowed (default: 0; 1 for the local model)")  # fmt: skip
     parser.add_argument("--image-steps", type=int, default=1, metavar="N",
                         help="searches whose page images stay in the model input (default: 1)")  # fmt: skip
+    parser.add_argument("--search-timeout", type=float, default=DEFAULT_SEARCH_TIMEOUT, metavar="S",
+                        help="wall-clock seconds per search; a slower query is stopped and the agent told to narrow "
+                             f"it (default: {DEFAULT_SEARCH_TIMEOUT:g}; 0: no limit)")  # fmt: skip
     repl = parser.add_argument_group("repl agent")
     repl.add_argument("--sub-model", metavar="SPEC", help="model behind llm_query in the code (default: --model)")
     repl.add_argument("--sub-calls", type=int, metavar="N",
@@ -150,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         search_backend=args.search_backend, page_chars=args.page_chars, image_steps=args.image_steps,
         min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
         sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
+        search_timeout=args.search_timeout,
     )  # fmt: skip
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
