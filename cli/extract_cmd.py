@@ -1,13 +1,27 @@
-"""`madqa extract`: build the page-text corpus (PDF text layer + OCR) for a folder of PDFs or a dataset's PDFs."""
+"""`madqa extract`: build the page-text corpus (PDF text layer + OCR) for a folder of PDFs or a dataset's PDFs.
+
+Exit status: 0 done (each skipped file is named in the log with its reason); 1 with ``--strict`` when a file was
+skipped; 2 a user error; 3 pages needed OCR but Tesseract is missing (text-layer pages were extracted).
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
 from pathlib import Path
+from typing import Any
 
 HELP = "extract the page-text corpus of a folder of PDFs, or of a dataset's documents (downloaded by URL)"
 logger = logging.getLogger("madqa.extract")
+
+
+def add_extraction_options(parser: argparse.ArgumentParser) -> None:
+    """``--ocr-lang`` and ``--strict``, shared with `madqa setup`."""
+    parser.add_argument("--ocr-lang", metavar="LANGS", default=None,
+                        help="Tesseract languages for OCR, joined by '+' (e.g. eng+rus); default: chosen from "
+                             "the installed Tesseract data")  # fmt: skip
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with status 1 when any file was skipped (default: 0, each skipped file named)")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -18,35 +32,66 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="output file: .parquet (pages schema) or .jsonl")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: all CPUs)")
     parser.add_argument("--no-ocr", action="store_true", help="text layer only (pages without one get empty text)")
+    add_extraction_options(parser)
+    parser.add_argument("--file-timeout", type=float, default=None, metavar="S",
+                        help="stop and skip a file still running after S seconds (default 1800; 0: no limit)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="debugging: run files in this process, without crash or time-limit isolation")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def extract_settings_from(args: argparse.Namespace) -> Any:
+    """The :class:`ExtractSettings` the options ask for (``None``: defaults); a bad ``--ocr-lang`` is a user error."""
+    from madqa.cli import UserError
+    from madqa.loading_script.extract import ExtractSettings, check_ocr_languages, tessdata_dir
+
+    if not args.ocr_lang:
+        return None
+    problem = check_ocr_languages(args.ocr_lang, None if args.no_ocr else tessdata_dir())
+    if problem:
+        raise UserError(f"--ocr-lang {args.ocr_lang}: {problem}")
+    return ExtractSettings(ocr_lang=args.ocr_lang)
 
 
 def run(args: argparse.Namespace) -> int:
     """Extract, write the pages, report skipped files; exit 3 when OCR was needed but Tesseract is missing."""
     from madqa.cli import UserError
     from madqa.loading_script.build import write_jsonl
-    from madqa.loading_script.extract import extract_corpus, list_pdfs
+    from madqa.loading_script.extract import DEFAULT_FILE_TIMEOUT_S, extract_corpus, scan_pdfs
     from madqa.loading_script.features import PAGE_FEATURES
     from madqa.loading_script.load import DatasetUnavailableError, materialize_documents
     from madqa.loading_script.paths import Layout
 
     if args.out.suffix not in {".parquet", ".jsonl"}:
         raise UserError(f"--out {args.out}: use a .parquet or .jsonl file name")
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers {args.workers}: use 1 or more")
+    if args.file_timeout is not None and args.file_timeout < 0:
+        raise UserError(f"--file-timeout {args.file_timeout:g}: use a number of seconds >= 0 (0: no limit)")
+    timeout = DEFAULT_FILE_TIMEOUT_S if args.file_timeout is None else (args.file_timeout or None)
+    settings = extract_settings_from(args)
     layout = Layout.default()
+    pdfs: Any
     if args.pdfs is not None:
         if not args.pdfs.is_dir():
             raise UserError(f"--pdfs {args.pdfs}: not a folder")
-        pdfs = list_pdfs(args.pdfs)
+        try:
+            pdfs = scan_pdfs(args.pdfs)
+        except OSError as exc:
+            raise UserError(f"--pdfs {args.pdfs}: cannot list the folder ({exc.strerror or exc})") from None
+        if not pdfs.files and not pdfs.refused:
+            raise UserError(f"--pdfs {args.pdfs}: no *.pdf files in the folder")
     else:
         slug = args.dataset.replace("/", "__").replace(".", "_")
         try:
             pdfs = materialize_documents(args.dataset, layout.root / "pdfs" / slug)
         except DatasetUnavailableError as exc:
             raise UserError(str(exc)) from None
-    if not pdfs:
-        raise UserError("no PDF files to extract")
+        if not pdfs:
+            raise UserError("no PDF files to extract")
     report = extract_corpus(pdfs, cache_dir=layout.page_cache_dir, workers=args.workers, ocr=not args.no_ocr,
-                            progress=not args.no_progress)
+                            progress=not args.no_progress, settings=settings, file_timeout_s=timeout,
+                            isolate=not args.in_process)  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.out.suffix == ".jsonl":
         write_jsonl(args.out, report.pages)
@@ -54,6 +99,14 @@ def run(args: argparse.Namespace) -> int:
         import datasets
 
         datasets.Dataset.from_list(report.pages, features=PAGE_FEATURES).to_parquet(str(args.out))
-    logger.info("%d pages from %d PDFs (%d by OCR, %d skipped files) -> %s", len(report.pages),
-                len(report.num_pages), report.ocr_pages, len(report.skipped), args.out)
-    return 3 if report.ocr_missing else 0
+    logger.info("%d pages from %d PDFs (%d by OCR, %d skipped files, %d warnings) -> %s", len(report.pages),
+                len(report.num_pages), report.ocr_pages, len(report.skipped), len(report.warnings), args.out)
+    if any(reason.startswith("timed out") for _, reason in report.skipped):
+        logger.info("a file that timed out may just be long: run again with a larger --file-timeout (the others "
+                    "are cached)")  # fmt: skip
+    if report.ocr_missing:
+        return 3
+    if args.strict and report.skipped:
+        logger.error("--strict: %d file(s) skipped (named above)", len(report.skipped))
+        return 1
+    return 0

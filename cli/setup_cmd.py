@@ -6,7 +6,8 @@ Without ``--dataset`` (or with ``sample``) it builds the sample benchmark and re
 ``madqa run/evaluate/info --dataset SPEC`` and ``MADQA_DATASET=SPEC`` work offline afterwards.
 
 Exit status: 0 done; 1 done but some documents could not be fetched or read (each is named, with its URL and
-reason; a rerun retries only those); 2 a user error; 3 Tesseract is missing for pages that need OCR.
+reason; a rerun retries only those; for the sample, only with ``--strict``); 2 a user error; 3 Tesseract is
+missing for pages that need OCR.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ logger = logging.getLogger("madqa.setup")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa setup`."""
+    from madqa.cli.extract_cmd import add_extraction_options
+
     parser.add_argument("--dataset", metavar="SPEC",
                         help="a Hub dataset id (e.g. OxRML/MADQA) or a folder in the release's schema; "
                              "default: the embedded sample")  # fmt: skip
@@ -37,6 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fetch-retries", type=int, default=4, metavar="N",
                         help="retries of a download after a timeout, connection error, 429 or 5xx (default 4)")
     parser.add_argument("--no-ocr", action="store_true", help="text layer only (pages without one stay empty)")
+    add_extraction_options(parser)
     parser.add_argument("--no-index", action="store_true", help="do not build the search index now")
     parser.add_argument("--force", action="store_true", help="redo every step even if up to date")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -63,11 +67,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_sample(args: argparse.Namespace) -> int:
+    from madqa.cli.extract_cmd import extract_settings_from
     from madqa.loading_script.extract import OcrUnavailableError
     from madqa.loading_script.pipeline import run_setup
 
+    settings = extract_settings_from(args)
     try:
-        result = run_setup(seed=args.seed, workers=args.workers, force=args.force, progress=not args.no_progress)
+        result = run_setup(seed=args.seed, workers=args.workers, force=args.force, progress=not args.no_progress,
+                           extract_settings=settings)  # fmt: skip
     except OcrUnavailableError as exc:
         logger.error("%s", exc)
         return 3
@@ -84,11 +91,15 @@ def _run_sample(args: argparse.Namespace) -> int:
         done = ", ".join(result.steps_run) or "nothing (everything up to date)"
         logger.info("set-up done in %s: ran %s", layout.root, done)
         logger.info("dataset folder: %s", layout.dataset_dir)
+    if args.strict and result.skipped_pdfs:
+        logger.error("--strict: %d PDF(s) skipped (named above)", len(result.skipped_pdfs))
+        return 1
     return 0
 
 
 def _run_dataset(args: argparse.Namespace) -> int:
     from madqa.cli import UserError
+    from madqa.cli.extract_cmd import extract_settings_from
     from madqa.loading_script.extract import OcrUnavailableError
     from madqa.loading_script.fetch import FetchSettings
     from madqa.loading_script.load import DatasetUnavailableError, load_pages
@@ -102,7 +113,8 @@ def _run_dataset(args: argparse.Namespace) -> int:
         remove_prepared(spec)
     try:
         result = prepare_dataset(spec, pages_repo=args.pages_repo, workers=args.workers, fetch_settings=settings,
-                                 ocr=not args.no_ocr, force=args.force, progress=not args.no_progress)  # fmt: skip
+                                 ocr=not args.no_ocr, force=args.force, progress=not args.no_progress,
+                                 extract_settings=extract_settings_from(args))  # fmt: skip
     except DatasetUnavailableError as exc:
         raise UserError(str(exc)) from None
     except OcrUnavailableError as exc:

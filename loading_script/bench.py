@@ -1,14 +1,34 @@
-"""Extraction benchmark: our extractor vs raw ``page.get_text()`` on the same PDFs, in one run."""
+"""Extraction benchmark, measured side by side in one run.
+
+* Text layer: our extractor vs raw ``page.get_text()`` on the same PDFs.
+* OCR: the project's OCR (render at the capped pixel count, orientation/script detection, libtesseract) vs the
+  raw ``tesseract`` command on the same page images at the same dpi and languages, with the same parallelism
+  (``processes`` worker processes each, ``OMP_THREAD_LIMIT=1`` in both, as in the extraction pool), and the
+  peak RSS of each OCR worker.
+* Memory: one fresh process OCRs a 300 dpi grayscale A0 scan; its peak RSS (``VmHWM``) is the bound that
+  :data:`.pdf_text.DEFAULT_MAX_PIXELS` is chosen for (target: under 600 MB).
+"""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import resource
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .extract import OCR_DPI, OCR_LANGUAGE, extract_corpus, extract_pdf, has_usable_text, tessdata_dir
+from .extract import extract_corpus
+from .pdf_text import ExtractSettings, extract_pdf, has_usable_text, normalise_text, tessdata_dir
+
+#: OCR runs per side at least (the pages that need OCR, repeated).
+MIN_OCR_RUNS = 24
+_A0_TEXT = ("The council met on Tuesday to review the harbour budget and approved the new ferry timetable. "
+            "Members discussed the permit for the warehouse on Harbor Lane and the cost of repairs. ")
 
 
 def _best_of(repeats: int, fn: Callable[[], int]) -> tuple[float, int]:
@@ -36,45 +56,235 @@ def _ours_text_layer(pdfs: Sequence[Path]) -> int:
     return sum(len(extract_pdf(path, tessdata=None, ocr=False).pages) for path in pdfs)
 
 
-def _ocr_pages(pdfs: Sequence[Path], tessdata: str) -> int:
+def _peak_mib(who: int) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def vm_hwm_mib(pid: int | str = "self") -> float | None:
+    """Peak resident memory of a process from ``/proc/<pid>/status`` (``None`` when unreadable).
+
+    Not ``ru_maxrss``: on Linux a child's ``ru_maxrss`` also counts its parent's memory at the fork before its
+    ``exec`` (measured: ``true`` run from a 500 MB Python process reports 511 MB); ``VmHWM`` starts afresh at exec.
+    """
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _worker_peak_mib() -> float:
+    found = vm_hwm_mib()
+    return found if found is not None else _peak_mib(resource.RUSAGE_SELF)
+
+
+# --- OCR: worker-side tasks (top level, so spawned workers can import them) ------------------------------------
+
+def _init_worker() -> None:
+    os.environ["OMP_THREAD_LIMIT"] = "1"  # as the extraction pool does: one core per worker process
+
+
+def _ready(_: int) -> int:
+    """Start a worker: import what both sides import (not Tesseract's models: loading them is part of the cost)."""
+    import numpy  # noqa: F401
+    import pymupdf  # noqa: F401
+
+    from . import ocr  # noqa: F401
+
+    time.sleep(0.2)  # long enough that every worker of the pool gets one
+    return os.getpid()
+
+
+def _cpu_s(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _ours_page(path: str, index: int, tessdata: str, settings: ExtractSettings) -> tuple[str, float, float]:
+    """OCR one page the project's way, from the PDF: the languages used, this worker's peak RSS, CPU seconds."""
     import pymupdf
 
-    n = 0
+    from .ocr import ocr_page
+
+    cpu = _cpu_s(resource.RUSAGE_SELF)
+    with pymupdf.open(path) as doc:
+        done = ocr_page(doc[index], tessdata=tessdata, dpi=settings.dpi, max_pixels=settings.max_pixels,
+                        ocr_lang=settings.ocr_lang, osd=settings.osd)  # fmt: skip
+    return done.languages, _worker_peak_mib(), _cpu_s(resource.RUSAGE_SELF) - cpu
+
+
+def _cli_page(image: str, dpi: float, langs: str, tessdata: str) -> tuple[float, float]:
+    """OCR one page image with the ``tesseract`` command: its peak RSS (``VmHWM`` sampled every 10 ms; it only
+    grows) and CPU seconds."""
+    command = ["tesseract", image, "stdout", "--tessdata-dir", tessdata, "--dpi", str(round(dpi)), "-l", langs]
+    cpu = _cpu_s(resource.RUSAGE_CHILDREN)
+    peak = 0.0
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+        while proc.poll() is None:
+            peak = max(peak, vm_hwm_mib(proc.pid) or 0.0)
+            time.sleep(0.01)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited with status {proc.returncode}")
+    return peak, _cpu_s(resource.RUSAGE_CHILDREN) - cpu
+
+
+# --- OCR: the comparison ---------------------------------------------------------------------------------------
+
+def _ocr_pages(pdfs: Sequence[Path]) -> list[tuple[Path, int]]:
+    import pymupdf
+
+    found = []
     for path in pdfs:
         with pymupdf.open(path) as doc:
-            for page in doc:
-                if not has_usable_text(page.get_text()):
-                    tp = page.get_textpage_ocr(dpi=OCR_DPI, full=True, language=OCR_LANGUAGE, tessdata=tessdata)
-                    page.get_text(textpage=tp)
-                    n += 1
-    return n
+            found += [(path, page.number) for page in doc if not has_usable_text(normalise_text(page.get_text()))]
+    return found
 
 
-def bench_extract(pdfs: Sequence[Path], *, repeats: int = 3, workers: int | None = None) -> dict[str, Any]:
+def _render_images(pages: Sequence[tuple[Path, int]], folder: Path, settings: ExtractSettings) -> list[tuple[str,
+                                                                                                               float]]:
+    """The page images the project's OCR sees (grayscale, capped), as PNG files for the raw command."""
+    import pymupdf
+
+    from .ocr import render_gray
+
+    images = []
+    for n, (path, index) in enumerate(pages):
+        with pymupdf.open(path) as doc:
+            pix, dpi = render_gray(doc[index], settings.dpi, settings.max_pixels)
+        target = folder / f"page{n:04d}.png"
+        pix.save(str(target))
+        images.append((str(target), dpi))
+    return images
+
+
+def _pool(processes: int) -> ProcessPoolExecutor:
+    pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init_worker)  # fmt: skip
+    list(pool.map(_ready, range(processes * 2)))  # start the workers before the clock does
+    return pool
+
+
+def bench_ocr(pdfs: Sequence[Path], *, processes: int = 2, repeats: int = 2,
+              settings: ExtractSettings | None = None) -> dict[str, Any] | None:
+    """OCR throughput and per-worker peak RSS: the project's OCR vs the raw ``tesseract`` command, one run.
+
+    Returns:
+        The figures, or ``None`` without Tesseract or without pages that need OCR. ``*_cpu_busy`` is the CPU time
+        of the OCR work over the wall time of all ``processes``: near 1.0 means every core busy, above 1.0 more
+        threads than cores (oversubscription).
+    """
+    tessdata = tessdata_dir()
+    pages = _ocr_pages(pdfs)
+    if tessdata is None or not pages:
+        return None
+    settings = settings or ExtractSettings()
+    distinct = len(pages)
+    pages = pages * -(-MIN_OCR_RUNS // distinct)  # few pages: each several times, for a steadier rate
+    with tempfile.TemporaryDirectory(prefix="madqa-bench-") as tmp:
+        images = _render_images(pages[:distinct], Path(tmp), settings) * (len(pages) // distinct)
+        ours_s = cli_s = float("inf")
+        ours_rss = cli_rss = ours_busy = cli_busy = 0.0
+        langs: list[str] = []
+        for _ in range(repeats):  # alternate, best of each: the machine's other load hits both alike
+            with _pool(processes) as pool:
+                start = time.perf_counter()
+                done = list(pool.map(_ours_page, [str(p) for p, _ in pages], [i for _, i in pages],
+                                     [tessdata] * len(pages), [settings] * len(pages)))  # fmt: skip
+                elapsed = time.perf_counter() - start
+            if elapsed < ours_s:
+                ours_s, ours_busy = elapsed, sum(cpu for *_, cpu in done) / (elapsed * processes)
+            langs = [lang for lang, *_ in done]
+            ours_rss = max([ours_rss, *(rss for _, rss, _ in done)])
+            with _pool(processes) as pool:
+                start = time.perf_counter()
+                runs = list(pool.map(_cli_page, [i for i, _ in images], [d for _, d in images], langs,
+                                     [tessdata] * len(images)))  # fmt: skip
+                elapsed = time.perf_counter() - start
+            if elapsed < cli_s:
+                cli_s, cli_busy = elapsed, sum(cpu for _, cpu in runs) / (elapsed * processes)
+            cli_rss = max([cli_rss, *(rss for rss, _ in runs)])
+    return {
+        "ocr_pages": distinct,
+        "ocr_runs": len(pages),
+        "ocr_processes": processes,
+        "ocr_dpi": settings.dpi,
+        "ocr_languages": sorted(set(langs)),
+        "ocr_pages_per_s": len(pages) / ours_s,
+        "tesseract_cli_pages_per_s": len(pages) / cli_s,
+        "ocr_vs_cli_ratio": cli_s / ours_s,
+        "ocr_cpu_busy": ours_busy,
+        "tesseract_cli_cpu_busy": cli_busy,
+        "ocr_worker_peak_rss_mib": ours_rss,
+        "tesseract_cli_peak_rss_mib": cli_rss,
+    }
+
+
+def _a0_scan(path: Path, dpi: int = 300) -> Path:
+    """A grayscale A0 scan at ``dpi``: three columns of text, photographed, as an image-only page."""
+    import pymupdf
+
+    width, height = pymupdf.paper_size("a0")
+    src = pymupdf.open()
+    sheet = src.new_page(width=width, height=height)
+    column = (width - 120) / 3
+    for n in range(3):
+        box = pymupdf.Rect(60 + n * column, 60, 60 + (n + 1) * column - 20, height / 2)
+        sheet.insert_textbox(box, _A0_TEXT * 30, fontsize=14)
+    pix = sheet.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+    doc = pymupdf.open()
+    doc.new_page(width=width, height=height).insert_image(pymupdf.Rect(0, 0, width, height), pixmap=pix)
+    doc.save(path, deflate=True)
+    return path
+
+
+def _a0_worker(path: str, tessdata: str, settings: ExtractSettings) -> tuple[float, float, int]:
+    start = time.perf_counter()
+    result = extract_pdf(Path(path), tessdata=tessdata, settings=settings)
+    chars = sum(len(row["text"]) for row in result.pages)
+    return _worker_peak_mib(), time.perf_counter() - start, chars
+
+
+def bench_a0(settings: ExtractSettings | None = None) -> dict[str, Any] | None:
+    """Peak RSS of one fresh OCR worker process on a 300 dpi grayscale A0 scan (``None`` without Tesseract)."""
+    tessdata = tessdata_dir()
+    if tessdata is None:
+        return None
+    settings = settings or ExtractSettings()
+    with tempfile.TemporaryDirectory(prefix="madqa-bench-a0-") as tmp:
+        path = _a0_scan(Path(tmp) / "a0_scan.pdf")
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_init_worker) as pool:  # fmt: skip
+            rss, seconds, chars = pool.submit(_a0_worker, str(path), tessdata, settings).result()
+    return {"a0_peak_rss_mib": rss, "a0_seconds": seconds, "a0_chars": chars, "a0_max_pixels": settings.max_pixels}
+
+
+def bench_extract(pdfs: Sequence[Path], *, repeats: int = 3, workers: int | None = None, ocr_processes: int = 2,
+                  ocr_repeats: int = 2, a0: bool = True) -> dict[str, Any]:
     """Measure text-layer and OCR throughput and peak RSS.
 
     Returns:
         A dict of figures: pages/s for raw PyMuPDF, our extractor (1 process) and the pool, the ratio of our
-        time to raw time, OCR pages/s (``None`` without Tesseract), and peak RSS of this process and its children.
+        time to raw time; the OCR comparison of :func:`bench_ocr` and the A0 figures of :func:`bench_a0`
+        (their keys are absent without Tesseract); peak RSS of this process.
     """
     raw_s, n_pages = _best_of(repeats, lambda: _raw_get_text(pdfs))
     ours_s, _ = _best_of(repeats, lambda: _ours_text_layer(pdfs))
     pool_s, _ = _best_of(
         1, lambda: len(extract_corpus(list(pdfs), cache_dir=None, workers=workers, ocr=False, progress=False).pages)
     )
-    tessdata = tessdata_dir()
-    ocr_s, ocr_n = _best_of(1, lambda: _ocr_pages(pdfs, tessdata)) if tessdata else (None, 0)
-    rss_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {
+    figures: dict[str, Any] = {
         "pdfs": len(pdfs),
         "pages": n_pages,
         "raw_get_text_pages_per_s": n_pages / raw_s,
         "text_layer_pages_per_s": n_pages / ours_s,
         "text_layer_vs_raw_time_ratio": ours_s / raw_s,
         "text_layer_pool_pages_per_s": n_pages / pool_s,
-        "ocr_pages": ocr_n,
-        "ocr_pages_per_s": (ocr_n / ocr_s) if ocr_s else None,
-        "peak_rss_mib": rss_self,
-        "peak_rss_children_mib": rss_children,
     }
+    figures.update(bench_ocr(pdfs, processes=ocr_processes, repeats=ocr_repeats) or {})
+    if a0:
+        figures.update(bench_a0() or {})
+    figures["peak_rss_mib"] = _worker_peak_mib()  # this process (children: per worker, above)
+    return figures

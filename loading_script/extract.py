@@ -1,27 +1,38 @@
 """Page corpus extraction: PyMuPDF's text layer per page, Tesseract OCR for pages without a usable one.
 
-Runs over a folder (or list) of PDFs in a process pool with a tqdm bar, caching each PDF's pages by the file's
-sha256 so a re-run only touches new or changed files. A corrupt, encrypted or zero-page PDF is reported by name
-and skipped; it never aborts the others. When Tesseract is missing, text-layer pages are still extracted, the
-pages that needed OCR are counted, and :attr:`ExtractionReport.ocr_missing` tells the caller to fail loudly.
+Runs over a folder (or list) of PDFs with a tqdm bar, caching each PDF's pages by the file's sha256 and the
+extraction settings as soon as the file is done, so an interrupted run resumes where it stopped and a re-run only
+touches new or changed files. Nothing is dropped without a message: a file that is not a PDF, a dangling link, a
+corrupt or encrypted PDF, a worker that crashed, was killed (out of memory) or ran past the per-file time limit
+is reported by name with its reason in :attr:`ExtractionReport.skipped`, and the other files go on. Messages
+about files that were extracted anyway (a repaired file, a lost page, an escaped name) are in
+:attr:`ExtractionReport.warnings`. Each is logged once at WARNING. When Tesseract is missing, text-layer pages
+are still extracted and :attr:`ExtractionReport.ocr_missing` tells the caller to fail loudly.
+
+Files run in a pool of worker processes (:mod:`.pdf_pool`) whenever ``workers`` is not exactly 1 or
+``isolate=True``; ``workers=1`` alone runs in this process, for debugging, without crash or time-limit isolation.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .pdf_listing import PdfListing, check_pdfs, scan_pdfs
 from .pdf_text import (
     EXTRACTOR_VERSION,
     MIN_TEXT_CHARS,
     OCR_DPI,
     OCR_LANGUAGE,
+    ExtractSettings,
     PdfResult,
     extract_pdf,
     has_usable_text,
@@ -31,41 +42,80 @@ from .pdf_text import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["EXTRACTOR_VERSION", "MIN_TEXT_CHARS", "OCR_DPI", "OCR_LANGUAGE", "ExtractionReport", "OcrUnavailableError",
-           "PdfResult", "extract_corpus", "extract_pdf", "has_usable_text", "list_pdfs", "sha256_file", "tessdata_dir"]
+__all__ = ["DEFAULT_FILE_TIMEOUT_S", "EXTRACTOR_VERSION", "MIN_TEXT_CHARS", "OCR_DPI", "OCR_LANGUAGE",
+           "ExtractSettings", "ExtractionReport", "OcrUnavailableError", "PdfListing", "PdfResult",
+           "check_ocr_languages", "extract_corpus", "extract_pdf", "has_usable_text", "list_pdfs", "scan_pdfs",
+           "sha256_file", "tessdata_dir"]
 
 TESSERACT_PACKAGE = "tesseract-ocr"
+#: Per-file limit: generous, since a long scanned file OCRs at a fraction of a page per second per core.
+DEFAULT_FILE_TIMEOUT_S = 1800.0
+_LANGS = re.compile(r"[A-Za-z0-9_/]+(\+[A-Za-z0-9_/]+)*")
 
 
 class OcrUnavailableError(RuntimeError):
     """Tesseract is needed for some pages but is not installed."""
 
 
-def _cache_path(cache_dir: Path, sha: str, ocr: bool) -> Path:
-    return cache_dir / f"{sha}.v{EXTRACTOR_VERSION}{'' if ocr else '.noocr'}.json"
+def check_ocr_languages(langs: str, tessdata: str | None) -> str | None:
+    """What is wrong with an ``--ocr-lang`` value such as ``eng+rus`` (one line), or ``None``.
+
+    Languages are checked against the installed Tesseract data only when Tesseract is installed (without it the
+    run goes on with text layers and says so).
+    """
+    if not _LANGS.fullmatch(langs):
+        return f"'{langs}' is not a Tesseract language list (codes joined by '+', e.g. eng+rus)"
+    if not tessdata:
+        return None
+    from .ocr import missing_languages_message
+
+    return missing_languages_message(langs, tessdata)
 
 
-def _load_cached(cache_dir: Path | None, path: Path, sha: str, ocr: bool) -> PdfResult | None:
+def _installed_data(tessdata: str | None) -> list[str] | None:
+    """Every Tesseract data file installed (languages, scripts, ``osd``): automatic OCR choices depend on them."""
+    if not tessdata:
+        return None
+    root = Path(tessdata)
+    return sorted(str(p.relative_to(root)).removesuffix(".traineddata") for p in root.rglob("*.traineddata"))
+
+
+def _cache_path(cache_dir: Path, sha: str, ocr: bool, settings: ExtractSettings) -> Path:
+    digest = hashlib.sha256(json.dumps(asdict(settings), sort_keys=True).encode()).hexdigest()[:12]
+    return cache_dir / f"{sha}.v{EXTRACTOR_VERSION}.{digest}{'' if ocr else '.noocr'}.json"
+
+
+def _load_cached(cache_dir: Path | None, name: str, sha: str, ocr: bool, settings: ExtractSettings,
+                 installed: list[str] | None) -> PdfResult | None:
+    """A cached result, unless absent, unreadable, or OCR'd while other Tesseract data was installed."""
     if cache_dir is None:
         return None
-    cached = _cache_path(cache_dir, sha, ocr)
+    cached = _cache_path(cache_dir, sha, ocr, settings)
     if not cached.is_file():
         return None
     try:
-        pages = json.loads(cached.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        entry = json.loads(cached.read_text(encoding="utf-8"))
+        pages, warnings = list(entry["pages"]), [str(w) for w in entry.get("warnings", [])]
+    except (OSError, ValueError, KeyError, TypeError):
         logger.warning("ignoring unreadable cache entry %s", cached)
         return None
+    if installed is not None and entry.get("tesseract_data") not in (None, installed):
+        logger.info("%s: OCR'd again, the installed Tesseract data changed since it was cached", name)
+        return None
     for row in pages:  # the cache is keyed by content, so the same bytes may come under another name
-        row["document"] = path.name
-    return PdfResult(path.name, sha, pages=pages, from_cache=True)
+        row["document"] = name
+    return PdfResult(name, sha, pages=pages, from_cache=True, warnings=warnings)
 
 
-def _store_cached(cache_dir: Path, result: PdfResult, ocr: bool) -> None:
+def _store_cached(cache_dir: Path, result: PdfResult, ocr: bool, settings: ExtractSettings,
+                  installed: list[str] | None) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
-    target = _cache_path(cache_dir, result.sha256, ocr)
+    target = _cache_path(cache_dir, result.sha256, ocr, settings)
+    ocr_done = any(row["text_source"] == "ocr" for row in result.pages)
+    entry = {"pages": result.pages, "warnings": result.warnings,
+             "tesseract_data": installed if ocr_done else None}
     tmp = target.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(result.pages, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
     tmp.replace(target)
 
 
@@ -74,13 +124,30 @@ def _worker_init() -> None:
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 
+def _extract_task(worker: Callable[..., PdfResult], path: Path, document: str, kwargs: dict[str, Any]) -> PdfResult:
+    """Run ``worker`` on one file (in a pool worker or here), under a valid name when the file's is not UTF-8."""
+    if path.name == document:
+        return worker(path, **kwargs)
+    with tempfile.TemporaryDirectory(prefix="madqa-name-") as tmp:  # PDF libraries refuse undecodable names
+        link = Path(tmp) / document
+        try:
+            os.symlink(os.path.abspath(path), link)
+        except OSError:  # e.g. the escaped name is longer than the file system allows
+            link = Path(tmp) / "document.pdf"
+            os.symlink(os.path.abspath(path), link)
+        return worker(link, **kwargs)
+
+
 @dataclass
 class ExtractionReport:
     """What :func:`extract_corpus` did.
 
     Attributes:
         pages: all page rows, sorted by (document, page).
-        skipped: ``(file name, reason)`` for each PDF that could not be read.
+        skipped: ``(file name, reason)`` for each file that gave no pages: not a PDF, unreadable, a worker crash
+            or time-out.
+        warnings: ``(document, message)`` for what did not stop a file (a lost page, a repaired file, an escaped
+            name, a hidden file left out).
         ocr_pages: pages whose text came from OCR.
         ocr_needed_missing: pages that needed OCR while Tesseract was missing (their text is empty).
         cached: PDFs served from the cache.
@@ -90,6 +157,7 @@ class ExtractionReport:
 
     pages: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
     ocr_pages: int = 0
     ocr_needed_missing: int = 0
     cached: int = 0
@@ -101,81 +169,138 @@ class ExtractionReport:
         """Whether some pages needed OCR that could not run."""
         return self.ocr_needed_missing > 0
 
+    def skip(self, name: str, reason: str) -> None:
+        """Record (and log, once) a file that gave no pages."""
+        logger.warning("skipping %s: %s", name, reason)
+        self.skipped.append((name, reason))
+
+    def warn(self, name: str, message: str) -> None:
+        """Record (and log, once) a message about a file that did not stop it."""
+        logger.warning("%s: %s", name, message)
+        self.warnings.append((name, message))
+
+    def add(self, result: PdfResult) -> None:
+        """Fold one file's result in."""
+        for message in result.warnings:
+            self.warn(result.document, message)
+        if result.error:
+            self.skip(result.document, result.error)
+            return
+        self.cached += int(result.from_cache)
+        self.ocr_needed_missing += result.ocr_needed_missing
+        self.ocr_pages += sum(row["text_source"] == "ocr" for row in result.pages)
+        self.sha256[result.document] = result.sha256
+        self.num_pages[result.document] = len(result.pages)
+        self.pages.extend(result.pages)
+
 
 def list_pdfs(folder: Path) -> list[Path]:
-    """The ``*.pdf`` files directly in ``folder``, sorted by name."""
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ".pdf")
+    """The PDF files directly in ``folder`` (see :func:`.pdf_listing.scan_pdfs`); what is left out is logged."""
+    listing = scan_pdfs(folder)
+    for name, reason in listing.refused:
+        logger.warning("skipping %s: %s", name, reason)
+    return listing.paths
 
 
 def extract_corpus(
-    pdfs: Sequence[Path] | Path,
+    pdfs: Sequence[Path] | Path | PdfListing,
     *,
     cache_dir: Path | None = None,
     workers: int | None = None,
     ocr: bool = True,
     progress: bool = True,
+    settings: ExtractSettings | None = None,
+    file_timeout_s: float | None = DEFAULT_FILE_TIMEOUT_S,
+    isolate: bool | None = None,
+    worker: Callable[..., PdfResult] | None = None,
 ) -> ExtractionReport:
     """Extract the pages of many PDFs, in parallel, with a per-file cache.
 
     Args:
-        pdfs: PDF paths, or a folder whose ``*.pdf`` files are taken.
-        cache_dir: where per-PDF results are cached by sha256 (``None``: no cache).
-        workers: process-pool size (default: number of CPUs; 1 runs in this process).
+        pdfs: PDF paths (each checked), a folder (its ``*.pdf`` entries), or a :func:`scan_pdfs` listing.
+        cache_dir: where per-PDF results are cached by sha256 and settings (``None``: no cache).
+        workers: worker processes (default: number of CPUs).
         ocr: OCR pages without a usable text layer (needs Debian's ``tesseract-ocr``).
         progress: show a tqdm progress bar on stderr.
+        settings: how pages are read (OCR languages, dpi, pixel cap, orientation detection); part of the cache key.
+        file_timeout_s: a file still running after this many seconds is stopped and skipped (``None``: no limit;
+            needs a worker process).
+        isolate: run files in worker processes, so a crash, kill or time-out loses only that file. Default: yes,
+            unless ``workers == 1`` (then they run in this process: for debugging).
+        worker: the function run for each file, with :func:`extract_pdf`'s signature (default
+            :func:`extract_pdf`); with worker processes it must be importable by name.
 
     Returns:
         An :class:`ExtractionReport`. Results of files that needed OCR without Tesseract are not cached.
     """
     from tqdm.auto import tqdm
 
-    paths = list_pdfs(pdfs) if isinstance(pdfs, Path) else list(pdfs)
+    settings = settings or ExtractSettings()
+    if isinstance(pdfs, PdfListing):
+        listing = pdfs
+    else:
+        listing = scan_pdfs(pdfs) if isinstance(pdfs, Path) else check_pdfs(pdfs)
     tessdata = tessdata_dir() if ocr else None
+    installed = _installed_data(tessdata)
     report = ExtractionReport()
-    results: list[PdfResult] = []
-    todo: list[tuple[Path, str]] = []
-    for path in paths:
+    for name, message in listing.notes:
+        report.warn(name, message)
+    for name, reason in listing.refused:
+        report.skip(name, reason)
+    todo: list[tuple[Path, str, str]] = []
+    for path, name in listing.files:
         try:
             sha = sha256_file(path)
         except OSError as exc:
-            report.skipped.append((path.name, f"cannot read file: {exc.strerror or exc}"))
+            report.skip(name, f"cannot read file: {exc.strerror or exc}")
             continue
-        cached = _load_cached(cache_dir, path, sha, ocr)
+        cached = _load_cached(cache_dir, name, sha, ocr, settings, installed)
         if cached is not None:
-            results.append(cached)
+            report.add(cached)
         else:
-            todo.append((path, sha))
-    n_workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
-    bar = tqdm(total=len(paths), initial=len(paths) - len(todo), desc="extracting pages", unit="pdf",
-               disable=not progress)
+            todo.append((path, name, sha))
+
+    bar = tqdm(total=len(listing.files), initial=len(listing.files) - len(todo), desc="extracting pages",
+               unit="pdf", disable=not progress)
+
+    def finish(result: PdfResult, name: str) -> None:
+        result.document = name
+        for row in result.pages:
+            row["document"] = name
+        if cache_dir is not None and not result.error and result.ocr_needed_missing == 0:
+            try:
+                _store_cached(cache_dir, result, ocr, settings, installed)  # now: a crash later keeps this file
+            except OSError as exc:  # a full disk costs the cache, not the run
+                logger.warning("%s: could not be cached in %s (%s)", name, cache_dir, exc.strerror or exc)
+        report.add(result)
+        bar.update()
+
+    run = worker or extract_pdf
+    kwargs: dict[str, Any] = {"tessdata": tessdata, "ocr": ocr, "settings": settings}
+    tasks = [(run, path, name, {**kwargs, "sha256": sha}) for path, name, sha in todo]
+    isolate = workers != 1 if isolate is None else isolate
     try:
-        if n_workers == 1:
-            for path, sha in todo:
-                results.append(extract_pdf(path, tessdata=tessdata, ocr=ocr, sha256=sha))
-                bar.update()
-        else:
-            with ProcessPoolExecutor(max_workers=n_workers, initializer=_worker_init) as pool:
-                futures = [
-                    pool.submit(extract_pdf, path, tessdata=tessdata, ocr=ocr, sha256=sha) for path, sha in todo
-                ]
-                for future in as_completed(futures):
-                    results.append(future.result())
-                    bar.update()
+        if not isolate:
+            for task, (_, name, sha) in zip(tasks, todo):
+                try:
+                    result = _extract_task(*task)
+                except Exception as exc:  # noqa: BLE001 - one file's failure is that file's, as in the pool
+                    logger.debug("extracting %s failed", name, exc_info=True)
+                    result = PdfResult(name, sha, error=f"worker error: {type(exc).__name__}: {exc}")
+                finish(result, name)
+        elif tasks:
+            from .pdf_pool import run_isolated
+
+            size = workers or os.cpu_count() or 1
+            for outcome in run_isolated(_extract_task, tasks, workers=size, timeout_s=file_timeout_s,
+                                        initializer=_worker_init):
+                _, name, sha = todo[outcome.index]
+                finish(outcome.value if outcome.failure is None else PdfResult(name, sha, error=outcome.failure), name)
     finally:
         bar.close()
-    for result in sorted(results, key=lambda r: r.document):
-        if result.error:
-            logger.warning("skipping %s: %s", result.document, result.error)
-            report.skipped.append((result.document, result.error))
-            continue
-        if cache_dir is not None and not result.from_cache and result.ocr_needed_missing == 0:
-            _store_cached(cache_dir, result, ocr)
-        report.cached += int(result.from_cache)
-        report.ocr_needed_missing += result.ocr_needed_missing
-        report.ocr_pages += sum(row["text_source"] == "ocr" for row in result.pages)
-        report.sha256[result.document] = result.sha256
-        report.num_pages[result.document] = len(result.pages)
-        report.pages.extend(result.pages)
+    report.pages.sort(key=lambda row: (row["document"], int(row["page"])))
+    report.skipped.sort()
+    report.warnings.sort(key=lambda item: item[0])  # stable: one file's messages keep their order
     if report.ocr_missing:
         logger.error(
             "%d page(s) have no usable text layer and need OCR, but Tesseract is not installed: install the Debian "

@@ -1,8 +1,17 @@
-"""One PDF's pages as text: PyMuPDF's text layer, Tesseract OCR for pages without a usable one.
+"""One PDF's pages as text: PyMuPDF's text layer, Tesseract OCR (:mod:`.ocr`) for pages without a usable one.
 
 :func:`extract_pdf` is what a pool worker of :func:`.extract.extract_corpus` runs for one file; everything here is
 about a single file and its pages (the corpus-level concerns — listing, pool, cache, report — are in
-:mod:`.extract`).
+:mod:`.extract`). Guarantees for one file:
+
+* every page of the page tree gets a row, in order; all text is NFKC-normalised (:func:`normalise_text`);
+* a text layer is used when it has enough letters or digits of any script and little undecodable glyph garbage
+  (:func:`has_usable_text`); otherwise the page is OCR'd, and the OCR text replaces the text layer unless it reads
+  fewer letters (a short real text layer beats OCR noise);
+* a page that cannot be read, rendered or OCR'd keeps its row (its text layer if it has one, else empty text
+  with ``text_source`` ``"none"``), and so does a page that yields no text while MuPDF reports a problem with it;
+  each is named in :attr:`PdfResult.warnings` as ``page N: <reason>``;
+* a damaged file that MuPDF had to repair gets a warning, with the page count it found if that differs.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ import logging
 import os
 import re
 import shutil
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,12 +29,28 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 #: Bump when extraction output changes: it is part of the cache key.
-EXTRACTOR_VERSION = "1"
-#: A page whose text layer has fewer alphanumeric characters than this goes through OCR.
+EXTRACTOR_VERSION = "2"
+#: A page whose text layer has fewer letters and digits than this (any script) goes through OCR.
 MIN_TEXT_CHARS = 16
+#: ... as does one where more than this share of the characters are undecodable glyph codes.
+MAX_GARBAGE_SHARE = 0.1
 OCR_DPI = 300
+#: The base OCR language; the automatic choice adds the installed pack of the page's script (:mod:`.ocr`).
 OCR_LANGUAGE = "eng"
-_ALNUM = re.compile(r"[0-9A-Za-z]")
+#: Default cap on the pixels of a page rendered for OCR: US letter, A4 and A3 at 300 dpi fit; an A0 scan renders
+#: at 127 dpi, under half its scanned resolution, so MuPDF decodes its image subsampled. Measured peak RSS of one
+#: OCR worker on a 300 dpi A0 scan full of text: 366 MB (grayscale or RGB Flate), 415 MB (baseline JPEG); at a
+#: 40 M cap the image is decoded whole: 422 MB grayscale, 712 MB RGB. A progressive JPEG is decoded whole at any
+#: size (~1.1 GB for an RGB A0). ``madqa bench extract`` measures a grayscale one.
+DEFAULT_MAX_PIXELS = 25_000_000
+#: Unicode normalisation applied to every page's text (text layer and OCR), see :func:`normalise_text`.
+NORMALISATION = "NFKC"
+_CID = re.compile(r"\(cid:\d+\)")
+_NOT_ALNUM = re.compile(r"[\W_]+")
+_WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60"
+                   r"\U00016fe0-\U0001b2ff\U00020000-\U0003fffd]")  # East Asian wide letters (CJK, kana, Hangul)
+_GARBAGE = re.compile(r"[\ufffd\ue000-\uf8ff\U000f0000-\U0010ffff\ud800-\udfff"  # U+FFFD, private use, surrogates
+                      r"\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")  # control characters but whitespace
 
 
 def sha256_file(path: Path) -> str:
@@ -52,9 +78,52 @@ def tessdata_dir() -> str | None:
     return str(found) if found else None
 
 
+def normalise_text(text: str) -> str:
+    """Unicode NFKC, so that text extracted from PDFs matches what people type (``ﬁnancial`` → ``financial``).
+
+    Beyond canonical composition (``e`` + combining acute → ``é``), NFKC replaces compatibility characters:
+    ligatures (``ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ ĳ`` → ``ff fi fl ffi ffl st st ij``); full-width ASCII and punctuation (``Ａ１：`` →
+    ``A1:``) and half-width katakana (→ full-width); superscripts and subscripts (``m²`` → ``m2``, ``H₂O`` →
+    ``H2O``, ``ª º`` → ``a o``); fractions (``½`` → ``1⁄2``); no-break, narrow, en, em, thin and ideographic
+    spaces (U+00A0, U+202F, U+2000–U+200A, U+3000 → space); ``…`` → ``...``, ``™`` → ``TM``, ``№`` → ``No``,
+    ``℃`` → ``°C``; Roman-numeral, circled and parenthesised number signs (``Ⅻ ① ⑴`` → ``XII 1 (1)``); letter-like
+    symbols (long ``ſ`` → ``s``, micro ``µ`` → ``μ``, Kelvin, Ohm and Ångström signs → the letters); spacing
+    accents (``´ ¨ ¸ ¯``) → a space and the combining accent; Arabic presentation forms → the base letters; CJK
+    compatibility ideographs → the unified ones. Ordinary text is unchanged: ASCII, precomposed accented letters,
+    curly quotes and apostrophes, dashes, bullets, ``§ ° € ×`` and the soft hyphen stay as they are.
+
+    >>> normalise_text("ﬁnancial oﬃcer, 25\\u00a0m², ½ day…")
+    'financial officer, 25 m2, 1⁄2 day...'
+    """
+    return unicodedata.normalize(NORMALISATION, text)
+
+
+def text_counts(text: str) -> tuple[int, int]:
+    """``(letters, garbage)`` of a text layer: weighted letters and digits of any script, undecodable glyphs.
+
+    Letters and digits are the Unicode categories L* and N* (Python's ``str.isalnum``); a CJK ideograph, kana or
+    Hangul syllable counts twice, since one carries about as much as a short word. Garbage is U+FFFD, private-use
+    and surrogate code points, control characters other than whitespace, and pdfminer-style ``(cid:NN)`` glyph
+    codes (each counts once, its letters not at all) — what a text layer without a usable ToUnicode map yields.
+    (Regular expressions, not a loop over characters: this runs on every page.)
+    """
+    garbage = len(_CID.findall(text))
+    if garbage:
+        text = _CID.sub("", text)
+    alnum = _NOT_ALNUM.sub("", text)
+    return len(alnum) + len(_WIDE.findall(alnum)), garbage + len(_GARBAGE.findall(text))
+
+
 def has_usable_text(text: str) -> bool:
-    """Whether a page's text layer carries enough characters to skip OCR."""
-    return len(_ALNUM.findall(text)) >= MIN_TEXT_CHARS
+    """Whether a page's text layer carries enough real text to skip OCR (any script; see :func:`text_counts`).
+
+    >>> has_usable_text("Договор поставки № 17"), has_usable_text("合同编号：二〇二四年")
+    (True, True)
+    >>> has_usable_text("\\ufffd" * 40), has_usable_text("(cid:12)" * 40)
+    (False, False)
+    """
+    letters, garbage = text_counts(text)
+    return letters >= MIN_TEXT_CHARS and garbage <= MAX_GARBAGE_SHARE * (letters + garbage)
 
 
 @dataclass(frozen=True)
@@ -62,15 +131,19 @@ class ExtractSettings:
     """How pages are read (recorded with every extracted corpus).
 
     Attributes:
-        ocr_lang: Tesseract language(s), e.g. ``"eng+rus"``; ``None`` chooses from the installed data.
-        dpi: OCR render resolution.
-        max_pixels: cap on the pixels of one rendered page (large formats are downscaled to fit).
-        osd: detect orientation/script with Tesseract OSD before OCR, where installed.
+        ocr_lang: Tesseract language(s), e.g. ``"eng+rus"``; ``None`` chooses per page from the installed data:
+            English, and on a page English reads with low confidence, English plus the installed pack of the
+            script Tesseract's OSD detects (see :mod:`.ocr`). An explicit language that is not installed makes
+            :func:`extract_pdf` return an error naming the Debian package.
+        dpi: OCR render resolution (lowered for a page that would exceed ``max_pixels``).
+        max_pixels: cap on the pixels of one rendered page (large formats are downscaled to fit); bounds memory.
+        osd: on a page read with low confidence, detect orientation (and turn the page upright) and script with
+            Tesseract OSD, where installed (Debian ``tesseract-ocr-osd``).
     """
 
     ocr_lang: str | None = None
     dpi: int = OCR_DPI
-    max_pixels: int = 40_000_000
+    max_pixels: int = DEFAULT_MAX_PIXELS
     osd: bool = True
 
 
@@ -105,17 +178,25 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
         tessdata: Tesseract's language-data folder; ``None`` means OCR is unavailable.
         ocr: whether to OCR pages without a usable text layer at all.
         sha256: the file's digest when the caller already has it (saves reading the file twice).
+        settings: OCR languages, resolution, pixel cap, orientation detection (default :class:`ExtractSettings`).
 
     Returns:
-        A :class:`PdfResult`; ``error`` is set (and ``pages`` empty) for a corrupt, encrypted or empty PDF.
+        A :class:`PdfResult`; ``error`` is set (and ``pages`` empty) for a corrupt, encrypted or empty PDF, or
+        an explicit ``ocr_lang`` that is not installed.
     """
     import pymupdf
 
+    from .ocr import missing_languages_message
+
+    settings = settings or ExtractSettings()
     name = path.name
     try:
         sha = sha256 or sha256_file(path)
     except OSError as exc:
         return PdfResult(name, "", error=f"cannot read file: {exc.strerror or exc}")
+    if ocr and tessdata and settings.ocr_lang and (problem := missing_languages_message(settings.ocr_lang, tessdata)):
+        return PdfResult(name, sha, error=problem)
+    pymupdf.TOOLS.mupdf_warnings(reset=True)
     try:
         doc = pymupdf.open(path, filetype="pdf")
     except Exception as exc:  # noqa: BLE001 - PyMuPDF raises several unrelated types for broken files
@@ -126,23 +207,109 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
         if doc.page_count == 0:
             return PdfResult(name, sha, error="PDF has zero pages")
         result = PdfResult(name, sha)
-        try:
-            for index, page in enumerate(doc):
-                text = page.get_text()
-                source = "pdf"
-                if not has_usable_text(text):
-                    if ocr and tessdata:
-                        textpage = page.get_textpage_ocr(dpi=OCR_DPI, full=True, language=OCR_LANGUAGE,
-                                                         tessdata=tessdata)
-                        text, source = page.get_text(textpage=textpage), "ocr"
-                    elif ocr:
-                        result.ocr_needed_missing += 1
-                        source = "none" if not text.strip() else "pdf"
-                    elif not text.strip():
-                        source = "none"
-                result.pages.append({"document": name, "page": index + 1, "text": text, "text_source": source})
-        except Exception as exc:  # noqa: BLE001 - a page that fails to parse makes the whole file unusable
-            return PdfResult(name, sha, error=f"failed while reading page {len(result.pages) + 1}: {exc}")
+        reader = _PageReader(doc, result, tessdata=tessdata if ocr else None, ocr=ocr, settings=settings)
+        for index in range(doc.page_count):
+            result.pages.append(reader.read(index))
+        result.warnings[:0] = _repair_warnings(doc)
+        result.warnings.extend(reader.notes())
     return result
 
 
+class _PageReader:
+    """Reads the pages of one open document, collecting per-page warnings into the result."""
+
+    def __init__(self, doc: Any, result: PdfResult, *, tessdata: str | None, ocr: bool,
+                 settings: ExtractSettings) -> None:
+        self.doc, self.result, self.tessdata, self.ocr, self.settings = doc, result, tessdata, ocr, settings
+        self._notes: dict[str, list[int]] = {}
+
+    def read(self, index: int) -> dict[str, Any]:
+        """The row of page ``index`` (0-based); never raises for a bad page."""
+        import pymupdf
+
+        number = index + 1
+        pymupdf.TOOLS.mupdf_warnings(reset=True)
+        try:
+            page = self.doc.load_page(index)
+            text = normalise_text(page.get_text())
+        except Exception as exc:  # noqa: BLE001 - one page's failure is that page's
+            return self._lost(number, f"cannot be read ({_reason(exc)})")
+        source = "pdf" if text.strip() else "none"
+        if not has_usable_text(text) and self.ocr:
+            if self.tessdata is None:
+                self.result.ocr_needed_missing += 1
+            elif (done := self._ocr(page, number, text)) is not None:
+                if text_counts(done)[0] >= text_counts(text)[0]:  # a short real text layer beats OCR noise
+                    text, source = done, "ocr"
+            else:
+                return self._row(number, text, source)  # OCR failed, and said so
+        if not text.strip() and (mupdf := _mupdf_problem()):
+            return self._lost(number, f"no text ({mupdf})")
+        return self._row(number, text, source)
+
+    def _ocr(self, page: Any, number: int, text: str) -> str | None:
+        """The page's OCR text, or ``None`` (with a warning) when rendering or OCR failed."""
+        from .ocr import ocr_page
+
+        try:
+            done = ocr_page(page, tessdata=self.tessdata or "", dpi=self.settings.dpi,
+                            max_pixels=self.settings.max_pixels, ocr_lang=self.settings.ocr_lang,
+                            osd=self.settings.osd)  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - a page that fails to render or OCR loses only itself
+            kept = "its text layer is kept" if text.strip() else "no text"
+            self.result.warnings.append(f"page {number}: OCR failed ({_reason(exc)}); {kept}")
+            return None
+        if done.note:
+            self._notes.setdefault(done.note, []).append(number)
+        return normalise_text(done.text)
+
+    def _row(self, number: int, text: str, source: str) -> dict[str, Any]:
+        return {"document": self.result.document, "page": number, "text": text, "text_source": source}
+
+    def _lost(self, number: int, reason: str) -> dict[str, Any]:
+        self.result.warnings.append(f"page {number}: {reason}")
+        return self._row(number, "", "none")
+
+    def notes(self) -> list[str]:
+        """One warning per OCR remark, naming its pages (``pages 2-4, 7: Cyrillic script detected but …``)."""
+        return [f"{_pages_label(pages)}: {note}" for note, pages in self._notes.items()]
+
+
+def _repair_warnings(doc: Any) -> list[str]:
+    """What to say about a file MuPDF had to repair (damaged or truncated)."""
+    if not doc.is_repaired:
+        return []
+    message = "damaged file (e.g. truncated), repaired by MuPDF: pages may be missing or incomplete"
+    found = sum(doc.xref_get_key(xref, "Type") == ("name", "/Page") for xref in range(1, doc.xref_length()))
+    if found != doc.page_count:
+        message += f" (its page tree lists {doc.page_count} pages, {found} page objects were found)"
+    return [message]
+
+
+def _mupdf_problem() -> str | None:
+    """MuPDF's complaints since the last reset, as ``MuPDF: a; b`` (``None`` when it had none)."""
+    import pymupdf
+
+    lines = [line.strip() for line in pymupdf.TOOLS.mupdf_warnings(reset=True).splitlines()]
+    lines = list(dict.fromkeys(line for line in lines if line and not line.startswith("... repeated")))
+    if not lines:
+        return None
+    joined = "; ".join(lines)
+    return "MuPDF: " + (joined if len(joined) <= 200 else joined[:197] + "...")
+
+
+def _reason(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def _pages_label(pages: list[int]) -> str:
+    """``page 3`` or ``pages 2-4, 7``."""
+    runs: list[list[int]] = []
+    for page in sorted(pages):
+        if runs and page == runs[-1][1] + 1:
+            runs[-1][1] = page
+        else:
+            runs.append([page, page])
+    label = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return f"page {label}" if len(pages) == 1 else f"pages {label}"

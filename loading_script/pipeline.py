@@ -67,7 +67,7 @@ def _digest(*parts: Any) -> str:
 
 
 def run_setup(layout: Layout | None = None, *, seed: int = 0, workers: int | None = None, force: bool = False,
-              progress: bool = True, register: bool = True) -> SetupResult:
+              progress: bool = True, register: bool = True, extract_settings: Any = None) -> SetupResult:
     """Run (or skip, when up to date) every set-up step.
 
     Args:
@@ -77,6 +77,7 @@ def run_setup(layout: Layout | None = None, *, seed: int = 0, workers: int | Non
         force: redo every step.
         progress: tqdm progress bars.
         register: register the ``madqa`` names in the `datasets`/`evaluate` caches.
+        extract_settings: :class:`.pdf_text.ExtractSettings` for the page extraction (``None``: the defaults).
 
     Returns:
         A :class:`SetupResult`.
@@ -98,12 +99,13 @@ def run_setup(layout: Layout | None = None, *, seed: int = 0, workers: int | Non
     questions_digest = sha256_file(layout.sample_dir / "questions.jsonl")
     os.chmod(layout.sample_dir / "questions.jsonl", 0o600)  # all labels: also tightens a home made before #10
 
-    build_key = _digest(SAMPLE_VERSION, seed, questions_digest, sorted(d["sha256"] for d in documents))
+    build_key = _digest(SAMPLE_VERSION, seed, questions_digest, sorted(d["sha256"] for d in documents),
+                        *([str(extract_settings)] if extract_settings is not None else []))
     built = (layout.dataset_dir / "README.md").is_file() and layout.test_labels.is_file()
     if force or stamp.get("build") != build_key or not built:
         report: ExtractionReport = extract_corpus(
             list_pdfs(layout.sample_dir / "documents"), cache_dir=layout.page_cache_dir, workers=workers,
-            progress=progress,
+            progress=progress, settings=extract_settings,
         )
         result.skipped_pdfs = report.skipped
         result.steps_run.append("extract")

@@ -88,12 +88,22 @@ def _tesseract_version() -> str | None:
     return lines[0].strip() if lines else None
 
 
-def extraction_settings(ocr: bool) -> dict[str, Any]:
+def extraction_settings(ocr: bool, settings: Any = None) -> dict[str, Any]:
     """The settings that determine the extracted page texts (recorded in ``prepared.json`` and published cards)."""
     from . import extract
+    from .ocr import has_osd, installed_languages
+    from .pdf_text import NORMALISATION, ExtractSettings
 
-    return {"extractor_version": extract.EXTRACTOR_VERSION, "ocr": ocr, "ocr_dpi": extract.OCR_DPI,
-            "ocr_language": extract.OCR_LANGUAGE, "min_text_chars": extract.MIN_TEXT_CHARS,
+    chosen = settings or ExtractSettings()
+    tessdata = extract.tessdata_dir() if ocr else None
+    return {"extractor_version": extract.EXTRACTOR_VERSION, "ocr": ocr, "ocr_dpi": chosen.dpi,
+            "ocr_language": chosen.ocr_lang or extract.OCR_LANGUAGE,
+            "ocr_language_choice": "explicit" if chosen.ocr_lang else "automatic: the base language, plus the "
+            "installed pack of the script Tesseract OSD detects on a page read with low confidence",
+            "ocr_languages_installed": list(installed_languages(tessdata)) if tessdata else None,
+            "ocr_max_pixels": chosen.max_pixels, "ocr_osd": bool(chosen.osd and tessdata and has_osd(tessdata)),
+            "normalisation": NORMALISATION,
+            "min_text_chars": extract.MIN_TEXT_CHARS,
             "tesseract": _tesseract_version() if ocr else None}  # fmt: skip
 
 
@@ -143,6 +153,7 @@ def prepare_dataset(
     force: bool = False,
     progress: bool = True,
     token: str | None = None,
+    extract_settings: Any = None,
 ) -> PrepareResult:
     """Prepare ``spec`` in ``$MADQA_HOME/datasets/<slug>`` (idempotent; see the module docstring).
 
@@ -157,6 +168,7 @@ def prepare_dataset(
         force: redo every step.
         progress: progress bars.
         token: Hub token (default: the logged-in one).
+        extract_settings: :class:`.pdf_text.ExtractSettings` for the extraction (``None``: the defaults).
 
     Raises:
         DatasetUnavailableError: a bad spec or pages repo (the message says what to fix).
@@ -203,7 +215,7 @@ def prepare_dataset(
             pages = [dict(r) for r in first_split(read_folder_config(source, "pages"), PAGES_SPLIT)]
             pages_info = {"source": "source dataset's pages config"}
         else:
-            pages, pages_info = [], {"source": "extracted", "settings": extraction_settings(ocr)}
+            pages, pages_info = [], {"source": "extracted", "settings": extraction_settings(ocr, extract_settings)}
         key = _key(PREPARED_VERSION, revision, [asdict(r) for r in requests], sorted(failures), pages_info)
         up_to_date = (previous.get("key") == key and (target / "README.md").is_file() and not result.fetched)
         if up_to_date:
@@ -213,7 +225,7 @@ def prepare_dataset(
 
         if pages_info["source"] == "extracted":
             report: ExtractionReport = extract_corpus(paths, cache_dir=layout.page_cache_dir, workers=workers, ocr=ocr,
-                                                      progress=progress)  # fmt: skip
+                                                      progress=progress, settings=extract_settings)  # fmt: skip
             result.steps_run.append("extract")
             if report.ocr_missing:
                 raise OcrUnavailableError(
