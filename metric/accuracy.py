@@ -11,6 +11,11 @@ sensitivity ``q1`` were measured on ``m0`` human-incorrect and ``m1`` human-corr
   ``2 z² (theta q1 (1 - q1) / m1 - (1 - theta) q0 (1 - q0) / m0)`` and the delta-method standard error
   ``sqrt(p (1 - p) / n + (1 - theta)² q0 (1 - q0) / m0 + theta² q1 (1 - q1) / m1) / (q0 + q1 - 1)``.
 
+* Standard error (the paper's "±", one SE, reported as ``accuracy_se``): the delta-method SE above evaluated at
+  the unsmoothed estimates, ``sqrt(p (1 - p) / n + (1 - theta)² q0 (1 - q0) / m0 + theta² q1 (1 - q1) / m1) /
+  (q0 + q1 - 1)`` with the unclipped ``theta``. It is the full CI's SE before smoothing; with ``q0 = q1 = 1`` it is
+  ``sqrt(p (1 - p) / n)``, the SE used in ``anls`` mode.
+
 In ``anls`` mode there is no judge: accuracy is not corrected, the main CI is Agresti–Coull (the full form's limit
 for an exact, perfect judge) and the simplified CI is Wald. Intervals are clipped to [0, 1].
 
@@ -89,6 +94,35 @@ def lee_ci_full(
     return _clip(centre - z * se), _clip(centre + z * se)
 
 
+def rogan_gladen_se(p: float, n: int, q0: float, q1: float, m0: int, m1: int) -> float:
+    """Delta-method SE of the Rogan–Gladen estimate, test and calibration sampling together (unsmoothed).
+
+    ``theta = (p + q0 - 1) / J`` with ``J = q0 + q1 - 1`` has partial derivatives ``1/J`` (p), ``(1 - theta)/J``
+    (q0) and ``-theta/J`` (q1); the three estimates come from independent samples of sizes ``n``, ``m0``, ``m1``.
+
+    >>> round(rogan_gladen_se(0.5, 100, 1.0, 1.0, 10, 10), 6)  # exact judge: the binomial SE
+    0.05
+    """
+    _check_judge(q0, q1)
+    if n < 1 or m0 < 1 or m1 < 1:
+        raise ValueError("n, m0 and m1 must be positive")
+    denom = q0 + q1 - 1.0
+    theta = (p + q0 - 1.0) / denom
+    var = p * (1.0 - p) / n + (1.0 - theta) ** 2 * q0 * (1.0 - q0) / m0 + theta**2 * q1 * (1.0 - q1) / m1
+    return math.sqrt(var) / denom
+
+
+def binomial_se(p: float, n: int) -> float:
+    """SE of a proportion, ``sqrt(p (1 - p) / n)`` (``anls`` mode).
+
+    >>> binomial_se(0.5, 100)
+    0.05
+    """
+    if n < 1:
+        raise ValueError("n must be positive")
+    return math.sqrt(p * (1.0 - p) / n)
+
+
 def agresti_coull(p: float, n: int, alpha: float = 0.05) -> tuple[float, float]:
     """Agresti–Coull interval (add ``z²/2`` successes and failures)."""
     if n < 1:
@@ -145,6 +179,7 @@ class AccuracySummary:
         ci: main CI (Lee full form, or Agresti–Coull in anls mode).
         ci_simplified: simplified CI (Lee simplified, or Wald in anls mode).
         n: scored items.
+        se: one standard error of ``accuracy`` (:func:`rogan_gladen_se`, or :func:`binomial_se` in anls mode).
     """
 
     accuracy: float | None
@@ -152,6 +187,7 @@ class AccuracySummary:
     ci: tuple[float, float] | None
     ci_simplified: tuple[float, float] | None
     n: int
+    se: float | None = None
 
 
 def summarize_accuracy(
@@ -163,7 +199,7 @@ def summarize_accuracy(
         return AccuracySummary(None, None, None, None, 0)
     p = sum(scores) / n
     if mode == "anls":
-        return AccuracySummary(p, p, agresti_coull(p, n, alpha), wald(p, n, alpha), n)
+        return AccuracySummary(p, p, agresti_coull(p, n, alpha), wald(p, n, alpha), n, binomial_se(p, n))
     c = calibration
     return AccuracySummary(
         rogan_gladen(p, c.q0, c.q1),
@@ -171,4 +207,5 @@ def summarize_accuracy(
         lee_ci_full(p, n, c.q0, c.q1, c.m0, c.m1, alpha),
         lee_ci_simplified(p, n, c.q0, c.q1, alpha),
         n,
+        rogan_gladen_se(p, n, c.q0, c.q1, c.m0, c.m1),
     )

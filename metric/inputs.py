@@ -7,11 +7,13 @@ A results line follows the public harness: ``id``, ``question``, ``answer`` (lis
 * ``answer``: a string becomes a one-element list; ``null`` is *no answer*; numbers inside the list are written
   as text; anything else (dict, bool, nested list, NaN) is an error. A missing ``answer`` key is an error.
 * ``citations``: absent or ``null`` means none. Each citation names its document with ``document`` (preferred) or
-  ``file``. ``page`` must be a positive integer (1-based); an integer written as a string (``"5"``) is read as
-  that integer; ``0``, negatives, fractions, ``"abc"`` and booleans are errors (0 usually means 0-based pages:
-  add 1). An absent or ``null`` page cites the whole document (Doc F1 only).
+  ``file``; a ``document`` that is ``null`` or blank falls back to ``file``. ``page`` must be a positive integer
+  (1-based); an integer written as a string (``"5"``) is read as that integer; ``0``, negatives, fractions,
+  ``"abc"`` and booleans are errors (0 usually means 0-based pages: add 1). An absent or ``null`` page cites the
+  whole document (Doc F1 only).
 * effort: ``len(search_history)`` when present, else ``steps``, else ``iterations``; a non-negative integer.
   Lines without any of them have unknown effort (left out of Kuiper and the budget curve).
+* ``question``: used only to match a line without ``id``; a blank ``question`` next to an ``id`` is ignored.
 * ``NaN``/``Infinity`` anywhere in a line is an error (not JSON).
 * caps (``schema.MAX_*``): line length, answer string length, total answer length per line, answer items,
   citations, page number, effort values, ``id`` and ``question`` length. They bound the cost of scoring a file
@@ -70,6 +72,16 @@ def _as_page(value: Any, where: str) -> int | None:
     return value
 
 
+def _is_blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _document_name(item: Mapping[str, Any]) -> Any:
+    """``document`` unless it is absent, ``null`` or blank; then ``file`` (a harness may write both keys)."""
+    doc = item.get("document")
+    return item.get("file") if _is_blank(doc) else doc
+
+
 def parse_citations(value: Any, where: str) -> tuple[Citation, ...]:
     """Validate a ``citations`` value (see module docstring for the policy and the caps)."""
     if value is None:
@@ -84,7 +96,7 @@ def parse_citations(value: Any, where: str) -> tuple[Citation, ...]:
         here = f"{where}: citations[{i}]"
         if not isinstance(item, Mapping):
             raise InputError(f"{here} must be an object with 'document' (or 'file') and 'page'")
-        doc = item.get("document", item.get("file"))
+        doc = _document_name(item)
         if not isinstance(doc, str) or not doc.strip():
             raise InputError(f"{here} needs a non-empty 'document' (or 'file') string, got {show(doc)}")
         if len(doc) > MAX_ID_CHARS:
@@ -179,7 +191,9 @@ def parse_prediction(record: Any, where: str, line: int = 0) -> Prediction:
     if not isinstance(record, Mapping):
         raise InputError(f"{where}: a results line must be a JSON object, got {type(record).__name__}")
     pid = _optional_text(record, "id", where)
-    question = _optional_text(record, "question", where)
+    # A blank question is only needed for matching when there is no id; with an id it is ignored.
+    blank_question = pid is not None and isinstance(record.get("question"), str) and _is_blank(record["question"])
+    question = None if blank_question else _optional_text(record, "question", where)
     if pid is None and question is None:
         raise InputError(f"{where}: the line has neither 'id' nor 'question', so it cannot be matched")
     if "answer" not in record:

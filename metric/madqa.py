@@ -60,9 +60,9 @@ Args:
     max_budget: largest step budget of the budget curve (default: largest observed effort).
     include_items: add per-item scores under "items".
 Returns:
-    A dict with accuracy, accuracy_raw, accuracy_ci, anls, page_f1, doc_f1, kuiper, kuiper_normalized,
-    kuiper_ci, wasted_effort_ratio, n, n_predicted, missing, unscored, by_hop, by_domain, by_category, errors,
-    budget_curve, mode and more (see README.md). Fractions are in [0, 1].
+    A dict with accuracy, accuracy_raw, accuracy_ci, accuracy_se, anls, page_f1, doc_f1, kuiper,
+    kuiper_normalized, kuiper_ci, wasted_effort_ratio, n, n_predicted, missing, unscored, by_hop, by_domain,
+    by_category, errors, budget_curve, mode and more (see README.md). Fractions are in [0, 1].
 Examples:
     >>> import evaluate
     >>> madqa = evaluate.load("madqa")  # doctest: +SKIP

@@ -147,6 +147,7 @@ def build_report(
         "accuracy": acc.accuracy,
         "accuracy_raw": acc.raw,
         "accuracy_ci": acc.ci,
+        "accuracy_se": acc.se,
         "accuracy_ci_simplified": acc.ci_simplified,
         "calibration": None if mode == "anls" else vars(calibration).copy(),
         "anls": mean([it.anls for it in items]),

@@ -8,11 +8,13 @@ share a bin (pad an item with known-wrong ones), so any curve ordered by submitt
 bin. The same holds for group breakdowns by hidden labels (hop type, domain, category): a group's accuracy moves when
 a crafted item belongs to it.
 
-So :func:`public_report` keeps a fixed allow-list of whole-submission aggregates (accuracy and its CI, ANLS*, Page
-and Doc F1, the Kuiper statistic and its CI, mean steps, coverage, H.3 error counts and the error cascade shares),
-plus group accuracies only for groups of at least :data:`MIN_GROUP` items; everything else (curves, item ids beyond
-the public missing list, future keys) is dropped. Also dropped: the wasted-effort ratio (mean steps of wrong over
-right items), because with ``steps`` chosen as powers of two its exact value spells out which items were right.
+So :func:`public_report` keeps a fixed allow-list of whole-submission aggregates (accuracy with its CIs and
+standard error, ANLS*, Page and Doc F1, the Kuiper statistic and its CI, mean steps, coverage, H.3 error counts and
+the error cascade shares), plus group accuracies only for groups of at least :data:`MIN_GROUP` items; everything
+else (curves, item ids beyond the public missing list, future keys) is dropped. Also dropped: the wasted-effort
+ratio (mean steps of wrong over right items), because with ``steps`` chosen as powers of two its exact value spells
+out which items were right. The standard error adds nothing: it is a function of the raw accuracy, the number of
+scored items and the calibration, which are all shown.
 
 What a participant can still learn, per accepted submission: the allow-listed numbers, as shown (percentages to
 0.1, the Kuiper statistic to 0.01). Each is a sum over many items, but the participant chooses the items' answers,
@@ -37,9 +39,9 @@ MIN_GROUP = 20
 AGGREGATE_KEYS: tuple[str, ...] = (
     "metric_version", "mode", "n", "n_predicted", "n_scored", "missing", "n_unknown", "matched_by_question",
     "unscored", "n_partial", "judge_calls", "score_sources", "accuracy", "accuracy_raw", "accuracy_ci",
-    "accuracy_ci_simplified", "calibration", "anls", "page_f1", "doc_f1", "kuiper", "kuiper_normalized", "kuiper_ci",
-    "kuiper_ci_normalized", "kuiper_n", "kuiper_excluded", "kuiper_order", "kuiper_resamples", "kuiper_seed",
-    "mean_steps", "errors", "cascade",
+    "accuracy_ci_simplified", "accuracy_se", "calibration", "anls", "page_f1", "doc_f1", "kuiper", "kuiper_normalized",
+    "kuiper_ci", "kuiper_ci_normalized", "kuiper_n", "kuiper_excluded", "kuiper_order", "kuiper_resamples",
+    "kuiper_seed", "mean_steps", "errors", "cascade",
 )  # fmt: skip
 #: Group breakdowns by hidden labels: kept per group only when the group is large enough.
 GROUP_KEYS: tuple[str, ...] = ("by_hop", "by_domain", "by_category")

@@ -23,6 +23,8 @@ BOARD_METRICS: tuple[MetricSpec, ...] = tuple(
 #: "Origin": maintainer baseline / verified / self-reported (``storage.ORIGINS``; effort is as reported by the origin).
 ID_COLUMNS = ("Rank", "System", "Submitter", "Origin", "Agent", "Model", "Date")
 HOP_COLUMNS = (("cross_page", "X-Page"), ("cross_doc", "X-Doc"))
+#: One standard error of the accuracy in percentage points: the paper's "±" (its Table 3), beside the 95% CI.
+SE_COLUMN = "Accuracy ±"
 
 
 def _pct(value: Any) -> float | None:
@@ -42,7 +44,7 @@ def board_columns() -> list[str]:
     for m in BOARD_METRICS:
         cols.append(m.label)
         if m.key == "accuracy":
-            cols.append("Accuracy CI")
+            cols.extend((SE_COLUMN, "Accuracy CI"))
             cols.extend(label for _, label in HOP_COLUMNS)
         if m.key == "kuiper":
             cols.append("Kuiper CI")
@@ -61,6 +63,7 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
         value = r.get(m.key)
         row[m.label] = _pct(value) if m.percent else (None if value is None else round(float(value), 2))
         if m.key == "accuracy":
+            row[SE_COLUMN] = _pct(r.get("accuracy_se"))
             row["Accuracy CI"] = _ci_text(r.get("accuracy_ci"), True)
             for hop, label in HOP_COLUMNS:
                 row[label] = _pct((r.get("by_hop") or {}).get(hop, {}).get("accuracy"))

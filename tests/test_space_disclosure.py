@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from madqa.cli.bench_space import synthetic_references
+from madqa.bench.space import synthetic_references
 from madqa.metric.inputs import parse_results_text
 from madqa.metric.report import build_report, score_predictions
 from madqa.space.disclosure import MIN_GROUP, public_report
