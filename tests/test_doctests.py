@@ -9,7 +9,7 @@ import pytest
 
 
 @pytest.mark.parametrize("name", ["madqa.loading_script.features", "madqa.loading_script.splits",
-                                  "madqa.loading_script.release_source"])
+                                  "madqa.loading_script.release_source", "madqa.bench.measure"])
 def test_doctests(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0

@@ -228,7 +228,7 @@ _A0_CHILD = """
 import sys
 from pathlib import Path
 
-from madqa.loading_script.bench import vm_hwm_mib
+from madqa.bench.measure import vm_hwm_mib
 from madqa.loading_script.pdf_text import extract_pdf, tessdata_dir
 
 result = extract_pdf(Path(sys.argv[1]), tessdata=tessdata_dir())

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from madqa import cli
-from madqa.cli import UserError, bench_metric, calibrate_cmd, evaluate_cmd
+from madqa.bench import metric as bench_metric
+from madqa.cli import UserError, calibrate_cmd, evaluate_cmd
 
 GOLD = [
     {"id": "dev/0", "question": "Total revenue?", "answer_variants": [["$1.2M"]],
@@ -186,8 +187,8 @@ def test_calibrate_errors(files):
 
 def test_bench_metric(capsys):
     parser = argparse.ArgumentParser()
-    bench_metric.configure_metric_bench(parser)
-    assert bench_metric.run_metric_bench(parser.parse_args(["--n", "60", "--repeat", "1", "--resamples", "100",
+    bench_metric.configure(parser)
+    assert bench_metric.run(parser.parse_args(["--n", "60", "--repeat", "1", "--resamples", "100",
                                                             "--json"])) == 0  # fmt: skip
     result = json.loads(capsys.readouterr().out)
     assert result["n"] == 60 and result["score_s"] > 0 and result["bootstrap_s"] > 0

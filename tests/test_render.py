@@ -153,7 +153,7 @@ def test_concurrent_renders(pdfs: dict[str, Path]) -> None:
 
 
 def test_render_bench_figures(pdfs: dict[str, Path]) -> None:
-    from madqa.agents.render_bench import bench_render
+    from madqa.bench.render import bench_render
 
     result = bench_render([pdfs["letter.pdf"]], dpi=50, per_document=2)
     assert result["pages"] == 2 and "madqa encode()" in result["encoders"]

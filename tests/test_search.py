@@ -173,8 +173,8 @@ def test_concurrent_searches_from_threads(shared_index: SearchIndex) -> None:
 
 def test_whoosh_matches_the_harness_exactly(tmp_path: Path) -> None:
     """Same pages, scores and order as the public harness's Whoosh set-up, on the fixture and a synthetic corpus."""
-    from madqa.agents.search_bench import HarnessStyleWhoosh
-    from madqa.agents.search_corpus import CorpusSpec, synthetic_pages, synthetic_queries
+    from madqa.bench.search_index import HarnessStyleWhoosh
+    from madqa.bench.search_corpus import CorpusSpec, synthetic_pages, synthetic_queries
 
     pages = PAGES + synthetic_pages(CorpusSpec(seed=3).scaled(80))
     harness = HarnessStyleWhoosh.build(pages, tmp_path / "harness")
@@ -200,7 +200,7 @@ def test_whoosh_wildcards_without_the_word_list(tmp_path: Path) -> None:
 def test_tantivy_matches_whoosh_pages_for_wildcards_and_boolean_queries(tmp_path: Path) -> None:
     """Same matching pages as Whoosh (every match), and mostly the same top 5."""
     pytest.importorskip("tantivy")
-    from madqa.agents.search_corpus import CorpusSpec, synthetic_pages, synthetic_queries
+    from madqa.bench.search_corpus import CorpusSpec, synthetic_pages, synthetic_queries
 
     pages = synthetic_pages(CorpusSpec(seed=5).scaled(100))
     whoosh = open_index(pages, tmp_path, backend="whoosh", progress=False)
@@ -254,9 +254,9 @@ def test_bench_helpers_measure_and_report(tmp_path: Path) -> None:
     """The bench's in-process parts: corpus shape, one set-up's measurement, agreement and the report."""
     import pickle
 
-    from madqa.agents.search_bench import agreement, measure_setup
-    from madqa.agents.search_corpus import CorpusSpec, document_lengths, synthetic_pages, synthetic_queries
-    from madqa.cli.bench_search import format_report
+    from madqa.bench.search_index import agreement, measure_setup
+    from madqa.bench.search_corpus import CorpusSpec, document_lengths, synthetic_pages, synthetic_queries
+    from madqa.bench.search import format_report
 
     lengths = document_lengths(CorpusSpec())
     assert (len(lengths), sum(lengths), max(lengths), sorted(lengths)[len(lengths) // 2]) == (800, 18619, 859, 5)
@@ -282,7 +282,7 @@ def test_bench_helpers_measure_and_report(tmp_path: Path) -> None:
     assert "identical 100.0%" in text and "whoosh backend" in text
 
 
-@pytest.mark.parametrize("name", ["madqa.agents.search", "madqa.agents.query", "madqa.agents.search_bench"])
+@pytest.mark.parametrize("name", ["madqa.agents.search", "madqa.agents.query", "madqa.bench.search_index"])
 def test_doctests(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0

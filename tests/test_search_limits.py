@@ -133,8 +133,8 @@ def test_legitimate_queries_answer_as_without_limits(index: Any) -> None:
 def test_whoosh_with_limits_matches_the_harness(tmp_path: Path) -> None:
     """With the limits on (deadline collector, deadline terms, word ranges expanded from the word list): still the
     harness's pages, scores and order."""
-    from madqa.agents.search_bench import HarnessStyleWhoosh
-    from madqa.agents.search_corpus import synthetic_queries
+    from madqa.bench.search_index import HarnessStyleWhoosh
+    from madqa.bench.search_corpus import synthetic_queries
 
     pages = PAGES[:150]
     harness = HarnessStyleWhoosh.build(pages, tmp_path / "harness")

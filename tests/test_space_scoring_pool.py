@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from madqa.cli.bench_space import results_text, synthetic_references
-from madqa.cli.bench_space_burst import worst_case_text
+from madqa.bench.space import results_text, synthetic_references
+from madqa.bench.space_burst import worst_case_text
 from madqa.space.scoring_pool import BUSY_MESSAGE, PoolLimits, ScoringPool
 from madqa.space.submission import SubmissionError, evaluate_results
 

@@ -230,7 +230,7 @@ def test_madqa_space_fails_fast_on_a_wrong_dataset(tmp_path: Path, monkeypatch, 
 
 def test_bench_start_up_figure_measures_the_space_on_the_sample(built_home: Path, tmp_path: Path,
                                                                 monkeypatch) -> None:  # fmt: skip
-    from madqa.cli.bench_space_startup import startup_figures, startup_lines
+    from madqa.bench.space_startup import startup_figures, startup_lines
 
     board = built_home / "space" / "leaderboard.sqlite"
     before = board.stat().st_mtime_ns if board.exists() else None

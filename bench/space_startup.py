@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,7 +20,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-_PROC = Path("/proc")
+from .measure import descendants, free_port, proc_status_kib
 
 
 def sample_missing() -> str | None:
@@ -35,36 +34,7 @@ def sample_missing() -> str | None:
 
 
 def _status_kib(pid: int, field: str) -> int:
-    try:
-        for line in (_PROC / str(pid) / "status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
-
-
-def _descendants(pid: int) -> list[int]:
-    """``pid`` and every process below it (from ``/proc/*/stat``)."""
-    children: dict[int, list[int]] = {}
-    for stat in _PROC.glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    out, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        out.append(current)
-        todo.extend(children.get(current, []))
-    return out
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return proc_status_kib(pid, field) or 0
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -90,7 +60,7 @@ def measure_startup(*, seed: bool = True, timeout_s: float = 900) -> dict[str, A
     """
     from madqa.loading_script.paths import Layout
 
-    port = _port()
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="madqa-bench-startup-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MADQA_SPACE_", "GRADIO_"))}
         env.pop("MADQA_DATASET", None)
@@ -110,7 +80,7 @@ def measure_startup(*, seed: bool = True, timeout_s: float = 900) -> dict[str, A
             while time.perf_counter() - t0 < timeout_s:
                 if proc.poll() is not None:
                     break
-                tree_peak_kib = max(tree_peak_kib, sum(_status_kib(p, "VmRSS") for p in _descendants(proc.pid)))
+                tree_peak_kib = max(tree_peak_kib, sum(_status_kib(p, "VmRSS") for p in descendants(proc.pid)))
                 try:
                     with urllib.request.urlopen(url, timeout=5) as response:
                         if response.status == 200:
@@ -119,7 +89,7 @@ def measure_startup(*, seed: bool = True, timeout_s: float = 900) -> dict[str, A
                             break
                 except (urllib.error.URLError, OSError):
                     time.sleep(0.2)
-            pids = _descendants(proc.pid) if proc.poll() is None else []
+            pids = descendants(proc.pid) if proc.poll() is None else []
             server_peak_kib = _status_kib(proc.pid, "VmHWM")
             tree_peak_kib = max(tree_peak_kib, sum(_status_kib(p, "VmRSS") for p in pids))
         finally:

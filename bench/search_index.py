@@ -1,4 +1,4 @@
-"""Measurements behind `madqa bench search`: index build and query cost of each search set-up, side by side.
+"""Measurements behind `madqa bench search` (:mod:`.search`): index build and query cost of each search set-up.
 
 Set-ups, each measured in its own fresh process (so peak RSS is its own) on the same synthetic corpus
 (:mod:`.search_corpus`) and the same queries:
@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-import resource
 import shutil
 import statistics
 import tempfile
@@ -26,7 +25,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .search import PageHit, QuerySyntaxError
+from madqa.agents.search import PageHit, QuerySyntaxError
+
+from .measure import current_rss_mib, max_rss_mib, percentile
 from .search_corpus import CorpusSpec, synthetic_pages, synthetic_queries
 
 logger = logging.getLogger(__name__)
@@ -78,36 +79,17 @@ class HarnessStyleWhoosh:
             return [PageHit(hit["file"], int(hit["page_number"]), float(hit.score)) for hit in results]
 
 
-def _rss_mib(who: int = resource.RUSAGE_SELF) -> float:
-    # ru_maxrss is in KiB on Linux (bytes on macOS)
-    scale = 1 if os.uname().sysname == "Darwin" else 1024
-    return resource.getrusage(who).ru_maxrss * scale / 2**20
-
-
-def _current_rss_mib() -> float:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except OSError:
-        return float("nan")
-
-
 def _size_mib(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))] if ordered else float("nan")
-
-
 def measure_setup(name: str, pages_file: str, folder: str, queries: list[str], k: int) -> dict[str, Any]:
     """Build one set-up's index and time its queries (run in a fresh process by :func:`bench_search`)."""
-    from .search import open_index
+    from madqa.agents.search import open_index
 
     with open(pages_file, "rb") as f:
         pages = pickle.load(f)
-    loaded = _current_rss_mib()
+    loaded = current_rss_mib()
     start = time.perf_counter()
     index: Any
     if name == "harness":
@@ -132,9 +114,9 @@ def measure_setup(name: str, pages_file: str, folder: str, queries: list[str], k
         "build_s": build_s,
         "index_mib": _size_mib(Path(folder)),
         "rss_loaded_mib": loaded,
-        "peak_rss_mib": _rss_mib(),
+        "peak_rss_mib": max_rss_mib(),
         "query_p50_ms": 1000 * statistics.median(times),
-        "query_p95_ms": 1000 * _percentile(times, 0.95),
+        "query_p95_ms": 1000 * percentile(times, 0.95),
         "query_max_ms": 1000 * max(times),
         "query_errors": errors,
         "top": top,

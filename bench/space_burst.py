@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .measure import percentile
+
 
 def worst_case_text(refs: list[Any], max_bytes: int, seed: int) -> str:
     """The costliest file the parser accepts: every id, answers at the caps, lines padded up to ``max_bytes``."""
@@ -42,9 +44,7 @@ def worst_case_text(refs: list[Any], max_bytes: int, seed: int) -> str:
 
 
 def _quantiles(values: list[float]) -> tuple[float, float]:
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-    return statistics.median(ordered), p95
+    return statistics.median(values), percentile(values, 0.95)
 
 
 def refresh_under_burst(client: Any, folder: Path, refs: list[Any], form: dict[str, str], *, burst: int,

@@ -16,10 +16,10 @@ unlimited Whoosh queries, several minutes at full scale; ``--no-broad`` skips it
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import sys
 from typing import Any
+
+from .measure import emit
 
 logger = logging.getLogger(__name__)
 
@@ -35,9 +35,9 @@ _LABELS = {"harness": "harness-style Whoosh", "whoosh": "whoosh backend", "tanti
 BROAD_QUERIES: tuple[str, ...] = ("*", "*?*", "[a TO z]", "b*")
 
 
-def configure_search_bench(parser: argparse.ArgumentParser) -> None:
+def configure(parser: argparse.ArgumentParser) -> None:
     """Add the search benchmark's arguments."""
-    from madqa.agents.search_corpus import FULL_PAGES
+    from .search_corpus import FULL_PAGES
 
     parser.add_argument("--pages", type=int, default=FULL_PAGES, help=f"corpus pages (default: {FULL_PAGES:,})")
     parser.add_argument("--queries", type=int, default=300, help="queries per set-up (default: 300)")
@@ -54,13 +54,14 @@ def configure_search_bench(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
 
-def run_search_bench(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print its figures."""
     from pathlib import Path
 
-    from madqa.agents.search_bench import bench_search
-    from madqa.agents.search_corpus import CorpusSpec
     from madqa.cli import UserError
+
+    from .search_corpus import CorpusSpec
+    from .search_index import bench_search
 
     if args.pages < 1 or args.queries < 1 or args.k < 1:
         raise UserError("--pages, --queries and -k must be positive")
@@ -80,19 +81,15 @@ def run_search_bench(args: argparse.Namespace) -> int:
     result["render"] = None if args.no_render else _render_figures(args.pdfs, result["notes"])
     backends = [n for n in result["setups"] if n in ("whoosh", "tantivy")]
     result["broad"] = None if args.no_broad or not backends else _broad_figures(spec, backends, args.workdir)
-    if args.json:
-        json.dump(result, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write("\n".join(format_report(result)) + "\n")
-    return 0
+    return emit(result, format_report(result), args.json)
 
 
 def _render_figures(pdfs: str | None, notes: list[str]) -> dict[str, Any] | None:
     from pathlib import Path
 
-    from madqa.agents.render_bench import bench_render
     from madqa.loading_script.paths import Layout
+
+    from .render import bench_render
 
     folder = Path(pdfs) if pdfs else Layout.default().sample_dir / "documents"
     files = sorted(folder.glob("*.pdf")) if folder.is_dir() else []
@@ -110,7 +107,8 @@ def _broad_figures(spec: Any, backends: list[str], workdir: str | None) -> dict[
     from pathlib import Path
 
     from madqa.agents.search import UNLIMITED, QuerySyntaxError, SearchLimits, open_index
-    from madqa.agents.search_corpus import synthetic_pages
+
+    from .search_corpus import synthetic_pages
 
     settings = {"no limits": UNLIMITED, "time limit only": SearchLimits(max_terms=None), "default": SearchLimits()}
     pages = synthetic_pages(spec)
@@ -162,7 +160,7 @@ def _speedup(reference: dict[str, Any] | None, row: dict[str, Any], key: str) ->
 
 
 def format_report(r: dict[str, Any]) -> list[str]:
-    """Human-readable lines of a :func:`madqa.agents.search_bench.bench_search` result (plus ``render``)."""
+    """Human-readable lines of a :func:`.search_index.bench_search` result (plus ``render``)."""
     c = r["corpus"]
     lines = [
         f"madqa bench search: {c['pages']:,} pages in {c['documents']:,} documents, {c['tokens'] / 1e6:.1f}M tokens "

@@ -1,6 +1,5 @@
 """``madqa bench metric``: time scoring 500 predictions in ``anls`` mode, and the Kuiper bootstrap CI.
 
-The lead's ``bench`` command wires this in with :func:`configure_metric_bench` and :func:`run_metric_bench`.
 The data are synthetic and deterministic (seeded): gold questions with 1-3 answer variants of short strings,
 1-3 evidence pages, predictions that are right, near-miss or wrong, 0-3 citations and 0-10 search steps.
 Targets: scoring < 1 s, bootstrap < 0.5 s (median of ``--repeat`` runs).
@@ -11,16 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
-import sys
-import time
 from typing import Any
+
+from .measure import emit, median_cpu, median_wall
 
 TARGET_SCORE_S = 1.0
 TARGET_BOOTSTRAP_S = 0.5
 
 
-def configure_metric_bench(parser: argparse.ArgumentParser) -> None:
+def configure(parser: argparse.ArgumentParser) -> None:
     """Add the metric benchmark's arguments."""
     parser.add_argument("--n", type=int, default=500, help="predictions to score (default: 500)")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default: 1000)")
@@ -54,24 +52,6 @@ def synthetic_run(n: int, seed: int = 0) -> tuple[list[dict[str, Any]], str]:
     return gold, "\n".join(lines) + "\n"
 
 
-def _median_time(fn: Any, repeat: int) -> float:
-    times = []
-    for _ in range(max(1, repeat)):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def _median_cpu(fn: Any, repeat: int) -> float:
-    times = []
-    for _ in range(max(1, repeat)):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times)
-
-
 def costliest_line_cpu(repeat: int) -> dict[str, float]:
     """CPU seconds of ANLS* for one line at the parser's answer caps vs a one-word answer (24-character gold).
 
@@ -87,13 +67,13 @@ def costliest_line_cpu(repeat: int) -> dict[str, float]:
     many_strings = [f"revenue {k:04d}"[:20].ljust(schema.MAX_ANSWER_LINE_CHARS // schema.MAX_ANSWER_ITEMS, "x")
                     for k in range(schema.MAX_ANSWER_ITEMS)]  # fmt: skip
     return {
-        "line_at_caps_long_strings_cpu_s": _median_cpu(lambda: anls_star(long_strings, gold), repeat),
-        "line_at_caps_many_strings_cpu_s": _median_cpu(lambda: anls_star(many_strings, gold), repeat),
-        "one_word_cpu_s": _median_cpu(lambda: anls_star(["revenue"], gold), repeat),
+        "line_at_caps_long_strings_cpu_s": median_cpu(lambda: anls_star(long_strings, gold), repeat),
+        "line_at_caps_many_strings_cpu_s": median_cpu(lambda: anls_star(many_strings, gold), repeat),
+        "one_word_cpu_s": median_cpu(lambda: anls_star(["revenue"], gold), repeat),
     }
 
 
-def run_metric_bench(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print the timings (a table, or JSON with ``--json``)."""
     import numpy as np
 
@@ -113,8 +93,8 @@ def run_metric_bench(args: argparse.Namespace) -> int:
     items = score_predictions(parse_results_text(text, "synthetic.jsonl"), references).items
     steps = np.array([it.steps for it in items], dtype=np.int64)
     correct = np.array([bool(it.correct) for it in items], dtype=np.int64)
-    score_s = _median_time(score, args.repeat)
-    boot_s = _median_time(lambda: kuiper_bootstrap(steps, correct, n_resamples=args.resamples, seed=0), args.repeat)
+    score_s = median_wall(score, args.repeat)
+    boot_s = median_wall(lambda: kuiper_bootstrap(steps, correct, n_resamples=args.resamples, seed=0), args.repeat)
     result = {
         "n": args.n,
         "resamples": args.resamples,
@@ -128,22 +108,19 @@ def run_metric_bench(args: argparse.Namespace) -> int:
         "accuracy": report["accuracy"],
         **costliest_line_cpu(args.repeat),
     }
-    if args.json:
-        sys.stdout.write(json.dumps(result) + "\n")
-        return 0
     ok = {True: "ok", False: "OVER TARGET"}
-    sys.stdout.write(
+    lines = [
         f"metric bench: {args.n} predictions, anls mode, {args.resamples} bootstrap resamples, "
-        f"median of {args.repeat}\n"
+        f"median of {args.repeat}",
         f"  score (parse + match + ANLS*/F1 + report incl. bootstrap)  {score_s:.3f} s  "
-        f"(target < {TARGET_SCORE_S} s: {ok[result['score_ok']]})\n"
+        f"(target < {TARGET_SCORE_S} s: {ok[result['score_ok']]})",
         f"  Kuiper bootstrap CI                                        {boot_s:.3f} s  "
-        f"(target < {TARGET_BOOTSTRAP_S} s: {ok[result['bootstrap_ok']]})\n"
+        f"(target < {TARGET_BOOTSTRAP_S} s: {ok[result['bootstrap_ok']]})",
         f"  ANLS* CPU of the costliest legal line (24-char gold): "
         f"{schema.MAX_ANSWER_LINE_CHARS // schema.MAX_ANSWER_STRING_CHARS} strings at the caps "
         f"{result['line_at_caps_long_strings_cpu_s'] * 1e3:.0f} ms, {schema.MAX_ANSWER_ITEMS} strings "
         f"{result['line_at_caps_many_strings_cpu_s'] * 1e3:.0f} ms; a one-word answer "
         f"{result['one_word_cpu_s'] * 1e3:.2f} ms (ratio "
-        f"{result['line_at_caps_long_strings_cpu_s'] / max(result['one_word_cpu_s'], 1e-9):.0f}x)\n"
-    )
-    return 0
+        f"{result['line_at_caps_long_strings_cpu_s'] / max(result['one_word_cpu_s'], 1e-9):.0f}x)",
+    ]
+    return emit(result, lines, args.json, indent=None)

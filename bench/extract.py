@@ -1,4 +1,4 @@
-"""Extraction benchmark, measured side by side in one run.
+"""`madqa bench extract`: the extraction benchmark, measured side by side in one run.
 
 * Text layer: our extractor vs raw ``page.get_text()`` on the same PDFs.
 * OCR: the project's OCR (render at the capped pixel count, orientation/script detection, libtesseract) vs the
@@ -6,38 +6,32 @@
   (``processes`` worker processes each, ``OMP_THREAD_LIMIT=1`` in both, as in the extraction pool), and the
   peak RSS of each OCR worker.
 * Memory: one fresh process OCRs a 300 dpi grayscale A0 scan; its peak RSS (``VmHWM``) is the bound that
-  :data:`.pdf_text.DEFAULT_MAX_PIXELS` is chosen for (target: under 600 MB).
+  :data:`madqa.loading_script.pdf_text.DEFAULT_MAX_PIXELS` is chosen for (target: under 600 MB).
 """
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import os
 import resource
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .extract import extract_corpus
-from .pdf_text import ExtractSettings, extract_pdf, has_usable_text, normalise_text, tessdata_dir
+from madqa.loading_script.extract import extract_corpus
+from madqa.loading_script.pdf_text import ExtractSettings, extract_pdf, has_usable_text, normalise_text, tessdata_dir
+
+from .measure import best_of, child_peak_rss_mib, cpu_seconds, emit, peak_rss_mib
 
 #: OCR runs per side at least (the pages that need OCR, repeated).
 MIN_OCR_RUNS = 24
 _A0_TEXT = ("The council met on Tuesday to review the harbour budget and approved the new ferry timetable. "
             "Members discussed the permit for the warehouse on Harbor Lane and the cost of repairs. ")
-
-
-def _best_of(repeats: int, fn: Callable[[], int]) -> tuple[float, int]:
-    best, count = float("inf"), 0
-    for _ in range(repeats):
-        start = time.perf_counter()
-        count = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, count
 
 
 def _raw_get_text(pdfs: Sequence[Path]) -> int:
@@ -56,31 +50,6 @@ def _ours_text_layer(pdfs: Sequence[Path]) -> int:
     return sum(len(extract_pdf(path, tessdata=None, ocr=False).pages) for path in pdfs)
 
 
-def _peak_mib(who: int) -> float:
-    return resource.getrusage(who).ru_maxrss / 1024
-
-
-def vm_hwm_mib(pid: int | str = "self") -> float | None:
-    """Peak resident memory of a process from ``/proc/<pid>/status`` (``None`` when unreadable).
-
-    Not ``ru_maxrss``: on Linux a child's ``ru_maxrss`` also counts its parent's memory at the fork before its
-    ``exec`` (measured: ``true`` run from a 500 MB Python process reports 511 MB); ``VmHWM`` starts afresh at exec.
-    """
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def _worker_peak_mib() -> float:
-    found = vm_hwm_mib()
-    return found if found is not None else _peak_mib(resource.RUSAGE_SELF)
-
-
 # --- OCR: worker-side tasks (top level, so spawned workers can import them) ------------------------------------
 
 def _init_worker() -> None:
@@ -92,43 +61,35 @@ def _ready(_: int) -> int:
     import numpy  # noqa: F401
     import pymupdf  # noqa: F401
 
-    from . import ocr  # noqa: F401
+    from madqa.loading_script import ocr  # noqa: F401
 
     time.sleep(0.2)  # long enough that every worker of the pool gets one
     return os.getpid()
-
-
-def _cpu_s(who: int) -> float:
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _ours_page(path: str, index: int, tessdata: str, settings: ExtractSettings) -> tuple[str, float, float]:
     """OCR one page the project's way, from the PDF: the languages used, this worker's peak RSS, CPU seconds."""
     import pymupdf
 
-    from .ocr import ocr_page
+    from madqa.loading_script.ocr import ocr_page
 
-    cpu = _cpu_s(resource.RUSAGE_SELF)
+    cpu = cpu_seconds()
     with pymupdf.open(path) as doc:
         done = ocr_page(doc[index], tessdata=tessdata, dpi=settings.dpi, max_pixels=settings.max_pixels,
                         ocr_lang=settings.ocr_lang, osd=settings.osd)  # fmt: skip
-    return done.languages, _worker_peak_mib(), _cpu_s(resource.RUSAGE_SELF) - cpu
+    return done.languages, peak_rss_mib(), cpu_seconds() - cpu
 
 
 def _cli_page(image: str, dpi: float, langs: str, tessdata: str) -> tuple[float, float]:
     """OCR one page image with the ``tesseract`` command: its peak RSS (``VmHWM`` sampled every 10 ms; it only
     grows) and CPU seconds."""
     command = ["tesseract", image, "stdout", "--tessdata-dir", tessdata, "--dpi", str(round(dpi)), "-l", langs]
-    cpu = _cpu_s(resource.RUSAGE_CHILDREN)
-    peak = 0.0
+    cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
     with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
-        while proc.poll() is None:
-            peak = max(peak, vm_hwm_mib(proc.pid) or 0.0)
-            time.sleep(0.01)
+        peak = child_peak_rss_mib(proc)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited with status {proc.returncode}")
-    return peak, _cpu_s(resource.RUSAGE_CHILDREN) - cpu
+    return peak, cpu_seconds(resource.RUSAGE_CHILDREN) - cpu
 
 
 # --- OCR: the comparison ---------------------------------------------------------------------------------------
@@ -148,7 +109,7 @@ def _render_images(pages: Sequence[tuple[Path, int]], folder: Path, settings: Ex
     """The page images the project's OCR sees (grayscale, capped), as PNG files for the raw command."""
     import pymupdf
 
-    from .ocr import render_gray
+    from madqa.loading_script.ocr import render_gray
 
     images = []
     for n, (path, index) in enumerate(pages):
@@ -244,7 +205,7 @@ def _a0_worker(path: str, tessdata: str, settings: ExtractSettings) -> tuple[flo
     start = time.perf_counter()
     result = extract_pdf(Path(path), tessdata=tessdata, settings=settings)
     chars = sum(len(row["text"]) for row in result.pages)
-    return _worker_peak_mib(), time.perf_counter() - start, chars
+    return peak_rss_mib(), time.perf_counter() - start, chars
 
 
 def bench_a0(settings: ExtractSettings | None = None) -> dict[str, Any] | None:
@@ -270,9 +231,9 @@ def bench_extract(pdfs: Sequence[Path], *, repeats: int = 3, workers: int | None
         time to raw time; the OCR comparison of :func:`bench_ocr` and the A0 figures of :func:`bench_a0`
         (their keys are absent without Tesseract); peak RSS of this process.
     """
-    raw_s, n_pages = _best_of(repeats, lambda: _raw_get_text(pdfs))
-    ours_s, _ = _best_of(repeats, lambda: _ours_text_layer(pdfs))
-    pool_s, _ = _best_of(
+    raw_s, n_pages = best_of(repeats, lambda: _raw_get_text(pdfs))
+    ours_s, _ = best_of(repeats, lambda: _ours_text_layer(pdfs))
+    pool_s, _ = best_of(
         1, lambda: len(extract_corpus(list(pdfs), cache_dir=None, workers=workers, ocr=False, progress=False).pages)
     )
     figures: dict[str, Any] = {
@@ -286,5 +247,62 @@ def bench_extract(pdfs: Sequence[Path], *, repeats: int = 3, workers: int | None
     figures.update(bench_ocr(pdfs, processes=ocr_processes, repeats=ocr_repeats) or {})
     if a0:
         figures.update(bench_a0() or {})
-    figures["peak_rss_mib"] = _worker_peak_mib()  # this process (children: per worker, above)
+    figures["peak_rss_mib"] = peak_rss_mib()  # this process (children: per worker, above)
     return figures
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Options of `madqa bench extract`."""
+    parser.add_argument("--pdfs", default=None, help="folder of PDFs (default: the sample's, after `madqa setup`)")
+    parser.add_argument("--repeats", type=int, default=3, help="best-of repeats for the text-layer timings")
+    parser.add_argument("--workers", type=int, default=None, help="processes for the text-layer pool figure")
+    parser.add_argument("--ocr-processes", type=int, default=2,
+                        help="processes for both OCR figures, ours and the raw tesseract command (default 2)")
+    parser.add_argument("--ocr-repeats", type=int, default=2, help="best-of repeats for the OCR timings")
+    parser.add_argument("--no-a0", action="store_true", help="skip the A0-scan memory figure (about a minute)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the extraction benchmark and print its figures."""
+    from pathlib import Path
+
+    from madqa.cli import UserError
+    from madqa.loading_script.extract import list_pdfs
+    from madqa.loading_script.paths import Layout
+
+    folder = Path(args.pdfs) if args.pdfs else Layout.default().sample_dir / "documents"
+    if not folder.is_dir():
+        raise UserError(f"no PDF folder at {folder}: run `madqa setup` or pass --pdfs FOLDER")
+    for option in ("repeats", "ocr_processes", "ocr_repeats"):
+        if getattr(args, option) < 1:
+            raise UserError(f"--{option.replace('_', '-')} {getattr(args, option)}: use 1 or more")
+    pdfs = list_pdfs(folder)
+    if not pdfs:
+        raise UserError(f"no *.pdf files in {folder}")
+    r = bench_extract(pdfs, repeats=args.repeats, workers=args.workers, ocr_processes=args.ocr_processes,
+                      ocr_repeats=args.ocr_repeats, a0=not args.no_a0)  # fmt: skip
+    lines = [
+        f"madqa bench extract: {r['pdfs']} PDFs, {r['pages']} pages ({folder})",
+        f"  raw page.get_text()          {r['raw_get_text_pages_per_s']:10.1f} pages/s  (reference)",
+        f"  text layer, 1 process        {r['text_layer_pages_per_s']:10.1f} pages/s  "
+        f"time ratio vs raw {r['text_layer_vs_raw_time_ratio']:.2f}x (target <= 1.5x)",
+        f"  text layer, process pool     {r['text_layer_pool_pages_per_s']:10.1f} pages/s",
+    ]
+    if "ocr_pages" in r:
+        lines += [
+            f"  OCR: {r['ocr_pages']} pages ({r['ocr_runs']} runs) at {r['ocr_dpi']} dpi, {r['ocr_processes']} "
+            f"processes each, languages {', '.join(r['ocr_languages'])}",
+            f"    project's OCR (render, OCR, OSD) {r['ocr_pages_per_s']:6.2f} pages/s  cores busy "
+            f"{r['ocr_cpu_busy']:.2f}  peak RSS per worker {r['ocr_worker_peak_rss_mib']:.0f} MiB",
+            f"    raw tesseract CLI, same images   {r['tesseract_cli_pages_per_s']:6.2f} pages/s  cores busy "
+            f"{r['tesseract_cli_cpu_busy']:.2f}  peak RSS per tesseract {r['tesseract_cli_peak_rss_mib']:.0f} MiB",
+            f"    ratio project / raw CLI          {r['ocr_vs_cli_ratio']:6.2f}x (target >= 0.9x)",
+        ]
+    else:
+        lines.append("  OCR                          n/a (no Tesseract, or no page without a text layer)")
+    if "a0_peak_rss_mib" in r:
+        lines.append(f"  A0 scan (300 dpi gray), 1 OCR worker: peak RSS {r['a0_peak_rss_mib']:.0f} MiB (target < 600),"
+                     f" {r['a0_seconds']:.0f} s, {r['a0_chars']} characters, cap {r['a0_max_pixels']:,} pixels")
+    lines.append(f"  peak RSS of this process     {r['peak_rss_mib']:.0f} MiB")
+    return emit(r, lines, args.json)

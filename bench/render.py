@@ -1,4 +1,4 @@
-"""Page rendering and image-encoder measurements (the render part of `madqa bench search`).
+"""Page rendering and image-encoder measurements (the render part of `madqa bench search`, :mod:`.search`).
 
 Renders the first pages of each PDF with :class:`madqa.agents.render.PageRenderer` (cache off) and encodes every
 image with each candidate encoder; the figures chose :data:`madqa.agents.render.ENCODER`.
@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .render import DEFAULT_DPI, PageRenderer
+from madqa.agents.render import DEFAULT_DPI, PageRenderer
+
+from .measure import percentile
 
 
 def _pil(fmt: str, **options: Any) -> Callable[[Any], bytes]:
@@ -87,13 +89,12 @@ def bench_render(
             "mean_kib": statistics.fmean(sizes) if sizes else float("nan"),
             "max_kib": max(sizes, default=float("nan")),
         }
-    ordered = sorted(render_ms)
     return {
         "pdfs": len(pdfs),
         "pages": len(images),
         "dpi": dpi,
         "image_size": list(images[0].size) if images else None,
         "render_p50_ms": statistics.median(render_ms) if render_ms else float("nan"),
-        "render_p95_ms": ordered[round(0.95 * (len(ordered) - 1))] if ordered else float("nan"),
+        "render_p95_ms": percentile(render_ms, 0.95),
         "encoders": figures,
     }

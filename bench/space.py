@@ -3,7 +3,7 @@
 Self-contained: a synthetic gold set of ``--items`` questions (no dataset, no real labels) backs a launched app in a
 temporary folder. Figures: a ``--items``-prediction submission (anls mode, default Kuiper resamples) and a leaderboard
 refresh with ``--submissions`` stored submissions. Targets: < 3 s and < 1 s. Also the Space's start-up time and peak
-memory on the built sample, in a subprocess (:mod:`.bench_space_startup`; ``--no-startup`` skips it).
+memory on the built sample, in a subprocess (:mod:`.space_startup`; ``--no-startup`` skips it).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -21,10 +20,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .measure import emit, free_port
+
 logger = logging.getLogger(__name__)
 
 
-def configure_space_bench(parser: argparse.ArgumentParser) -> None:
+def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa bench space`."""
     parser.add_argument("--items", type=int, default=500, help="predictions per submission (default: 500)")
     parser.add_argument("--submissions", type=int, default=100, help="submissions on the board (default: 100)")
@@ -61,12 +62,6 @@ def results_text(refs: list[Any], seed: int) -> str:
     return "".join(json.dumps(x) + "\n" for x in lines)
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def bench_space(items: int, submissions: int, repeats: int, burst: int = 4) -> dict[str, Any]:
     """Launch a synthetic Space, time a submission and a refresh; returns the figures."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -79,7 +74,7 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4) -> d
     from madqa.space.storage import SubmissionStore
     from madqa.space.submission import RateLimiter, Scorer
 
-    from .bench_space_burst import refresh_under_burst
+    from .space_burst import refresh_under_burst
 
     form = {"system": "bench", "submitter": "bench", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
             "training_data": "none", "compute": "none"}  # fmt: skip
@@ -95,7 +90,7 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4) -> d
             scorer.submit_text(results_text(refs, k), {**form, "system": f"bench-{k}"})
         fill_s = time.perf_counter() - t0
         with contextlib.redirect_stdout(sys.stderr):  # gradio prints its banners; stdout is for the figures
-            demo = launch(Services(config, store, scorer, RateLimiter(0, 1)), port=_port(), host="127.0.0.1",
+            demo = launch(Services(config, store, scorer, RateLimiter(0, 1)), port=free_port(), host="127.0.0.1",
                           prevent_thread_lock=True, quiet=True)  # fmt: skip
         try:
             client = Client(f"http://127.0.0.1:{demo.server_port}/", verbose=False)
@@ -132,11 +127,9 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4) -> d
             **burst_figures, "fill_s_per_submission": fill_s / max(1, submissions)}
 
 
-def run_space_bench(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run `madqa bench space` and print its figures."""
-    from madqa.cli.bench_cmd import emit
-
-    from .bench_space_startup import startup_figures, startup_lines
+    from .space_startup import startup_figures, startup_lines
 
     startup = startup_figures(args.no_startup)  # first: nothing else running in this process yet
     r = {**bench_space(args.items, args.submissions, max(1, args.repeats), max(0, args.burst)), **startup}

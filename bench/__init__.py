@@ -1,0 +1,1 @@
+"""Benchmarks behind `madqa bench …`: one module per benchmark, all measuring with :mod:`.measure`."""

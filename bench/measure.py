@@ -1,0 +1,151 @@
+"""What every benchmark measures the same way: wall and CPU time, peak memory, quantiles, and printing the figures.
+
+Peak memory of a process is read from ``/proc/<pid>/status`` (``VmHWM``) where it can be, not from ``ru_maxrss``:
+on Linux a child's ``ru_maxrss`` also counts its parent's memory at the fork before its ``exec`` (measured: ``true``
+run from a 500 MB Python process reports 511 MB); ``VmHWM`` starts afresh at exec.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+_PROC = Path("/proc")
+
+
+def best_of(repeats: int, fn: Callable[[], T]) -> tuple[float, T]:
+    """Fastest wall time of ``repeats`` calls (the machine's other load only ever slows a run) and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result  # type: ignore[return-value]
+
+
+def median_wall(fn: Callable[[], Any], repeat: int) -> float:
+    """Median wall seconds of ``repeat`` calls (at least one)."""
+    times = []
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def median_cpu(fn: Callable[[], Any], repeat: int) -> float:
+    """Median CPU seconds of this process over ``repeat`` calls (at least one): immune to other processes' load."""
+    times = []
+    for _ in range(max(1, repeat)):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+def cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
+    """User + system CPU seconds of this process (or of its waited-for children with ``RUSAGE_CHILDREN``)."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile by nearest rank (``nan`` for no values).
+
+    >>> percentile([3.0, 1.0, 2.0, 4.0, 5.0], 0.95)
+    5.0
+    """
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+def proc_status_kib(pid: int | str, field: str) -> int | None:
+    """A ``kB`` field (``VmHWM``, ``VmRSS``) of ``/proc/<pid>/status`` (``None`` when unreadable)."""
+    try:
+        with open(_PROC / str(pid) / "status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def vm_hwm_mib(pid: int | str = "self") -> float | None:
+    """Peak resident memory of a process since its ``exec`` (``VmHWM``), ``None`` when unreadable."""
+    kib = proc_status_kib(pid, "VmHWM")
+    return None if kib is None else kib / 1024
+
+
+def max_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
+    """``ru_maxrss`` in MiB (KiB on Linux, bytes on macOS): where ``/proc`` is missing, or for a whole pool."""
+    scale = 1 if os.uname().sysname == "Darwin" else 1024
+    return resource.getrusage(who).ru_maxrss * scale / 2**20
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process: ``VmHWM``, else ``ru_maxrss``."""
+    found = vm_hwm_mib()
+    return found if found is not None else max_rss_mib()
+
+
+def current_rss_mib() -> float:
+    """Resident memory of this process now (``nan`` without ``/proc``)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return float("nan")
+
+
+def child_peak_rss_mib(proc: subprocess.Popen, interval_s: float = 0.01) -> float:
+    """Wait for ``proc``, sampling its ``VmHWM`` every ``interval_s`` (it only grows): its peak in MiB."""
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, vm_hwm_mib(proc.pid) or 0.0)
+        time.sleep(interval_s)
+    return peak
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it (from ``/proc/*/stat``)."""
+    children: dict[int, list[int]] = {}
+    for stat in _PROC.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        todo.extend(children.get(current, []))
+    return out
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 for a server the benchmark launches."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def emit(figures: dict[str, Any], lines: list[str], as_json: bool, indent: int | None = 1) -> int:
+    """Print a benchmark's figures: one JSON object on stdout with ``--json``, else the readable lines."""
+    if as_json:
+        json.dump(figures, sys.stdout, indent=indent)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(lines) + "\n")
+    return 0
