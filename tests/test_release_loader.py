@@ -7,27 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from madqa.loading_script import load
-
-RELEASE_CARD = """---
-license: cc-by-nc-4.0
-configs:
-- config_name: default
-  data_files:
-  - split: train
-    path: data/train-*
-  - split: dev
-    path: data/dev-*
-  - split: test
-    path: data/test-*
-- config_name: documents
-  data_files:
-  - split: links
-    path: data/documents/document_urls-*
----
-# MADQA (fixture in the release schema)
-"""
+from test_release_setup import RELEASE_CARD  # one fixture card in the release's schema
 
 EVIDENCE = pa.list_(pa.struct([("document", pa.string()), ("page", pa.int64())]))
 QA_SCHEMA = pa.schema([
