@@ -4,8 +4,10 @@ One line per question, in the public harness's format that ``madqa evaluate`` re
 ``id``, ``question``, ``answer`` (list of strings), ``citations`` (``[{document, page}]``), ``search_history``
 (one ``{query, results, count, error}`` per search) and ``steps`` (= the number of searches), plus ``agent``,
 ``model``, ``usage`` (``{input_tokens, output_tokens}`` over all model calls), ``elapsed_s``, ``error`` (why the
-item has no answer: a failed model call, or no final answer after the last step), ``final_state``, ``config`` and
-``trajectory`` (one entry per model call: tool calls, observation, tokens, seconds).
+item has no answer: a failed model call, or no final answer after the last step), ``final_state``, ``config``,
+``trajectory`` (one entry per model call: tool calls, observation, tokens, seconds), and the line's provenance:
+``schema_version`` (:data:`madqa.metric.schema.RECORD_SCHEMA_VERSION`) and ``dataset`` (``{name, revision}``,
+from :func:`madqa.loading_script.release.dataset_provenance`), which ``madqa evaluate`` compares with the gold's.
 
 :class:`ResultsWriter` appends each line with a single ``write`` and ``fsync``; :func:`read_finished` reads a file
 back, truncating a torn last line (a kill in the middle of a write) so that a resumed run neither loses nor
@@ -22,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from madqa.metric.schema import Citation, Prediction
+from madqa.metric.schema import RECORD_SCHEMA_VERSION, Citation, Prediction
 from smolagents.memory import ActionStep
 from smolagents.utils import make_json_serializable
 
@@ -85,6 +87,7 @@ def build_record(
     agent: SearchAgent | None = None,
     error: str | None = None,
     config: Mapping[str, Any] | None = None,
+    dataset: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The results line of one question.
 
@@ -97,6 +100,7 @@ def build_record(
         agent: the agent after its run, for search history, usage and trajectory (``None`` if it was never built).
         error: why the run failed, else ``None``.
         config: run settings stored with the line.
+        dataset: ``{"name", "revision"}`` of the dataset the question came from (``None``: both unknown).
     """
     output = output or {"answer": [], "citations": []}
     history = agent.search_tool.history if agent is not None and agent.search_tool is not None else []
@@ -104,6 +108,7 @@ def build_record(
     if error is None and agent is not None and agent.final_state == "no_answer":
         error = f"no final answer after {agent.max_steps} steps: {agent.forced_error}"
     return {
+        "schema_version": RECORD_SCHEMA_VERSION,
         "id": str(item["id"]),
         "question": str(item["question"]),
         "answer": list(output["answer"]),
@@ -117,6 +122,7 @@ def build_record(
         "error": error,
         "final_state": state if error is None or state == "no_answer" else "error",
         "config": dict(config or {}),
+        "dataset": {"name": (dataset or {}).get("name"), "revision": (dataset or {}).get("revision")},
         "trajectory": trajectory(agent) if agent is not None else [],
     }
 

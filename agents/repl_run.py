@@ -47,11 +47,17 @@ class _Slot:
 
 
 def repl_answerer(
-    config: RunConfig, todo: Sequence[Mapping[str, Any]], workers: int, model_options: Mapping[str, Any]
+    config: RunConfig,
+    todo: Sequence[Mapping[str, Any]],
+    workers: int,
+    model_options: Mapping[str, Any],
+    *,
+    dataset: Mapping[str, Any] | None = None,
 ) -> tuple[Callable[[Mapping[str, Any]], dict[str, Any]], Callable[[], None]]:
     """``(answer(item) -> results line, finish())`` for the REPL agent; ``finish`` stops the worker processes.
 
-    ``model_options`` go to the root model, and to the sub-model when it has the same provider.
+    ``model_options`` go to the root model, and to the sub-model when it has the same provider; ``dataset`` is the
+    provenance stored in every line (:func:`madqa.agents.record.build_record`).
 
     Raises:
         ValueError: an invalid model spec or a missing model dependency.
@@ -96,7 +102,8 @@ def repl_answerer(
             slots.put(slot)
         elapsed = time.perf_counter() - start
         record = build_record(item, agent_name=config.agent, model=config.model, elapsed_s=elapsed, output=output,
-                              agent=agent, error=error, config=settings)  # type: ignore[arg-type]  # fmt: skip
+                              config=settings, dataset=dataset,
+                              agent=agent, error=error)  # type: ignore[arg-type]  # fmt: skip
         record.pop("search_history", None)
         if agent is not None:
             record.update(repl_record_fields(agent))

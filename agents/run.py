@@ -248,6 +248,9 @@ def run_benchmark(
     except ValueError as exc:
         raise RunError(str(exc)) from None
     items = select_items(config)
+    from madqa.loading_script.release import dataset_provenance
+
+    provenance = dataset_provenance(config.dataset)
     todo = [it for it in items if str(it["id"]) not in finished]
     summary = RunSummary(path, selected=len(items), skipped=len(items) - len(todo))
     if summary.skipped:
@@ -257,7 +260,7 @@ def run_benchmark(
     if config.agent == "repl":
         from .repl_run import repl_answerer
 
-        answer_repl, finish = repl_answerer(config, todo, workers, dict(model_options or {}))
+        answer_repl, finish = repl_answerer(config, todo, workers, dict(model_options or {}), dataset=provenance)
         try:
             if progress is not None:
                 progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
@@ -283,7 +286,7 @@ def run_benchmark(
     def answer(item: Mapping[str, Any]) -> dict[str, Any]:
         model = models.get()
         try:
-            return _answer_one(item, model, index, renderer, config, settings)
+            return _answer_one(item, model, index, renderer, config, settings, provenance)
         finally:
             models.put(model)
 
@@ -337,6 +340,7 @@ def _answer_one(
     renderer: PageRenderer,
     config: RunConfig,
     settings: Mapping[str, Any],
+    dataset: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One question → its results line; any exception is recorded as the line's error (the run goes on)."""
     start = time.perf_counter()
@@ -352,4 +356,4 @@ def _answer_one(
         error = f"{type(exc).__name__}: {exc}"
         logger.warning("question %s failed: %s", item.get("id"), error)
     return build_record(item, agent_name=config.agent, model=config.model, elapsed_s=time.perf_counter() - start,
-                        output=output, agent=agent, error=error, config=settings)  # fmt: skip
+                        output=output, agent=agent, error=error, config=settings, dataset=dataset)  # fmt: skip

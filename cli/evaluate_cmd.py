@@ -8,6 +8,12 @@ Gold: ``--gold PATH.jsonl`` (labelled question records; every record is used, ``
 or ``madqa.loading_script.load.load_gold(split, dataset)`` with ``--dataset PATH`` (a dataset folder, a Hub id or
 ``sample``; default: ``MADQA_DATASET`` or the local sample). For ``test`` it reads the private labels file.
 
+Provenance: each results file's lines are compared with the gold's dataset
+(:func:`madqa.loading_script.release.dataset_provenance`; unknown with ``--gold``) and the record schema this
+metric knows; lines from another dataset name or revision, or of a newer ``schema_version``, draw one WARNING with
+counts, and every report gets a ``provenance`` entry (:func:`madqa.metric.report.provenance_summary`). Lines
+without provenance (older files) are never rejected.
+
 Judge: ``--judge SPEC`` is a model spec of the agents package (``madqa.agents.models.make_model``), or
 ``py:MODULE:NAME`` for any importable ``complete(prompt) -> str`` callable (or object with ``generate``).
 """
@@ -135,7 +141,42 @@ def _calibration(args: argparse.Namespace) -> Any:
         raise UserError(str(exc)) from None
 
 
-def _score_file(path: Path, references: list[Any], args: argparse.Namespace, judge: Any) -> Any:
+def gold_dataset(args: argparse.Namespace) -> Any:
+    """The gold's :class:`~madqa.metric.schema.DatasetRef`, or ``None`` when unknown (``--gold FILE``)."""
+    from madqa.metric.schema import DatasetRef
+
+    if args.gold is not None:
+        return None
+    try:
+        from madqa.loading_script.release import dataset_provenance
+    except ImportError:
+        return None
+    found = dataset_provenance(args.dataset)
+    return DatasetRef(found.get("name"), found.get("revision"))
+
+
+def check_provenance(path: Path, predictions: list[Any], gold: Any) -> dict[str, Any]:
+    """The file's provenance summary; one WARNING when lines come from another dataset or a newer schema."""
+    from madqa.metric.report import provenance_summary
+
+    summary = provenance_summary(predictions, gold)
+    problems = []
+    if summary["mismatched"]:
+        others = {f"{g['dataset']['name']}@{g['dataset']['revision']}" for g in summary["seen"]
+                  if g["dataset"] is not None and g["dataset"] != summary["gold"]}  # fmt: skip
+        seen = ", ".join(sorted(others)[:3]) or "several"
+        problems.append(f"{summary['mismatched']} of {len(predictions)} line(s) were produced on another dataset "
+                        f"than the gold ({gold.name}@{gold.revision}; the lines name {seen})")  # fmt: skip
+    if summary["newer_schema"]:
+        problems.append(f"{summary['newer_schema']} line(s) have a schema_version newer than "
+                        f"{summary['schema_version']}, the newest this metric knows (update madqa)")  # fmt: skip
+    if problems:
+        logger.warning("%s: %s; scores may not be comparable", path, "; ".join(problems))
+    return summary
+
+
+def _score_file(path: Path, references: list[Any], args: argparse.Namespace, judge: Any, gold: Any = None) -> Any:
+    """Parse and score one results file; returns ``(scored run, provenance summary)``."""
     from madqa.metric.inputs import InputError, parse_results_text
     from madqa.metric.report import score_predictions
 
@@ -160,7 +201,7 @@ def _score_file(path: Path, references: list[Any], args: argparse.Namespace, jud
     unscored = sum(1 for it in run.items if it.score is None)
     if unscored:
         logger.warning("%s: %d item(s) unscored after judge failures", path, unscored)
-    return run
+    return run, check_provenance(path, predictions, gold)
 
 
 def _report(run: Any, references: list[Any], args: argparse.Namespace, calibration: Any) -> dict[str, Any]:
@@ -211,8 +252,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--resamples must be positive")
     references = load_references(args)
     calibration, judge = _calibration(args), _judge(args)
-    runs = {str(p): _score_file(p, references, args, judge) for p in paths}
-    reports = {name: _report(r, references, args, calibration) for name, r in runs.items()}
+    gold = gold_dataset(args)
+    scored = {str(p): _score_file(p, references, args, judge, gold) for p in paths}
+    runs = {name: run for name, (run, _) in scored.items()}
+    reports = {name: {**_report(r, references, args, calibration), "provenance": scored[name][1]}
+               for name, r in runs.items()}  # fmt: skip
     main = dict(reports[str(args.results)])
     if args.compare:
         main["compare"] = {**compare_runs(runs), "reports": reports}

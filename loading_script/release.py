@@ -121,6 +121,31 @@ def read_prepared(spec: str, layout: Layout | None = None) -> dict[str, Any] | N
     return read_prepared_folder(folder) if folder is not None else None
 
 
+def dataset_provenance(dataset: str | os.PathLike[str] | None = None, layout: Layout | None = None) -> dict[str, Any]:
+    """``{"name", "revision"}`` of a dataset spec, stored in every results line and compared with the gold's.
+
+    ``sample``: revision ``<generator version>+seed<seed>`` from the sample's manifest. A prepared spec (or a
+    prepared folder): the ``source_revision`` of ``prepared.json``, named by the spec it was prepared from. Any
+    other folder is named by its absolute path, a Hub id by itself; their revision is unknown (``None``): finding
+    it would need the network. Never raises (provenance must not stop a run); unreadable files give ``None``.
+    """
+    layout = layout or Layout.default()
+    spec = dataset_spec(dataset)
+    if spec == SAMPLE:
+        try:
+            manifest = json.loads((layout.sample_dir / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            manifest = None
+        known = isinstance(manifest, dict) and manifest.get("version") is not None
+        revision = f"{manifest['version']}+seed{manifest.get('seed')}" if known else None  # type: ignore[index]
+        return {"name": SAMPLE, "revision": revision}
+    folder = Path(spec).expanduser()
+    prepared = read_prepared(spec, layout) or (read_prepared_folder(folder) if folder.is_dir() else None)
+    if prepared:
+        return {"name": str(prepared.get("spec") or spec), "revision": prepared.get("source_revision") or None}
+    return {"name": str(folder.resolve()) if folder.is_dir() else spec, "revision": None}
+
+
 @contextmanager
 def _exclusive(lock_path: Path, spec: str) -> Iterator[None]:
     """Hold an exclusive lock on ``lock_path`` (waiting, with a message, while another process holds it)."""

@@ -14,6 +14,8 @@ A results line follows the public harness: ``id``, ``question``, ``answer`` (lis
 * effort: ``len(search_history)`` when present, else ``steps``, else ``iterations``; a non-negative integer.
   Lines without any of them have unknown effort (left out of Kuiper and the budget curve).
 * ``question``: used only to match a line without ``id``; a blank ``question`` next to an ``id`` is ignored.
+* ``schema_version`` (integer) and ``dataset`` (``{name, revision}``), written by `madqa run`: read leniently,
+  never an error; absent or malformed values read as unknown (they only inform ``madqa evaluate``'s warning).
 * ``NaN``/``Infinity`` anywhere in a line is an error (not JSON).
 * caps (``schema.MAX_*``): line length, answer string length, total answer length per line, answer items,
   citations, page number, effort values, ``id`` and ``question`` length. They bound the cost of scoring a file
@@ -40,6 +42,7 @@ from .schema import (
     MAX_QUESTION_CHARS,
     Calibration,
     Citation,
+    DatasetRef,
     Prediction,
     Reference,
 )
@@ -182,6 +185,27 @@ def _optional_text(record: Mapping[str, Any], key: str, where: str) -> str | Non
     return value
 
 
+def _short_text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() and len(value) <= MAX_ID_CHARS else None
+
+
+def parse_provenance(record: Mapping[str, Any]) -> tuple[int | None, DatasetRef | None]:
+    """``(schema_version, dataset)`` of a line, each ``None`` when absent or malformed.
+
+    Never raises: provenance feeds a warning, and a file must never be rejected for it.
+    """
+    version = record.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= MAX_EFFORT:
+        version = None
+    raw = record.get("dataset")
+    dataset = None
+    if isinstance(raw, Mapping):
+        name, revision = _short_text(raw.get("name")), _short_text(raw.get("revision"))
+        if name is not None or revision is not None:
+            dataset = DatasetRef(name, revision)
+    return version, dataset
+
+
 def parse_prediction(record: Any, where: str, line: int = 0) -> Prediction:
     """Validate one results line (every cap of ``schema.py`` except the line length, which needs the text).
 
@@ -198,6 +222,7 @@ def parse_prediction(record: Any, where: str, line: int = 0) -> Prediction:
         raise InputError(f"{where}: the line has neither 'id' nor 'question', so it cannot be matched")
     if "answer" not in record:
         raise InputError(f"{where}: missing field 'answer' (use [] or null for no answer)")
+    schema_version, dataset = parse_provenance(record)
     return Prediction(
         id=pid,
         question=question,
@@ -205,6 +230,8 @@ def parse_prediction(record: Any, where: str, line: int = 0) -> Prediction:
         citations=parse_citations(record.get("citations"), where),
         steps=parse_steps(record, where),
         line=line,
+        schema_version=schema_version,
+        dataset=dataset,
     )
 
 

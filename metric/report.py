@@ -24,8 +24,10 @@ from .schema import (
     DEFAULT_CALIBRATION,
     HOP_TYPES,
     METRIC_VERSION,
+    RECORD_SCHEMA_VERSION,
     VERDICT_SCORES,
     Calibration,
+    DatasetRef,
     ItemScore,
     KuiperOrder,
     Mode,
@@ -203,6 +205,41 @@ def evaluate_predictions(
         max_budget=max_budget,
         include_items=include_items,
     )
+
+
+#: Most distinct (schema version, dataset) groups listed in a provenance summary (the rest are counted).
+MAX_PROVENANCE_GROUPS = 10
+
+
+def _differs(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and a != b
+
+
+def provenance_summary(predictions: Sequence[Prediction], gold: DatasetRef | None = None) -> dict[str, Any]:
+    """What a file's lines say they were produced with, against the gold's dataset and the known record schema.
+
+    A line is ``mismatched`` when its dataset name or revision differs from ``gold``'s (a part unknown on either
+    side is not compared), ``newer_schema`` when its ``schema_version`` exceeds :data:`RECORD_SCHEMA_VERSION`;
+    ``unstated`` lines carry no dataset (written before records had one). ``seen`` lists the most common
+    (schema version, dataset) groups with their line counts.
+    """
+    groups = Counter((p.schema_version, p.dataset) for p in predictions)
+    ranked = sorted(groups.items(), key=lambda kv: (-kv[1], repr(kv[0])))
+    seen = [{"schema_version": version, "dataset": None if ref is None else vars(ref).copy(), "lines": count}
+            for (version, ref), count in ranked[:MAX_PROVENANCE_GROUPS]]  # fmt: skip
+    mismatched = 0
+    if gold is not None:
+        mismatched = sum(1 for p in predictions if p.dataset is not None and (
+            _differs(p.dataset.name, gold.name) or _differs(p.dataset.revision, gold.revision)))  # fmt: skip
+    return {
+        "schema_version": RECORD_SCHEMA_VERSION,
+        "gold": None if gold is None else vars(gold).copy(),
+        "seen": seen,
+        "groups": len(groups),
+        "mismatched": mismatched,
+        "newer_schema": sum(1 for p in predictions if (p.schema_version or 0) > RECORD_SCHEMA_VERSION),
+        "unstated": sum(1 for p in predictions if p.dataset is None),
+    }
 
 
 def compare_runs(runs: dict[str, ScoredRun]) -> dict[str, Any]:

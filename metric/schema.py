@@ -13,6 +13,11 @@ from typing import Literal
 #: Version of the scoring definitions; stored in every report so results stay comparable.
 METRIC_VERSION = "1.0.0"
 
+#: Version of the results-line schema: `madqa run` writes it as ``schema_version`` in every line, next to
+#: ``dataset`` (``{"name", "revision"}``). Lines without them (written before they existed) still parse; a newer
+#: version than this one, or a dataset other than the gold's, only draws a warning from ``madqa evaluate``.
+RECORD_SCHEMA_VERSION = 1
+
 HopType = Literal["single", "cross_page", "cross_doc"]
 HOP_TYPES: tuple[HopType, ...] = ("single", "cross_page", "cross_doc")
 
@@ -80,6 +85,19 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class DatasetRef:
+    """The dataset a results line says it was produced on (either part may be unknown).
+
+    Attributes:
+        name: dataset spec (``sample``, a Hub id, a folder path), ``None`` when unstated.
+        revision: what version of it (sample version and seed, the Hub commit, a digest), ``None`` when unknown.
+    """
+
+    name: str | None
+    revision: str | None
+
+
+@dataclass(frozen=True)
 class Prediction:
     """One line of a results file, validated.
 
@@ -90,6 +108,8 @@ class Prediction:
         citations: cited evidence, in file order (duplicates allowed; scoring uses unique units).
         steps: effort (number of search steps), ``None`` when the line gives none.
         line: 1-based line number in the source (0 when not from a file).
+        schema_version: the line's ``schema_version`` (``None`` when absent or malformed); provenance only.
+        dataset: the line's ``dataset`` (``None`` when absent or malformed); provenance only.
     """
 
     id: str | None
@@ -98,6 +118,8 @@ class Prediction:
     citations: tuple[Citation, ...] = ()
     steps: int | None = None
     line: int = 0
+    schema_version: int | None = field(default=None, compare=False)
+    dataset: DatasetRef | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
