@@ -33,24 +33,23 @@ def best_of(repeats: int, fn: Callable[[], T]) -> tuple[float, T]:
     return best, result  # type: ignore[return-value]
 
 
-def median_wall(fn: Callable[[], Any], repeat: int) -> float:
-    """Median wall seconds of ``repeat`` calls (at least one)."""
+def _median_of(fn: Callable[[], Any], repeat: int, clock: Callable[[], float]) -> float:
     times = []
     for _ in range(max(1, repeat)):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
+
+
+def median_wall(fn: Callable[[], Any], repeat: int) -> float:
+    """Median wall seconds of ``repeat`` calls (at least one)."""
+    return _median_of(fn, repeat, time.perf_counter)
 
 
 def median_cpu(fn: Callable[[], Any], repeat: int) -> float:
     """Median CPU seconds of this process over ``repeat`` calls (at least one): immune to other processes' load."""
-    times = []
-    for _ in range(max(1, repeat)):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times)
+    return _median_of(fn, repeat, time.process_time)
 
 
 def cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
