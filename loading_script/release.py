@@ -218,7 +218,7 @@ def prepare_dataset(
                      for s, rows in read_folder_config(source, "default").items() if s in QA_SPLITS}  # fmt: skip
         doc_rows = [{**r, "document": first(r, NAME_COLUMNS), "url": first(r, URL_COLUMNS) or None}
                     for r in first_split(read_folder_config(source, "documents"), DOCUMENTS_SPLIT)]
-        requests, refused = document_requests(source, doc_rows)
+        requests, refused = document_requests(source, doc_rows, remote=not Path(spec).expanduser().is_dir())
         settings = fetch_settings or FetchSettings()
         fetch = fetch_documents(requests, target / PDF_DIR, settings, progress=progress)
         result.fetched, result.present = list(fetch.fetched), list(fetch.present)

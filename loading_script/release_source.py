@@ -124,9 +124,17 @@ def first(row: Mapping[str, Any], columns: Sequence[str]) -> str:
     return next((str(row[c]) for c in columns if row.get(c)), "")
 
 
-def document_requests(folder: Path, rows: Sequence[Mapping[str, Any]]) -> tuple[list[Any], list[dict[str, str]]]:
-    """Fetch requests for the documents config (a local ``path`` wins over the ``url``) and the rows refused."""
+def document_requests(
+    folder: Path, rows: Sequence[Mapping[str, Any]], *, remote: bool = False
+) -> tuple[list[Any], list[dict[str, str]]]:
+    """Fetch requests for the documents config (a local ``path`` wins over the ``url``) and the rows refused.
+
+    A ``path`` must stay inside ``folder``; for a ``remote`` source (a Hub snapshot) only http(s) URLs are fetched:
+    a dataset someone else wrote must not make the set-up copy this machine's files (labels, keys) anywhere.
+    """
     from .fetch import FetchRequest
+
+    root = folder.resolve()
 
     requests, refused, seen = [], [], set()
     for i, row in enumerate(rows):
@@ -140,9 +148,13 @@ def document_requests(folder: Path, rows: Sequence[Mapping[str, Any]]) -> tuple[
             refused.append({"document": name, "url": url, "reason": f"{where}: duplicate document name"})
             continue
         seen.add(name)
-        local = folder / str(row["path"]) if row.get("path") else None
-        if local is not None and local.is_file():
+        local = (folder / str(row["path"])).resolve() if row.get("path") else None
+        if local is not None and root in local.parents and local.is_file():
             url = str(local)
+        elif remote and url and not url.lower().startswith(("http://", "https://")):
+            refused.append({"document": name, "url": url, "reason": f"{where}: only http(s) URLs are fetched "
+                            "for a Hub dataset"})  # fmt: skip
+            continue
         if not url:
             refused.append({"document": name, "url": "", "reason": f"{where}: neither a url nor a local path"})
             continue

@@ -436,3 +436,24 @@ def test_a_host_that_is_down_gives_a_named_failure_per_document(home: Path, tmp_
     from madqa.loading_script.load import load_questions
 
     assert len(load_questions("dev", str(folder))) == 5  # the questions are there, the corpus is empty
+
+
+def test_a_hub_dataset_cannot_make_setup_copy_local_files(home: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    snapshot = write_release(tmp_path / "hub" / "snapshots" / ("ab" * 20), "http://127.0.0.1:9/docs")
+    secret = tmp_path / "secret.pdf"  # a local file the dataset's author must not be able to pull in
+    secret.write_bytes(_pdf("SC-0001", "vault"))
+    rows = [{"document": "a.pdf", "url": f"file://{secret}"}, {"document": "b.pdf", "url": str(secret)},
+            {"document": "c.pdf", "url": None, "path": "../../../secret.pdf"}]  # fmt: skip
+    schema = pa.schema([("document", pa.string()), ("url", pa.string()), ("path", pa.string())])
+    pq.write_table(pa.Table.from_pylist([{"path": None, **r} for r in rows], schema=schema),
+                   snapshot / "data" / "documents" / "document_urls-00000-of-00001.parquet")  # fmt: skip
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda repo, name, **kw: str(snapshot / name))
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", lambda repo, **kw: str(snapshot))
+    rc, out = _setup(Path("OrgX/Hostile"), capsys, "--no-index")
+    reasons = {f["document"]: f["reason"] for f in out["failures"]}
+    assert rc == 1 and set(reasons) == {"a.pdf", "b.pdf", "c.pdf"}
+    assert "only http(s) URLs" in reasons["a.pdf"] and "only http(s) URLs" in reasons["b.pdf"]
+    assert "neither a url nor a local path" in reasons["c.pdf"]
+    assert not list((home / "datasets").rglob("*.pdf"))
