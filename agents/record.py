@@ -1,8 +1,9 @@
 """Results lines: built from an agent run, appended crash-safely, read back for ``--resume``.
 
 One line per question, in the public harness's format that ``madqa evaluate`` reads (:mod:`madqa.metric.inputs`):
-``id``, ``question``, ``answer`` (list of strings), ``citations`` (``[{document, page}]``), ``search_history``
-(one ``{query, results, count, error}`` per search) and ``steps`` (= the number of searches), plus ``agent``,
+``id``, ``question``, ``answer`` (list of strings), ``citations`` (``[{document, page}]``), for a search agent
+``search_history`` (one ``{query, results, count, error}`` per search), and ``steps`` (the agent's effort: the
+number of searches of a search agent, the model calls of the code agent), plus ``agent``,
 ``model``, ``usage`` (``{input_tokens, output_tokens}`` over all model calls), ``elapsed_s``, ``error`` (why the
 item has no answer: a failed model call, or no final answer after the last step), ``final_state``, ``config``,
 ``trajectory`` (one entry per model call: tool calls, observation, tokens, seconds), and the line's provenance:
@@ -20,16 +21,13 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from madqa.metric.schema import RECORD_SCHEMA_VERSION, Citation, Prediction
-from smolagents.memory import ActionStep
+from smolagents.memory import ActionStep, AgentMemory
 from smolagents.utils import make_json_serializable
-
-if TYPE_CHECKING:
-    from .search_agent import SearchAgent
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +36,23 @@ MAX_OBSERVATION_CHARS = 2000
 MAX_MODEL_OUTPUT_CHARS = 4000
 
 
-def trajectory(agent: SearchAgent) -> list[dict[str, Any]]:
+class SolvedAgent(Protocol):
+    """What a results line reads of a smolagents agent after its run (both agents' classes have these).
+
+    Attributes:
+        memory: the run's steps.
+        max_steps: T.
+        final_state: how the run ended (``"answered"``, ``"forced"``, ``"no_answer"``, …; ``None`` before a run).
+        forced_error: why no answer could be had, when ``final_state == "no_answer"``.
+    """
+
+    memory: AgentMemory
+    max_steps: int
+    final_state: str | None
+    forced_error: str | None
+
+
+def trajectory(agent: SolvedAgent) -> list[dict[str, Any]]:
     """One JSON-ready entry per ``ActionStep`` of the agent's last run (images are counted, not stored)."""
     out = []
     for step in agent.memory.steps:
@@ -68,7 +82,7 @@ def _cut(value: Any, limit: int) -> str | None:
     return text if len(text) <= limit else text[:limit] + f" […] ({len(text)} characters)"
 
 
-def usage_of(agent: SearchAgent) -> dict[str, int]:
+def usage_of(agent: SolvedAgent) -> dict[str, int]:
     """Total input and output tokens of the agent's last run (steps without usage count as 0)."""
     steps = [s for s in agent.memory.steps if isinstance(s, ActionStep) and s.token_usage is not None]
     return {
@@ -84,47 +98,61 @@ def build_record(
     model: str,
     elapsed_s: float,
     output: Mapping[str, Any] | None = None,
-    agent: SearchAgent | None = None,
+    agent: SolvedAgent | None = None,
     error: str | None = None,
     config: Mapping[str, Any] | None = None,
     dataset: Mapping[str, Any] | None = None,
+    steps: int = 0,
+    usage: Mapping[str, int] | None = None,
+    search_history: Sequence[Mapping[str, Any]] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The results line of one question.
 
     Args:
         item: the question row (``id``, ``question``).
-        agent_name: the agent kind (``"bm25"``).
+        agent_name: the agent kind (``"bm25"``, ``"repl"``).
         model: the model spec.
         elapsed_s: wall time of the item.
         output: the normalised final answer (``{"answer", "citations"}``), ``None`` when the run failed.
-        agent: the agent after its run, for search history, usage and trajectory (``None`` if it was never built).
+        agent: the agent after its run, for final state, usage and trajectory (``None`` if it was never built).
         error: why the run failed, else ``None``.
         config: run settings stored with the line.
         dataset: ``{"name", "revision"}`` of the dataset the question came from (``None``: both unknown).
+        steps: the agent's effort (searches, or model calls).
+        usage: ``{input_tokens, output_tokens}``; default: the agent's model calls (:func:`usage_of`).
+        search_history: the searches (``{query, results, count, error}``); ``None``: the line has no such field.
+        extra: the agent's own fields, added last.
     """
     output = output or {"answer": [], "citations": []}
-    history = agent.search_tool.history if agent is not None and agent.search_tool is not None else []
     state = agent.final_state if agent is not None else None
     if error is None and agent is not None and agent.final_state == "no_answer":
         error = f"no final answer after {agent.max_steps} steps: {agent.forced_error}"
-    return {
+    if usage is None:
+        usage = usage_of(agent) if agent is not None else {"input_tokens": 0, "output_tokens": 0}
+    record: dict[str, Any] = {
         "schema_version": RECORD_SCHEMA_VERSION,
         "id": str(item["id"]),
         "question": str(item["question"]),
         "answer": list(output["answer"]),
         "citations": [{"document": c["document"], "page": int(c["page"])} for c in output["citations"]],
-        "search_history": [h.as_dict() for h in history],
-        "steps": len(history),
+    }
+    if search_history is not None:
+        record["search_history"] = [dict(h) for h in search_history]
+    record.update({
+        "steps": steps,
         "agent": agent_name,
         "model": model,
-        "usage": usage_of(agent) if agent is not None else {"input_tokens": 0, "output_tokens": 0},
+        "usage": dict(usage),
         "elapsed_s": round(elapsed_s, 3),
         "error": error,
         "final_state": state if error is None or state == "no_answer" else "error",
         "config": dict(config or {}),
         "dataset": {"name": (dataset or {}).get("name"), "revision": (dataset or {}).get("revision")},
         "trajectory": trajectory(agent) if agent is not None else [],
-    }
+    })  # fmt: skip
+    record.update(extra or {})
+    return record
 
 
 def as_prediction(record: Mapping[str, Any]) -> Prediction:

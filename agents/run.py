@@ -1,13 +1,11 @@
 """The batch runner: a split × an agent × a model → one results line per question (``madqa run``).
 
-Questions run on ``workers`` threads, each with its own model object and a fresh agent per question; the page
-index and renderer are shared (both are thread-safe). Each finished question is appended to the output at once
+The agent is looked up by name (:func:`madqa.agents.registry.get_agent`) and prepared once
+(:class:`madqa.agents.protocol.PreparedAgent`: models, corpus, worker processes); questions then run on
+``workers`` threads, each calling ``answer(item)``. Each finished question is appended to the output at once
 (:class:`madqa.agents.record.ResultsWriter`: one write, flush, fsync), so a killed run loses at most the questions
 in flight. ``resume`` skips the ids already in the file (after dropping a torn last line); an exception while
-answering one question becomes that line's ``error`` and the run goes on.
-
-The code-REPL agent (``agent="repl"``) shares this loop; :mod:`.repl_run` builds its corpus, models and worker
-processes.
+answering one question becomes that line's ``error`` (the agent records it) and the run goes on.
 
 Running accuracy is not computed here (agents may import only ``madqa.metric.schema``): :class:`Progress` receives
 every record and the command line (``cli/run_cmd.py``) scores it with the metric's ANLS*.
@@ -17,118 +15,20 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
-import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from .models import LlamaCppModel, is_text_only, make_model, parse_spec
-from .record import ResultsWriter, build_record, read_finished, rewrite_without
-from .search import DEFAULT_BACKEND, DEFAULT_SEARCH_TIMEOUT
-from .search_agent import DEFAULT_MAX_STEPS, DEFAULT_TOP_K, build_search_agent
-from .tools import DEFAULT_PAGE_CHARS, OBSERVE_MODES, Observe
+from .config import RunConfig, RunError
+from .models import parse_spec
+from .record import ResultsWriter, read_finished, rewrite_without
+from .registry import get_agent
 
-if TYPE_CHECKING:
-    from smolagents import Model
-
-    from .render import PageRenderer
-    from .search import SearchIndex
+__all__ = ["Progress", "RunConfig", "RunError", "RunSummary", "prepare_output", "run_benchmark", "select_items"]
 
 logger = logging.getLogger(__name__)
-
-AGENTS: tuple[str, ...] = ("bm25", "repl")
-#: RunConfig fields that only one agent uses (left out of the other agent's results lines).
-BM25_ONLY = ("top_k", "observe", "oracle", "search_backend", "page_chars", "image_steps", "min_searches",
-             "search_timeout")  # fmt: skip
-REPL_ONLY = ("sub_model", "sub_calls", "sub_call_chars", "observation_chars", "step_timeout")
-
-
-class RunError(ValueError):
-    """A run that cannot start as asked; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """What to run (stored, minus the output options, in every results line's ``config``).
-
-    Attributes:
-        model: model spec (:func:`madqa.agents.models.make_model`).
-        agent: ``"bm25"`` (search agent, paper G.1) or ``"repl"`` (code-REPL agent, paper G.5).
-        split: ``train``, ``dev`` or ``test``.
-        dataset: dataset spec (``None``: ``MADQA_DATASET`` or the local sample).
-        limit: run only the first ``limit`` questions of the split.
-        max_steps: T, the most model calls per question.
-        top_k: pages per search.
-        observe: ``image`` or ``text``; ``None`` picks by model (text for text-only models).
-        oracle: show the gold evidence pages instead of searching (not on ``test``).
-        search_backend: ``whoosh`` or ``tantivy``.
-        page_chars: page text shown per result in text mode; ``None`` picks by model (smaller for small contexts).
-        image_steps: searches whose page images stay in the model input.
-        min_searches: searches required before ``final_answer`` is offered; ``None`` picks by model (0, the
-            paper's protocol, except 1 for the bundled local model).
-        sub_model: (repl) model spec behind ``llm_query``; ``None``: the root model.
-        sub_calls: (repl) sub-calls per question; ``None``: by sub-model (:func:`default_sub_limits`).
-        sub_call_chars: (repl) longest ``llm_query`` prompt in characters; ``None``: by sub-model.
-        observation_chars: (repl) longest observation of a code step in the root prompt; ``None``: by model.
-        step_timeout: (repl) wall-clock seconds per code step (sub-model time excluded).
-        search_timeout: wall-clock seconds one search may take before the agent is told to narrow the query
-            (0 or ``None``: no limit); see :class:`madqa.agents.search.SearchLimits`.
-    """
-
-    model: str = "local"
-    agent: str = "bm25"
-    split: str = "dev"
-    dataset: str | None = None
-    limit: int | None = None
-    max_steps: int = DEFAULT_MAX_STEPS
-    top_k: int = DEFAULT_TOP_K
-    observe: Observe | None = None
-    oracle: bool = False
-    search_backend: str = DEFAULT_BACKEND
-    page_chars: int | None = None
-    image_steps: int = 1
-    min_searches: int | None = None
-    sub_model: str | None = None
-    sub_calls: int | None = None
-    sub_call_chars: int | None = None
-    observation_chars: int | None = None
-    step_timeout: float = 30.0
-    search_timeout: float | None = DEFAULT_SEARCH_TIMEOUT
-
-    def check(self) -> None:
-        """Raise :class:`RunError` for settings that cannot work."""
-        if self.agent not in AGENTS:
-            raise RunError(f"unknown agent {self.agent!r}; available: {', '.join(AGENTS)}")
-        if self.oracle and self.split == "test":
-            raise RunError("--oracle shows the gold evidence pages, which the test split hides: use dev or train")
-        if self.observe is not None and self.observe not in OBSERVE_MODES:
-            raise RunError(f"observe must be one of {', '.join(OBSERVE_MODES)}")
-        for name in ("max_steps", "top_k", "image_steps"):
-            if getattr(self, name) < 1:
-                raise RunError(f"{name.replace('_', '-')} must be at least 1")
-        if self.min_searches is not None and not 0 <= self.min_searches < self.max_steps:
-            raise RunError("min-searches must be between 0 and max-steps - 1")
-        if self.limit is not None and self.limit < 0:
-            raise RunError("limit must not be negative")
-        if self.search_timeout is not None and not self.search_timeout >= 0:  # also rejects NaN
-            raise RunError(f"search-timeout must be 0 (no limit) or a positive number of seconds, got "
-                           f"{self.search_timeout}")  # fmt: skip
-        if self.agent != "repl" and self.sub_model is not None:
-            raise RunError("--sub-model is for --agent repl")
-        if self.agent == "repl":
-            if self.oracle:
-                raise RunError("--oracle is for --agent bm25; the repl agent always sees the whole corpus")
-            if self.sub_calls is not None and self.sub_calls < 0:
-                raise RunError("sub-calls must not be negative")
-            if self.sub_call_chars is not None and self.sub_call_chars < 1:
-                raise RunError("sub-call-chars must be at least 1")
-            if self.observation_chars is not None and self.observation_chars < 100:
-                raise RunError("observation-chars must be at least 100")
-            if not self.step_timeout > 0:
-                raise RunError("step-timeout must be positive")
 
 
 class Progress(Protocol):
@@ -161,28 +61,6 @@ class RunSummary:
     error_ids: list[str] = field(default_factory=list)
 
 
-#: Page text per result for the bundled local model: a 135M model gains nothing from more, and each page costs
-#: prefill time (~100 tokens/s on one core here).
-LOCAL_PAGE_CHARS = 600
-
-
-def default_page_chars(model: Model, top_k: int, max_steps: int) -> int:
-    """Page text per result in text mode: :data:`DEFAULT_PAGE_CHARS`; for the local model, what fits its context.
-
-    The local model's whole run should fit its context (~3 characters per token), so that no turn is dropped and
-    llama.cpp's prompt-prefix cache keeps every step's prefill to the new observation.
-    """
-    if isinstance(model, LlamaCppModel):
-        tokens = (model.n_ctx - 1500) // (max(1, max_steps - 1) * top_k)
-        return max(200, min(LOCAL_PAGE_CHARS, tokens * 3))
-    return DEFAULT_PAGE_CHARS
-
-
-def default_min_searches(model: Model) -> int:
-    """Searches required before answering: 1 for the bundled local model (else it answers at once), 0 otherwise."""
-    return 1 if isinstance(model, LlamaCppModel) else 0
-
-
 def prepare_output(
     path: Path, *, resume: bool, overwrite: bool, retry_errors: bool, config: RunConfig
 ) -> dict[str, Any]:
@@ -210,10 +88,10 @@ def prepare_output(
 
 
 def select_items(config: RunConfig) -> list[dict[str, Any]]:
-    """The questions to run, in split order; with ``oracle``, each carries its gold ``evidence``."""
-    from madqa.loading_script.load import load_gold, load_questions
+    """The questions to run (``id``, ``question``), in split order."""
+    from madqa.loading_script.load import load_questions
 
-    items = load_gold(config.split, config.dataset) if config.oracle else load_questions(config.split, config.dataset)
+    items = load_questions(config.split, config.dataset)
     return items[: config.limit] if config.limit is not None else items
 
 
@@ -231,15 +109,15 @@ def run_benchmark(
     """Run ``config`` and append one results line per question to ``output``.
 
     Raises:
-        RunError: bad settings, an output file that exists without ``resume``/``overwrite``, or one that cannot be
-            resumed (other model, invalid lines).
-        ValueError: an invalid model spec or a missing model dependency (:func:`make_model`).
+        RunError: bad settings, an unknown agent, an output file that exists without ``resume``/``overwrite``, or
+            one that cannot be resumed (other model, invalid lines).
+        ValueError: an invalid model spec or a missing model dependency (:func:`madqa.agents.models.make_model`).
         madqa.loading_script.load.DatasetUnavailableError: the split cannot be read.
     """
+    agent = get_agent(config.agent)
     config.check()
+    agent.check(config)
     parse_spec(config.model)
-    if config.sub_model is not None:
-        parse_spec(config.sub_model)
     if workers < 1:
         raise RunError("workers must be at least 1")
     path = Path(output)
@@ -257,40 +135,13 @@ def run_benchmark(
         logger.info("resuming %s: %d of %d question(s) already done", path, summary.skipped, len(items))
     if not todo:
         return summary
-    if config.agent == "repl":
-        from .repl_run import repl_answerer
-
-        answer_repl, finish = repl_answerer(config, todo, workers, dict(model_options or {}), dataset=provenance)
-        try:
-            if progress is not None:
-                progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
-            return _write_all(path, todo, answer_repl, workers, summary, progress)
-        finally:
-            finish()
-    models: queue.Queue[Model] = queue.Queue()
-    first = make_model(config.model, **dict(model_options or {}))
-    models.put(first)
-    for _ in range(min(workers, len(todo)) - 1):
-        models.put(make_model(config.model, **dict(model_options or {})))
-    if config.observe == "image" and is_text_only(first):
-        raise RunError(f"model {config.model} takes text only: use --observe text")
-    observe: Observe = config.observe or ("text" if is_text_only(first) else "image")
-    page_chars = config.page_chars or default_page_chars(first, config.top_k, config.max_steps)
-    min_searches = default_min_searches(first) if config.min_searches is None else config.min_searches
-    config = replace(config, observe=observe, page_chars=page_chars, min_searches=min_searches)
-    settings = {k: v for k, v in asdict(config).items() if k != "limit" and k not in REPL_ONLY}
-    index, renderer = _corpus(config)
-    if progress is not None:
-        progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
-
-    def answer(item: Mapping[str, Any]) -> dict[str, Any]:
-        model = models.get()
-        try:
-            return _answer_one(item, model, index, renderer, config, settings, provenance)
-        finally:
-            models.put(model)
-
-    return _write_all(path, todo, answer, workers, summary, progress)
+    prepared = agent.prepare(config, slots=min(workers, len(todo)), model_options=model_options, dataset=provenance)
+    try:
+        if progress is not None:
+            progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
+        return _write_all(path, todo, prepared.answer, workers, summary, progress)
+    finally:
+        prepared.close()
 
 
 def _write_all(
@@ -319,41 +170,3 @@ def _write_all(
                 f.cancel()
             raise
     return summary
-
-
-def _corpus(config: RunConfig) -> tuple[SearchIndex | None, PageRenderer]:
-    from madqa.loading_script.load import load_pages
-
-    from .render import PageRenderer
-    from .search import SearchLimits, open_index
-
-    pages = load_pages(config.dataset)
-    limits, backend = SearchLimits(timeout=config.search_timeout or None), config.search_backend
-    index = None if config.oracle else open_index(pages, backend=backend, limits=limits)  # type: ignore[arg-type]
-    return index, PageRenderer(config.dataset, pages=pages)
-
-
-def _answer_one(
-    item: Mapping[str, Any],
-    model: Model,
-    index: SearchIndex | None,
-    renderer: PageRenderer,
-    config: RunConfig,
-    settings: Mapping[str, Any],
-    dataset: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """One question → its results line; any exception is recorded as the line's error (the run goes on)."""
-    start = time.perf_counter()
-    agent, output, error = None, None, None
-    try:
-        agent = build_search_agent(
-            model, index, renderer, max_steps=config.max_steps, top_k=config.top_k, observe=config.observe,
-            oracle_pages=item.get("evidence") if config.oracle else None, page_chars=config.page_chars or 0,
-            image_steps=config.image_steps, min_searches=config.min_searches or 0,
-        )  # fmt: skip
-        output = agent.solve(str(item["question"]))
-    except Exception as exc:  # noqa: BLE001 - recorded in the line; one failing question must not stop the run
-        error = f"{type(exc).__name__}: {exc}"
-        logger.warning("question %s failed: %s", item.get("id"), error)
-    return build_record(item, agent_name=config.agent, model=config.model, elapsed_s=time.perf_counter() - start,
-                        output=output, agent=agent, error=error, config=settings, dataset=dataset)  # fmt: skip

@@ -267,19 +267,19 @@ def run(args: argparse.Namespace) -> int:
     """Run the extraction benchmark and print its figures."""
     from pathlib import Path
 
-    from madqa.cli import UserError
+    from madqa.bench import BenchError
     from madqa.loading_script.extract import list_pdfs
     from madqa.loading_script.paths import Layout
 
     folder = Path(args.pdfs) if args.pdfs else Layout.default().sample_dir / "documents"
     if not folder.is_dir():
-        raise UserError(f"no PDF folder at {folder}: run `madqa setup` or pass --pdfs FOLDER")
+        raise BenchError(f"no PDF folder at {folder}: run `madqa setup` or pass --pdfs FOLDER")
     for option in ("repeats", "ocr_processes", "ocr_repeats"):
         if getattr(args, option) < 1:
-            raise UserError(f"--{option.replace('_', '-')} {getattr(args, option)}: use 1 or more")
+            raise BenchError(f"--{option.replace('_', '-')} {getattr(args, option)}: use 1 or more")
     pdfs = list_pdfs(folder)
     if not pdfs:
-        raise UserError(f"no *.pdf files in {folder}")
+        raise BenchError(f"no *.pdf files in {folder}")
     r = bench_extract(pdfs, repeats=args.repeats, workers=args.workers, ocr_processes=args.ocr_processes,
                       ocr_repeats=args.ocr_repeats, a0=not args.no_a0)  # fmt: skip
     lines = [

@@ -80,14 +80,14 @@ def run(args: argparse.Namespace) -> int:
     from madqa.metric import schema
     from madqa.metric.inputs import parse_references, parse_results_text
     from madqa.metric.kuiper import kuiper_bootstrap
-    from madqa.metric.report import evaluate_predictions, score_predictions
+    from madqa.metric.report import ReportOptions, evaluate_predictions, score_predictions
 
     gold, text = synthetic_run(args.n, args.seed)
     references = parse_references(gold, "synthetic gold")
 
     def score() -> dict[str, Any]:
         predictions = parse_results_text(text, "synthetic.jsonl")
-        return evaluate_predictions(predictions, references, mode="anls", n_resamples=args.resamples)
+        return evaluate_predictions(predictions, references, ReportOptions(n_resamples=args.resamples))
 
     report = score()  # warm-up (imports, caches)
     items = score_predictions(parse_results_text(text, "synthetic.jsonl"), references).items

@@ -58,13 +58,13 @@ def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print its figures."""
     from pathlib import Path
 
-    from madqa.cli import UserError
+    from madqa.bench import BenchError
 
     from .search_corpus import CorpusSpec
     from .search_index import bench_search
 
     if args.pages < 1 or args.queries < 1 or args.k < 1:
-        raise UserError("--pages, --queries and -k must be positive")
+        raise BenchError("--pages, --queries and -k must be positive")
     spec = CorpusSpec(seed=args.seed)
     if args.pages != spec.pages:
         spec = spec.scaled(args.pages)
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             workdir=Path(args.workdir) if args.workdir else None,
         )
     except ValueError as exc:
-        raise UserError(str(exc)) from exc
+        raise BenchError(str(exc)) from exc
     result["render"] = None if args.no_render else _render_figures(args.pdfs, result["notes"])
     backends = [n for n in result["setups"] if n in ("whoosh", "tantivy")]
     result["broad"] = None if args.no_broad or not backends else _broad_figures(spec, backends, args.workdir)

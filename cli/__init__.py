@@ -1,7 +1,8 @@
 """The ``madqa`` command line: one entry point, one module per subcommand (imported lazily).
 
 To add a subcommand, write ``cli/<name>_cmd.py`` with ``HELP``, ``configure(parser)`` and ``run(args) -> int`` and
-list it in :data:`SUBCOMMANDS`. Subcommand modules import their heavy dependencies inside ``run``.
+list it in :data:`SUBCOMMANDS`. Subcommand modules import their heavy dependencies inside ``run``, and raise
+:class:`~madqa.cli.errors.UserError` (imported from ``madqa.cli.errors``, not from this package, which imports them).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from madqa.cli.errors import UserError
+
 __version__ = "0.1.0"
+__all__ = ["SUBCOMMANDS", "UserError", "build_parser", "main"]
 
 #: (subcommand, module) pairs; ``bench`` groups the benchmarks (``madqa bench extract`` …).
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
@@ -25,11 +29,10 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("run", "madqa.cli.run_cmd"),
     ("space", "madqa.cli.space_cmd"),
     ("publish", "madqa.cli.publish_cmd"),
+    ("human", "madqa.cli.human_cmd"),
+    ("compare", "madqa.cli.compare_cmd"),
+    ("view", "madqa.cli.view_cmd"),
 )
-
-
-class UserError(Exception):
-    """A mistake in the user's input or environment: printed as one clear line, exit status 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,6 +13,8 @@ BENCHES: tuple[tuple[str, str], ...] = (
     ("metric", "madqa.bench.metric"),
     ("search", "madqa.bench.search"),
     ("space", "madqa.bench.space"),
+    ("view", "madqa.bench.view"),
+    ("human", "madqa.bench.human"),
 )
 
 
@@ -30,5 +32,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen benchmark."""
-    return int(args._bench(args) or 0)
+    """Dispatch to the chosen benchmark (its :class:`~madqa.bench.BenchError` is the user's mistake)."""
+    from madqa.bench import BenchError
+    from madqa.cli.errors import UserError
+
+    try:
+        return int(args._bench(args) or 0)
+    except BenchError as exc:
+        raise UserError(str(exc)) from None

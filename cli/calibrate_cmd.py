@@ -13,7 +13,7 @@ import logging
 import sys
 from pathlib import Path
 
-from madqa.cli import UserError
+from madqa.cli.errors import UserError
 
 HELP = "estimate the judge's q0/q1 (specificity/sensitivity) from human labels and write a calibration file"
 
@@ -31,7 +31,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compute the calibration, write it, print it."""
     from madqa.metric.accuracy import calibration_from_labels
-    from madqa.metric.inputs import InputError, parse_calibration_labels, read_jsonl_text
+    from madqa.metric.calibration_inputs import parse_calibration_labels
+    from madqa.metric.inputs import InputError, read_jsonl_text
 
     try:
         text = args.labels.read_text(encoding="utf-8")

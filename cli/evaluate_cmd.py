@@ -21,14 +21,13 @@ Judge: ``--judge SPEC`` is a model spec of the agents package (``madqa.agents.mo
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
-from madqa.cli import UserError
+from madqa.cli.errors import UserError
 
 HELP = "score a results JSONL file: accuracy, Page/Doc F1, Kuiper, breakdowns (paper §3)"
 
@@ -97,11 +96,12 @@ def load_references(args: argparse.Namespace) -> list[Any]:
 def resolve_judge(spec: str) -> Any:
     """A judge object from ``--judge``: ``py:MODULE:NAME`` or a model spec of the agents package."""
     if spec.startswith("py:"):
-        module_name, _, attr = spec[3:].partition(":")
+        from madqa.agents.resolve import load_object
+
         try:
-            return getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise UserError(f"--judge {spec}: cannot import {attr!r} from {module_name!r} ({exc})") from None
+            return load_object(spec)
+        except ValueError as exc:
+            raise UserError(f"--judge {spec}: {exc}") from None
     try:
         from madqa.agents.models import make_model
     except ImportError:
@@ -129,7 +129,8 @@ def _judge(args: argparse.Namespace) -> Any:
 
 
 def _calibration(args: argparse.Namespace) -> Any:
-    from madqa.metric.inputs import InputError, load_json_line, parse_calibration
+    from madqa.metric.calibration_inputs import parse_calibration
+    from madqa.metric.inputs import InputError, load_json_line
     from madqa.metric.schema import DEFAULT_CALIBRATION
 
     if args.calibration is None:
@@ -204,13 +205,13 @@ def _score_file(path: Path, references: list[Any], args: argparse.Namespace, jud
     return run, check_provenance(path, predictions, gold)
 
 
-def _report(run: Any, references: list[Any], args: argparse.Namespace, calibration: Any) -> dict[str, Any]:
-    from madqa.metric.report import build_report
+def report_options(args: argparse.Namespace, calibration: Any) -> Any:
+    """The :class:`~madqa.metric.report.ReportOptions` that the command-line options ask for."""
+    from madqa.metric.report import ReportOptions
 
-    return build_report(
-        run, references, mode=args.mode, calibration=calibration, kuiper_order=args.kuiper_order,
-        n_resamples=args.resamples, seed=args.seed, max_budget=args.max_budget, include_items=args.per_item,
-    )  # fmt: skip
+    return ReportOptions(mode=args.mode, calibration=calibration, kuiper_order=args.kuiper_order,
+                         n_resamples=args.resamples, seed=args.seed, max_budget=args.max_budget,
+                         include_items=args.per_item)  # fmt: skip
 
 
 def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: argparse.Namespace) -> None:
@@ -242,8 +243,8 @@ def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: arg
 
 def run(args: argparse.Namespace) -> int:
     """Score the results file(s) and print the report."""
-    from madqa.metric.report import compare_runs
-    from madqa.metric.table import format_kappa, format_report
+    from madqa.metric.report import build_report, compare_runs
+    from madqa.cli.table import format_kappa, format_report
 
     paths = [args.results, *args.compare]
     if len({str(p) for p in paths}) != len(paths):
@@ -255,7 +256,8 @@ def run(args: argparse.Namespace) -> int:
     gold = gold_dataset(args)
     scored = {str(p): _score_file(p, references, args, judge, gold) for p in paths}
     runs = {name: run for name, (run, _) in scored.items()}
-    reports = {name: {**_report(r, references, args, calibration), "provenance": scored[name][1]}
+    options = report_options(args, calibration)
+    reports = {name: {**build_report(r, references, options), "provenance": scored[name][1]}
                for name, r in runs.items()}  # fmt: skip
     main = dict(reports[str(args.results)])
     if args.compare:

@@ -42,7 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def extract_settings_from(args: argparse.Namespace) -> Any:
     """The :class:`ExtractSettings` the options ask for (``None``: defaults); a bad ``--ocr-lang`` is a user error."""
-    from madqa.cli import UserError
+    from madqa.cli.errors import UserError
     from madqa.loading_script.extract import ExtractSettings, check_ocr_languages, tessdata_dir
 
     if not args.ocr_lang:
@@ -55,10 +55,10 @@ def extract_settings_from(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Extract, write the pages, report skipped files; exit 3 when OCR was needed but Tesseract is missing."""
-    from madqa.cli import UserError
-    from madqa.loading_script.build import write_jsonl
+    from madqa.cli.errors import UserError
     from madqa.loading_script.extract import DEFAULT_FILE_TIMEOUT_S, extract_corpus, scan_pdfs
     from madqa.loading_script.features import PAGE_FEATURES
+    from madqa.loading_script.io import write_jsonl
     from madqa.loading_script.load import DatasetUnavailableError, materialize_documents
     from madqa.loading_script.paths import Layout
 

@@ -27,7 +27,8 @@ def summarize(dataset: str | None) -> dict:
         load_pages,
         load_questions,
     )
-    from madqa.loading_script.release import read_prepared, summarize_prepared
+    from madqa.loading_script.prepared import read_prepared
+    from madqa.loading_script.release import summarize_prepared
 
     spec = dataset_spec(dataset)
     splits = {}
@@ -57,7 +58,7 @@ def summarize(dataset: str | None) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Print the summary (a table on stdout, or JSON with --json)."""
-    from madqa.cli import UserError
+    from madqa.cli.errors import UserError
     from madqa.loading_script.load import DatasetUnavailableError
 
     try:

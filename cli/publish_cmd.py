@@ -43,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_repo(repo: str) -> None:
-    from madqa.cli import UserError
+    from madqa.cli.errors import UserError
 
     if repo.count("/") != 1 or not all(repo.split("/")):
         raise UserError(f"--repo {repo!r}: expected ORG/NAME")
@@ -51,7 +51,7 @@ def _check_repo(repo: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Publish and report the repo and files."""
-    from madqa.cli import UserError
+    from madqa.cli.errors import UserError
 
     _check_repo(args.repo)
     try:

@@ -65,7 +65,7 @@ def space_files(metric_dir: Path | None = None) -> list[Path]:
     Raises:
         madqa.cli.UserError: a file is missing, or the card lacks the Space header.
     """
-    from madqa.cli import UserError
+    from madqa.cli.errors import UserError
     from madqa.metric.install import module_files, relative_imports
 
     folder = metric_dir or _metric_dir()
@@ -96,7 +96,7 @@ def stage(target: Path, metric_dir: Path | None = None, script_name: str = SCRIP
     ``script_name`` is the file name evaluate fetches (``<NAME>.py`` of ``ORG/NAME``); when it is not
     ``madqa.py`` the script is copied under both names.
     """
-    from madqa.cli import UserError
+    from madqa.cli.errors import UserError
 
     target.mkdir(parents=True, exist_ok=True)
     if any(target.iterdir()):
@@ -135,7 +135,7 @@ def publish_metric(
     Raises:
         madqa.cli.UserError: a bad repo id, a missing file or card key, or a Hub error (one line).
     """
-    from madqa.cli import UserError
+    from madqa.cli.errors import UserError
 
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise UserError(f"--repo {repo_id!r}: expected ORG/NAME")

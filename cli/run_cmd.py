@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT
-from madqa.cli import UserError
+from madqa.cli.errors import UserError
 
 HELP = "run an agent over a split's questions and write results JSONL (resumable; score it with `madqa evaluate`)"
 
@@ -130,7 +130,7 @@ def _gold_variants(split: str, dataset: str | None) -> dict[str, Any] | None:
 def _warn_if_incomplete(dataset: str | None) -> None:
     """A prepared dataset with documents missing changes what can be answered: say so before a run."""
     from madqa.loading_script.load import SAMPLE, dataset_spec
-    from madqa.loading_script.release import read_prepared
+    from madqa.loading_script.prepared import read_prepared
 
     spec = dataset_spec(dataset)
     record = read_prepared(spec) if spec != SAMPLE else None

@@ -16,6 +16,7 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 
 HELP = "build the sample benchmark, or prepare a dataset such as OxRML/MADQA (fetch PDFs, pages, index) offline"
 logger = logging.getLogger("madqa.setup")
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.dataset in (None, SAMPLE):
         if args.pages_repo:
-            from madqa.cli import UserError
+            from madqa.cli.errors import UserError
 
             raise UserError("--pages-repo applies to --dataset SPEC, not to the sample (which is generated here)")
         return _run_sample(args)
@@ -78,6 +79,7 @@ def _run_sample(args: argparse.Namespace) -> int:
     except OcrUnavailableError as exc:
         logger.error("%s", exc)
         return 3
+    install_metric()
     layout = result.layout
     summary = {
         "madqa_home": str(layout.root),
@@ -98,7 +100,7 @@ def _run_sample(args: argparse.Namespace) -> int:
 
 
 def _run_dataset(args: argparse.Namespace) -> int:
-    from madqa.cli import UserError
+    from madqa.cli.errors import UserError
     from madqa.cli.extract_cmd import extract_settings_from
     from madqa.loading_script.extract import OcrUnavailableError
     from madqa.loading_script.fetch import FetchSettings
@@ -128,7 +130,7 @@ def _run_dataset(args: argparse.Namespace) -> int:
         opened = open_index(pages, progress=not args.no_progress)  # built once; `madqa run` reuses it
         getattr(opened, "close", lambda: None)()
         index = "whoosh"
-    _install_metric()
+    install_metric()
     summary = {
         "dataset": spec, "folder": str(result.folder), "source_revision": result.source_revision,
         "steps_run": result.steps_run, "fetched": len(result.fetched), "already_present": len(result.present),
@@ -153,11 +155,14 @@ def _run_dataset(args: argparse.Namespace) -> int:
     return 0
 
 
-def _install_metric() -> None:
-    """Make ``evaluate.load("madqa")`` work offline: the setup command's job, not the data pipeline's."""
-    try:
-        from madqa.metric.install import install_offline_module
-    except ImportError:  # pragma: no cover - the metric ships in the same distribution
-        logger.debug("metric installer not available")
-        return
-    install_offline_module()
+def install_metric() -> Path:
+    """Make ``evaluate.load("madqa")`` work offline: the setup command's job, not the data pipeline's.
+
+    Returns:
+        The version directory in evaluate's module cache (see :func:`madqa.metric.install.install_offline_module`).
+    """
+    from madqa.metric.install import install_offline_module
+
+    target = install_offline_module()
+    logger.debug("metric installed for offline evaluate.load in %s", target)
+    return target

@@ -26,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Start the Space and serve until interrupted."""
-    from madqa.cli import UserError
+    from madqa.cli.errors import UserError
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     try:

@@ -14,7 +14,6 @@ directory and swapped in at the end, so a failed build never leaves a half-writt
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -40,6 +39,7 @@ from .features import (
     is_yes_no,
     validate_question,
 )
+from .io import read_jsonl, write_jsonl, write_parquet
 from .splits import assign_splits
 
 logger = logging.getLogger(__name__)
@@ -49,36 +49,6 @@ QA_FILE = "data/{split}-00000-of-00001.parquet"
 DOCUMENTS_FILE = "data/documents/document_urls-00000-of-00001.parquet"
 PAGES_FILE = "data/pages/pages-00000-of-00001.parquet"
 PDF_DIR = "documents"
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Read a JSONL file; raise :class:`SchemaError` naming the file and line on bad JSON."""
-    rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SchemaError(f"{path}: line {lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise SchemaError(f"{path}: line {lineno}: expected a JSON object")
-            row["_line"] = lineno
-            rows.append(row)
-    return rows
-
-
-def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]], *, private: bool = False) -> None:
-    """Write rows as JSONL atomically (temp file + rename); ``private`` makes the file owner-only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    if private:
-        os.chmod(tmp, 0o600)
-    tmp.replace(path)
 
 
 @dataclass
@@ -186,18 +156,6 @@ def render_card(split_sizes: Mapping[str, int], num_documents: int, num_pages: i
     return text.replace(STATS_MARKER, _stats_table(stats))
 
 
-def _write_parquet(rows: list[dict[str, Any]], features: Any, path: Path) -> None:
-    import datasets
-
-    from .load import quiet_datasets
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with quiet_datasets():
-        table = datasets.Dataset.from_list(rows, features=features) if rows else \
-            datasets.Dataset.from_dict({k: [] for k in features}, features=features)  # from_list([]) has no columns
-        table.to_parquet(str(path))
-
-
 def build_dataset(
     sample_dir: Path, pages: Sequence[Mapping[str, Any]], out_dir: Path, test_labels_path: Path, *, seed: int = 0
 ) -> BuildResult:
@@ -260,9 +218,9 @@ def build_dataset(
     shutil.rmtree(staging, ignore_errors=True)
     try:
         for split, rows in by_split.items():
-            _write_parquet(rows, QA_FEATURES, staging / QA_FILE.format(split=split))
-        _write_parquet(doc_records, DOCUMENT_FEATURES, staging / DOCUMENTS_FILE)
-        _write_parquet(page_rows, PAGE_FEATURES, staging / PAGES_FILE)
+            write_parquet(rows, QA_FEATURES, staging / QA_FILE.format(split=split))
+        write_parquet(doc_records, DOCUMENT_FEATURES, staging / DOCUMENTS_FILE)
+        write_parquet(page_rows, PAGE_FEATURES, staging / PAGES_FILE)
         (staging / PDF_DIR).mkdir(parents=True)
         for d in doc_records:
             shutil.copy2(sample_dir / PDF_DIR / d["document"], staging / d["path"])

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .build import read_jsonl
 from .features import HIDDEN_SPLIT, SchemaError, validate_question
+from .io import read_jsonl
 from .load import load_documents, load_questions
 
 logger = logging.getLogger(__name__)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .features import DOCUMENT_FEATURES, DOCUMENTS_SPLIT, HIDDEN_SPLIT, PAGES_SPLIT, QA_FEATURES, QA_SPLITS, hop_type
+from .io import quiet_datasets, read_jsonl
 from .paths import PREPARED_FILE, Layout
 
 logger = logging.getLogger(__name__)
@@ -96,26 +96,6 @@ def _local_data_files(folder: Path, config: str) -> dict[str, list[str]]:
     return files
 
 
-@contextmanager
-def quiet_datasets() -> Iterator[None]:
-    """For loads of local files: hide `datasets`' progress bars and its download-count ping (restored afterwards).
-
-    `datasets` sends a HEAD request to S3 ("download counts") on every ``load_dataset`` call, even of the
-    ``parquet`` builder over local files, unless ``HF_HUB_OFFLINE`` is set; a local read must not touch the network.
-    """
-    import datasets
-
-    was_on, was_counting = datasets.is_progress_bar_enabled(), datasets.config.HF_UPDATE_DOWNLOAD_COUNTS
-    datasets.disable_progress_bars()
-    datasets.config.HF_UPDATE_DOWNLOAD_COUNTS = False
-    try:
-        yield
-    finally:
-        datasets.config.HF_UPDATE_DOWNLOAD_COUNTS = was_counting
-        if was_on:
-            datasets.enable_progress_bars()
-
-
 def load_config(config: str = "default", dataset: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
     """Load one config as a ``DatasetDict`` from any source (see the module docstring)."""
     import datasets
@@ -162,8 +142,6 @@ def load_gold(
         DatasetUnavailableError: when the split's labels are hidden and no labels file is available.
     """
     if split == HIDDEN_SPLIT:
-        from .build import read_jsonl
-
         path = labels_path
         if path is None:
             spec = dataset_spec(dataset)

@@ -121,7 +121,7 @@ def publish_pages(
             ``allow_incomplete`` (a corpus missing documents would silently change everyone's results).
     """
     from .load import SAMPLE, resolve_dataset
-    from .release import read_prepared_folder
+    from .prepared import read_prepared_folder
 
     spec = dataset_spec(dataset)
     folder = resolve_dataset(spec)
@@ -136,7 +136,7 @@ def publish_pages(
     rows = list(read_folder_config(folder, PAGES_CONFIG)[PAGES_SPLIT])
     from collections import Counter
 
-    from .release import extraction_settings
+    from .prepared import extraction_settings
 
     pages_info = record.get("pages", {}) if record else {}
     extraction = pages_info.get("settings") or extraction_settings(True)
@@ -183,7 +183,7 @@ def _pages_folder(repo: str, token: str | None) -> Path:
 def _pages_file(path: Path) -> list[dict[str, Any]]:
     """Rows of a ``madqa extract --out`` file (``.parquet`` or ``.jsonl``)."""
     if path.suffix == ".jsonl":
-        from .build import read_jsonl
+        from .io import read_jsonl
 
         return [{k: r.get(k) for k in PAGE_FEATURES} for r in read_jsonl(path)]
     if path.suffix != ".parquet":

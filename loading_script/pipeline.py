@@ -1,5 +1,8 @@
 """`madqa setup`: generate the sample, extract its pages, build the Hub-format dataset, register offline names.
 
+The metric's offline installation is not a data step: the `madqa setup` command (:mod:`madqa.cli.setup_cmd`) does
+it after this pipeline.
+
 Each step is skipped when its inputs are unchanged (stamps hold the digests of what a step consumed), so a second
 run is a fast no-op; ``force=True`` redoes everything.
 """
@@ -13,8 +16,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .build import build_dataset, read_jsonl
+from .build import build_dataset
 from .extract import ExtractionReport, OcrUnavailableError, extract_corpus, list_pdfs, sha256_file
+from .io import read_jsonl
 from .paths import Layout
 from .register import register_offline_names, registration_ok
 
@@ -128,18 +132,7 @@ def run_setup(layout: Layout | None = None, *, seed: int = 0, workers: int | Non
             stamp["registered"] = build_key
             _write_stamp(layout, stamp)
             result.steps_run.append("register")
-        _install_metric()
     return result
-
-
-def _install_metric() -> None:
-    """Copy the evaluate metric into evaluate's offline module cache (idempotent, a few small files)."""
-    try:
-        from madqa.metric.install import install_offline_module
-    except ImportError:  # the metric package is optional for the data pipeline
-        logger.debug("metric installer not available")
-        return
-    install_offline_module()
 
 
 __all__ = ["OcrUnavailableError", "SetupResult", "run_setup"]

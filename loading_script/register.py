@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from .load import quiet_datasets
+from .io import quiet_datasets
 from .paths import DATASET_NAME
 
 logger = logging.getLogger(__name__)

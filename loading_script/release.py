@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -39,6 +38,7 @@ from .load import (
     read_folder_config,
 )
 from .paths import PREPARED_FILE, Layout
+from .prepared import extraction_settings, read_prepared, read_prepared_folder
 from .release_source import NAME_COLUMNS, URL_COLUMNS, acquire_source, document_requests, first, first_split
 
 logger = logging.getLogger(__name__)
@@ -77,48 +77,6 @@ class PrepareResult:
     def complete(self) -> bool:
         """Whether every listed document is in the corpus."""
         return not self.failures
-
-
-def _tesseract_version() -> str | None:
-    try:
-        out = subprocess.run(["tesseract", "--version"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = (out.stdout or out.stderr).splitlines()
-    return lines[0].strip() if lines else None
-
-
-def extraction_settings(ocr: bool, settings: Any = None) -> dict[str, Any]:
-    """The settings that determine the extracted page texts (recorded in ``prepared.json`` and published cards)."""
-    from . import extract
-    from .ocr import has_osd, installed_languages
-    from .pdf_text import NORMALISATION, ExtractSettings
-
-    chosen = settings or ExtractSettings()
-    tessdata = extract.tessdata_dir() if ocr else None
-    return {"extractor_version": extract.EXTRACTOR_VERSION, "ocr": ocr, "ocr_dpi": chosen.dpi,
-            "ocr_language": chosen.ocr_lang or extract.OCR_LANGUAGE,
-            "ocr_language_choice": "explicit" if chosen.ocr_lang else "automatic: the base language, plus the "
-            "installed pack of the script Tesseract OSD detects on a page read with low confidence",
-            "ocr_languages_installed": list(installed_languages(tessdata)) if tessdata else None,
-            "ocr_max_pixels": chosen.max_pixels, "ocr_osd": bool(chosen.osd and tessdata and has_osd(tessdata)),
-            "normalisation": NORMALISATION,
-            "min_text_chars": extract.MIN_TEXT_CHARS,
-            "tesseract": _tesseract_version() if ocr else None}  # fmt: skip
-
-
-def read_prepared_folder(folder: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((folder / PREPARED_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def read_prepared(spec: str, layout: Layout | None = None) -> dict[str, Any] | None:
-    """The ``prepared.json`` record of a prepared spec (``None`` when it was never prepared)."""
-    folder = (layout or Layout.default()).prepared_dataset(spec)
-    return read_prepared_folder(folder) if folder is not None else None
 
 
 def dataset_provenance(dataset: str | os.PathLike[str] | None = None, layout: Layout | None = None) -> dict[str, Any]:

@@ -16,9 +16,10 @@ from typing import Any
 
 import yaml
 
-from .build import DOCUMENTS_FILE, PAGES_FILE, QA_FILE, _write_parquet
+from .build import DOCUMENTS_FILE, PAGES_FILE, QA_FILE
 from .extract import sha256_file
 from .features import DOCUMENT_FEATURES, DOCUMENTS_SPLIT, PAGE_FEATURES, PAGES_SPLIT, QA_FEATURES
+from .io import write_parquet
 from .load import card_metadata
 
 
@@ -87,10 +88,10 @@ def write_prepared(
     shutil.rmtree(staging, ignore_errors=True)
     try:
         for split, rows in questions.items():
-            _write_parquet([dict(r) for r in rows], QA_FEATURES, staging / Path(QA_FILE.format(split=split)).name)
-        _write_parquet(doc_records, DOCUMENT_FEATURES, staging / Path(DOCUMENTS_FILE).relative_to("data"))
+            write_parquet([dict(r) for r in rows], QA_FEATURES, staging / Path(QA_FILE.format(split=split)).name)
+        write_parquet(doc_records, DOCUMENT_FEATURES, staging / Path(DOCUMENTS_FILE).relative_to("data"))
         page_rows = [{k: p.get(k) for k in PAGE_FEATURES} for p in pages]
-        _write_parquet(page_rows, PAGE_FEATURES, staging / Path(PAGES_FILE).relative_to("data"))
+        write_parquet(page_rows, PAGE_FEATURES, staging / Path(PAGES_FILE).relative_to("data"))
         old = target / f".data.old{os.getpid()}"
         if (target / "data").exists():
             (target / "data").replace(old)

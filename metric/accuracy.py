@@ -159,8 +159,8 @@ def calibration_from_labels(human_correct: Sequence[bool], judge_scores: Sequenc
     """
     if len(human_correct) != len(judge_scores):
         raise ValueError("human and judge labels differ in length")
-    pos = [s for h, s in zip(human_correct, judge_scores) if h]
-    neg = [s for h, s in zip(human_correct, judge_scores) if not h]
+    pos = [s for h, s in zip(human_correct, judge_scores, strict=True) if h]
+    neg = [s for h, s in zip(human_correct, judge_scores, strict=True) if not h]
     if not pos or not neg:
         raise ValueError("calibration needs items labelled correct and items labelled incorrect by humans")
     q1 = sum(pos) / len(pos)

@@ -50,7 +50,7 @@ def breakdown(
 ) -> dict[str, dict[str, Any]]:
     """Per-group summaries; groups listed in ``order`` come first (also when empty), the rest sorted."""
     groups: dict[str, list[ItemScore]] = {g: [] for g in order}
-    for it, ref in zip(items, references):
+    for it, ref in zip(items, references, strict=True):
         groups.setdefault(key(ref), []).append(it)
     names = list(order) + sorted(g for g in groups if g not in order)
     return {g: group_summary(groups[g], mode, calibration) for g in names}
@@ -72,8 +72,7 @@ DENSE_BUDGET_POINTS = 100
 
 
 def budget_curve(items: Sequence[ItemScore], max_budget: int | None = None) -> list[dict[str, float | int]]:
-    """Accuracy under a step budget: for budgets ``N`` in ``1..T`` the share of scored items correct with
-    ``steps <= N``.
+    """Accuracy under a step budget N: the share of scored items correct with ``steps <= N``, for N in 1..T.
 
     Items with unknown effort never count as within budget; ``T`` is ``max_budget`` or the largest observed
     effort (at least 1). Binary correctness is used (see ``schema.CORRECT_THRESHOLD``).
@@ -145,7 +144,7 @@ def kappa_matrix(outcomes: Mapping[str, Sequence[bool | None]]) -> dict[str, dic
     for a in names:
         row: dict[str, float | None] = {}
         for b in names:
-            pairs = [(x, y) for x, y in zip(outcomes[a], outcomes[b]) if x is not None and y is not None]
+            pairs = [(x, y) for x, y in zip(outcomes[a], outcomes[b], strict=True) if x is not None and y is not None]
             row[b] = cohen_kappa([bool(x) for x, _ in pairs], [bool(y) for _, y in pairs])
         matrix[a] = row
     return matrix

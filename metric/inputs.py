@@ -1,4 +1,6 @@
-"""Parse and validate results lines, gold records and calibration data, with messages naming file, line and field.
+r"""Parse and validate results lines and gold records, with messages naming file, line and field.
+
+Calibration files and human/judge labels are parsed in :mod:`.calibration_inputs`.
 
 A results line follows the public harness: ``id``, ``question``, ``answer`` (list of strings or a string),
 ``citations`` (list of ``{document or file, page}``), ``search_history`` (list) and/or ``steps``/``iterations``
@@ -20,7 +22,7 @@ A results line follows the public harness: ``id``, ``question``, ``answer`` (lis
 * caps (``schema.MAX_*``): line length, answer string length, total answer length per line, answer items,
   citations, page number, effort values, ``id`` and ``question`` length. They bound the cost of scoring a file
   and are checked here, before any scoring work; a value over a cap is an error naming file, line and field.
-* lines are split on ``\\n`` only, and error messages are bounded (see :mod:`.jsonl`).
+* lines are split on ``\n`` only, and error messages are bounded (see :mod:`.jsonl`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .jsonl import InputError, json_lines, load_json_line, read_jsonl_text, show
 from .schema import (
     MAX_ANSWER_ITEMS,
     MAX_ANSWER_LINE_CHARS,
@@ -40,13 +43,11 @@ from .schema import (
     MAX_ID_CHARS,
     MAX_PAGE,
     MAX_QUESTION_CHARS,
-    Calibration,
     Citation,
     DatasetRef,
     Prediction,
     Reference,
 )
-from .jsonl import InputError, json_lines, load_json_line, read_jsonl_text, show
 from .scoring import hop_type as evidence_hop_type
 
 #: Callers import the JSONL helpers from here (this module was their home before ``jsonl.py``).
@@ -316,65 +317,3 @@ def parse_references(records: Iterable[Any], source: str) -> list[Reference]:
     if not out:
         raise InputError(f"{source}: no gold questions")
     return out
-
-
-def parse_calibration(record: Any, source: str) -> Calibration:
-    """Validate a calibration object ``{"q0", "q1", "m0", "m1"}`` (as written by ``madqa calibrate``)."""
-    if not isinstance(record, Mapping):
-        raise InputError(f"{source}: a calibration file must hold a JSON object with q0, q1, m0, m1")
-    values: dict[str, Any] = {}
-    for key in ("q0", "q1"):
-        v = record.get(key)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= float(v) <= 1.0:
-            raise InputError(f"{source}: field '{key}' must be a number in [0, 1], got {show(v)}")
-        values[key] = float(v)
-    for key in ("m0", "m1"):
-        v = record.get(key)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InputError(f"{source}: field '{key}' must be a positive integer, got {show(v)}")
-        values[key] = v
-    if values["q0"] + values["q1"] <= 1.0:
-        raise InputError(f"{source}: q0 + q1 must exceed 1 (a judge no better than chance cannot be corrected)")
-    return Calibration(values["q0"], values["q1"], values["m0"], values["m1"], source=source)
-
-
-_LABELS = {"correct": 1.0, "partial": 0.5, "incorrect": 0.0, "true": 1.0, "false": 0.0}
-
-
-def parse_label(value: Any, where: str, *, allow_partial: bool) -> float:
-    """A correctness label as a score: ``correct``/``true``/1 → 1, ``partial``/0.5 → 0.5, ``incorrect``/0 → 0."""
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, str) and value.strip().lower() in _LABELS:
-        score = _LABELS[value.strip().lower()]
-    elif isinstance(value, (int, float)) and float(value) in (0.0, 0.5, 1.0):
-        score = float(value)
-    else:
-        allowed = "correct, partial, incorrect, true, false, 1, 0.5 or 0"
-        raise InputError(f"{where}: label must be {allowed}; got {show(value)}")
-    if score == 0.5 and not allow_partial:
-        raise InputError(f"{where}: human labels must be binary (correct or incorrect), got {show(value)}")
-    return score
-
-
-def parse_calibration_labels(rows: Iterable[tuple[int, Any]], source: str) -> tuple[list[bool], list[float]]:
-    """Human and judge labels from numbered JSONL rows ``{"human": ..., "judge": ...}``.
-
-    Returns:
-        ``(human_correct, judge_scores)``.
-    """
-    human: list[bool] = []
-    judge: list[float] = []
-    problems: list[str] = []
-    for number, record in rows:
-        where = f"{source} line {number}"
-        try:
-            if not isinstance(record, Mapping) or "human" not in record or "judge" not in record:
-                raise InputError(f"{where}: each line needs the fields 'human' and 'judge'")
-            human.append(parse_label(record["human"], f"{where}: field 'human'", allow_partial=False) == 1.0)
-            judge.append(parse_label(record["judge"], f"{where}: field 'judge'", allow_partial=True))
-        except InputError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise InputError(problems)
-    return human, judge

@@ -50,7 +50,10 @@ def module_files(metric_dir: Path | None = None) -> list[Path]:
 
 
 def modules_cache(hf_home: Path | None = None) -> Path:
-    """evaluate's module cache: ``hf_home/modules`` if given, else ``HF_MODULES_CACHE``, else ``HF_HOME/modules``."""
+    """The module cache of evaluate.
+
+    ``hf_home/modules`` if given, else ``HF_MODULES_CACHE``, else ``HF_HOME/modules``.
+    """
     if hf_home is not None:
         return Path(hf_home).expanduser() / "modules"
     if os.environ.get("HF_MODULES_CACHE"):

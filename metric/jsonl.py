@@ -1,7 +1,7 @@
-"""JSONL reading and bounded input errors: the part of input validation that knows nothing of MADQA's fields.
+r"""JSONL reading and bounded input errors: the part of input validation that knows nothing of MADQA's fields.
 
-Lines are split on ``\\n`` only (``\\r\\n`` accepted), never with ``str.splitlines``, which also splits on
-U+2028, U+2029, U+0085, ``\\x0b``, ``\\x0c`` and ``\\x1c``-``\\x1e``: the first three may appear raw inside a JSON
+Lines are split on ``\n`` only (``\r\n`` accepted), never with ``str.splitlines``, which also splits on
+U+2028, U+2029, U+0085, ``\x0b``, ``\x0c`` and ``\x1c``-``\x1e``: the first three may appear raw inside a JSON
 string, so splitting there would break a valid line and shift every later line number. A line longer than
 ``schema.MAX_LINE_CHARS`` is refused before it is parsed.
 

@@ -22,6 +22,7 @@ unscored items are left out; the caller reports how many.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -64,8 +65,11 @@ def _range_scaled(s_sorted: IntArray, y_sorted: IntArray, order: KuiperOrder) ->
 def _prepare(
     effort: npt.ArrayLike, correct: npt.ArrayLike, position: npt.ArrayLike | None, order: KuiperOrder
 ) -> tuple[IntArray, IntArray]:
-    """Arrays in the order the statistic sees them: file order for ``file``; as given for ``block``, where the
-    order cannot matter (and must not: the bootstrap draws indices into these arrays)."""
+    """Arrays in the order the statistic sees them.
+
+    File order for ``file``; as given for ``block``, where the order cannot matter (and must not: the bootstrap
+    draws indices into these arrays).
+    """
     if order not in ("block", "file"):
         raise ValueError(f"unknown Kuiper order {order!r} (use 'block' or 'file')")
     s = np.asarray(effort, dtype=np.int64)
@@ -112,12 +116,20 @@ def kuiper_statistic(
     return float(_range_scaled(s, y, order)) / s.size
 
 
+class CurveColumns(TypedDict):
+    """Plot data of the cumulative-difference curve (equal-length columns)."""
+
+    k: list[int]
+    effort: list[int | None]
+    d: list[float]
+
+
 def cumulative_curve(
     effort: npt.ArrayLike,
     correct: npt.ArrayLike,
     order: KuiperOrder = "block",
     position: npt.ArrayLike | None = None,
-) -> dict[str, list[float] | list[int] | list[int | None]]:
+) -> CurveColumns:
     """The cumulative-difference curve as plot data.
 
     Returns:
@@ -193,7 +205,7 @@ class KuiperResult:
     ci_normalized: tuple[float, float] | None
     n: int
     order: KuiperOrder
-    curve: dict[str, list[float] | list[int] | list[int | None]]
+    curve: CurveColumns
 
 
 def kuiper(

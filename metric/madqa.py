@@ -14,12 +14,13 @@ import evaluate
 
 from .accuracy import summarize_accuracy
 from .aggregate import cohen_kappa
-from .inputs import InputError, parse_calibration, parse_prediction, parse_reference
+from .calibration_inputs import parse_calibration
+from .inputs import parse_prediction, parse_reference
+from .jsonl import InputError, split_lines
 from .judge import Judge
-from .jsonl import split_lines
 from .kuiper import kuiper_statistic
 from .matching import match_predictions
-from .report import evaluate_predictions
+from .report import ReportOptions, evaluate_predictions
 from .schema import DEFAULT_CALIBRATION
 from .scoring import anls_star
 
@@ -112,9 +113,7 @@ class Madqa(evaluate.Metric):
         cache = None if judge_cache is None else Path(judge_cache)
         batch = None if judge is None else Judge(judge, judge_name, cache)
         cal = DEFAULT_CALIBRATION if calibration is None else parse_calibration(calibration, "calibration")
-        report = evaluate_predictions(
-            preds, refs, mode=mode, judge=batch, calibration=cal, kuiper_order=kuiper_order,  # type: ignore[arg-type]
-            n_resamples=n_resamples, seed=seed, max_budget=max_budget, include_items=include_items,
-        )  # fmt: skip
-        return report
+        options = ReportOptions(mode=mode, calibration=cal, kuiper_order=kuiper_order,  # type: ignore[arg-type]
+                                n_resamples=n_resamples, seed=seed, max_budget=max_budget, include_items=include_items)
+        return evaluate_predictions(preds, refs, options, judge=batch)
 

@@ -10,14 +10,14 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .inputs import InputError, show
+from .jsonl import InputError, show
 from .schema import Prediction, Reference
 
 
 def normalise_question(text: str) -> str:
-    """Question text used for the fallback match: whitespace collapsed, case kept.
+    r"""Question text used for the fallback match: whitespace collapsed, case kept.
 
-    >>> normalise_question("  What is\\n the  total? ")
+    >>> normalise_question("  What is\n the  total? ")
     'What is the total?'
     """
     return " ".join(text.split())
@@ -95,5 +95,5 @@ def match_predictions(predictions: Sequence[Prediction | None], references: Sequ
     for target, ((pos, p),) in claims.items():
         matched[target] = p
         orders[target] = pos
-    missing = tuple(r.id for r, m in zip(references, matched) if m is None)
+    missing = tuple(r.id for r, m in zip(references, matched, strict=True) if m is None)
     return Matching(tuple(matched), tuple(orders), missing, tuple(unknown), by_text)

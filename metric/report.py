@@ -1,7 +1,8 @@
 """Score a system against the gold set and assemble the JSON report (plain dicts, lists and numbers).
 
 The flow is: :func:`score_predictions` (match, ANLS*/F1 per item, judge verdicts through an injected batch
-judge) then :func:`build_report` (aggregates). :func:`evaluate_predictions` does both. No file or network I/O
+judge) then :func:`build_report` (aggregates, as one :class:`ReportOptions` value says). :func:`evaluate_predictions`
+does both. No file or network I/O
 happens here; the judge is whatever callable the caller passes.
 """
 
@@ -15,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .aggregate import breakdown, budget_curve, error_breakdown, kappa_matrix, mean, wasted_effort_ratio
 from .accuracy import summarize_accuracy
+from .aggregate import breakdown, budget_curve, error_breakdown, kappa_matrix, mean, wasted_effort_ratio
 from .judge import JudgeOutcome, JudgeRequest
 from .kuiper import kuiper
 from .matching import Matching, match_predictions
@@ -37,6 +38,33 @@ from .schema import (
 from .scoring import anls_star, score_item
 
 BatchJudge = Callable[[Sequence[JudgeRequest]], Sequence[JudgeOutcome]]
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """How a run is scored and aggregated: the metric's keyword arguments other than the judge, in one value.
+
+    Attributes:
+        mode: ``"anls"`` (offline) or ``"judge"`` (verdicts of an LLM judge, bias-corrected).
+        calibration: the judge's sensitivity/specificity estimate (judge mode only).
+        kuiper_order: ``"block"`` (independent of line order) or ``"file"`` (the public harness's behaviour).
+        n_resamples: bootstrap resamples of the Kuiper confidence interval.
+        seed: bootstrap seed.
+        max_budget: largest step budget of the budget curve (``None``: the largest observed effort).
+        include_items: add the per-item scores under ``"items"``.
+    """
+
+    mode: Mode = "anls"
+    calibration: Calibration = DEFAULT_CALIBRATION
+    kuiper_order: KuiperOrder = "block"
+    n_resamples: int = 1000
+    seed: int = 0
+    max_budget: int | None = None
+    include_items: bool = False
+
+
+#: The metric's defaults (what ``evaluate``'s ``compute`` uses without keyword arguments).
+DEFAULT_OPTIONS = ReportOptions()
 
 
 @dataclass(frozen=True)
@@ -71,7 +99,7 @@ def score_predictions(
         raise ValueError("judge mode needs a judge")
     if matching is None:
         matching = match_predictions(predictions, references)
-    pairs = list(zip(references, matching.predictions, matching.orders))
+    pairs = list(zip(references, matching.predictions, matching.orders, strict=True))
     anls_values = [0.0 if p is None else anls_star(p.answer, r.answer_variants) for r, p, _ in pairs]
     outcomes: dict[int, JudgeOutcome] = {}
     if mode == "judge" and judge is not None:
@@ -81,7 +109,7 @@ def score_predictions(
             if pred is not None:
                 todo.append(i)
                 requests.append(JudgeRequest(ref.question, pred.answer, ref.answer_variants, anls_values[i]))
-        outcomes = dict(zip(todo, judge(requests)))
+        outcomes = dict(zip(todo, judge(requests), strict=True))  # one outcome per request
     items = []
     for i, (ref, pred, order) in enumerate(pairs):
         out = outcomes.get(i)
@@ -105,19 +133,11 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def build_report(
-    run: ScoredRun,
-    references: Sequence[Reference],
-    *,
-    mode: Mode = "anls",
-    calibration: Calibration = DEFAULT_CALIBRATION,
-    kuiper_order: KuiperOrder = "block",
-    n_resamples: int = 1000,
-    seed: int = 0,
-    max_budget: int | None = None,
-    include_items: bool = False,
-) -> dict[str, Any]:
+def build_report(run: ScoredRun, references: Sequence[Reference], options: ReportOptions = DEFAULT_OPTIONS
+                 ) -> dict[str, Any]:
     """Aggregate a scored run into the report (keys documented in the metric card)."""
+    mode, calibration, kuiper_order = options.mode, options.calibration, options.kuiper_order
+    n_resamples, seed = options.n_resamples, options.seed
     items = run.items
     scored = [it for it in items if it.score is not None]
     acc = summarize_accuracy([it.score for it in scored], mode, calibration)  # type: ignore[misc]
@@ -166,14 +186,14 @@ def build_report(
         "kuiper_seed": seed,
         "kuiper_curve": kz.curve,
         "wasted_effort_ratio": wasted_effort_ratio(items),
-        "mean_steps": mean([float(it.steps) for it in effort_items]),
+        "mean_steps": mean([float(it.steps) for it in effort_items if it.steps is not None]),
         "by_hop": breakdown(items, references, lambda r: r.hop_type, mode, calibration, order=HOP_TYPES),
         "by_domain": breakdown(items, references, lambda r: r.domain, mode, calibration),
         "by_category": breakdown(items, references, lambda r: r.document_category, mode, calibration),
         "errors": error_breakdown(items),
-        "budget_curve": budget_curve(items, max_budget),
+        "budget_curve": budget_curve(items, options.max_budget),
     }
-    if include_items:
+    if options.include_items:
         report["items"] = [vars(it).copy() for it in items]
     cleaned: dict[str, Any] = _clean(report)
     return cleaned
@@ -182,29 +202,13 @@ def build_report(
 def evaluate_predictions(
     predictions: Sequence[Prediction | None],
     references: Sequence[Reference],
+    options: ReportOptions = DEFAULT_OPTIONS,
     *,
-    mode: Mode = "anls",
     judge: BatchJudge | None = None,
-    calibration: Calibration = DEFAULT_CALIBRATION,
-    kuiper_order: KuiperOrder = "block",
-    n_resamples: int = 1000,
-    seed: int = 0,
-    max_budget: int | None = None,
-    include_items: bool = False,
 ) -> dict[str, Any]:
     """Score and report in one call (see :func:`score_predictions` and :func:`build_report`)."""
-    run = score_predictions(predictions, references, mode=mode, judge=judge)
-    return build_report(
-        run,
-        references,
-        mode=mode,
-        calibration=calibration,
-        kuiper_order=kuiper_order,
-        n_resamples=n_resamples,
-        seed=seed,
-        max_budget=max_budget,
-        include_items=include_items,
-    )
+    run = score_predictions(predictions, references, mode=options.mode, judge=judge)
+    return build_report(run, references, options)
 
 
 #: Most distinct (schema version, dataset) groups listed in a provenance summary (the rest are counted).

@@ -53,6 +53,11 @@ def answer_chars(answer: Sequence[str]) -> int:
     return sum(len(s) for s in answer)
 
 
+def _anls(gold: list[str], pred: list[str]) -> float:
+    value = anls_score(gold, pred)  # a bare float unless return_gt/return_key_scores is asked for
+    return float(value[0] if isinstance(value, tuple) else value)
+
+
 def anls_star(answer: Sequence[str], variants: Iterable[Sequence[str]]) -> float:
     """ANLS* of an answer list against the gold variants: the maximum over variants.
 
@@ -69,7 +74,7 @@ def anls_star(answer: Sequence[str], variants: Iterable[Sequence[str]]) -> float
     best = 0.0
     pred = list(answer)
     for variant in variants:
-        score = float(anls_score(list(variant), pred))
+        score = _anls(list(variant), pred)
         if score > best:
             best = score
             if best >= 1.0:

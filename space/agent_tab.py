@@ -1,20 +1,21 @@
-"""The "Try an agent" tab: run the BM25 search agent on a dev question (or a typed one) and stream its trajectory.
+"""The "Try an agent" tab: run an agent on a dev question (or a typed one) and render its step events.
 
-Each search shows its query and result pages as thumbnails rendered from the PDFs; the final answer lists its
-citations with the cited page images; step count and time close the run. For a dev question the gold answer (dev
-labels are public) and the item's score are shown. Test labels are never read here.
+The agents are looked up in the agent registry and prepared once per (agent, model) for this Space
+(:class:`madqa.agents.protocol.PreparedAgent`); the tab only renders the events their ``stream`` yields: each search
+as its query and result pages (thumbnails rendered from the PDFs), each code step as its code and printed output,
+and the final answer with its citations and the cited page images; step count and time close the run. For a dev
+question the gold answer (dev labels are public) and the item's score are shown. Test labels are never read here.
 
-The code-REPL agent (``agents/repl_agent.py``) writes Python that runs in its out-of-process worker
-(``agents/repl_worker.py``: minimal environment, read-only view of Python's own files under Landlock, no sockets or
-processes under seccomp), never in the Space's process; its code steps and their printed output are streamed. Where
-the host lacks Landlock or seccomp, the tab refuses to run it (``require_isolation=True``: fail closed).
+The code-REPL agent writes Python that runs in its out-of-process worker (``agents/repl/worker.py``: minimal
+environment, read-only view of Python's own files under Landlock, no sockets or processes under seccomp), never in
+the Space's process, and in a fresh worker for every question. Where the host lacks Landlock or seccomp, the tab
+refuses to run it (``Host(require_isolation=True)``: fail closed).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -26,7 +27,8 @@ from .config import SpaceConfig
 logger = logging.getLogger(__name__)
 
 BM25, REPL = "BM25 search agent", "code-REPL agent"
-AGENTS = (BM25, REPL)
+#: The agents offered, by label: their registry names.
+AGENTS = {BM25: "bm25", REPL: "repl"}
 MAX_CODE_CHARS = 1500
 THUMB_SIDE = 320
 MAX_STEPS = 6
@@ -36,41 +38,44 @@ REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host do
 
 
 class AgentRuntime:
-    """Lazily opened index, renderer and models (one agent run at a time: agents and llama.cpp are not thread-safe)."""
+    """Agents prepared on first use, per (agent, model), and a page renderer for the images shown.
+
+    One agent run at a time (:attr:`lock`): agents and llama.cpp are not thread-safe.
+    """
 
     def __init__(self, config: SpaceConfig) -> None:
         self.config = config
         self.lock = threading.Lock()
-        self._index: Any = None
+        self._prepared: dict[tuple[str, str], Any] = {}
         self._renderer: Any = None
-        self._models: dict[str, Any] = {}
-        self._repl_corpus: Any = None
 
-    def corpus(self) -> tuple[Any, Any]:
-        if self._index is None:
+    def prepared(self, name: str, spec: str) -> Any:
+        """The prepared agent ``name`` on model ``spec`` (a search must come before an answer).
+
+        Raises:
+            madqa.agents.protocol.AgentUnavailableError: this host cannot run the agent safely.
+        """
+        if (name, spec) not in self._prepared:
+            from madqa.agents.config import RunConfig
+            from madqa.agents.protocol import Host
+            from madqa.agents.registry import get_agent
+
+            run = RunConfig(model=spec, agent=name, dataset=self.config.dataset, max_steps=MAX_STEPS, min_searches=1)
+            host = Host(require_isolation=True, sandbox_per_question=True, progress=False,
+                        protected_paths=(str(self.config.db_path), str(self.config.labels_path)))  # fmt: skip
+            agent = get_agent(name)
+            run.check()
+            agent.check(run)
+            self._prepared[(name, spec)] = agent.prepare(run, host=host)
+        return self._prepared[(name, spec)]
+
+    def renderer(self) -> Any:
+        """The page renderer of the Space's dataset (thumbnails and cited pages)."""
+        if self._renderer is None:
             from madqa.agents.render import PageRenderer
-            from madqa.agents.search import open_index
-            from madqa.loading_script.load import load_pages
 
-            pages = load_pages(self.config.dataset)
-            self._index = open_index(pages, progress=False)
-            self._renderer = PageRenderer(self.config.dataset, pages=pages)
-        return self._index, self._renderer
-
-    def repl_corpus(self) -> Any:
-        if self._repl_corpus is None:
-            from madqa.agents.repl_agent import build_corpus
-            from madqa.loading_script.load import load_pages
-
-            self._repl_corpus = build_corpus(load_pages(self.config.dataset))
-        return self._repl_corpus
-
-    def model(self, spec: str) -> Any:
-        if spec not in self._models:
-            from madqa.agents.models import make_model
-
-            self._models[spec] = make_model(spec)
-        return self._models[spec]
+            self._renderer = PageRenderer(self.config.dataset)
+        return self._renderer
 
 
 def dev_questions(config: SpaceConfig) -> dict[str, dict[str, Any]]:
@@ -123,57 +128,48 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
         yield history
         return
     try:
-        stream = _stream_repl if agent_name == REPL else _stream
-        yield from stream(runtime, row, question, model_spec, history)
+        yield from _stream(runtime, row, question, AGENTS[agent_name], model_spec, history)
     finally:
         runtime.lock.release()
 
 
-def _stream(runtime: AgentRuntime, row: Mapping[str, Any] | None, question: str, model_spec: str,
+def _stream(runtime: AgentRuntime, row: Mapping[str, Any] | None, question: str, name: str, model_spec: str,
             history: list[Any]) -> Iterator[list[Any]]:  # fmt: skip
-    from smolagents.agents import populate_template
-    from smolagents.memory import ActionStep, FinalAnswerStep
+    from madqa.agents.protocol import AgentUnavailableError, AnswerEvent, CodeEvent, SearchEvent
 
-    from madqa.agents.run import default_min_searches, default_page_chars
-    from madqa.agents.search_agent import DEFAULT_TOP_K, build_search_agent
-    from madqa.agents.tools import normalise_answer
-
-    start = time.perf_counter()
     try:
-        index, renderer = runtime.corpus()
-        model = runtime.model(model_spec)
-        agent = build_search_agent(model, index, renderer, max_steps=MAX_STEPS, top_k=DEFAULT_TOP_K,
-                                   page_chars=default_page_chars(model, DEFAULT_TOP_K, MAX_STEPS),
-                                   min_searches=max(1, default_min_searches(model)))  # fmt: skip
+        prepared = runtime.prepared(name, model_spec)
+        renderer = runtime.renderer()
+    except AgentUnavailableError as exc:  # fail closed: without its walls no model code runs here
+        logger.warning("%s agent refused: %s", name, exc)
+        history.append(gr.ChatMessage(role="assistant", content=REPL_REFUSED))
+        yield history
+        return
     except Exception as exc:  # noqa: BLE001 - shown as a message (no labels are involved here)
         yield _start_failed(history, exc)
         return
-    output: dict[str, Any] = {"answer": [], "citations": []}
-    steps = 0
-    task = populate_template(agent.texts["task"], variables={"question": question})
-    seen = 0
-    try:
-        for event in agent.run(task, stream=True):
-            if isinstance(event, ActionStep):
-                steps = event.step_number
-                records = agent.search_tool.history if agent.search_tool is not None else []
-                for rec in records[seen:]:
-                    pages = list(getattr(rec, "results", []) or [])
-                    history.append(gr.ChatMessage(
-                        role="assistant", content=f"`{rec.query}` → {len(pages)} page(s)",
-                        metadata={"title": f"step {steps}: search", "status": "done"}))  # fmt: skip
-                    for hit in pages[:5]:
-                        history.append(gr.ChatMessage(role="assistant", content=gr.Image(
-                            value=_thumb(renderer, hit["document"], int(hit["page"])),
-                            label=f"{hit['document']} p. {hit['page']}")))  # fmt: skip
-                seen = len(records)
-                yield history
-            elif isinstance(event, FinalAnswerStep) and isinstance(event.output, Mapping):
-                output = normalise_answer(event.output.get("answer"), event.output.get("citations"), strict=False)
-    except Exception as exc:  # noqa: BLE001 - a failing model must not break the Space
-        logger.warning("agent run failed: %s", exc)
-        history.append(gr.ChatMessage(role="assistant", content=f"The agent failed: {type(exc).__name__}"))
-    yield from _finish(renderer, row, output, steps, time.perf_counter() - start, history)
+    for event in prepared.stream(question, row):
+        if isinstance(event, SearchEvent):
+            history.append(gr.ChatMessage(
+                role="assistant", content=f"`{event.query}` → {len(event.pages)} page(s)",
+                metadata={"title": f"step {event.step}: search", "status": "done"}))  # fmt: skip
+            for page in event.pages[:5]:
+                history.append(gr.ChatMessage(role="assistant", content=gr.Image(
+                    value=_thumb(renderer, page.document, int(page.page)),
+                    label=f"{page.document} p. {page.page}")))  # fmt: skip
+        elif isinstance(event, CodeEvent):
+            seen = (event.output or event.error or "")[:MAX_CODE_CHARS]
+            history.append(gr.ChatMessage(role="assistant", content=f"```python\n{event.code[:MAX_CODE_CHARS]}\n```"
+                                          f"\n\n{seen}", metadata={"title": f"step {event.step}: code",
+                                                                    "status": "done"}))  # fmt: skip
+        elif isinstance(event, AnswerEvent):
+            if event.error:  # its kind only: details stay in the server log
+                logger.warning("agent run failed: %s", event.error)
+                kind = event.error.split(":")[0]
+                history.append(gr.ChatMessage(role="assistant", content=f"The agent failed: {kind}"))
+            yield from _finish(renderer, row, event, history)
+            return
+        yield history
 
 
 def _start_failed(history: list[Any], exc: Exception) -> list[Any]:
@@ -183,12 +179,13 @@ def _start_failed(history: list[Any], exc: Exception) -> list[Any]:
     return history
 
 
-def _finish(renderer: Any, row: Mapping[str, Any] | None, output: Mapping[str, Any], steps: int, elapsed: float,
-            history: list[Any]) -> Iterator[list[Any]]:  # fmt: skip
+def _finish(renderer: Any, row: Mapping[str, Any] | None, event: Any, history: list[Any]) -> Iterator[list[Any]]:
     """Final answer, cited page images, and for a dev question its gold answer and score."""
+    output = {"answer": list(event.answer),
+              "citations": [{"document": c.document, "page": c.page} for c in event.citations]}  # fmt: skip
     answer = "; ".join(output["answer"]) or "(no answer)"
     history.append(gr.ChatMessage(role="assistant", content=f"**Final answer:** {answer}\n\n"
-                                  f"{steps} step(s), {elapsed:.1f} s"))  # fmt: skip
+                                  f"{event.steps} step(s), {event.elapsed_s:.1f} s"))  # fmt: skip
     for cite in output["citations"][:5]:
         try:
             image = renderer.image(cite["document"], int(cite["page"]))
@@ -200,74 +197,11 @@ def _finish(renderer: Any, row: Mapping[str, Any] | None, output: Mapping[str, A
             value=image, label=f"cited: {cite['document']} p. {cite['page']}")))  # fmt: skip
     if row is not None:
         gold = " | ".join("; ".join(v) for v in row["answer_variants"])
-        s = item_score(row, output, steps)
+        s = item_score(row, output, event.steps)
         history.append(gr.ChatMessage(role="assistant", content=(
             f"**Gold (dev):** {gold}\n\nscore {s['score']} · ANLS* {s['anls']:.2f} · Page F1 {s['page_f1']:.2f} · "
             f"Doc F1 {s['doc_f1']:.2f}")))  # fmt: skip
     yield history
-
-
-def _stream_repl(runtime: AgentRuntime, row: Mapping[str, Any] | None, question: str, model_spec: str,
-                 history: list[Any]) -> Iterator[list[Any]]:  # fmt: skip
-    """Run the code-REPL agent's own ``solve`` in a thread and stream its code steps from its memory."""
-    from smolagents.memory import ActionStep
-
-    from madqa.agents.repl_agent import build_repl_agent
-    from madqa.agents.repl_worker import IsolationUnavailableError, ReplWorker
-
-    start = time.perf_counter()
-    # Fail closed: without its Landlock and seccomp walls (see agents/repl_walls.py) no model code runs here.
-    worker = ReplWorker(require_isolation=True,
-                        protected_paths=(str(runtime.config.db_path), str(runtime.config.labels_path)))  # fmt: skip
-    try:
-        worker.start()
-        _, renderer = runtime.corpus()
-        agent = build_repl_agent(runtime.model(model_spec), runtime.repl_corpus(), max_steps=MAX_STEPS,
-                                 worker=worker)  # fmt: skip
-    except IsolationUnavailableError as exc:
-        logger.warning("code-REPL agent refused: %s", exc)
-        history.append(gr.ChatMessage(role="assistant", content=REPL_REFUSED))
-        yield history
-        return
-    except Exception as exc:  # noqa: BLE001 - shown as a message (no labels are involved here)
-        worker.close()
-        yield _start_failed(history, exc)
-        return
-    result: dict[str, Any] = {"answer": [], "citations": []}
-
-    def work() -> None:
-        try:
-            result.update(agent.solve(question))
-        except Exception as exc:  # noqa: BLE001 - reported below
-            logger.warning("REPL agent run failed: %s", exc)
-            result["error"] = type(exc).__name__
-
-    thread = threading.Thread(target=work, name="space-repl-agent", daemon=True)
-    thread.start()
-    shown = 0
-    try:
-        while True:
-            alive = thread.is_alive()
-            steps = [s for s in list(agent.memory.steps) if isinstance(s, ActionStep)]
-            for step in steps[shown:]:
-                code = (getattr(step, "code_action", None) or "")[:MAX_CODE_CHARS]
-                seen = str(step.observations or "")[:MAX_CODE_CHARS]
-                history.append(gr.ChatMessage(role="assistant", content=f"```python\n{code}\n```\n\n{seen}",
-                                              metadata={"title": f"step {step.step_number}: code",
-                                                        "status": "done"}))  # fmt: skip
-            if len(steps) > shown:
-                shown = len(steps)
-                yield history
-            if not alive:
-                break
-            thread.join(timeout=0.3)
-    finally:
-        thread.join()
-        agent.cleanup()
-    if "error" in result:
-        history.append(gr.ChatMessage(role="assistant", content=f"The agent failed: {result['error']}"))
-    steps_used = agent.effort()["steps"]
-    yield from _finish(renderer, row, result, steps_used, time.perf_counter() - start, history)
 
 
 def build_agent_tab(config: SpaceConfig) -> None:
@@ -280,7 +214,7 @@ def build_agent_tab(config: SpaceConfig) -> None:
         dev_pick = gr.Dropdown(label="Dev question", choices=choices, value=choices[0][1] if choices else None,
                                elem_id="dev-pick", scale=3)  # fmt: skip
         typed = gr.Textbox(label="…or type a question", elem_id="typed", scale=3)
-        agent = gr.Dropdown(label="Agent", choices=list(AGENTS), value=AGENTS[0], elem_id="agent-pick", scale=1)
+        agent = gr.Dropdown(label="Agent", choices=list(AGENTS), value=BM25, elem_id="agent-pick", scale=1)
         model = gr.Dropdown(label="Model", choices=list(config.agent_models), value=config.agent_model, scale=1)
     go = gr.Button("Run agent", variant="primary", elem_id="run-agent")
     chat = gr.Chatbot(height=560, elem_id="trajectory", label="Trajectory")

@@ -127,6 +127,14 @@ def build_app(services: Services) -> gr.Blocks:
             from madqa.space.agent_tab import build_agent_tab
 
             build_agent_tab(config)
+        with gr.Tab("Explore (dev)", elem_id="tab-explore"):
+            from madqa.space.explore.tab import build_explore_tab
+
+            build_explore_tab(config)
+        with gr.Tab("Solve it yourself", elem_id="tab-human"):
+            from madqa.agents.human.practice import build_practice_tab
+
+            build_practice_tab(config.dataset)
         with gr.Tab("About", elem_id="tab-about"):
             gr.Markdown(content.ABOUT)
     return demo
@@ -160,7 +168,7 @@ def main() -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    serve()
+    serve(launch)
 
 
 if __name__ == "__main__":

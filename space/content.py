@@ -59,3 +59,12 @@ agent or the code-REPL agent with the configured model. Each search with the pag
 with its output) and the final answer with its cited pages appear as the agent works. The REPL agent's code runs in
 a separate walled worker process, never in this server.
 """
+
+EXPLORE_HELP = """\
+Explore a results file of the **dev** (or train) split: filter the questions (outcome, hop type, domain, category,
+H.3 error class, effort, text), open one to see each step's query and pages (gold evidence pages framed green), the
+REPL agent's code and output, tokens per step, and the final answer against the gold; the Summary tab has accuracy
+with its CI, Page/Doc F1, the Kuiper curve, the budget curve, the error cascade and effort histograms. Upload two
+files at once to compare runs (agreement, Cohen's κ, trajectories side by side). Test-split files are refused: their
+labels are hidden. Locally, `madqa view results.jsonl --split dev` does the same.
+"""

@@ -1,7 +1,7 @@
 """The Space's only contact with the Hugging Face Hub: the mirror of accepted submissions and the labels download.
 
 Nothing is contacted at import or when no token and repo are configured; the ``CommitScheduler`` is built lazily
-on the first accepted submission. Local copies live in owner-only folders (:func:`.storage.private_dir`).
+on the first accepted submission. Local copies live in owner-only folders (:func:`.privacy.private_dir`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .storage import _PRIVATE, FORM_FIELDS, ITEM_FIELDS, SubmissionStore, private_dir
+from .privacy import PRIVATE_MODE, private_dir
+from .storage import FORM_FIELDS, ITEM_FIELDS, SubmissionStore
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,8 @@ class HubMirror:
 
     def save(self, sid: int, header: Mapping[str, Any], items: Sequence[Sequence[Any]]) -> None:
         """Write one submission file; push errors are logged, never raised to the submitter."""
-        record = {"id": sid, "header": dict(header), "items": [dict(zip(ITEM_FIELDS, row)) for row in items]}
+        rows = [dict(zip(ITEM_FIELDS, row, strict=True)) for row in items]  # one value per field
+        record = {"id": sid, "header": dict(header), "items": rows}
         try:
             with self._lock:
                 scheduler = self._get_scheduler()
@@ -92,5 +94,5 @@ def download_labels(repo_id: str, token: str | None, target_dir: Path) -> Path:
 
     path = Path(hf_hub_download(repo_id, "test_labels.jsonl", repo_type="dataset", token=token,
                                 local_dir=private_dir(target_dir)))  # fmt: skip
-    os.chmod(path, _PRIVATE)
+    os.chmod(path, PRIVATE_MODE)
     return path

@@ -21,7 +21,8 @@ BOARD_METRICS: tuple[MetricSpec, ...] = tuple(
     m for m in METRICS if m.key not in ("accuracy_raw", "kuiper_normalized", "wasted_effort_ratio")
 )
 #: "Origin": maintainer baseline / verified / self-reported (``storage.ORIGINS``; effort is as reported by the origin).
-ID_COLUMNS = ("Rank", "System", "Submitter", "Origin", "Agent", "Model", "Date")
+#: "Type": human (a ``madqa human`` run, every line ``system_type: "human"``) or agent; searchable like the names.
+ID_COLUMNS = ("Rank", "System", "Submitter", "Origin", "Type", "Agent", "Model", "Date")
 HOP_COLUMNS = (("cross_page", "X-Page"), ("cross_doc", "X-Doc"))
 #: One standard error of the accuracy in percentage points: the paper's "±" (its Table 3), beside the 95% CI.
 SE_COLUMN = "Accuracy ±"
@@ -51,12 +52,17 @@ def board_columns() -> list[str]:
     return cols + ["Mean steps", "Coverage", "Mode", "#"]
 
 
+def system_type(sub: StoredSubmission) -> str:
+    """``"human"`` for a human run (stored with the report at submission), else ``"agent"``."""
+    return "human" if (sub.report or {}).get("system_type") == "human" else "agent"
+
+
 def row_of(sub: StoredSubmission) -> dict[str, Any]:
     """One board row (numbers as numbers so that sorting works)."""
     r = public_report(sub.report)  # also for rows stored before reports were reduced to aggregates
     row: dict[str, Any] = {
         "System": sub.form["system"], "Submitter": sub.form["submitter"],
-        "Origin": ORIGINS.get(sub.origin, sub.origin), "Agent": sub.form["agent"],
+        "Origin": ORIGINS.get(sub.origin, sub.origin), "Type": system_type(sub), "Agent": sub.form["agent"],
         "Model": sub.form["model"], "Date": sub.created[:10],
     }  # fmt: skip
     for m in BOARD_METRICS:
@@ -113,12 +119,12 @@ def styled_board(df: pd.DataFrame) -> Any:
 
 
 def filter_board(df: pd.DataFrame, query: str) -> pd.DataFrame:
-    """Rows whose system, submitter, agent or model contains ``query`` (case-insensitive)."""
+    """Rows whose system, submitter, type (``human``), agent or model contains ``query`` (case-insensitive)."""
     q = (query or "").strip().lower()
     if not q:
         return df
     mask = pd.Series(False, index=df.index)
-    for col in ("System", "Submitter", "Agent", "Model"):
+    for col in ("System", "Submitter", "Type", "Agent", "Model"):
         mask |= df[col].astype(str).str.lower().str.contains(q, regex=False)
     return df[mask]
 

@@ -78,6 +78,8 @@ def _worker_main(conn: Any, references: Sequence[Any], other_split_ids: Mapping[
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"  # one scoring process = one core; BLAS threads would also inflate RLIMIT_AS
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    from madqa.metric.report import ReportOptions
+
     from .submission import evaluate_results
 
     test_ids = {r.id for r in references}
@@ -86,9 +88,10 @@ def _worker_main(conn: Any, references: Sequence[Any], other_split_ids: Mapping[
 
         warm = json.dumps({"id": references[0].id, "answer": ["warm-up"], "citations": [], "steps": 1})
         try:
-            evaluate_results(warm, references, test_ids, other_split_ids, n_resamples=1)
+            evaluate_results(warm, references, test_ids, other_split_ids, options=ReportOptions(n_resamples=1))
         except SubmissionError:
             pass
+    options = ReportOptions(n_resamples=n_resamples)
     mem = limits.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     while True:
@@ -99,7 +102,7 @@ def _worker_main(conn: Any, references: Sequence[Any], other_split_ids: Mapping[
         _set_cpu_budget(resource, limits.cpu_s)
         try:
             reply: tuple[Any, ...] = ("ok", evaluate_results(text, references, test_ids, other_split_ids,
-                                                            n_resamples=n_resamples))
+                                                            options=options))
         except SubmissionError as exc:
             reply = ("error", str(exc))
         except MemoryError:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -202,7 +202,7 @@ def _labels_problem(exc: BaseException) -> str:
 
 def check_labels(path: Path, variable: str) -> int:
     """Parse the labels as the scorer will; returns how many test items they label."""
-    from madqa.loading_script.build import read_jsonl
+    from madqa.loading_script.io import read_jsonl
     from madqa.loading_script.load import DatasetUnavailableError, load_gold
     from madqa.metric.inputs import parse_references
 
@@ -294,10 +294,18 @@ def error_page(error: ConfigError | None, env: Mapping[str, str] | None = None) 
     return demo
 
 
-def serve(env: Mapping[str, str] | None = None, *, host: str | None = None, port: int | None = None) -> None:
+def serve(
+    launch: Callable[..., Any],
+    env: Mapping[str, str] | None = None,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+) -> None:
     """Start the Space and serve until stopped; a start-up failure serves :func:`error_page` instead.
 
-    ``host``/``port`` default to gradio's (``GRADIO_SERVER_NAME``, ``GRADIO_SERVER_PORT``; Spaces set them).
+    ``launch(services, port=, host=)`` builds and serves the app (:func:`madqa.space.app.launch`; passed in so that
+    this module does not import the app that calls it). ``host``/``port`` default to gradio's
+    (``GRADIO_SERVER_NAME``, ``GRADIO_SERVER_PORT``; Spaces set them).
     """
     import madqa.space
 
@@ -313,8 +321,6 @@ def serve(env: Mapping[str, str] | None = None, *, host: str | None = None, port
         logger.exception("the Space could not start")
         failure = None
     else:
-        from .app import launch
-
         launch(services, port=port, host=host)
         return
     error_page(failure, env).launch(server_name=host, server_port=port)

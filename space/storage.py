@@ -23,18 +23,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sqlite3
-import stat
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:  # the mirror imports this module
-    from .hub import HubMirror
+from .privacy import make_private
+from .refusals import DuplicateFile, KeyReplay, RateLimited, RateRule
 
 logger = logging.getLogger(__name__)
 
@@ -83,70 +81,11 @@ CREATE UNIQUE INDEX IF NOT EXISTS submissions_idem_key ON submissions(idem_key) 
 CREATE INDEX IF NOT EXISTS submissions_file_sha256 ON submissions(file_sha256);
 CREATE INDEX IF NOT EXISTS submissions_content_sha256 ON submissions(content_sha256);
 """
-_PRIVATE = 0o600
+class Mirror(Protocol):
+    """Where accepted submissions are copied as well (:class:`.hub.HubMirror`); errors are its own to handle."""
 
-
-@dataclass(frozen=True)
-class RateRule:
-    """At most ``limit`` accepted submissions by ``key`` in the ``window_s`` seconds before ``now`` (0 = no limit)."""
-
-    key: str
-    limit: int
-    window_s: float
-    now: float
-
-
-class Refused(Exception):
-    """A guard of :meth:`SubmissionStore.add` / :meth:`~SubmissionStore.precheck` refused; nothing was written."""
-
-
-class KeyReplay(Refused):
-    """The idempotency key was already used: by submission ``sid`` (for the same file when ``same_file``)."""
-
-    def __init__(self, sid: int, same_file: bool) -> None:
-        super().__init__(sid, same_file)
-        self.sid, self.same_file = sid, same_file
-
-
-class DuplicateFile(Refused):
-    """The same file (text or canonical content) was already accepted as submission ``sid``."""
-
-    def __init__(self, sid: int) -> None:
-        super().__init__(sid)
-        self.sid = sid
-
-
-class RateLimited(Refused):
-    """``rule.key`` already has ``rule.limit`` accepted submissions in the window; the oldest leaves in ``wait_s``."""
-
-    def __init__(self, rule: RateRule, wait_s: float) -> None:
-        super().__init__(rule, wait_s)
-        self.rule, self.wait_s = rule, wait_s
-
-
-def private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) and make it owner-only (0700), also when it already existed.
-
-    Mirror files (contacts, per-item scores), downloaded labels and restored snapshots live in such folders, so
-    their own file modes (gradio's and huggingface_hub's defaults) never expose them to other local users.
-    """
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if stat.S_IMODE(path.stat().st_mode) != 0o700:
-        os.chmod(path, 0o700)
-    return path
-
-
-def _make_private(path: Path) -> None:
-    """The database and its side files: owner read/write only (created so, fixed if older)."""
-    if not path.exists():
-        os.close(os.open(path, os.O_CREAT | os.O_RDWR, _PRIVATE))
-    for side in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
-        try:
-            if stat.S_IMODE(side.stat().st_mode) != _PRIVATE:
-                os.chmod(side, _PRIVATE)
-        except FileNotFoundError:
-            continue
+    def save(self, sid: int, header: Mapping[str, Any], items: Sequence[Sequence[Any]]) -> None:
+        """Copy one accepted submission (its header and per-item rows in :data:`ITEM_FIELDS` order)."""
 
 
 @dataclass(frozen=True)
@@ -167,13 +106,13 @@ class SubmissionStore:
 
     Args:
         path: the database file (its folder is created).
-        mirror: optional :class:`HubMirror` receiving every accepted submission.
+        mirror: optional :class:`Mirror` (the Space's :class:`.hub.HubMirror`) receiving every accepted submission.
     """
 
-    def __init__(self, path: str | Path, mirror: HubMirror | None = None) -> None:
+    def __init__(self, path: str | Path, mirror: Mirror | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _make_private(self.path)
+        make_private(self.path)
         self.mirror = mirror
         self._lock = threading.Lock()
         with self._connect() as con:
@@ -185,7 +124,7 @@ class SubmissionStore:
                     con.execute(f"ALTER TABLE submissions ADD COLUMN {column} {kind}")
                     logger.info("migrated %s: added submissions.%s", self.path, column)
             con.executescript(_INDEXES)
-        _make_private(self.path)
+        make_private(self.path)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -248,7 +187,7 @@ class SubmissionStore:
                     con.execute("INSERT INTO accepted_events (submission_id, identity, at) VALUES (?, ?, ?)",
                                 (sid, rate.key, rate.now))
         if self.mirror is not None:
-            self.mirror.save(sid, dict(zip(columns, values)), rows)
+            self.mirror.save(sid, dict(zip(columns, values, strict=True)), rows)
         return sid
 
     @staticmethod

@@ -8,24 +8,26 @@ whole file is valid (the store writes one transaction per submission).
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from madqa.metric.inputs import InputError, parse_references, parse_results_text
 from madqa.metric.matching import match_predictions
-from madqa.metric.report import build_report, score_predictions
+from madqa.metric.report import DEFAULT_OPTIONS, ReportOptions, build_report, score_predictions
 from madqa.metric.schema import Reference
 
 from .disclosure import public_report
 from .identity import MAX_FIELD_CHARS, REQUIRED_FIELDS, RateLimiter, SubmissionError, clean_form
-from .storage import DuplicateFile, KeyReplay, RateLimited, RateRule, SubmissionStore
+from .refusals import DuplicateFile, KeyReplay, RateLimited, RateRule
+from .storage import SubmissionStore
 
 __all__ = ["MAX_FIELD_CHARS", "REQUIRED_FIELDS", "Accepted", "RateLimiter", "Scorer", "SubmissionError",
            "Evaluation", "clean_form", "evaluate_results", "format_accepted"]  # fmt: skip
@@ -90,15 +92,14 @@ def evaluate_results(
     test_ids: set[str],
     other_split_ids: Mapping[str, str],
     *,
-    mode: str = "anls",
+    options: ReportOptions = DEFAULT_OPTIONS,
     judge: Any = None,
-    n_resamples: int = 1000,
 ) -> Evaluation:
     """Validate and score a results text against the test labels.
 
     Pure (no I/O): the scoring processes of :mod:`.scoring_pool` call it as the Space's request threads do. Every
     rejection happens before any work that touches a gold answer, so a refused file (which costs no quota) cannot
-    time the labels.
+    time the labels. The per-item scores are always computed (they are stored), whatever ``options.include_items``.
 
     Raises:
         SubmissionError: any validation problem (the message names line and field, never a gold value).
@@ -115,8 +116,8 @@ def evaluate_results(
             raise InputError(f"{len(matching.unknown)} line(s) match no test question, e.g. {first[:160]}")
     except InputError as exc:
         raise SubmissionError(str(exc)) from None
-    run = score_predictions(predictions, references, mode=mode, judge=judge, matching=matching)  # type: ignore[arg-type]
-    report = build_report(run, references, mode=mode, n_resamples=n_resamples, include_items=True)  # type: ignore[arg-type]
+    run = score_predictions(predictions, references, mode=options.mode, judge=judge, matching=matching)
+    report = build_report(run, references, replace(options, include_items=True))
     items = report.pop("items")
     return Evaluation(public_report(report, items), items, canonical_sha256(text))
 
@@ -149,7 +150,8 @@ class Scorer:
         self.test_ids = {r.id for r in self.references}
         self.store = store
         self.other_split_ids = dict(other_split_ids or {})
-        self.mode, self.judge, self.n_resamples, self.max_bytes = mode, judge, n_resamples, max_bytes
+        self.judge, self.max_bytes = judge, max_bytes
+        self.options = ReportOptions(mode=mode, n_resamples=n_resamples)  # type: ignore[arg-type]
         #: Walled scoring processes (:class:`~.scoring_pool.ScoringPool`); ``None`` scores in the calling thread.
         self.pool: Any = None
         self._busy: Counter[str] = Counter()  # submissions being scored, per identity
@@ -192,8 +194,8 @@ class Scorer:
         """
         if self.pool is not None and self.judge is None:
             return self.pool.evaluate(text)  # type: ignore[no-any-return]
-        return evaluate_results(text, self.references, self.test_ids, self.other_split_ids, mode=self.mode,
-                                judge=self.judge, n_resamples=self.n_resamples)  # fmt: skip
+        return evaluate_results(text, self.references, self.test_ids, self.other_split_ids, options=self.options,
+                                judge=self.judge)  # fmt: skip
 
     def submit(self, path: str | Path | None, form: Mapping[str, Any], *, origin: str = "user",
                identity: str | None = None, key: str | None = None, limiter: RateLimiter | None = None) -> Accepted:
@@ -229,8 +231,9 @@ class Scorer:
             self.store.precheck(file_sha256=sha, idem_key=idem, rate=rule())  # refuse before any scoring work
             with self._in_flight(identity, rule()):
                 done = self.evaluate_text(text)
-                created = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-                sid = self.store.add(form, done.report, done.items, created=created, origin=origin,
+                created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+                report = {**done.report, "system_type": results_system_type(text)}  # labels human rows
+                sid = self.store.add(form, report, done.items, created=created, origin=origin,
                                      file_sha256=sha, content_sha256=done.content_sha256, idem_key=idem,
                                      rate=rule())  # fmt: skip
         except KeyReplay as exc:
@@ -283,6 +286,23 @@ class Scorer:
         mine = report.get("accuracy") or 0.0
         rank = 1 + sum(1 for s in subs if (s.report.get("accuracy") or 0.0) > mine)
         return Accepted(sid, rank, len(subs), report, replayed)
+
+
+def results_system_type(text: str) -> str:
+    """``"human"`` when every line of a results file says ``system_type: "human"`` (``madqa human``), else
+    ``"agent"``; the board labels and filters rows by it.
+
+    >>> results_system_type('{"id": "a", "system_type": "human"}\\n'), results_system_type('{"id": "a"}')
+    ('human', 'agent')
+    """
+    if '"system_type"' not in text:  # the common case costs one scan, no parsing
+        return "agent"
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        human = bool(lines) and all(json.loads(line).get("system_type") == "human" for line in lines)
+    except (ValueError, AttributeError):
+        human = False
+    return "human" if human else "agent"
 
 
 def canonical_sha256(text: str) -> str:

@@ -20,6 +20,7 @@ def built_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
     HF_HOME points into the same temporary tree so the offline cache registration never touches the user's cache.
     """
+    from madqa.cli.setup_cmd import install_metric
     from madqa.loading_script.paths import Layout
     from madqa.loading_script.pipeline import run_setup
 
@@ -31,6 +32,7 @@ def built_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ.pop("MADQA_DATASET", None)
     try:
         run_setup(Layout(root / "home"), progress=False)
+        install_metric()  # as `madqa setup` does: evaluate.load("madqa") stays offline in tests
         yield root / "home"
     finally:
         for key, value in saved.items():

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
-from madqa.agents import models
+from madqa.agents import deps, llamacpp, models
+from madqa.agents.answer import FinalAnswerTool
 from madqa.agents.models import MissingDependencyError, bounded_schema, make_model, parse_spec, tool_call_schema
-from madqa.agents.tools import FinalAnswerTool
 from smolagents import ChatMessage, MessageRole, Model
 
 
@@ -36,7 +36,7 @@ def test_bad_specs_are_value_errors(spec: str, message: str) -> None:
 
 
 def test_missing_extra_names_the_pip_extra(monkeypatch) -> None:
-    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(deps.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'madqa\[litellm\]'"):
         make_model("litellm:gpt-4.1")
     with pytest.raises(ValueError, match=r"madqa\[local\]"):  # also a ValueError, so CLIs report it as one line
@@ -98,8 +98,8 @@ def test_bounded_schema_closes_objects_and_bounds_lists() -> None:
     args = schema["properties"]["arguments"]
     assert schema["properties"]["name"] == {"const": "final_answer"}
     assert args["additionalProperties"] is False and args["required"] == ["answer", "citations"]
-    assert args["properties"]["answer"]["maxItems"] == models.MAX_ARRAY_ITEMS
-    assert args["properties"]["answer"]["items"]["maxLength"] == models.MAX_STRING_CHARS
+    assert args["properties"]["answer"]["maxItems"] == llamacpp.MAX_ARRAY_ITEMS
+    assert args["properties"]["answer"]["items"]["maxLength"] == llamacpp.MAX_STRING_CHARS
     cite = args["properties"]["citations"]["items"]
     assert cite["required"] == ["document", "page"] and cite["additionalProperties"] is False
     assert bounded_schema({"type": "string", "enum": ["a"]}) == {"type": "string", "enum": ["a"]}
@@ -112,7 +112,7 @@ def local_model():
 
 
 def test_local_model_always_makes_a_well_formed_tool_call(local_model) -> None:
-    from madqa.agents.tools import SearchDocumentsTool
+    from madqa.agents.bm25.tools import SearchDocumentsTool
 
     tool = SearchDocumentsTool(None, None)  # type: ignore[arg-type]  # only its schema is used
     messages = [
@@ -138,7 +138,9 @@ def test_local_model_honours_a_json_schema_response_format(local_model) -> None:
     assert VERDICT_SCHEMA["properties"]["verdict"]["enum"] == ["correct", "partial", "incorrect"]
 
 
-@pytest.mark.parametrize("name", ["madqa.agents.models", "madqa.agents.tools"])
+@pytest.mark.parametrize("name", ["madqa.agents.models", "madqa.agents.answer", "madqa.agents.resolve",
+                                  "madqa.agents.config", "madqa.agents.protocol", "madqa.agents.registry",
+                                  "madqa.agents.prompts", "madqa.agents.repl.corpus", "madqa.agents.repl.agent"])
 def test_docstring_examples(name: str) -> None:
     import doctest
     import importlib

@@ -7,45 +7,27 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from madqa.agents.repl_agent import build_corpus, build_repl_agent
-from madqa.agents.repl_worker import ReplWorker, WorkerLimits
+from fakes import Reply, ScriptedModel, code
+from madqa.agents.repl.agent import build_repl_agent
+from madqa.agents.repl.corpus import build_corpus
+from madqa.agents.repl.worker import ReplWorker, WorkerLimits
 from madqa.metric.inputs import parse_results_text
-from smolagents import ChatMessage, MessageRole, Model
-from smolagents.monitoring import TokenUsage
 
-Reply = str | Callable[[str], str]
 ROOT_USAGE, SUB_USAGE = (100, 10), (20, 3)
 SECRET = "UNIQUE-CORPUS-MARKER-7731"
 
 
-class ScriptedModel(Model):
-    """Replays fixed replies (a callable gets the flattened input); records inputs and response formats."""
-
-    def __init__(self, script: list[Reply], usage: tuple[int, int] = ROOT_USAGE) -> None:
-        super().__init__(model_id="scripted", flatten_messages_as_text=True)
-        self.script, self.usage = list(script), usage
-        self.calls: list[dict[str, Any]] = []
-
-    def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
-        prepared = self._prepare_completion_kwargs(messages, flatten_messages_as_text=True)
-        text = "\n".join(str(m["content"]) for m in prepared["messages"])
-        self.calls.append({"text": text, "response_format": response_format})
-        item = self.script.pop(0) if len(self.script) > 1 else self.script[0]
-        content = item(text) if callable(item) else item
-        return ChatMessage(role=MessageRole.ASSISTANT, content=content, token_usage=TokenUsage(*self.usage))
-
-
-def code(src: str) -> str:
-    return f"Thought: next.\n```python\n{src}\n```"
+def scripted(script: list[Reply], usage: tuple[int, int] = ROOT_USAGE) -> ScriptedModel:
+    """A text-only scripted model (root or sub-model of the code agent)."""
+    return ScriptedModel(script, text_only=True, usage=usage)
 
 
 def echo_sub() -> ScriptedModel:
-    return ScriptedModel([lambda text: f"SUB:{len(text)}"], usage=SUB_USAGE)
+    return scripted([lambda text, tools: f"SUB:{len(text)}"], usage=SUB_USAGE)
 
 
 ROWS = [
@@ -72,7 +54,7 @@ def observations(agent) -> list[str]:
 
 
 def test_code_reads_the_corpus_and_answers_with_citations(corpus, worker) -> None:
-    model = ScriptedModel([
+    model = scripted([
         code("print(len(context), documents)\nprint(context[:40])"),
         code("hits = [(d, i + 1) for d in documents for i, t in enumerate(pages[d]) if 'Total due' in t]\n"
              "print(hits)"),
@@ -96,7 +78,7 @@ def test_code_reads_the_corpus_and_answers_with_citations(corpus, worker) -> Non
 def test_llm_query_goes_to_the_sub_model_and_free_text_is_extracted(corpus, worker) -> None:
     sub = echo_sub()
     extraction = json.dumps({"answer": ["$1,234.50"], "citations": [{"document": "invoice_a.pdf", "page": "2"}]})
-    model = ScriptedModel([
+    model = scripted([
         code("a = llm_query('Total? ' + pages['invoice_a.pdf'][1])\n"
              "bs = llm_query_batched(['first chunk', 'second chunk'])\nprint(a, bs)"),
         code("final_answer('The total due is $1,234.50 (invoice_a.pdf, page 2).')"),
@@ -118,7 +100,7 @@ def test_llm_query_goes_to_the_sub_model_and_free_text_is_extracted(corpus, work
 
 def test_sub_call_cap_and_budget_are_errors_in_the_observation(corpus, worker) -> None:
     sub = echo_sub()
-    model = ScriptedModel([
+    model = scripted([
         code("llm_query('x' * 500)"),
         code("r = llm_query('ok')\nprint(llm_query_batched(['a', 'b']))"),
         code("print('still running', r)\nfinal_answer(answer=['x'], citations=[])"),
@@ -147,7 +129,7 @@ ATTACKS: list[tuple[str, str]] = [
 
 
 def test_long_observations_are_clipped_with_a_hint(corpus, worker) -> None:
-    model = ScriptedModel([
+    model = scripted([
         code("print('A' * 5000 + 'MID' + 'DLE' + 'Z' * 5000)"),
         code("raise ValueError('E' * 3000)"),
         code("final_answer(answer=['x'], citations=[])"),
@@ -167,7 +149,7 @@ def test_every_attack_is_refused_or_killed_and_the_run_goes_on(corpus, worker, l
     before = labels.read_bytes()
     attacks = [*ATTACKS, (f"print(open({str(labels)!r}).read())", "Forbidden function evaluation: 'open'")]
     restarts = worker.restarts
-    model = ScriptedModel([code("x = 41"), *(code(a) for a, _ in attacks),
+    model = scripted([code("x = 41"), *(code(a) for a, _ in attacks),
                            code("final_answer(answer=[str(len(documents))], citations=[])")])  # fmt: skip
     agent = build_repl_agent(model, corpus, max_steps=len(attacks) + 3, worker=worker)
     assert agent.solve("Q?") == {"answer": ["2"], "citations": []}
@@ -193,7 +175,7 @@ def test_allowed_modules_work_fully_behind_the_walls(worker) -> None:
 
 
 def test_worker_environment_holds_no_keys_or_paths(monkeypatch) -> None:
-    from madqa.agents.repl_worker import WORKER_ENV
+    from madqa.agents.repl.worker import WORKER_ENV
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     assert set(WORKER_ENV) == {"PATH", "LANG", "LC_ALL"}
@@ -215,14 +197,14 @@ def test_worker_environment_holds_no_keys_or_paths(monkeypatch) -> None:
 
 
 def test_prompt_injection_can_only_produce_refused_code(corpus, worker) -> None:
-    def obedient(text: str) -> str:  # a model that does whatever the last page it read says
+    def obedient(text: str, tools: list[str]) -> str:  # a model that does whatever the last page it read says
         if "Forbidden function evaluation" in text:
             return code("final_answer(answer=['none'], citations=[])")
         if "IGNORE YOUR INSTRUCTIONS" in text.split("Observation:")[-1]:
             return code("print(open('/etc/passwd').read())")
         return code("print(pages['evil.pdf'][0])")
 
-    model = ScriptedModel([obedient])
+    model = scripted([obedient])
     agent = build_repl_agent(model, corpus, max_steps=5, worker=worker)
     assert agent.solve("Q?")["answer"] == ["none"]
     assert len(model.calls) == 3 and "Forbidden function evaluation: 'open'" in observations(agent)[1]
@@ -230,7 +212,7 @@ def test_prompt_injection_can_only_produce_refused_code(corpus, worker) -> None:
 
 
 def test_no_answer_by_the_last_step_is_extracted_from_the_transcript(corpus, worker) -> None:
-    model = ScriptedModel(["I would look at the invoice.", "Still thinking.",
+    model = scripted(["I would look at the invoice.", "Still thinking.",
                            '{"answer": ["$1,234.50"], "citations": []}'])  # fmt: skip
     agent = build_repl_agent(model, corpus, max_steps=2, worker=worker)
     assert agent.solve("Q?") == {"answer": ["$1,234.50"], "citations": []}
@@ -241,7 +223,7 @@ def test_no_answer_by_the_last_step_is_extracted_from_the_transcript(corpus, wor
 
 
 def test_malformed_final_answer_is_sent_back(corpus, worker) -> None:
-    model = ScriptedModel([code("final_answer(answer=['x'], citations=[{'document': 'a.pdf', 'page': 0}])"),
+    model = scripted([code("final_answer(answer=['x'], citations=[{'document': 'a.pdf', 'page': 0}])"),
                            code("final_answer(answer=['x'], citations=[{'document': 'a.pdf', 'page': 1}])")])
     agent = build_repl_agent(model, corpus, worker=worker)
     assert agent.solve("Q?")["citations"] == [{"document": "a.pdf", "page": 1}]
@@ -254,12 +236,12 @@ def test_malformed_final_answer_is_sent_back(corpus, worker) -> None:
 def fake_repl_model(**_: Any) -> ScriptedModel:
     """Root model for runner tests: one sub-call on the first page, then a structured answer citing it."""
 
-    def reply(text: str) -> str:
+    def reply(text: str, tools: list[str]) -> str:
         if "Observation:" not in text:
             return code("d = documents[0]\nprint(d, llm_query(pages[d][0][:200]))")
         return code("final_answer(answer=['17.85'], citations=[{'document': d, 'page': 1}])")
 
-    return ScriptedModel([reply])
+    return scripted([reply])
 
 
 def test_runner_writes_metric_ready_repl_lines_and_resumes(layout, tmp_path: Path) -> None:

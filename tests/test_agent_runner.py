@@ -14,45 +14,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import ScriptedModel, search_then_cite
 from madqa.agents.run import RunConfig, RunError, run_benchmark
 from madqa.metric.inputs import parse_results_text
-from smolagents import ChatMessage, MessageRole, Model
-from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
-from smolagents.monitoring import TokenUsage
 
 TESTS = Path(__file__).parent
 FAKE = "py:test_agent_runner:fake_model"
 
 
-class FakeModel(Model):
-    """Stateless scripted model: one fixed search, then an answer citing the first page shown.
-
-    ``MADQA_FAKE_DELAY`` (seconds) slows every call; a question containing ``MADQA_FAKE_FAIL`` makes the call raise.
-    """
-
-    def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
-        time.sleep(float(os.environ.get("MADQA_FAKE_DELAY", "0")))
-        prepared = self._prepare_completion_kwargs(messages, flatten_messages_as_text=True)
-        text = "\n".join(str(m["content"]) for m in prepared["messages"])
-        question = re.search(r"Question: (.*)", text).group(1)
-        fail = os.environ.get("MADQA_FAKE_FAIL")
-        if fail and fail in question:
-            raise RuntimeError("provider exploded")
-        names = [t.name for t in tools_to_call_from or []]
-        shown = re.findall(r"file (\S+), page (\d+)", text)
-        if "search_documents" in names and not shown:
-            name, args = "search_documents", {"query": "riverton OR invoice OR menu"}
-        else:
-            cites = [{"document": d, "page": int(p)} for d, p in shown[:1]]
-            name, args = "final_answer", {"answer": ["17.85"], "citations": cites}
-        call = ChatMessageToolCall(id="call_0", type="function",
-                                   function=ChatMessageToolCallFunction(name=name, arguments=args))
-        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call],
-                           token_usage=TokenUsage(input_tokens=len(text) // 4, output_tokens=12))
+def fake_reply(text: str, tools: list[str]) -> Any:
+    """One fixed search, then an answer citing the first page shown; ``MADQA_FAKE_DELAY`` (seconds) slows every
+    call, and a question containing ``MADQA_FAKE_FAIL`` makes the call raise."""
+    time.sleep(float(os.environ.get("MADQA_FAKE_DELAY", "0")))
+    question = re.search(r"Question: (.*)", text).group(1)
+    fail = os.environ.get("MADQA_FAKE_FAIL")
+    if fail and fail in question:
+        raise RuntimeError("provider exploded")
+    return search_then_cite("17.85", "riverton OR invoice OR menu")(text, tools)
 
 
-def fake_model(**_: Any) -> FakeModel:
-    return FakeModel(model_id="fake", flatten_messages_as_text=True)
+def fake_model(**_: Any) -> ScriptedModel:
+    """The stateless fake of ``madqa run`` tests (``py:test_agent_runner:fake_model``)."""
+    return ScriptedModel([fake_reply], text_only=True, usage=lambda text, n: (len(text) // 4, 12), model_id="fake")
 
 
 def lines(path: Path) -> list[dict[str, Any]]:

@@ -7,37 +7,15 @@ import json
 from typing import Any
 
 import pytest
+from fakes import ScriptedModel
+from madqa.agents.answer import AnswerFormatError, normalise_answer
+from madqa.agents.bm25.agent import build_search_agent
+from madqa.agents.bm25.prepare import record_fields
+from madqa.agents.prompts import load_prompts
 from madqa.agents.record import as_prediction, build_record
-from madqa.agents.search_agent import build_search_agent, load_prompts
-from madqa.agents.tools import AnswerFormatError, normalise_answer
 from madqa.metric.inputs import parse_prediction
-from smolagents import ChatMessage, MessageRole, Model
-from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
-from smolagents.monitoring import TokenUsage
 
 Step = tuple[str, dict[str, Any]] | str
-
-
-class ScriptedModel(Model):
-    """Replays fixed tool calls (a string is a reply without a tool call) and records every input it gets."""
-
-    def __init__(self, script: list[Step], text_only: bool = False) -> None:
-        super().__init__(model_id="scripted", flatten_messages_as_text=text_only)
-        self.script, self.calls = list(script), []  # type: list[Step], list[dict[str, Any]]
-
-    def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
-        prepared = self._prepare_completion_kwargs(messages, tools_to_call_from=tools_to_call_from,
-                                                   convert_images_to_image_urls=not self.flatten_messages_as_text)
-        self.calls.append({"messages": prepared["messages"], "tools": [t.name for t in tools_to_call_from or []]})
-        item = self.script.pop(0) if len(self.script) > 1 else self.script[0]
-        usage = TokenUsage(input_tokens=100 * len(self.calls), output_tokens=7)
-        if isinstance(item, str):
-            return ChatMessage(role=MessageRole.ASSISTANT, content=item, token_usage=usage)
-        name, args = item
-        call = ChatMessageToolCall(id=f"call_{len(self.calls)}", type="function",
-                                   function=ChatMessageToolCallFunction(name=name, arguments=args))
-        return ChatMessage(role=MessageRole.ASSISTANT, content=f"step {len(self.calls)}", tool_calls=[call],
-                           token_usage=usage)
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +101,7 @@ def test_last_step_offers_only_final_answer_and_says_so(corpus) -> None:
     agent = build_search_agent(model, index, renderer, max_steps=3)
     out = agent.solve("Q?")
     assert [c["tools"] for c in model.calls] == [["search_documents", "final_answer"]] * 2 + [["final_answer"]]
-    assert load_prompts()["madqa"]["last_step"].split(":")[0] in last_user(model.calls[2])[-1]["text"]
+    assert load_prompts("bm25")["madqa"]["last_step"].split(":")[0] in last_user(model.calls[2])[-1]["text"]
     assert out == {"answer": ["17.85"], "citations": [{"document": "a.pdf", "page": 2}]}
     assert agent.final_state == "answered" and len(agent.search_tool.history) == 2
 
@@ -138,7 +116,7 @@ def test_forced_structured_answer_when_step_t_fails(corpus) -> None:
     assert len(model.calls) == 4 and model.calls[3]["tools"] == ["final_answer"]
     assert len(agent.search_tool.history) == 2
     record = build_record({"id": "x", "question": "Q?"}, agent_name="bm25", model="scripted", elapsed_s=0.1,
-                          output=out, agent=agent)
+                          output=out, agent=agent, **record_fields(agent))
     assert record["error"] is None and record["final_state"] == "forced"
     assert record["trajectory"][-1]["tool_calls"][0]["name"] == "final_answer"
     assert "AgentMaxStepsError" in record["trajectory"][-1]["error"]
@@ -150,7 +128,7 @@ def test_no_answer_at_all_is_recorded_as_error(corpus) -> None:
     agent = build_search_agent(model, index, renderer, max_steps=2)
     assert agent.solve("Q?") == {"answer": [], "citations": []}
     record = build_record({"id": "x", "question": "Q?"}, agent_name="bm25", model="m", elapsed_s=0.1, agent=agent,
-                          output=None)
+                          output=None, **record_fields(agent))
     assert record["final_state"] == "no_answer" and record["error"].startswith("no final answer after 2 steps")
 
 
@@ -170,7 +148,7 @@ def test_trajectory_usage_and_results_line(corpus) -> None:
     agent = build_search_agent(model, index, renderer)
     out = agent.solve("Q?")
     record = build_record({"id": "q9", "question": "Q?"}, agent_name="bm25", model="scripted", elapsed_s=1.5,
-                          output=out, agent=agent, config={"top_k": 5})
+                          output=out, agent=agent, config={"top_k": 5}, **record_fields(agent))
     line = json.loads(json.dumps(record))
     assert line["steps"] == 1 and line["usage"] == {"input_tokens": 300, "output_tokens": 14}
     traj = line["trajectory"]
@@ -228,7 +206,7 @@ def test_min_searches_offers_only_search_until_done(corpus) -> None:
 
 
 def test_engine_failure_is_an_observation(corpus) -> None:
-    from madqa.agents.tools import SearchDocumentsTool
+    from madqa.agents.bm25.tools import SearchDocumentsTool
 
     class Broken:
         def search(self, query: str, k: int = 5):

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-
 from madqa.loading_script.extract import ExtractSettings, extract_corpus
 from madqa.loading_script.pdf_text import PdfResult, extract_pdf
 
@@ -206,7 +205,7 @@ def test_settings_are_part_of_the_cache_key_and_in_process_errors_are_isolated(f
 
 def test_extract_exit_status_is_non_zero_for_skipped_files_only_with_strict(folder, tmp_path, monkeypatch, caplog):
     from madqa.cli import main
-    from madqa.loading_script.build import read_jsonl
+    from madqa.loading_script.io import read_jsonl
 
     monkeypatch.setenv("MADQA_HOME", str(tmp_path / "home"))
     (folder / "error_page.pdf").write_text("<html><body>Service unavailable</body></html>")

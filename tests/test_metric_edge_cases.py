@@ -8,11 +8,10 @@ import math
 from types import SimpleNamespace
 
 import pytest
-
 from madqa.metric.accuracy import lee_ci_simplified, rogan_gladen_se, summarize_accuracy
 from madqa.metric.inputs import InputError, parse_references, parse_results_text
 from madqa.metric.judge import Judge, shortcut
-from madqa.metric.report import evaluate_predictions
+from madqa.metric.report import ReportOptions, evaluate_predictions
 from madqa.metric.schema import DEFAULT_CALIBRATION, Calibration
 from madqa.space.disclosure import public_report
 from madqa.space.leaderboard import SE_COLUMN, board_columns, row_of
@@ -31,8 +30,9 @@ def results(*lines: dict) -> str:
     return "\n".join(json.dumps(x) for x in lines)
 
 
-def run(*lines: dict, **kwargs) -> dict:
-    return evaluate_predictions(parse_results_text(results(*lines), "r.jsonl"), GOLD, n_resamples=50, **kwargs)
+def run(*lines: dict, judge=None, **options) -> dict:
+    return evaluate_predictions(parse_results_text(results(*lines), "r.jsonl"), GOLD,
+                                ReportOptions(n_resamples=50, **options), judge=judge)
 
 
 # --- input edge cases ---------------------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ def test_judge_se_is_the_delta_method_se_of_the_corrected_estimate(p: float, q0:
         (_theta(p, q0, q1 + h) - _theta(p, q0, q1 - h)) / (2 * h),
     ]
     variances = [p * (1 - p) / n, q0 * (1 - q0) / m0, q1 * (1 - q1) / m1]
-    expected = math.sqrt(sum(g * g * v for g, v in zip(grads, variances)))
+    expected = math.sqrt(sum(g * g * v for g, v in zip(grads, variances, strict=True)))
     assert rogan_gladen_se(p, n, q0, q1, m0, m1) == pytest.approx(expected, rel=1e-6)
 
 

@@ -6,12 +6,10 @@ import doctest
 import json
 
 import pytest
-
 from madqa.metric import inputs, jsonl
+from madqa.metric.calibration_inputs import parse_calibration, parse_calibration_labels
 from madqa.metric.inputs import (
     InputError,
-    parse_calibration,
-    parse_calibration_labels,
     parse_prediction,
     parse_reference,
     parse_references,

@@ -8,11 +8,10 @@ import threading
 import time
 
 import pytest
-
 from madqa.metric import judge as judge_module
 from madqa.metric.inputs import parse_references, parse_results_text
 from madqa.metric.judge import Judge, JudgeRequest, build_prompt, cache_key, parse_verdict
-from madqa.metric.report import evaluate_predictions
+from madqa.metric.report import ReportOptions, evaluate_predictions
 
 
 class Scripted:
@@ -69,6 +68,7 @@ LINES = [
     {"id": "q5", "answer": ["Zedd the name"], "steps": 6},  # judged correct
 ]
 TABLE = {"Ann, Bob": "partial", "50": "incorrect", "Zedd the name": "correct"}
+JUDGE_MODE = ReportOptions(mode="judge")
 
 
 def predictions():
@@ -78,7 +78,7 @@ def predictions():
 def test_judge_mode_scores_shortcuts_cache_and_correction(tmp_path):
     fake = Scripted(TABLE)
     cache = tmp_path / "cache.jsonl"
-    report = evaluate_predictions(predictions(), GOLD, mode="judge", judge=Judge(fake, "fake-model", cache))
+    report = evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(fake, "fake-model", cache))
     assert fake.calls == 3 and report["judge_calls"] == 3
     assert report["score_sources"] == {"empty": 1, "exact": 1, "judge": 3, "too_long": 1}
     assert report["accuracy_raw"] == pytest.approx((1 + 0.5 + 0 + 0 + 0 + 1) / 6)
@@ -89,21 +89,21 @@ def test_judge_mode_scores_shortcuts_cache_and_correction(tmp_path):
     assert report["errors"]["n_incorrect"] == 3
     # second run: every verdict comes from the cache or a short-cut
     again_fake = Scripted(TABLE)
-    again = evaluate_predictions(predictions(), GOLD, mode="judge", judge=Judge(again_fake, "fake-model", cache))
+    again = evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(again_fake, "fake-model", cache))
     assert again_fake.calls == 0 and again["judge_calls"] == 0
     assert again["accuracy"] == report["accuracy"]
     # another judge model (or prompt version) is another cache key
     other = Scripted(TABLE)
-    evaluate_predictions(predictions(), GOLD, mode="judge", judge=Judge(other, "other-model", cache))
+    evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(other, "other-model", cache))
     assert other.calls == 3
 
 
 def test_prompt_version_is_part_of_the_key(tmp_path, monkeypatch):
     cache = tmp_path / "cache.jsonl"
-    evaluate_predictions(predictions(), GOLD, mode="judge", judge=Judge(Scripted(TABLE), "m", cache))
+    evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(Scripted(TABLE), "m", cache))
     monkeypatch.setattr(judge_module, "PROMPT_VERSION", "madqa-judge-test")
     fake = Scripted(TABLE)
-    evaluate_predictions(predictions(), GOLD, mode="judge", judge=Judge(fake, "m", cache))
+    evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(fake, "m", cache))
     assert fake.calls == 3
     k1 = cache_key("q", ["a"], [["a"]], "m")
     assert k1 != cache_key("q", ["a"], [["b"]], "m") and k1 != cache_key("q", ["b"], [["a"]], "m")
@@ -131,9 +131,8 @@ def test_failures_become_unscored_never_zero(tmp_path):
 
     waits: list[float] = []
     cache = tmp_path / "c.jsonl"
-    report = evaluate_predictions(
-        predictions(), GOLD, mode="judge", judge=Judge(broken, "b", cache, retries=2, backoff=1, sleep=waits.append)
-    )
+    broken_judge = Judge(broken, "b", cache, retries=2, backoff=1, sleep=waits.append)
+    report = evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=broken_judge)
     assert report["unscored"] == 3 and report["n_scored"] == 3
     assert report["score_sources"]["unscored"] == 3
     # accuracy over the scored items only: exact (1), empty (0), too long (0)
@@ -211,7 +210,7 @@ def test_parse_verdict_variants():
 
 def test_judge_mode_requires_a_judge():
     with pytest.raises(ValueError, match="judge mode needs a judge"):
-        evaluate_predictions(predictions(), GOLD, mode="judge")
+        evaluate_predictions(predictions(), GOLD, JUDGE_MODE)
 
 
 def test_doctests():

@@ -7,16 +7,15 @@ import json
 
 import numpy as np
 import pytest
-
 from madqa.metric import kuiper as kuiper_module
 from madqa.metric.inputs import parse_references, parse_results_text
 from madqa.metric.kuiper import _range_scaled, _sort_rows, cumulative_curve, kuiper, kuiper_bootstrap, kuiper_statistic
-from madqa.metric.report import evaluate_predictions
+from madqa.metric.report import ReportOptions, evaluate_predictions
 
 
 def reference_k(effort, y, order):
     """Loop implementation straight from the definition, for cross-checking."""
-    items = sorted(zip(effort, y), key=lambda t: t[0])  # stable: file order within ties
+    items = sorted(zip(effort, y, strict=True), key=lambda t: t[0])  # stable: file order within ties
     n = len(items)
     ybar = sum(y) / n
     d, points = 0.0, [0.0]
@@ -99,14 +98,15 @@ def test_report_is_invariant_to_line_order():
                     "citations": [{"document": "d.pdf", "page": 1 + i % 2}], "steps": int(rng.integers(0, 4))})
         for i in range(40)
     ]  # fmt: skip
-    base = evaluate_predictions(parse_results_text("\n".join(lines), "r"), gold, n_resamples=300)
-    base_file = evaluate_predictions(parse_results_text("\n".join(lines), "r"), gold, kuiper_order="file")
+    block, file_order = ReportOptions(n_resamples=300), ReportOptions(kuiper_order="file")
+    base = evaluate_predictions(parse_results_text("\n".join(lines), "r"), gold, block)
+    base_file = evaluate_predictions(parse_results_text("\n".join(lines), "r"), gold, file_order)
     changed = False
     for _ in range(10):
         shuffled = [lines[i] for i in rng.permutation(len(lines))]
-        again = evaluate_predictions(parse_results_text("\n".join(shuffled), "r"), gold, n_resamples=300)
+        again = evaluate_predictions(parse_results_text("\n".join(shuffled), "r"), gold, block)
         assert again == base
-        other = evaluate_predictions(parse_results_text("\n".join(shuffled), "r"), gold, kuiper_order="file")
+        other = evaluate_predictions(parse_results_text("\n".join(shuffled), "r"), gold, file_order)
         changed |= other["kuiper"] != base_file["kuiper"]
     assert changed  # the public harness's order does move with shuffling
 
@@ -181,10 +181,10 @@ def test_file_order_statistic_and_bootstrap_follow_the_file():
     # File order: 20 correct lines then 20 wrong, one effort value. D rises to 20 - 20 * 20/40 = 10 and falls
     # back, so K = 10 (K/N = 1/4). In gold order (alternating) K would be 0.5; block order gives 0.
     gold, preds = file_order_case()
-    report = evaluate_predictions(preds, gold, kuiper_order="file", n_resamples=500, seed=1)
+    report = evaluate_predictions(preds, gold, ReportOptions(kuiper_order="file", n_resamples=500, seed=1))
     assert report["kuiper"] == pytest.approx(10.0) and report["kuiper_normalized"] == pytest.approx(0.25)
     assert max(report["kuiper_curve"]["d"]) == pytest.approx(10.0)
-    assert evaluate_predictions(preds, gold, n_resamples=10)["kuiper"] == 0.0
+    assert evaluate_predictions(preds, gold, ReportOptions(n_resamples=10))["kuiper"] == 0.0
     # A resample keeps file order, so with a correct and b wrong draws its K is a * b / 40 (all correct first):
     # about 9 to 10. A bootstrap that shuffled ties or used gold order would give K of about 1 to 3.
     low, high = report["kuiper_ci"]

@@ -11,10 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-
 from madqa.metric import jsonl, schema, scoring
 from madqa.metric.inputs import InputError, parse_prediction, parse_references, parse_results_text
-from madqa.metric.report import evaluate_predictions
+from madqa.metric.report import ReportOptions, evaluate_predictions
 
 GOLD = parse_references(
     [{"id": f"g{i}", "question": f"Q{i}?", "answer_variants": [[f"answer {i}"]],
@@ -54,7 +53,8 @@ def judge_never_called(requests):
 def score_file(text: str, mode: str = "anls") -> dict:
     """What every caller does (CLI, Space, evaluate module): parse the whole file, then score it."""
     judge = judge_never_called if mode == "judge" else None
-    return evaluate_predictions(parse_results_text(text, "r.jsonl"), GOLD, mode=mode, judge=judge, n_resamples=10)
+    options = ReportOptions(mode=mode, n_resamples=10)
+    return evaluate_predictions(parse_results_text(text, "r.jsonl"), GOLD, options, judge=judge)
 
 
 def error_of(text: str, mode: str = "anls") -> InputError:

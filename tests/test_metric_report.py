@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
+from madqa.cli.table import format_kappa, format_report
 from madqa.metric.inputs import parse_references, parse_results_text
-from madqa.metric.report import compare_runs, evaluate_predictions, score_predictions
+from madqa.metric.report import ReportOptions, compare_runs, evaluate_predictions, score_predictions
 from madqa.metric.schema import METRICS
-from madqa.metric.table import format_kappa, format_report
 
 REQUIRED = {
     "accuracy", "accuracy_raw", "accuracy_ci", "anls", "page_f1", "doc_f1", "kuiper", "kuiper_normalized",
@@ -49,7 +48,7 @@ RESULTS = "\n".join(
 
 
 def test_report_hand_values():
-    report = evaluate_predictions(parse_results_text(RESULTS, "r.jsonl"), GOLD, n_resamples=200)
+    report = evaluate_predictions(parse_results_text(RESULTS, "r.jsonl"), GOLD, ReportOptions(n_resamples=200))
     assert REQUIRED <= set(report)
     assert report["mode"] == "anls"
     assert (report["n"], report["n_predicted"], report["missing"], report["unscored"]) == (4, 3, 1, 0)
@@ -80,11 +79,12 @@ def test_report_hand_values():
 
 
 def test_per_item_output_and_empty_effort():
-    report = evaluate_predictions(parse_results_text(RESULTS, "r"), GOLD, include_items=True, n_resamples=10)
+    options = ReportOptions(include_items=True, n_resamples=10)
+    report = evaluate_predictions(parse_results_text(RESULTS, "r"), GOLD, options)
     assert [it["id"] for it in report["items"]] == ["s1", "p1", "d1", "s2"]
     assert report["items"][3]["source"] == "missing"
     no_effort = parse_results_text(json.dumps({"id": "s1", "answer": ["alpha"]}), "r")
-    r2 = evaluate_predictions(no_effort, GOLD, n_resamples=10)
+    r2 = evaluate_predictions(no_effort, GOLD, ReportOptions(n_resamples=10))
     assert r2["kuiper"] is None and r2["kuiper_ci"] is None and r2["mean_steps"] is None
     json.dumps(r2, allow_nan=False)
 
@@ -95,17 +95,18 @@ def test_compare_and_text_rendering():
     out = compare_runs({"A": a, "B": b})
     # A: [1, 0, 1, 0], B: [1, 1, 1, 0]: po = 3/4, pe = 1/2 * 3/4 + 1/2 * 1/4 = 1/2 -> kappa 1/2
     assert out["kappa"]["A"]["B"] == pytest.approx(0.5)
-    text = format_report(evaluate_predictions(parse_results_text(RESULTS, "a"), GOLD, n_resamples=10), "title")
+    report = evaluate_predictions(parse_results_text(RESULTS, "a"), GOLD, ReportOptions(n_resamples=10))
+    text = format_report(report, "title")
     assert "accuracy" in text and "Kuiper" in text and "navigation 1" in text
     assert "S1 = A" in format_kappa(out)
 
 
 def test_metrics_declaration_keys_exist_in_report():
-    report = evaluate_predictions(parse_results_text(RESULTS, "r"), GOLD, n_resamples=10)
+    report = evaluate_predictions(parse_results_text(RESULTS, "r"), GOLD, ReportOptions(n_resamples=10))
     assert {m.key for m in METRICS} <= set(report)
     assert [m.key for m in METRICS if not m.higher_is_better] == ["kuiper", "kuiper_normalized", "wasted_effort_ratio"]
 
 
 def test_unknown_mode_rejected():
     with pytest.raises(ValueError, match="unknown mode"):
-        evaluate_predictions([], GOLD, mode="exact")  # type: ignore[arg-type]
+        evaluate_predictions([], GOLD, ReportOptions(mode="exact"))  # type: ignore[arg-type]

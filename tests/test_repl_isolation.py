@@ -26,11 +26,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from madqa.agents import repl_worker
-from madqa.agents.repl_walls import landlock_abi
-from madqa.agents.repl_worker import IsolationUnavailableError, ReplWorker, WorkerLimits
+from madqa.agents.repl import worker as repl_worker
+from madqa.agents.repl.walls import landlock_abi
+from madqa.agents.repl.worker import IsolationUnavailableError, ReplWorker, WorkerLimits
 
-WALLS_FILE = Path(repl_worker.__file__).with_name("repl_walls.py")
+WALLS_FILE = Path(repl_worker.__file__).with_name("walls.py")
 KERNEL_WALLS = landlock_abi() >= 1
 needs_walls = pytest.mark.skipif(not KERNEL_WALLS, reason="this kernel offers no Landlock")
 
@@ -201,7 +201,7 @@ def run_harness(tmp_path: Path, secret: dict[str, str], skip: tuple[str, ...], a
     """Run :data:`HARNESS` against a TCP listener that sends the secret to whoever connects."""
     import platform
 
-    from madqa.agents.repl_walls import ARCHES, SYSCALLS
+    from madqa.agents.repl.walls import ARCHES, SYSCALLS
 
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(30)
@@ -269,7 +269,7 @@ def test_each_kernel_layer_holds_on_its_own(tmp_path: Path, secret) -> None:
 
 
 def test_no_readable_directory_contains_or_lies_inside_a_protected_path(tmp_path: Path, monkeypatch) -> None:
-    from madqa.agents.repl_walls import readable_dirs
+    from madqa.agents.repl.walls import readable_dirs
 
     home = tmp_path / "a" / "home"
     candidates = ["/", str(tmp_path / "a"), str(home), str(home / "venv"), str(tmp_path / "lib")]
@@ -331,7 +331,7 @@ def test_require_isolation_refuses_a_worker_without_a_layer(monkeypatch, layer: 
 def test_without_require_isolation_a_missing_layer_warns_once(monkeypatch, caplog) -> None:
     monkeypatch.setattr(repl_worker, "SKIP_WALLS", ("filesystem",))
     monkeypatch.setattr(repl_worker, "_warned_missing", set())
-    caplog.set_level(logging.WARNING, logger="madqa.agents.repl_worker")
+    caplog.set_level(logging.WARNING, logger="madqa.agents.repl.worker")
     for _ in range(2):
         worker = ReplWorker(WorkerLimits(wall_s=10))
         try:
@@ -350,7 +350,7 @@ def test_space_agent_tab_refuses_the_repl_agent_without_isolation(monkeypatch, t
     runtime = AgentRuntime(SpaceConfig.from_env({"MADQA_HOME": str(tmp_path)}))
     history = list(run_agent(runtime, {}, None, "Q?", REPL, "py:no_such_module:factory"))[-1]
     assert history[-1].content == REPL_REFUSED and "Landlock and seccomp" in REPL_REFUSED
-    assert not runtime.lock.locked() and runtime._models == {}  # no model was even loaded
+    assert not runtime.lock.locked() and runtime._prepared == {}  # nothing prepared: no model was even loaded
 
 
 def test_local_runs_warn_and_go_on_without_isolation(layout, monkeypatch, caplog, tmp_path: Path) -> None:
@@ -358,7 +358,7 @@ def test_local_runs_warn_and_go_on_without_isolation(layout, monkeypatch, caplog
 
     monkeypatch.setattr(repl_worker, "SKIP_WALLS", ("filesystem", "syscalls"))
     monkeypatch.setattr(repl_worker, "_warned_missing", set())
-    caplog.set_level(logging.WARNING, logger="madqa.agents.repl_worker")
+    caplog.set_level(logging.WARNING, logger="madqa.agents.repl.worker")
     out = tmp_path / "repl.jsonl"
     config = RunConfig(model="py:test_agent_repl:fake_repl_model", agent="repl", limit=1, max_steps=3)
     assert run_benchmark(config, out).written == 1

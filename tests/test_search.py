@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from madqa.agents import search as search_mod
 from madqa.agents.search import PageHit, QuerySyntaxError, SearchIndex, open_index, prepare_pages
 
@@ -120,7 +119,7 @@ def test_reopen_reuses_the_index_and_gives_identical_results(
     first = open_index(PAGES, tmp_path, backend=backend, progress=False)  # type: ignore[arg-type]
     expected = {q: first.search(q, 10) for q in SYNTAX_CASES}
     first.close()  # type: ignore[attr-defined]
-    engine = importlib.import_module(f"madqa.agents.search_{backend}")
+    engine = importlib.import_module(f"madqa.agents.search.{backend}_backend")
 
     def no_rebuild(*args: object, **kwargs: object) -> None:
         raise AssertionError("the index was rebuilt although the pages did not change")
@@ -173,8 +172,8 @@ def test_concurrent_searches_from_threads(shared_index: SearchIndex) -> None:
 
 def test_whoosh_matches_the_harness_exactly(tmp_path: Path) -> None:
     """Same pages, scores and order as the public harness's Whoosh set-up, on the fixture and a synthetic corpus."""
-    from madqa.bench.search_index import HarnessStyleWhoosh
     from madqa.bench.search_corpus import CorpusSpec, synthetic_pages, synthetic_queries
+    from madqa.bench.search_index import HarnessStyleWhoosh
 
     pages = PAGES + synthetic_pages(CorpusSpec(seed=3).scaled(80))
     harness = HarnessStyleWhoosh.build(pages, tmp_path / "harness")
@@ -188,7 +187,7 @@ def test_whoosh_matches_the_harness_exactly(tmp_path: Path) -> None:
 
 def test_whoosh_wildcards_without_the_word_list(tmp_path: Path) -> None:
     """An index folder without ``words.txt`` expands wildcards from Whoosh's lexicon, with the same results."""
-    from madqa.agents.search_whoosh import WORDS_FILE, WhooshIndex
+    from madqa.agents.search.whoosh_backend import WORDS_FILE, WhooshIndex
 
     index = open_index(PAGES, tmp_path, progress=False)
     expected = {q: index.search(q, 10) for q in ("report*", "rep?rt", "*port", "colo*r OR lamps")}
@@ -240,9 +239,8 @@ def test_closed_index_refuses_searches(index: SearchIndex) -> None:
 
 
 def test_analyzer_equals_whoosh_standard_analyzer() -> None:
+    from madqa.agents.search.query import analyze
     from whoosh.analysis import StandardAnalyzer
-
-    from madqa.agents.query import analyze
 
     samples = [t for t in TEXTS.values()] + ["İstanbul ÜBER straße 3.5kg e.g. a_b __x__ 1.2.3 ﬁne Ⅻ", "x.y. Z"]
     analyzer = StandardAnalyzer()
@@ -254,9 +252,9 @@ def test_bench_helpers_measure_and_report(tmp_path: Path) -> None:
     """The bench's in-process parts: corpus shape, one set-up's measurement, agreement and the report."""
     import pickle
 
-    from madqa.bench.search_index import agreement, measure_setup
-    from madqa.bench.search_corpus import CorpusSpec, document_lengths, synthetic_pages, synthetic_queries
     from madqa.bench.search import format_report
+    from madqa.bench.search_corpus import CorpusSpec, document_lengths, synthetic_pages, synthetic_queries
+    from madqa.bench.search_index import agreement, measure_setup
 
     lengths = document_lengths(CorpusSpec())
     assert (len(lengths), sum(lengths), max(lengths), sorted(lengths)[len(lengths) // 2]) == (800, 18619, 859, 5)
@@ -282,7 +280,8 @@ def test_bench_helpers_measure_and_report(tmp_path: Path) -> None:
     assert "identical 100.0%" in text and "whoosh backend" in text
 
 
-@pytest.mark.parametrize("name", ["madqa.agents.search", "madqa.agents.query", "madqa.bench.search_index"])
+@pytest.mark.parametrize("name", ["madqa.agents.search", "madqa.agents.search.base", "madqa.agents.search.index",
+                                  "madqa.agents.search.query", "madqa.bench.search_index"])
 def test_doctests(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0

@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from madqa.agents.query import analyze
 from madqa.agents.search import (
     MAX_EXPANSION_TERMS,
     UNLIMITED,
@@ -26,6 +24,7 @@ from madqa.agents.search import (
     SearchTimeoutError,
     open_index,
 )
+from madqa.agents.search.query import analyze
 
 BACKENDS = ["whoosh", "tantivy"]
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"][:40]
@@ -133,8 +132,8 @@ def test_legitimate_queries_answer_as_without_limits(index: Any) -> None:
 def test_whoosh_with_limits_matches_the_harness(tmp_path: Path) -> None:
     """With the limits on (deadline collector, deadline terms, word ranges expanded from the word list): still the
     harness's pages, scores and order."""
-    from madqa.bench.search_index import HarnessStyleWhoosh
     from madqa.bench.search_corpus import synthetic_queries
+    from madqa.bench.search_index import HarnessStyleWhoosh
 
     pages = PAGES[:150]
     harness = HarnessStyleWhoosh.build(pages, tmp_path / "harness")
@@ -217,7 +216,7 @@ class _Renderer:
 
 
 def _tool(index: Any) -> Any:
-    from madqa.agents.tools import SearchDocumentsTool
+    from madqa.agents.bm25.tools import SearchDocumentsTool
 
     return SearchDocumentsTool(index, _Renderer(), top_k=3, observe="text")  # type: ignore[arg-type]
 
@@ -255,7 +254,7 @@ def test_limits_are_validated() -> None:
     assert SearchLimits(timeout=None).deadline("q").active is False
 
 
-@pytest.mark.parametrize("module", ["madqa.agents.search", "madqa.agents.query"])
+@pytest.mark.parametrize("module", ["madqa.agents.search.base", "madqa.agents.search.query"])
 def test_docstring_examples(module: str) -> None:
     import importlib
 
@@ -274,6 +273,7 @@ def _run_args(*extra: str) -> argparse.Namespace:
 
 def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from madqa.agents import run as run_module
+    from madqa.agents.registry import get_agent
     from madqa.agents.run import RunConfig, RunSummary
     from madqa.cli import UserError, run_cmd
 
@@ -285,6 +285,7 @@ def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 
     def fake_run_benchmark(config: RunConfig, output: Any, **kw: Any) -> RunSummary:
         config.check()
+        get_agent(config.agent).check(config)
         seen.append(config)
         return RunSummary(Path(output))
 
@@ -301,12 +302,13 @@ def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 def test_run_opens_the_index_with_the_timeout(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, timeout: float, expected: float | None
 ) -> None:
-    from madqa.agents.run import RunConfig, _corpus
+    from madqa.agents.bm25.prepare import open_corpus
+    from madqa.agents.config import RunConfig
     from madqa.loading_script import load
 
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
     monkeypatch.setattr(load, "load_pages", lambda dataset=None: PAGES[:50])
-    index, _ = _corpus(RunConfig(search_timeout=timeout))
+    index, _ = open_corpus(RunConfig(search_timeout=timeout), progress=False)
     assert index is not None and index.limits == SearchLimits(timeout=expected)  # type: ignore[attr-defined]
     with pytest.raises(QueryTooBroadError):
         index.search("*")
@@ -320,7 +322,7 @@ def test_space_agent_uses_the_default_limits(monkeypatch: pytest.MonkeyPatch, tm
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
     monkeypatch.setattr(load, "load_pages", lambda dataset=None: PAGES[:50])
     runtime = AgentRuntime(SpaceConfig(db_path=tmp_path / "db.sqlite", labels_path=tmp_path / "labels.jsonl"))
-    index, _ = runtime.corpus()
+    index = runtime.prepared("bm25", "py:test_agent_runner:fake_model").index
     assert index.limits == SearchLimits()
     with pytest.raises(QueryTooBroadError):
         index.search("*?*")

@@ -16,9 +16,8 @@ import pytest
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+from fakes import ScriptedModel, code, search_then_cite  # noqa: E402
 from gradio_client import Client, handle_file  # noqa: E402
-from smolagents import ChatMessage, MessageRole, Model  # noqa: E402
-from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction  # noqa: E402
 
 #: A submitter's contact is stored but must never reach a visitor: it is checked like a test label.
 CONTACT = "contact-secret-5b1e@example.org"
@@ -28,31 +27,17 @@ FAKE_ANSWER = "fake-answer-xyz"
 FAKE_SPEC = "py:test_space_app:fake_model"
 
 
-class FakeModel(Model):
+def fake_reply(text: str, tools: list[str]) -> Any:
     """BM25 agent: one search, then an answer citing the first page shown; code-REPL agent: one print, then the
     same constant answer (never a label)."""
-
-    def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
-        prepared = self._prepare_completion_kwargs(messages, flatten_messages_as_text=True)
-        text = "\n".join(str(m["content"]) for m in prepared["messages"])
-        if not tools_to_call_from:  # the code-REPL agent: Python in a code block
-            src = ("print(documents[0])" if "Observation:" not in text else
-                   f"final_answer(answer=['{FAKE_ANSWER}'], citations=[{{'document': documents[0], 'page': 1}}])")
-            return ChatMessage(role=MessageRole.ASSISTANT, content=f"Thought: go.\n```python\n{src}\n```")
-        names = [t.name for t in tools_to_call_from or []]
-        shown = re.findall(r"file (\S+), page (\d+)", text)
-        if "search_documents" in names and not shown:
-            name, args = "search_documents", {"query": "riverton OR invoice OR report"}
-        else:
-            name, args = "final_answer", {"answer": [FAKE_ANSWER],
-                                          "citations": [{"document": d, "page": int(p)} for d, p in shown[:1]]}
-        call = ChatMessageToolCall(id="c0", type="function", function=ChatMessageToolCallFunction(name=name,
-                                                                                                 arguments=args))
-        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
+    if not tools:  # the code-REPL agent: Python in a code block
+        return code("print(documents[0])" if "Observation:" not in text else
+                    f"final_answer(answer=['{FAKE_ANSWER}'], citations=[{{'document': documents[0], 'page': 1}}])")
+    return search_then_cite(FAKE_ANSWER, "riverton OR invoice OR report")(text, tools)
 
 
-def fake_model(**_: Any) -> FakeModel:
-    return FakeModel(model_id="fake", flatten_messages_as_text=True)
+def fake_model(**_: Any) -> ScriptedModel:
+    return ScriptedModel([fake_reply], text_only=True, usage=None, model_id="fake")
 
 
 def free_port() -> int:
@@ -131,6 +116,8 @@ def test_no_test_label_in_any_endpoint_output(app, layout, tmp_path: Path) -> No
     from madqa.loading_script.load import load_questions
 
     dev_id = load_questions("dev")[0]["id"]
+    dev_file = write(tmp_path / "dev.jsonl", [{"id": q["id"], "answer": q["answer_variants"][0], "steps": 1}
+                                              for q in load_questions("dev")])
     calls: dict[str, list[tuple[Any, ...]]] = {
         "/search": [("",), ("Baseline",), (rows[0]["answer_variants"][0][0],), ("' OR 1=1 --",)],
         "/refresh": [("",), ("zzz",)],
@@ -140,6 +127,12 @@ def test_no_test_label_in_any_endpoint_output(app, layout, tmp_path: Path) -> No
         "/run_agent": [(None, "Who signed the letter?", "BM25 search agent", FAKE_SPEC),
                        (dev_id, "", "BM25 search agent", FAKE_SPEC), (None, "", "nope", "x"),
                        (dev_id, "", "code-REPL agent", FAKE_SPEC)],
+        # Explore tab: a file of test ids and the test split are refused; a dev file is explored (public labels)
+        "/explore_load": [([handle_file(str(good))], "dev"), ([handle_file(str(good))], "test"), (None, "dev"),
+                          ([handle_file(str(dev_file))], "dev")],
+        "/explore_filter": [(None,) * 10 + ("",), ("x", "y", "(any)", None, None, None, None, None, 0, 99,
+                                                   rows[0]["answer_variants"][0][0])],
+        "/explore_question": [(dev_id, []), (rows[0]["id"], []), (None, None)],
     }
     assert set(endpoints) <= set(calls), f"endpoint without leak checks: {set(endpoints) - set(calls)}"
     outputs = []
@@ -152,6 +145,7 @@ def test_no_test_label_in_any_endpoint_output(app, layout, tmp_path: Path) -> No
     text = "\n".join(outputs)
     assert "Accepted" in text and "Rejected" in text and FAKE_ANSWER in text and "Gold (dev)" in text
     assert "step 1: code" in text and "step 1: search" in text
+    assert "**Refused:**" in text and "Loaded **dev**" in text and "explore-question" in text
     import httpx
 
     base = client.src.rstrip("/")
@@ -192,7 +186,7 @@ def unnamed_handler_outputs(client: Client) -> str:
 
 def test_twenty_concurrent_submissions_each_scored_right(app, layout, tmp_path: Path) -> None:
     from madqa.metric.inputs import parse_references, parse_results_text
-    from madqa.metric.report import evaluate_predictions
+    from madqa.metric.report import ReportOptions, evaluate_predictions
 
     store = app["services"].store
     rows = gold_rows(layout)
@@ -204,7 +198,7 @@ def test_twenty_concurrent_submissions_each_scored_right(app, layout, tmp_path: 
                   "citations": r["evidence"][: (i + j) % 2], "steps": 1 + (i + j) % 4} for j, r in enumerate(rows)]
         path = write(tmp_path / f"c{i}.jsonl", lines)
         files.append(path)
-        report = evaluate_predictions(parse_results_text(path.read_text(), "x"), refs, n_resamples=10)
+        report = evaluate_predictions(parse_results_text(path.read_text(), "x"), refs, ReportOptions(n_resamples=10))
         expected[f"concurrent-{i}"] = report
 
     def send(i: int) -> str:

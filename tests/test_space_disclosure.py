@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from madqa.bench.space import synthetic_references
 from madqa.metric.inputs import parse_results_text
-from madqa.metric.report import build_report, score_predictions
+from madqa.metric.report import ReportOptions, build_report, score_predictions
 from madqa.space.disclosure import MIN_GROUP, public_report
 from madqa.space.leaderboard import row_of
 from madqa.space.plots import plot_data, plot_systems
@@ -41,7 +40,7 @@ def _lines(refs: list[Any], correct: set[int]) -> str:
 
 def _full_report(refs: list[Any], text: str, n_resamples: int = 50) -> dict[str, Any]:
     run = score_predictions(parse_results_text(text, "r.jsonl"), refs)
-    return build_report(run, refs, n_resamples=n_resamples)
+    return build_report(run, refs, ReportOptions(n_resamples=n_resamples))
 
 
 def _twin_submissions(refs: list[Any]) -> tuple[str, str]:
@@ -138,5 +137,6 @@ def test_a_refused_file_does_no_gold_dependent_work(refs, monkeypatch) -> None:
     with pytest.raises(SubmissionError, match="match no test question"):
         evaluate_results(probe, refs, {r.id for r in refs}, {})
     assert calls == []
-    evaluate_results(probe.split("\n")[0] + "\n", refs, {r.id for r in refs}, {}, n_resamples=10)
+    first_line = probe.split("\n")[0] + "\n"
+    evaluate_results(first_line, refs, {r.id for r in refs}, {}, options=ReportOptions(n_resamples=10))
     assert calls  # the counter does see the scoring of an accepted file

@@ -7,9 +7,9 @@ import time
 from typing import Any
 
 import pytest
-
 from madqa.bench.space import results_text, synthetic_references
 from madqa.bench.space_burst import worst_case_text
+from madqa.metric.report import ReportOptions
 from madqa.space.scoring_pool import BUSY_MESSAGE, PoolLimits, ScoringPool
 from madqa.space.submission import SubmissionError, evaluate_results
 
@@ -23,7 +23,8 @@ def test_pool_scores_exactly_like_the_request_thread(refs) -> None:
     pool = ScoringPool(refs, {"d1": "dev"}, n_resamples=100, limits=PoolLimits(workers=1, cpu_s=120))
     try:
         text = results_text(refs, 3)
-        assert pool.evaluate(text) == evaluate_results(text, refs, {r.id for r in refs}, {}, n_resamples=100)
+        expected = evaluate_results(text, refs, {r.id for r in refs}, {}, options=ReportOptions(n_resamples=100))
+        assert pool.evaluate(text) == expected
         with pytest.raises(SubmissionError, match="line 1: field 'id' 'd1' is a dev question"):
             pool.evaluate('{"id": "d1", "answer": ["x"]}\n')  # the user's own mistake comes back as it is
     finally:
@@ -32,7 +33,8 @@ def test_pool_scores_exactly_like_the_request_thread(refs) -> None:
 
 def test_a_costly_legal_file_is_stopped_by_the_cpu_budget_and_the_pool_recovers(refs) -> None:
     worst = worst_case_text(refs, 20 * 1024 * 1024, 0)  # legal: ~300 lines at the answer caps, ~55 ms each
-    evaluate_results(worst.splitlines()[0] + "\n", refs, {r.id for r in refs}, {}, n_resamples=10)  # parses fine
+    evaluate_results(worst.splitlines()[0] + "\n", refs, {r.id for r in refs}, {},
+                     options=ReportOptions(n_resamples=10))  # parses fine
     pool = ScoringPool(refs, n_resamples=10, limits=PoolLimits(workers=1, cpu_s=1))
     try:
         with pytest.raises(SubmissionError, match="more than the Space's budget of 1 CPU seconds"):

@@ -182,6 +182,10 @@ def test_the_error_page_names_the_variables_and_hides_secrets() -> None:
     assert GENERIC_ERROR in generic and "configuration error" not in generic
 
 
+def _no_app(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("a failed start-up must not launch the app")
+
+
 def _capture_launch(monkeypatch) -> list[Any]:
     import gradio as gr
 
@@ -193,7 +197,8 @@ def _capture_launch(monkeypatch) -> list[Any]:
 def test_serve_shows_the_page_instead_of_a_traceback(monkeypatch, caplog, tmp_path: Path) -> None:
     launched = _capture_launch(monkeypatch)
     caplog.set_level(logging.INFO)
-    serve({"MADQA_HOME": str(tmp_path), "MADQA_SPACE_MAX_MB": "lots"}, host="127.0.0.1", port=7999)
+    serve(_no_app, {"MADQA_HOME": str(tmp_path), "MADQA_SPACE_MAX_MB": "lots"}, host="127.0.0.1",
+          port=7999)
     ((demo, kwargs),) = launched
     assert kwargs == {"server_name": "127.0.0.1", "server_port": 7999}
     assert "MADQA_SPACE_MAX_MB" in _texts(demo)
@@ -209,7 +214,7 @@ def test_serve_hides_an_unexpected_failure_behind_a_generic_page(monkeypatch, ca
 
     monkeypatch.setattr(startup, "start", broken)
     launched = _capture_launch(monkeypatch)
-    serve({"MADQA_HOME": str(tmp_path)})
+    serve(_no_app, {"MADQA_HOME": str(tmp_path)})
     ((demo, kwargs),) = launched
     assert kwargs == {"server_name": None, "server_port": None}  # gradio then reads GRADIO_SERVER_NAME/PORT
     page = _texts(demo)

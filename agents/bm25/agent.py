@@ -12,41 +12,29 @@ With ``oracle_pages`` the gold evidence pages are given with the question (as im
 
 from __future__ import annotations
 
-import importlib.resources
 import logging
-from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from smolagents import ChatMessage, MessageRole, Model, ToolCallingAgent
 from smolagents.agents import populate_template
-from smolagents.memory import ActionStep, ToolCall
+from smolagents.memory import ActionStep, FinalAnswerStep, ToolCall
 from smolagents.models import parse_json_if_needed
 from smolagents.monitoring import LogLevel
 from smolagents.utils import AgentMaxStepsError, AgentToolExecutionError
 
-from .models import is_text_only
-from .search import SearchIndex
-from .tools import DEFAULT_PAGE_CHARS, FinalAnswerTool, Observe, SearchDocumentsTool, normalise_answer
+from ..answer import FinalAnswerTool, normalise_answer
+from ..config import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
+from ..models import is_text_only
+from ..prepared import drain
+from ..prompts import load_prompts
+from ..search import SearchIndex
+from .tools import DEFAULT_PAGE_CHARS, Observe, SearchDocumentsTool
 
 if TYPE_CHECKING:
-    from .render import PageRenderer
+    from ..render import PageRenderer
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MAX_STEPS = 10
-DEFAULT_TOP_K = 5
-
-
-@lru_cache(maxsize=4)
-def load_prompts(name: str = "bm25") -> dict[str, Any]:
-    """The prompt file ``agents/prompts/<name>.yaml`` as a dict."""
-    text = importlib.resources.files("madqa.agents").joinpath("prompts", f"{name}.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
-    if not isinstance(data, dict) or "system_prompt" not in data or "madqa" not in data:
-        raise ValueError(f"prompt file {name}.yaml lacks 'system_prompt' or 'madqa'")
-    return data
 
 
 class SearchAgent(ToolCallingAgent):
@@ -163,8 +151,8 @@ class SearchAgent(ToolCallingAgent):
         if isinstance(step.error, AgentMaxStepsError) and self._forced_call is not None:
             step.tool_calls = [self._forced_call]
 
-    def solve(self, question: str) -> dict[str, Any]:
-        """Run the agent on one question; returns ``{"answer": [...], "citations": [...]}``.
+    def solve_steps(self, question: str) -> Generator[ActionStep, None, dict[str, Any]]:
+        """Run the agent on one question, yielding each finished step; returns ``{"answer", "citations"}``.
 
         Raises:
             smolagents.utils.AgentGenerationError: the model call failed (network, credentials, …).
@@ -182,10 +170,19 @@ class SearchAgent(ToolCallingAgent):
                 images = pages
             else:
                 task += "\n\n" + populate_template(self.texts["oracle_text"], variables={"pages": pages})
-        output = self.run(task, images=images)
+        output = None
+        for step in self.run(task, images=images, stream=True):
+            if isinstance(step, ActionStep):
+                yield step
+            elif isinstance(step, FinalAnswerStep):
+                output = step.output
         if isinstance(output, Mapping) and "answer" in output:
             return normalise_answer(output.get("answer"), output.get("citations"), strict=False)
         return {"answer": [], "citations": []}
+
+    def solve(self, question: str) -> dict[str, Any]:
+        """Run the agent on one question; returns ``{"answer": [...], "citations": [...]}`` (:meth:`solve_steps`)."""
+        return drain(self.solve_steps(question))
 
 
 def build_search_agent(
@@ -216,7 +213,7 @@ def build_search_agent(
         image_steps: searches whose page images stay in the model input.
         min_searches: searches required before ``final_answer`` is offered (the last step always offers it); 0 is
             the paper's protocol. The bundled tiny model otherwise answers at once without searching.
-        prompts: prompt file name under ``agents/prompts``.
+        prompts: prompt file name under ``agents/prompts`` (:func:`madqa.agents.prompts.load_prompts`).
 
     Raises:
         ValueError: bad numbers, images for a text-only model, or no index without oracle pages.

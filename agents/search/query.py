@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .search import MAX_QUERY_CHARS, SYNTAX_HELP, QuerySyntaxError, QueryTooBroadError
+from .base import MAX_QUERY_CHARS, SYNTAX_HELP, QuerySyntaxError, QueryTooBroadError
 
 if TYPE_CHECKING:
     from whoosh.fields import Schema
@@ -151,7 +151,7 @@ def refuse_match_all(parsed: Query, query: str) -> None:
     >>> refuse_match_all(Wildcard("text", "*?*"), "*?*")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    madqa.agents.search.QueryTooBroadError: The query '*?*' is too broad: the wildcard *?* has no letters, ...
+    madqa.agents.search.base.QueryTooBroadError: The query '*?*' is too broad: the wildcard *?* has no letters, ...
     """
     from whoosh.query import Every, Wildcard
 
@@ -177,7 +177,7 @@ class ExpansionBudget:
     >>> budget.add("c*", 60)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    madqa.agents.search.QueryTooBroadError: The query 'b* OR c*' is too broad: c* matches 60 different words (120 ...
+    madqa.agents.search.base.QueryTooBroadError: The query 'b* OR c*' is too broad: c* matches 60 different words ...
     """
 
     def __init__(self, query: str, max_terms: int | None) -> None:

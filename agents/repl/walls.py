@@ -1,6 +1,6 @@
 """Kernel-enforced walls of the code-REPL worker: Landlock (filesystem, TCP, scopes) and a seccomp-BPF filter.
 
-The worker (:mod:`.repl_sandbox`) calls :func:`apply_walls` on itself after its own imports and warm-up, before any
+The worker (:mod:`.sandbox`) calls :func:`apply_walls` on itself after its own imports and warm-up, before any
 model-written code runs. Both layers hold even when model code escapes smolagents' AST interpreter, because the
 kernel enforces them on the process and they cannot be lifted again:
 

@@ -1,12 +1,12 @@
-r"""Tantivy backend of :mod:`.search` (optional: ``pip install 'madqa[search-tantivy]'``).
+r"""Tantivy backend of :mod:`madqa.agents.search` (optional: ``pip install 'madqa[search-tantivy]'``).
 
 Same interface, tokens and query syntax as the Whoosh backend, on the Tantivy engine (Rust): builds in seconds
 instead of minutes and answers in about a millisecond. It is built to agree with Whoosh as far as Tantivy allows:
 
-* **Tokens.** Text is analysed in Python by :func:`madqa.agents.query.analyze` (Whoosh's ``StandardAnalyzer``:
+* **Tokens.** Text is analysed in Python by :func:`madqa.agents.search.query.analyze` (Whoosh's ``StandardAnalyzer``:
   ``\w+(\.?\w+)*``, lower case, no stop words or one-character tokens, positions renumbered) and indexed with
   Tantivy's whitespace tokenizer, so both engines hold the same terms at the same positions.
-* **Parsing.** Queries are parsed by Whoosh's ``QueryParser`` (:func:`madqa.agents.query.parse_query`) and the
+* **Parsing.** Queries are parsed by Whoosh's ``QueryParser`` (:func:`madqa.agents.search.query.parse_query`) and the
   parse tree is compiled to Tantivy queries, instead of going through Tantivy's own parser. That parser differs in
   ways that silently change results: OR is its default (``conjunction_by_default=True`` would fix only that);
   ``repor*`` becomes the term ``repor`` and ``rep?rt`` a phrase; ``-``/``+`` prefixes, ``:`` and ``[...]`` have
@@ -30,13 +30,13 @@ Remaining differences from the Whoosh backend, all minor:
 * ties (equal scores, e.g. pure wildcard or ``NOT`` queries) are broken by Tantivy's document order, which is row
   order within a segment but not guaranteed across segments (the bench corpus builds into one segment);
 * Whoosh's block-skipping quirk (pages lost from ``robe NOT zzzqqq`` when the excluded word is not indexed, see
-  :mod:`.search_whoosh`) does not exist here: Tantivy returns the pages ``robe`` finds;
+  :mod:`.whoosh_backend`) does not exist here: Tantivy returns the pages ``robe`` finds;
 * length quantisation makes near-equal scores order differently now and then (the bench reports top-5 agreement);
 * ranges over words (``[apple TO banana]``) are expanded over the whole term dictionary: correct but slow;
 * ``document:`` and ``page:`` terms work as in Whoosh; a whole-field wildcard ``*`` matches pages that have text.
 
 **Search limits** (:class:`madqa.agents.search.SearchLimits`; why and what in :mod:`madqa.agents.search`): the same
-guard as Whoosh's (:func:`madqa.agents.query.refuse_match_all`, then each wildcard's, prefix's and word range's
+guard as Whoosh's (:func:`madqa.agents.search.query.refuse_match_all`, then each wildcard's, prefix's and word range's
 words counted against ``max_terms`` while compiling), so a query is refused or accepted alike by both backends.
 tantivy-py 0.27 offers no time limit or cancellation (``Searcher.search`` takes none, and the Rust search runs to
 completion once called), so the :class:`~madqa.agents.search.Deadline` is checked while wildcards are expanded in
@@ -56,8 +56,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .base import Deadline, PageHit, PageRecord, QuerySyntaxError, SearchLimits
 from .query import ExpansionBudget, analyze, describe_part, parse_query, refuse_match_all, whoosh_schema
-from .search import Deadline, PageHit, PageRecord, QuerySyntaxError, SearchLimits
 
 logger = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
 """The out-of-process executor of the code-REPL agent: model-written code runs in a walled worker subprocess.
 
-The parent (:class:`ReplWorker`) spawns ``sys.executable -I repl_sandbox.py`` with a minimal environment (no model
+The parent (:class:`ReplWorker`) spawns ``sys.executable -I sandbox.py`` with a minimal environment (no model
 keys, no ``MADQA_HOME``/``HF_*`` variables) in an empty temporary working directory, with no inherited descriptor
 but its three pipes (``close_fds``), and talks to it over stdin/stdout in JSON lines. Before any model-written code
-runs, the worker (:mod:`.repl_sandbox`) puts up its own walls, each reported in :attr:`ReplWorker.walls`:
+runs, the worker (:mod:`.sandbox`) puts up its own walls, each reported in :attr:`ReplWorker.walls`:
 
 1. a new network namespace (``unshare(CLONE_NEWNET)``, with ``CLONE_NEWUSER`` as fallback) where the kernel allows
    it: only an unconfigured loopback, no route anywhere;
@@ -12,7 +12,7 @@ runs, the worker (:mod:`.repl_sandbox`) puts up its own walls, each reported in 
 3. **Landlock** (``walls["filesystem"]``): read-only access beneath the directories Python was loaded from, and
    nothing else: no write anywhere, no ``/proc``, ``/dev``, ``/etc``, ``/tmp``, home or ``MADQA_HOME`` (a
    directory containing one of :attr:`ReplWorker.protected_paths` is never granted); no TCP; signals and abstract
-   UNIX sockets scoped to the worker (see :mod:`.repl_walls`);
+   UNIX sockets scoped to the worker (see :mod:`.walls`);
 4. **seccomp** (``walls["syscalls"]``): no ``execve``, ``fork``/``clone`` of processes (threads still work), no
    sockets, ``ptrace``, other processes' memory, mounts, namespaces, kernel modules, bpf, io_uring, ...;
 5. resource limits: ``RLIMIT_AS`` (memory), ``RLIMIT_CPU`` (re-armed per step), ``RLIMIT_FSIZE`` = 0,
@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .repl_walls import missing_layers
+from .walls import missing_layers
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ WORKER_ENV: dict[str, str] = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_AL
 #: Extra CPU seconds for the worker's own start-up (imports) on top of the per-step limits.
 STARTUP_CPU_S = 60
 #: The worker's program (stdlib and smolagents only; it gets its settings on the command line).
-SANDBOX_SCRIPT = Path(__file__).with_name("repl_sandbox.py")
+SANDBOX_SCRIPT = Path(__file__).with_name("sandbox.py")
 #: Kernel layers every worker skips (``"filesystem"``, ``"syscalls"``): only for tests of the fail-closed path.
 SKIP_WALLS: tuple[str, ...] = ()
 _warned_missing: set[str] = set()
@@ -243,7 +243,7 @@ class ReplWorker:
     # -- internals -------------------------------------------------------------------------------------------------
 
     def _protected(self) -> list[str]:
-        from ..loading_script.paths import madqa_home
+        from madqa.loading_script.paths import madqa_home
 
         return [str(madqa_home()), *(str(p) for p in self.protected_paths)]
 

@@ -1,12 +1,13 @@
 """The code-REPL agent (the paper's recursive-language-model baseline, G.5) on smolagents' ``CodeAgent``.
 
-The root model writes Python; every code step runs in a walled worker process (:mod:`.repl_worker`), never in this
+The root model writes Python; every code step runs in a walled worker process (:mod:`.worker`), never in this
 one. The code sees the corpus as variables, sent to the worker once per question and never pasted into the prompt:
 
 * ``context``: every page of every document, as ``[FILE: name.pdf]`` then ``[PAGE N] … [END PAGE N]`` blocks;
 * ``pages``: ``{document: [text of page 1, text of page 2, …]}``; ``documents``: the sorted document names;
-* ``llm_query(prompt)`` / ``llm_query_batched(prompts)``: sub-model calls proxied to this process (:class:`SubLLM`),
-  with a per-call input cap (characters) and a per-question budget of sub-calls, both shown as errors to the code.
+* ``llm_query(prompt)`` / ``llm_query_batched(prompts)``: sub-model calls proxied to this process
+  (:class:`~madqa.agents.repl.executor.SubLLM`), with a per-call input cap (characters) and a per-question budget of
+  sub-calls, both shown as errors to the code.
 
 The run ends with ``final_answer(answer=[…], citations=[{"document", "page"}])``; a free-text final answer (or none
 by the last step) is turned into that structure by one extraction call of the root model, counted as a step.
@@ -18,39 +19,27 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
-import time
-from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from collections.abc import Generator, Mapping
 from typing import Any
 
 from smolagents import ChatMessage, CodeAgent, MessageRole, Model
 from smolagents.agents import populate_template
-from smolagents.local_python_executor import CodeOutput, PythonExecutor
-from smolagents.memory import ActionStep
+from smolagents.memory import ActionStep, FinalAnswerStep
 from smolagents.monitoring import LogLevel, TokenUsage
 from smolagents.utils import AgentMaxStepsError
 
-from .models import LlamaCppModel
-from .repl_worker import ALLOWED_IMPORTS, ReplWorker, SubCallError, WorkerLimits
-from .search_agent import load_prompts
-from .tools import MAX_ANSWER_ITEM_CHARS, FinalAnswerTool, normalise_answer
+from ..answer import MAX_ANSWER_ITEM_CHARS, FinalAnswerTool, normalise_answer
+from ..config import DEFAULT_MAX_STEPS
+from ..prepared import drain
+from ..prompts import load_prompts
+from .executor import ReplExecutor, SubLLM, default_observation_chars, default_sub_limits
+from .worker import ALLOWED_IMPORTS, ReplWorker, WorkerLimits
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_STEPS = 10
-#: Sub-call defaults: API models (the paper's sub-LMs take ~500K characters) and the bundled 8K-token local model.
-DEFAULT_SUB_CALLS, DEFAULT_SUB_CALL_CHARS = 50, 200_000
-LOCAL_SUB_CALLS, LOCAL_SUB_CALL_CHARS = 5, 3_000
-#: Longest observation (printed logs, last output, error) one code step adds to the root prompt, in characters. The
-#: local model's 8K-token context holds about 25K characters in all, so its observations are kept short.
-DEFAULT_OBSERVATION_CHARS, LOCAL_OBSERVATION_CHARS = 20_000, 1_500
 #: Markdown fences with their newlines. smolagents stops generation at the closing tag only when it does not occur
 #: in the opening one: with plain "```" a model writes on past its code block (the local model: to its token limit).
 CODE_BLOCK_TAGS = ("```python\n", "\n```\n")
-#: Concurrent sub-calls of one ``llm_query_batched``.
-BATCH_THREADS = 4
 #: Schema of the extraction call (bounded, so that a small model's constrained output stays short and complete).
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -63,33 +52,6 @@ ANSWER_SCHEMA: dict[str, Any] = {
     },
     "required": ["answer", "citations"],
 }  # fmt: skip
-
-
-def build_corpus(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The REPL variables of a pages corpus (rows with ``document``, ``page``, ``text``): context, pages, documents.
-
-    >>> c = build_corpus([{"document": "b.pdf", "page": 2, "text": "two"}, {"document": "b.pdf", "page": 1,
-    ...                   "text": "one"}])
-    >>> c["pages"], c["documents"]
-    ({'b.pdf': ['one', 'two']}, ['b.pdf'])
-    >>> print(c["context"])
-    [FILE: b.pdf]
-    [PAGE 1]
-    one
-    [END PAGE 1]
-    [PAGE 2]
-    two
-    [END PAGE 2]
-    """
-    by_doc: dict[str, dict[int, str]] = {}
-    for row in rows:
-        by_doc.setdefault(str(row["document"]), {})[int(row["page"])] = str(row.get("text") or "")
-    pages = {doc: [texts.get(n, "") for n in range(1, max(texts) + 1)] for doc, texts in sorted(by_doc.items())}
-    parts = []
-    for doc, texts in pages.items():
-        parts.append(f"[FILE: {doc}]")
-        parts.extend(f"[PAGE {n}]\n{text.strip()}\n[END PAGE {n}]" for n, text in enumerate(texts, 1))
-    return {"context": "\n".join(parts), "pages": pages, "documents": list(pages)}
 
 
 def salvage_answer(text: str) -> dict[str, Any] | None:
@@ -112,123 +74,6 @@ def salvage_answer(text: str) -> dict[str, Any] | None:
     return {"answer": answers, "citations": cites} if answers or cites else None
 
 
-def clip_observation(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters (its head and tail), saying how much was cut and what to do."""
-    if len(text) <= limit:
-        return text
-    half = max(limit // 2, 1)
-    cut = len(text) - 2 * half
-    return f"{text[:half]}\n[... {cut:,} characters cut: print less, e.g. a slice or a count ...]\n{text[-half:]}"
-
-
-def default_observation_chars(model: Model) -> int:
-    """Longest observation of one code step shown to ``model`` (characters): shorter for the local model."""
-    return LOCAL_OBSERVATION_CHARS if isinstance(model, LlamaCppModel) else DEFAULT_OBSERVATION_CHARS
-
-
-def default_sub_limits(model: Model) -> tuple[int, int]:
-    """``(sub-calls per question, characters per sub-call)`` for a sub-model: smaller for the local model."""
-    if isinstance(model, LlamaCppModel):
-        return LOCAL_SUB_CALLS, LOCAL_SUB_CALL_CHARS
-    return DEFAULT_SUB_CALLS, DEFAULT_SUB_CALL_CHARS
-
-
-@dataclass
-class SubLLM:
-    """Answers the code's ``llm_query`` calls with a sub-model, within a per-call cap and a per-question budget.
-
-    Attributes:
-        model: the sub-model.
-        max_calls: sub-calls allowed per question.
-        max_chars: longest prompt of one sub-call (characters).
-        calls: sub-calls made; ``input_tokens``/``output_tokens``: their token usage.
-    """
-
-    model: Model
-    max_calls: int = DEFAULT_SUB_CALLS
-    max_chars: int = DEFAULT_SUB_CALL_CHARS
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def __call__(self, prompts: list[str], batched: bool) -> list[str]:
-        """Answer ``prompts`` in order; raises :class:`SubCallError` (shown to the code) for a cap or the budget."""
-        name = "llm_query_batched" if batched else "llm_query"
-        for i, prompt in enumerate(prompts):
-            if len(prompt) > self.max_chars:
-                where = f"prompt {i} of {name}" if batched else name
-                raise SubCallError(f"{where} got {len(prompt):,} characters; the limit is {self.max_chars:,} per "
-                                   "call. Split the text into smaller chunks.")  # fmt: skip
-        with self._lock:
-            left = self.max_calls - self.calls
-            if len(prompts) > left:
-                raise SubCallError(f"{name} asked for {len(prompts)} sub-call(s) but only {max(left, 0)} of "
-                                   f"{self.max_calls} are left for this question. Aggregate what you have and "
-                                   "answer.")  # fmt: skip
-            self.calls += len(prompts)
-        if len(prompts) == 1:
-            return [self._one(prompts[0])]
-        with ThreadPoolExecutor(max_workers=min(BATCH_THREADS, len(prompts))) as pool:
-            return list(pool.map(self._one, prompts))
-
-    def _one(self, prompt: str) -> str:
-        message = ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": prompt}])
-        start = time.perf_counter()
-        reply = self.model.generate([message])
-        usage = reply.token_usage
-        logger.debug("sub-call: %d characters in, %s tokens, %.1f s", len(prompt), usage, time.perf_counter() - start)
-        with self._lock:
-            self.input_tokens += usage.input_tokens if usage else 0
-            self.output_tokens += usage.output_tokens if usage else 0
-        return str(reply.content or "")
-
-
-class ReplExecutor(PythonExecutor):
-    """A smolagents ``PythonExecutor`` that runs every code step in a :class:`ReplWorker` process.
-
-    Only the corpus variables cross to the worker (tools stay here; ``final_answer`` is defined in the worker). A
-    structured final answer is validated here: a malformed one is an error the model sees and can fix.
-    """
-
-    def __init__(self, worker: ReplWorker, sub_llm: SubLLM | None, variables: Iterable[str],
-                 observation_chars: int = DEFAULT_OBSERVATION_CHARS) -> None:  # fmt: skip
-        """Use ``worker`` (its ``llm_handler`` becomes ``sub_llm``); ``variables``: state keys sent to the worker;
-        logs, errors and outputs longer than ``observation_chars`` are clipped (:func:`clip_observation`)."""
-        self.worker, self.variables, self.observation_chars = worker, tuple(variables), observation_chars
-        self.restarts_at_start = worker.restarts
-        worker.llm_handler = sub_llm
-        self.state: dict[str, Any] = {"_print_outputs": ""}
-
-    def send_tools(self, tools: Mapping[str, Any]) -> None:
-        """Tools are not sent: the worker defines ``final_answer``, ``llm_query`` and ``llm_query_batched``."""
-
-    def send_variables(self, variables: Mapping[str, Any]) -> None:
-        """Reset the worker's namespace to the corpus variables (once per question)."""
-        self.worker.load({k: variables[k] for k in self.variables if k in variables})
-
-    def __call__(self, code_action: str) -> CodeOutput:
-        """Run one step in the worker; errors are raised with the worker's message (smolagents shows them)."""
-        start = time.perf_counter()
-        result = self.worker.execute(code_action)
-        logger.debug("code step (%d characters): %.1f s, error: %.200s", len(code_action), time.perf_counter() - start,
-                     result.error)  # fmt: skip
-        logs = clip_observation(result.logs, self.observation_chars)
-        self.state["_print_outputs"] = logs
-        if result.error is not None:
-            raise RuntimeError(clip_observation(result.error, self.observation_chars))
-        output = result.output
-        if result.is_final_answer and isinstance(output, Mapping) and "answer" in output:
-            output = normalise_answer(output.get("answer"), output.get("citations"), strict=True)
-        elif not result.is_final_answer and output is not None and len(str(output)) > self.observation_chars:
-            output = clip_observation(str(output), self.observation_chars)
-        return CodeOutput(output=output, logs=logs, is_final_answer=result.is_final_answer)
-
-    def cleanup(self) -> None:
-        """Stop the worker."""
-        self.worker.close()
-
-
 class ReplAgent(CodeAgent):
     """A ``CodeAgent`` over the corpus variables whose code runs out of process (use :func:`build_repl_agent`).
 
@@ -238,10 +83,7 @@ class ReplAgent(CodeAgent):
             ``"no_answer"``; ``None`` before a run.
         forced_error: why no answer could be extracted.
         sub_llm: the sub-call handler of the current question.
-        search_tool: always ``None`` (the record builder's hook for search agents).
     """
-
-    search_tool = None
 
     def __init__(self, *, model: Model, executor: ReplExecutor, sub_llm: SubLLM, corpus: Mapping[str, Any],
                  prompts: Mapping[str, Any], max_steps: int) -> None:  # fmt: skip
@@ -302,8 +144,8 @@ class ReplAgent(CodeAgent):
                 return None
         return normalise_answer(data.get("answer"), data.get("citations"), strict=False)
 
-    def solve(self, question: str) -> dict[str, Any]:
-        """Run the agent on one question; returns ``{"answer": [...], "citations": [...]}``.
+    def solve_steps(self, question: str) -> Generator[ActionStep, None, dict[str, Any]]:
+        """Run the agent on one question, yielding each finished step; returns ``{"answer", "citations"}``.
 
         Raises:
             smolagents.utils.AgentGenerationError: a root-model call failed (network, credentials, …).
@@ -312,7 +154,12 @@ class ReplAgent(CodeAgent):
         self.state.clear()
         self.state.update(self.corpus)
         task = populate_template(self.texts["task"], variables={"question": question})
-        output = self.run(task)
+        output = None
+        for step in self.run(task, stream=True):
+            if isinstance(step, ActionStep):
+                yield step
+            elif isinstance(step, FinalAnswerStep):
+                output = step.output
         if self.final_state in ("forced", "no_answer"):
             return dict(output) if isinstance(output, Mapping) else {"answer": [], "citations": []}
         if isinstance(output, Mapping) and "citations" in output:
@@ -325,6 +172,10 @@ class ReplAgent(CodeAgent):
         if content is None:  # keep the free text rather than nothing
             return {"answer": [text.strip()[:MAX_ANSWER_ITEM_CHARS]] if text.strip() else [], "citations": []}
         return content
+
+    def solve(self, question: str) -> dict[str, Any]:
+        """Run the agent on one question; returns ``{"answer": [...], "citations": [...]}`` (:meth:`solve_steps`)."""
+        return drain(self.solve_steps(question))
 
     def effort(self) -> dict[str, int]:
         """Model calls and tokens of the last run: root, sub and extraction calls (``steps`` = their sum)."""
@@ -362,7 +213,7 @@ def build_repl_agent(
 
     Args:
         model: the root model (:func:`madqa.agents.models.make_model`).
-        corpus: the REPL variables (:func:`build_corpus`).
+        corpus: the REPL variables (:func:`madqa.agents.repl.corpus.build_corpus`).
         sub_model: the model behind ``llm_query``; default: ``model``.
         max_steps: the most root-model calls; then one extraction call over the transcript.
         sub_calls: sub-calls per question; ``sub_call_chars``: longest sub-call prompt (characters); ``None``:
@@ -370,7 +221,7 @@ def build_repl_agent(
         observation_chars: longest observation of a code step; ``None``: :func:`default_observation_chars`.
         limits: the worker's limits (memory, CPU and wall-clock time per step).
         worker: reuse this worker process (its namespace is reset per question); ``cleanup()`` then stops it.
-        prompts: prompt file name under ``agents/prompts``.
+        prompts: prompt file name under ``agents/prompts`` (:func:`madqa.agents.prompts.load_prompts`).
 
     Raises:
         ValueError: bad numbers or a corpus without ``context``/``pages``/``documents``.
@@ -393,17 +244,3 @@ def build_repl_agent(
                             observation_chars=clip)  # fmt: skip
     return ReplAgent(model=model, executor=executor, sub_llm=sub, corpus=corpus, prompts=load_prompts(prompts),
                      max_steps=max_steps)  # fmt: skip
-
-
-def repl_record_fields(agent: ReplAgent) -> dict[str, Any]:
-    """What a REPL results line adds to (or replaces in) the common line: effort and the worker's walls."""
-    effort = agent.effort()
-    executor = agent.python_executor
-    worker = executor.worker if isinstance(executor, ReplExecutor) else None
-    restarts = worker.restarts - executor.restarts_at_start if worker else 0
-    return {
-        "steps": effort["steps"],
-        "usage": {"input_tokens": effort["input_tokens"], "output_tokens": effort["output_tokens"]},
-        "effort": effort,
-        "repl": {"walls": dict(worker.walls) if worker else {}, "restarts": restarts},
-    }

@@ -1,9 +1,9 @@
 """The worker program of the code-REPL agent: puts up its walls, then runs code steps sent by its parent.
 
-Started by :class:`madqa.agents.repl_worker.ReplWorker` as ``python -I repl_sandbox.py CONFIG`` (stdlib and
+Started by :class:`madqa.agents.repl.worker.ReplWorker` as ``python -I sandbox.py CONFIG`` (stdlib and
 smolagents only, no package imports: everything it needs comes in the JSON ``CONFIG``, and the kernel walls of
-:mod:`.repl_walls` are loaded by file path); it reads ``load``/``exec`` requests on stdin and answers in JSON lines
-on stdout. The walls are described in :mod:`.repl_worker`.
+:mod:`.walls` are loaded by file path); it reads ``load``/``exec`` requests on stdin and answers in JSON lines
+on stdout. The walls are described in :mod:`.worker`.
 """
 
 from __future__ import annotations
@@ -77,11 +77,11 @@ def _drop_privileges() -> str:
 
 
 def _load_walls() -> Any:
-    """:mod:`.repl_walls`, loaded from the file next to this one (``-I`` keeps this folder off ``sys.path``)."""
+    """:mod:`.walls`, loaded from the file next to this one (``-I`` keeps this folder off ``sys.path``)."""
     import importlib.util
     from pathlib import Path
 
-    spec = importlib.util.spec_from_file_location("repl_walls", Path(__file__).with_name("repl_walls.py"))
+    spec = importlib.util.spec_from_file_location("repl_walls", Path(__file__).with_name("walls.py"))
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module

@@ -1,4 +1,4 @@
-"""Whoosh backend of :mod:`.search`: the paper's engine, with the public MADQA harness's index and scoring.
+"""Whoosh backend of :mod:`madqa.agents.search`: the paper's engine, with the public MADQA harness's index and scoring.
 
 It matches the harness (``WhooshSearchEngine`` in ``baselines/bm25-mllm-agent/utils.py`` of ``OxRML/MADQA``):
 
@@ -26,7 +26,7 @@ What differs only changes speed, never results:
 * **Progress bar and atomic build** (see :func:`madqa.agents.search.open_index`).
 
 **Search limits** (:class:`madqa.agents.search.SearchLimits`; why and what in :mod:`madqa.agents.search`).
-Before searching, :func:`madqa.agents.query.refuse_match_all` refuses ``*`` and letterless wildcards, and the
+Before searching, :func:`madqa.agents.search.query.refuse_match_all` refuses ``*`` and letterless wildcards, and the
 pinning above counts each pattern's words (and word ranges', also expanded from the word list by bisection, with
 Whoosh's ``TermRange`` bounds) against ``max_terms``. During the search a :class:`~madqa.agents.search.Deadline`
 is checked before each expanded word's posting list is opened (``PinnedTerms.matcher`` builds the same union as
@@ -61,12 +61,12 @@ import os
 import re
 import threading
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .base import Deadline, PageHit, PageRecord, QuerySyntaxError, SearchLimits
 from .query import ExpansionBudget, describe_part, parse_query, refuse_match_all, whoosh_schema
-from .search import Deadline, PageHit, PageRecord, QuerySyntaxError, SearchLimits
+from .whoosh_deadline import deadline_collector_class, deadline_every_class, pinned_terms_class
 
 if TYPE_CHECKING:
     from whoosh.searching import Searcher
@@ -77,8 +77,6 @@ logger = logging.getLogger(__name__)
 WORDS_FILE = "words.txt"
 #: Posting-pool memory of the writer (the harness's ``limitmb``; it changes memory and speed, not the index).
 LIMITMB = 512
-#: Pages collected between two deadline checks.
-CHECK_EVERY = 64
 
 
 def check_available() -> None:
@@ -180,7 +178,7 @@ class WhooshIndex:
                 parsed = self._pin(parsed, searcher, ExpansionBudget(query, limits.max_terms), deadline)
             deadline.check()
             if deadline.active:
-                collector = _deadline_collector_class()(searcher.collector(limit=k), deadline)
+                collector = deadline_collector_class()(searcher.collector(limit=k), deadline)
                 searcher.search_with_collector(parsed, collector)
                 results = collector.results()
             else:
@@ -213,7 +211,7 @@ class WhooshIndex:
         from whoosh.query import Every, Prefix, TermRange, Wildcard
 
         if isinstance(query, Every):  # only reached with the guard off (max_terms=None)
-            return _deadline_every_class()(query.fieldname, query.boost, deadline) if deadline.active else query
+            return deadline_every_class()(query.fieldname, query.boost, deadline) if deadline.active else query
         if isinstance(query, TermRange) and query.fieldname == "text":
             found = _in_range(self._lexicon(searcher), query)
         elif isinstance(query, (Prefix, Wildcard)) and query.fieldname == "text" and query.text not in ("", "*"):
@@ -229,7 +227,7 @@ class WhooshIndex:
             return query.apply(lambda child: self._pin(child, searcher, budget, deadline))
         budget.add(describe_part(query), len(found))
         deadline.check()
-        return _pinned_terms_class()(query, tuple(w.encode("utf-8") for w in found), deadline)
+        return pinned_terms_class()(query, tuple(w.encode("utf-8") for w in found), deadline)
 
     def close(self) -> None:
         """Close the searchers; searches after this raise ``RuntimeError``."""
@@ -279,119 +277,3 @@ def _in_range(words: list[str], q: Any) -> list[str]:
         return words[lo:]
     hi = bisect.bisect_left(words, q.end, lo) if q.endexcl else bisect.bisect_right(words, q.end, lo)
     return words[lo:hi]
-
-
-@lru_cache(maxsize=1)
-def _deadline_every_class() -> Any:
-    """Whoosh's ``Every`` (``*``) with a deadline check per word of the field (defined lazily)."""
-    from array import array
-
-    from whoosh import matching
-    from whoosh.query import Every
-
-    class DeadlineEvery(Every):
-        """``Every.matcher`` (Whoosh 2.7.4): the union of every word's pages, checking the deadline per word."""
-
-        def __init__(self, fieldname: str | None, boost: float, deadline: Deadline) -> None:
-            super().__init__(fieldname, boost)
-            self.deadline = deadline
-
-        def matcher(self, searcher: Any, context: Any = None) -> Any:
-            if self.fieldname in (None, "", "*"):
-                return matching.ListMatcher(array("I", searcher.reader().all_doc_ids()), all_weights=self.boost)
-            docs: set[int] = set()
-            for text in searcher.lexicon(self.fieldname):
-                self.deadline.check()
-                docs.update(searcher.postings(self.fieldname, text).all_ids())
-            return matching.ListMatcher(sorted(docs), all_weights=self.boost)
-
-    return DeadlineEvery
-
-
-@lru_cache(maxsize=1)
-def _deadline_collector_class() -> Any:
-    """A wrapping collector that checks a :class:`Deadline` every :data:`CHECK_EVERY` pages (defined lazily)."""
-    from whoosh.collectors import WrappingCollector
-
-    class DeadlineCollector(WrappingCollector):
-        """Collects through the wrapped collector (its ``matches()`` keeps the block skipping), checking the time."""
-
-        def __init__(self, child: Any, deadline: Deadline) -> None:
-            super().__init__(child)
-            self.deadline = deadline
-
-        def collect_matches(self) -> None:
-            child, check, n = self.child, self.deadline.check, 0
-            for sub_docnum in child.matches():
-                child.collect(sub_docnum)
-                n += 1
-                if n % CHECK_EVERY == 0:
-                    check()
-
-    return DeadlineCollector
-
-
-@lru_cache(maxsize=1)
-def _pinned_terms_class() -> Any:
-    """A Whoosh multi-term query with a precomputed term list (defined lazily: Whoosh is imported on use)."""
-    from whoosh import matching
-    from whoosh.query import MultiTerm, Or, Term
-
-    class DeadlineTerm(Term):
-        """A term query that checks the search's deadline before opening its posting list."""
-
-        def __init__(self, fieldname: str, text: bytes, deadline: Deadline) -> None:
-            super().__init__(fieldname, text)
-            self.deadline = deadline
-
-        def matcher(self, searcher: Any, context: Any = None) -> Any:
-            self.deadline.check()
-            return super().matcher(searcher, context)
-
-    class PinnedTerms(MultiTerm):
-        """The terms of a wildcard, prefix or range query, expanded beforehand; matched and scored as ``MultiTerm``."""
-
-        def __init__(self, original: Any, btexts: tuple[bytes, ...], deadline: Deadline | None = None) -> None:
-            self.fieldname = original.fieldname
-            self.text = getattr(original, "text", None)
-            self.boost = original.boost
-            self.constantscore = original.constantscore
-            self.btexts = btexts
-            self.deadline = deadline
-
-        def _btexts(self, ixreader: Any) -> Any:
-            return iter(self.btexts)
-
-        def matcher(self, searcher: Any, context: Any = None) -> Any:
-            """``MultiTerm.matcher`` (Whoosh 2.7.4), with term queries that check the deadline when it is active."""
-            deadline = self.deadline
-            if deadline is None or not deadline.active:
-                return super().matcher(searcher, context)
-            qs = [DeadlineTerm(self.fieldname, word, deadline) for word in self.btexts if word]
-            if not qs:
-                return matching.NullMatcher()
-            if len(qs) == 1:
-                return qs[0].matcher(searcher, context)
-            if self.constantscore:
-                if context:
-                    context = context.set(weighting=None)
-                else:
-                    from whoosh.searching import SearchContext
-
-                    context = SearchContext(weighting=None)
-            return Or(qs, boost=self.boost).matcher(searcher, context)
-
-        def __eq__(self, other: object) -> bool:
-            return isinstance(other, PinnedTerms) and (self.fieldname, self.btexts, self.boost) == (
-                other.fieldname,
-                other.btexts,
-                other.boost,
-            )
-
-        def __hash__(self) -> int:
-            return hash((self.fieldname, self.btexts, self.boost))
-
-        def __repr__(self) -> str:
-            return f"PinnedTerms({self.fieldname!r}, {self.text!r}, {len(self.btexts)} terms)"
-
-    return PinnedTerms

@@ -1,0 +1,154 @@
+"""The search agent as a registered :class:`~madqa.agents.protocol.Agent` (``madqa run --agent bm25``).
+
+``prepare`` loads one model per slot, resolves the settings that depend on the model (observation mode, page text
+per result, searches before answering) and opens the page index and renderer, which every slot shares (both are
+thread-safe); each question then gets a fresh :class:`~madqa.agents.bm25.agent.SearchAgent`, and each of its
+searches becomes a :class:`~madqa.agents.protocol.SearchEvent`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+from smolagents import Model
+from smolagents.memory import ActionStep
+
+from ..config import RunConfig, RunError
+from ..llamacpp import LlamaCppModel
+from ..models import is_text_only, make_model
+from ..prepared import SmolagentsPrepared
+from ..protocol import Citation, Host, SearchEvent, StepEvent
+from ..render import PageRenderer
+from ..search import Backend, SearchIndex, SearchLimits, open_index
+from .agent import SearchAgent, build_search_agent
+from .tools import DEFAULT_PAGE_CHARS, OBSERVE_MODES
+
+#: Page text per result for the bundled local model: a 135M model gains nothing from more, and each page costs
+#: prefill time (~100 tokens/s on one core here).
+LOCAL_PAGE_CHARS = 600
+
+
+def default_page_chars(model: Model, top_k: int, max_steps: int) -> int:
+    """Page text per result in text mode: :data:`DEFAULT_PAGE_CHARS`; for the local model, what fits its context.
+
+    The local model's whole run should fit its context (~3 characters per token), so that no turn is dropped and
+    llama.cpp's prompt-prefix cache keeps every step's prefill to the new observation.
+    """
+    if isinstance(model, LlamaCppModel):
+        tokens = (model.n_ctx - 1500) // (max(1, max_steps - 1) * top_k)
+        return max(200, min(LOCAL_PAGE_CHARS, tokens * 3))
+    return DEFAULT_PAGE_CHARS
+
+
+def default_min_searches(model: Model) -> int:
+    """Searches required before answering: 1 for the bundled local model (else it answers at once), 0 otherwise."""
+    return 1 if isinstance(model, LlamaCppModel) else 0
+
+
+def open_corpus(config: RunConfig, *, progress: bool = True) -> tuple[SearchIndex | None, PageRenderer]:
+    """The page index (``None`` with ``oracle``: nothing is searched) and the renderer of ``config.dataset``."""
+    from madqa.loading_script.load import load_pages
+
+    pages = load_pages(config.dataset)
+    limits = SearchLimits(timeout=config.search_timeout or None)
+    backend = cast("Backend", config.search_backend)  # open_index refuses an unknown one
+    index = None if config.oracle else open_index(pages, backend=backend, limits=limits, progress=progress)
+    return index, PageRenderer(config.dataset, pages=pages)
+
+
+def record_fields(agent: SearchAgent | None) -> dict[str, Any]:
+    """The search agent's part of a results line: ``search_history`` and ``steps`` (= the number of searches)."""
+    history = agent.search_tool.history if agent is not None and agent.search_tool is not None else []
+    return {"search_history": [h.as_dict() for h in history], "steps": len(history)}
+
+
+class PreparedSearchAgent(SmolagentsPrepared[Model]):
+    """The search agent ready for a run: a model per slot, a shared index and renderer.
+
+    With ``oracle``, :attr:`evidence` holds each question's gold evidence pages by id (dev and train labels).
+    """
+
+    def __init__(self, config: RunConfig, settings: dict[str, Any], models: Sequence[Model],
+                 dataset: Mapping[str, Any] | None, index: SearchIndex | None, renderer: PageRenderer,
+                 evidence: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> None:  # fmt: skip
+        """Hold the models, index, renderer and oracle evidence."""
+        super().__init__(config, settings, models, dataset)
+        self.index, self.renderer, self.evidence = index, renderer, dict(evidence or {})
+
+    def build(self, slot: Model, item: Mapping[str, Any]) -> SearchAgent:
+        """A fresh agent; with ``oracle``, given the question's gold evidence pages."""
+        c = self.config
+        return build_search_agent(
+            slot, self.index, self.renderer, max_steps=c.max_steps, top_k=c.top_k, observe=c.observe,
+            oracle_pages=self.evidence.get(str(item["id"]), item.get("evidence")) if c.oracle else None,
+            page_chars=c.page_chars or 0,
+            image_steps=c.image_steps, min_searches=c.min_searches or 0,
+        )  # fmt: skip
+
+    def step_events(self, agent: SearchAgent, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
+        """One :class:`SearchEvent` per search made since the last event."""
+        history = agent.search_tool.history if agent.search_tool is not None else []
+        return [SearchEvent(step=step.step_number, query=rec.query, count=rec.count, error=rec.error,
+                            pages=tuple(Citation(str(p["document"]), int(p["page"])) for p in rec.results))
+                for rec in history[len(shown):]]  # fmt: skip
+
+    def record_fields(self, agent: SearchAgent | None) -> dict[str, Any]:
+        """See :func:`record_fields`."""
+        return record_fields(agent)
+
+
+@dataclass(frozen=True)
+class SearchAgentEntry:
+    """The BM25 search agent of the paper (G.1); see :mod:`madqa.agents.bm25.agent`."""
+
+    name: str = "bm25"
+    fields: tuple[str, ...] = ("top_k", "observe", "oracle", "search_backend", "page_chars", "image_steps",
+                               "min_searches", "search_timeout")  # fmt: skip
+
+    def check(self, config: RunConfig) -> None:
+        """Raise :class:`RunError` for search settings that cannot work."""
+        if config.oracle and config.split == "test":
+            raise RunError("--oracle shows the gold evidence pages, which the test split hides: use dev or train")
+        if config.observe is not None and config.observe not in OBSERVE_MODES:
+            raise RunError(f"observe must be one of {', '.join(OBSERVE_MODES)}")
+        for name in ("top_k", "image_steps"):
+            if getattr(config, name) < 1:
+                raise RunError(f"{name.replace('_', '-')} must be at least 1")
+        if config.min_searches is not None and not 0 <= config.min_searches < config.max_steps:
+            raise RunError("min-searches must be between 0 and max-steps - 1")
+        if config.search_timeout is not None and not config.search_timeout >= 0:  # also rejects NaN
+            raise RunError(f"search-timeout must be 0 (no limit) or a positive number of seconds, got "
+                           f"{config.search_timeout}")  # fmt: skip
+        if config.sub_model is not None:
+            raise RunError("--sub-model is for --agent repl")
+
+    def prepare(self, config: RunConfig, *, slots: int = 1, model_options: Mapping[str, Any] | None = None,
+                dataset: Mapping[str, Any] | None = None, host: Host = Host()) -> PreparedSearchAgent:  # noqa: B008
+        """Load ``slots`` models and open the corpus; model-dependent defaults are resolved into the settings.
+
+        Raises:
+            RunError: ``observe="image"`` with a text-only model.
+            ValueError: an invalid model spec or a missing model dependency.
+        """
+        models = [make_model(config.model, **dict(model_options or {})) for _ in range(max(1, slots))]
+        first = models[0]
+        if config.observe == "image" and is_text_only(first):
+            raise RunError(f"model {config.model} takes text only: use --observe text")
+        observe = config.observe or ("text" if is_text_only(first) else "image")
+        page_chars = config.page_chars or default_page_chars(first, config.top_k, config.max_steps)
+        min_searches = default_min_searches(first) if config.min_searches is None else config.min_searches
+        config = replace(config, observe=observe, page_chars=page_chars, min_searches=min_searches)
+        index, renderer = open_corpus(config, progress=host.progress)
+        evidence = {}
+        if config.oracle:
+            from madqa.loading_script.load import load_gold
+
+            evidence = {str(row["id"]): row["evidence"] for row in load_gold(config.split, config.dataset)}
+        return PreparedSearchAgent(config, config.settings(self.fields), models, dataset, index, renderer, evidence)
+
+
+#: The registered entry (:mod:`madqa.agents.registry`).
+AGENT = SearchAgentEntry()
+

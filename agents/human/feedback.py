@@ -1,0 +1,54 @@
+"""Practice-mode feedback: the gold answer, the evidence pages and the item's score, after submitting.
+
+Only for labelled, public splits (dev/train). The app never calls this in test mode, and the study layer keeps no
+labels of test questions, so nothing label-derived exists there to leak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from madqa.loading_script.features import HIDDEN_SPLIT
+from madqa.metric.schema import Citation, Prediction, Reference
+from madqa.metric.scoring import score_item
+
+
+def may_reveal(split: str) -> bool:
+    """Whether a split's labels may be shown to the person answering (never for the hidden test split)."""
+    return split != HIDDEN_SPLIT
+
+
+def practice_feedback(record: Mapping[str, Any], gold: Mapping[str, Any]) -> dict[str, Any]:
+    """Score one human line against its gold row: ANLS*, correct (ANLS* threshold), Page F1, and the gold itself.
+
+    Raises:
+        ValueError: ``gold`` is unlabelled (a hidden test row).
+    """
+    if not gold.get("answer_variants") or not gold.get("evidence"):
+        raise ValueError(f"question {gold.get('id')} has no labels to show")
+    evidence = tuple(Citation(str(e["document"]), int(e["page"])) for e in gold["evidence"])
+    ref = Reference(id=str(gold["id"]), question=str(gold.get("question") or ""),
+                    answer_variants=tuple(tuple(v) for v in gold["answer_variants"]), evidence=evidence,
+                    hop_type=gold.get("hop_type") or "single")  # fmt: skip
+    cited = tuple(Citation(str(c["document"]), int(c["page"])) for c in record.get("citations", []))
+    pred = Prediction(id=ref.id, question=ref.question, answer=tuple(record.get("answer", [])), citations=cited,
+                      steps=len(record.get("search_history", [])))  # fmt: skip
+    item = score_item(ref, pred)
+    return {
+        "id": ref.id,
+        "answer_variants": [list(v) for v in ref.answer_variants],
+        "evidence": [{"document": e.document, "page": e.page} for e in evidence],
+        "anls": item.anls,
+        "correct": bool(item.correct),
+        "page_f1": item.page_f1,
+    }
+
+
+def format_feedback(fb: Mapping[str, Any]) -> str:
+    """Markdown of :func:`practice_feedback` for the practice panel."""
+    verdict = "correct" if fb["correct"] else "not correct"
+    answers = " | ".join("; ".join(v) for v in fb["answer_variants"])
+    pages = ", ".join(f"{e['document']} p. {e['page']}" for e in fb["evidence"])
+    return (f"**Previous question ({fb['id']}): {verdict}** (ANLS* {fb['anls']:.2f}, Page F1 {fb['page_f1']:.2f})\n\n"
+            f"Gold answer: {answers}\n\nEvidence: {pages}")  # fmt: skip

@@ -1,0 +1,39 @@
+"""Agent name → its :class:`~madqa.agents.protocol.Agent`, imported only when asked for.
+
+An entry is a ``MODULE:NAME`` target (:func:`madqa.agents.resolve.load_object`), so looking up one agent never
+imports another one's dependencies, and this module imports no agent. A new agent is one more entry here.
+
+>>> names()
+('bm25', 'repl')
+>>> get_agent("bm25").fields[:2]
+('top_k', 'observe')
+"""
+
+from __future__ import annotations
+
+from .config import RunError
+from .protocol import Agent
+from .resolve import load_object
+
+#: The registered agents.
+AGENTS: dict[str, str] = {
+    "bm25": "madqa.agents.bm25.prepare:AGENT",
+    "repl": "madqa.agents.repl.prepare:AGENT",
+}
+
+
+def names() -> tuple[str, ...]:
+    """The registered agent names."""
+    return tuple(AGENTS)
+
+
+def get_agent(name: str) -> Agent:
+    """The agent registered as ``name``.
+
+    Raises:
+        RunError: no agent of that name.
+    """
+    if name not in AGENTS:
+        raise RunError(f"unknown agent {name!r}; available: {', '.join(AGENTS)}")
+    agent: Agent = load_object(AGENTS[name])
+    return agent

@@ -1,0 +1,210 @@
+"""``madqa bench human``: latency of the human-study app as a person feels it, in a real browser.
+
+Launches the app (:mod:`madqa.agents.human.app`) and drives headless Chromium (Debian's ``/usr/bin/chromium`` via
+Playwright; never ``playwright install``): for each query, the time from pressing Search until every result
+image has loaded in the page (search, thumbnails rendered and encoded, sent, decoded); for each navigation step
+(next / previous / first / last / jump, and opening a result), the time from the click until the new page
+image has loaded in the viewer. Two corpora: the sample (after ``madqa setup``) and the synthetic bench corpus of
+MADQA's size (18,619 pages; ``--pages`` scales it down; its page images are the sample's PDFs, cycled, since the
+synthetic corpus has text only). Target: p95 under :data:`TARGET_P95_MS` for both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+from .measure import emit, free_port, percentile
+
+logger = logging.getLogger(__name__)
+
+TARGET_P95_MS = 300.0
+CHROMIUM = os.environ.get("MADQA_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+NAV_CYCLE = ("next", "next", "previous", "last", "first", "jump")
+LOADED_JS = """(sel) => { const imgs = [...document.querySelectorAll(sel)];
+  return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0); }"""
+CHANGED_JS = """([sel, before]) => (document.querySelector(sel)?.innerText || "") !== before"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the benchmark's arguments."""
+    from .search_corpus import FULL_PAGES
+
+    parser.add_argument("--pages", type=int, default=FULL_PAGES, help=f"bench corpus pages (default: {FULL_PAGES:,})")
+    parser.add_argument("--queries", type=int, default=40, help="searches per corpus (default: 40)")
+    parser.add_argument("--navs", type=int, default=40, help="navigation steps per corpus (default: 40)")
+    parser.add_argument("--backend", choices=("whoosh", "tantivy"), default="whoosh", help="search engine")
+    parser.add_argument("--no-sample", action="store_true", help="skip the sample corpus")
+    parser.add_argument("--no-bench-corpus", action="store_true", help="skip the 18,619-page bench corpus")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+class CyclingRenderer:
+    """Page images for a text-only synthetic corpus: each document is drawn as one of the sample's PDFs."""
+
+    def __init__(self, folder: Path, dpi: int) -> None:
+        """Render the PDFs of ``folder`` at ``dpi``."""
+        import pymupdf
+        from madqa.agents.render import PageRenderer
+
+        self.inner = PageRenderer.from_folder(folder, dpi=dpi)
+        self.pages = {p.name: pymupdf.open(p).page_count for p in sorted(folder.glob("*.pdf"))}
+        self.names = list(self.pages)
+        if not self.names:
+            raise FileNotFoundError(f"no PDFs in {folder}")
+
+    def image(self, document: str, page: int) -> Any:
+        """The stand-in page image of ``document``, page ``page``."""
+        name = self.names[zlib.crc32(document.encode()) % len(self.names)]
+        return self.inner.image(name, (int(page) - 1) % self.pages[name] + 1)
+
+
+def _sample_service(folder: Path, backend: str) -> tuple[Any, list[str]]:
+    from madqa.agents.human.corpus import HumanCorpus
+    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.loading_script.load import load_pages
+
+    from .search_corpus import synthetic_queries
+
+    corpus = HumanCorpus.open(None, backend=backend)
+    return HumanService(build_plan("dev", out_dir=folder), corpus), synthetic_queries(load_pages(), 400, seed=1)
+
+
+def _bench_service(folder: Path, pages_n: int, backend: str) -> tuple[Any, list[str]]:
+    from madqa.agents.human.corpus import THUMB_DPI, VIEW_DPI, HumanCorpus, page_counts_of
+    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.agents.search import open_index
+    from madqa.loading_script.paths import Layout
+
+    from .search_corpus import CorpusSpec, synthetic_pages, synthetic_queries
+
+    spec = CorpusSpec().scaled(pages_n) if pages_n != CorpusSpec().pages else CorpusSpec()
+    pages = synthetic_pages(spec)
+    start = time.perf_counter()
+    index = open_index(pages, folder / "index", backend=backend, progress=False)  # type: ignore[arg-type]
+    logger.info("built the %s index of %d pages in %.0f s", backend, len(pages), time.perf_counter() - start)
+    pdfs = Layout.default().sample_dir / "documents"
+    corpus = HumanCorpus(index, CyclingRenderer(pdfs, VIEW_DPI), CyclingRenderer(pdfs, THUMB_DPI),  # type: ignore[arg-type]
+                         page_counts_of(pages))  # fmt: skip
+    return HumanService(build_plan("dev", out_dir=folder), corpus), synthetic_queries(pages, 400, seed=1)
+
+
+def drive(url: str, queries: list[str], n_queries: int, n_navs: int) -> dict[str, list[float]]:
+    """Search and navigate in Chromium; milliseconds from each click until its images have loaded."""
+    from playwright.sync_api import sync_playwright
+
+    searches: list[float] = []
+    navs: list[float] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url, timeout=120_000)
+            page.locator("#annotator textarea").fill("bench")
+            page.locator("#start").click()
+            page.locator("#question").get_by_text("Question 1 of").wait_for(timeout=120_000)
+            for query in dict.fromkeys(queries):  # distinct queries: each answer changes the message
+                if len(searches) >= n_queries:
+                    break
+                message = page.locator("#search-msg").inner_text()
+                page.locator("#query textarea").fill(query)
+                start = time.perf_counter()
+                page.locator("#search").click()
+                page.wait_for_function(CHANGED_JS, arg=["#search-msg", message], timeout=60_000, polling=10)
+                if "page(s) for" not in page.locator("#search-msg").inner_text():
+                    continue  # no result or refused: nothing to render
+                page.wait_for_function(LOADED_JS, arg="#results img", timeout=60_000, polling=10)
+                searches.append(1000 * (time.perf_counter() - start))
+                if len(navs) < n_navs:
+                    navs.extend(_navigate(page, min(len(NAV_CYCLE) + 1, n_navs - len(navs))))
+        finally:
+            browser.close()
+    return {"search_ms": searches, "navigation_ms": navs}
+
+
+def _position(page: Any) -> tuple[str, int, int]:
+    title = page.locator("#viewer-title").inner_text()
+    found = re.search(r"page (\d+) of (\d+)", title)
+    return (title, int(found.group(1)), int(found.group(2))) if found else (title, 0, 0)
+
+
+def _timed_click(page: Any, selector: str) -> float | None:
+    """Click and wait until the viewer shows another page and its image has loaded."""
+    title = _position(page)[0]
+    start = time.perf_counter()
+    page.locator(selector).first.click()
+    try:
+        page.wait_for_function(CHANGED_JS, arg=["#viewer-title", title], timeout=30_000, polling=10)
+    except Exception:  # noqa: BLE001 - the same page again (e.g. that result was already in view)
+        return None
+    page.wait_for_function(LOADED_JS, arg="#viewer img", timeout=30_000, polling=10)
+    return 1000 * (time.perf_counter() - start)
+
+
+def _navigate(page: Any, steps: int) -> list[float]:
+    """Open the first result, then step through its document (only steps that change the page); ms per step."""
+    times = [t for t in [_timed_click(page, "#results img")] if t is not None]
+    for n in range(steps - 1):
+        _, current, last = _position(page)
+        targets = {"next": current + 1, "previous": current - 1, "first": 1, "last": last, "jump": last // 2 or 1}
+        kind = next((k for k in NAV_CYCLE[n % len(NAV_CYCLE):] + NAV_CYCLE
+                     if 1 <= targets[k] <= last and targets[k] != current), None)  # fmt: skip
+        if kind is None:
+            break  # a one-page document
+        if kind == "jump":
+            page.locator("#jump input").fill(str(targets["jump"]))
+        spent = _timed_click(page, f"#nav-{kind}")
+        if spent is not None:
+            times.append(spent)
+    return times
+
+
+def _summary(values: list[float]) -> dict[str, Any]:
+    if not values:
+        return {"n": 0, "p50_ms": None, "p95_ms": None}
+    return {"n": len(values), "p50_ms": round(percentile(values, 0.5), 1), "p95_ms": round(percentile(values, 0.95), 1)}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark and print its figures."""
+    from madqa.agents.human.app import launch_human
+
+    from . import BenchError
+
+    if not Path(CHROMIUM).exists():
+        raise BenchError(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set MADQA_CHROMIUM)")
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    figures: dict[str, Any] = {"target_p95_ms": TARGET_P95_MS, "corpora": {}}
+    lines = [f"human app latency in Chromium (target p95 < {TARGET_P95_MS:.0f} ms)"]
+    setups = [("sample", None)] if not args.no_sample else []
+    setups += [] if args.no_bench_corpus else [("bench", args.pages)]
+    for name, pages_n in setups:
+        with tempfile.TemporaryDirectory(prefix="madqa-bench-human-") as tmp:
+            folder = Path(tmp)
+            service, queries = (_sample_service(folder, args.backend) if pages_n is None
+                                else _bench_service(folder, pages_n, args.backend))  # fmt: skip
+            port = free_port()
+            demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True)
+            try:
+                times = drive(f"http://127.0.0.1:{port}/", queries, args.queries, args.navs)
+            finally:
+                demo.close()
+                service.close()
+        pages_total = sum(service.corpus.page_counts.values())
+        row = {"pages": pages_total, "search": _summary(times["search_ms"]),
+               "navigation": _summary(times["navigation_ms"])}  # fmt: skip
+        figures["corpora"][name] = row
+        for what in ("search", "navigation"):
+            s = row[what]
+            ok = s["p95_ms"] is not None and s["p95_ms"] < TARGET_P95_MS
+            lines.append(f"  {name:<6} ({pages_total:>6,} pages) {what:<10} n={s['n']:<3} p50 {s['p50_ms']} ms  "
+                         f"p95 {s['p95_ms']} ms  {'meets' if ok else 'MISSES'} the target")  # fmt: skip
+    return emit(figures, lines, args.json)

@@ -1,0 +1,257 @@
+"""``madqa compare``: humans and agents side by side on one labelled split (paper §5.2, H.4, Figure 9).
+
+``madqa compare RUN1.jsonl RUN2.jsonl … --split dev [--names A B …] [--plot curves.png] [--json]`` scores every run
+against the same gold (as ``madqa evaluate`` does, ANLS* mode) and prints, per run, accuracy with its 95% CI,
+Kuiper and Page F1; then the pairwise Cohen's κ matrix on per-item correctness, the "solved only by A / only by B"
+counts of every pair, and the accuracy-vs-step-budget curve of each run as a table (``--plot``: a PNG).
+
+A run whose lines carry ``system_type: "human"`` (written by ``madqa human``) is labelled ``(human)`` everywhere.
+The pure parts (:func:`pair_counts`, :func:`budget_table`, :func:`is_human`) take plain data and are tested with
+hand-computed values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from madqa.cli.errors import UserError
+
+HELP = "compare runs (humans and agents): accuracy, Kuiper, Page F1, Cohen's kappa, only-A/only-B, budget curves"
+
+logger = logging.getLogger(__name__)
+
+#: Budgets listed in the curve table when a run took more than :data:`DENSE_ROWS` steps (plus the largest one).
+SPARSE_BUDGETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000)
+DENSE_ROWS = 20
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``compare`` arguments."""
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.jsonl", help="two or more results files")
+    parser.add_argument("--split", default="dev", help="labelled split to score against (default: dev)")
+    gold = parser.add_mutually_exclusive_group()
+    gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
+    gold.add_argument("--dataset", metavar="PATH", help="dataset folder (or sample, or a Hub id) to read --split from")
+    parser.add_argument("--names", nargs="+", metavar="NAME", help="display names, one per run (default: file stems)")
+    parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
+    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the budget curves to a PNG")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def is_human(lines: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a run is a human one: any of its lines says ``system_type: "human"``.
+
+    >>> is_human([{"id": "a", "system_type": "human"}]), is_human([{"id": "a"}])
+    (True, False)
+    """
+    return any(isinstance(line, Mapping) and line.get("system_type") == "human" for line in lines)
+
+
+def pair_counts(a: Sequence[bool | None], b: Sequence[bool | None]) -> dict[str, int]:
+    """Per-item outcomes of two systems on the same gold list: solved by both, only A, only B, neither.
+
+    Items unscored in either system (``None``) are left out and counted as ``skipped``.
+
+    >>> pair_counts([True, True, False, None], [True, False, True, True])
+    {'both': 1, 'only_a': 1, 'only_b': 1, 'neither': 0, 'skipped': 1}
+    """
+    if len(a) != len(b):
+        raise ValueError("the two outcome lists differ in length")
+    out = {"both": 0, "only_a": 0, "only_b": 0, "neither": 0, "skipped": 0}
+    for x, y in zip(a, b, strict=True):
+        if x is None or y is None:
+            out["skipped"] += 1
+        else:
+            out["both" if x and y else "only_a" if x else "only_b" if y else "neither"] += 1
+    return out
+
+
+def table_budgets(top: int) -> list[int]:
+    """Budgets shown in the table: every one up to :data:`DENSE_ROWS`, else :data:`SPARSE_BUDGETS` below ``top``
+    and ``top`` itself.
+
+    >>> table_budgets(3), table_budgets(45)
+    ([1, 2, 3], [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 45])
+    """
+    if top <= DENSE_ROWS:
+        return list(range(1, top + 1))
+    return [b for b in SPARSE_BUDGETS if b < top] + [top]
+
+
+def budget_table(curves: Mapping[str, Sequence[Mapping[str, float]]], budgets: Sequence[int]) -> list[dict[str, Any]]:
+    """Accuracy of each run at each budget, read off its step curve (a budget between listed points takes the
+    value of the listed budget before it; before the first point, 0).
+
+    >>> budget_table({"h": [{"budget": 1, "accuracy": 0.5}, {"budget": 3, "accuracy": 1.0}]}, [1, 2, 3])
+    [{'budget': 1, 'h': 0.5}, {'budget': 2, 'h': 0.5}, {'budget': 3, 'h': 1.0}]
+    """
+    rows = []
+    for budget in budgets:
+        row: dict[str, Any] = {"budget": budget}
+        for name, curve in curves.items():
+            value = 0.0 if curve else None
+            for point in curve:
+                if point["budget"] <= budget:
+                    value = float(point["accuracy"])
+            row[name] = value
+        rows.append(row)
+    return rows
+
+
+def _read_lines(path: Path) -> tuple[str, list[dict[str, Any]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+    lines = []
+    for raw in text.splitlines():
+        try:
+            value = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            continue  # the parser below names the broken line
+        if isinstance(value, dict):
+            lines.append(value)
+    return text, lines
+
+
+def score_runs(args: argparse.Namespace, names: Sequence[str]) -> dict[str, Any]:
+    """Score every run against the gold; the comparison as one JSON-ready dict."""
+    from madqa.cli.evaluate_cmd import check_provenance, gold_dataset, load_references
+    from madqa.metric.aggregate import budget_curve, cohen_kappa
+    from madqa.metric.inputs import InputError, parse_results_text
+    from madqa.metric.report import ReportOptions, build_report, score_predictions
+
+    references, gold = load_references(args), gold_dataset(args)
+    scored, systems = {}, []
+    for name, path in zip(names, args.runs, strict=True):
+        text, lines = _read_lines(path)
+        try:
+            predictions = parse_results_text(text, str(path))
+            run = score_predictions(predictions, references)
+        except InputError as exc:
+            raise UserError(exc.problems[0] if exc.problems else str(exc)) from None
+        check_provenance(path, predictions, gold)
+        scored[name] = run
+        systems.append({"name": name, "path": str(path), "human": is_human(lines)})
+    top = args.max_budget or max([it.steps or 0 for run in scored.values() for it in run.items] + [1])
+    out_systems = []
+    for system in systems:
+        run = scored[system["name"]]
+        report = build_report(run, references, ReportOptions(n_resamples=args.resamples, seed=args.seed,
+                                                             max_budget=top))
+        keys = ("n", "n_predicted", "accuracy", "accuracy_ci", "kuiper", "kuiper_ci", "page_f1", "doc_f1",
+                "mean_steps")  # fmt: skip
+        out_systems.append({**system, **{k: report[k] for k in keys}, "budget_curve": budget_curve(run.items, top)})
+    outcomes = {name: [it.correct for it in run.items] for name, run in scored.items()}
+    pairs, kappa = [], {}
+    for i, a in enumerate(names):
+        kappa[a] = {}
+        for j, b in enumerate(names):
+            both = [(x, y) for x, y in zip(outcomes[a], outcomes[b], strict=True) if x is not None and y is not None]
+            kappa[a][b] = cohen_kappa([bool(x) for x, _ in both], [bool(y) for _, y in both])
+            if i < j:
+                pairs.append({"a": a, "b": b, "kappa": kappa[a][b], **pair_counts(outcomes[a], outcomes[b])})
+    curves = {s["name"]: s["budget_curve"] for s in out_systems}
+    return {"split": None if args.gold else args.split, "n_gold": len(references), "systems": out_systems,
+            "kappa": kappa, "pairs": pairs, "max_budget": top,
+            "budget_table": budget_table(curves, table_budgets(top))}  # fmt: skip
+
+
+def label(system: Mapping[str, Any]) -> str:
+    """A system's display name, with ``(human)`` for human runs."""
+    return f"{system['name']} (human)" if system.get("human") else str(system["name"])
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+def format_comparison(result: Mapping[str, Any]) -> str:
+    """The comparison as plain-text tables."""
+    systems = result["systems"]
+    width = max(len(label(s)) for s in systems)
+    lines = [f"{result['n_gold']} gold items" + (f" (split {result['split']})" if result["split"] else ""), "",
+             f"{'system':<{width}}  accuracy  95% CI          Kuiper  Page F1  mean steps"]  # fmt: skip
+    for s in systems:
+        ci = s["accuracy_ci"]
+        ci_text = "" if not ci or ci[0] is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+        kuiper = "—" if s["kuiper"] is None else f"{s['kuiper']:.2f}"
+        steps = "—" if s["mean_steps"] is None else f"{s['mean_steps']:.2f}"
+        lines.append(f"{label(s):<{width}}  {_pct(s['accuracy']):>8}  {ci_text:<14}  {kuiper:>6}  "
+                     f"{_pct(s['page_f1']):>7}  {steps:>10}")  # fmt: skip
+    names = [s["name"] for s in systems]
+    lines += ["", "Cohen's kappa (per-item correctness)", " " * (width + 2) + "".join(f"{n[:10]:>11}" for n in names)]
+    for s in systems:
+        row = "".join(f"{'—' if v is None else f'{v:.2f}':>11}" for v in result["kappa"][s["name"]].values())
+        lines.append(f"{label(s):<{width}}  {row}")
+    lines += ["", "solved by: both / only A / only B / neither"]
+    for p in result["pairs"]:
+        lines.append(f"  A={p['a']}  B={p['b']}: {p['both']} / {p['only_a']} / {p['only_b']} / {p['neither']}"
+                     + (f" ({p['skipped']} unscored)" if p["skipped"] else ""))  # fmt: skip
+    lines += ["", "accuracy (%) within a step budget", "budget" + "".join(f"{n[:10]:>11}" for n in names)]
+    for row in result["budget_table"]:
+        lines.append(f"{row['budget']:>6}" + "".join(f"{_pct(row[n]):>11}" for n in names))
+    return "\n".join(lines)
+
+
+def plot_curves(result: Mapping[str, Any], path: Path) -> None:
+    """Draw every run's budget curve (humans dashed) into a PNG."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UserError("--plot needs matplotlib: pip install -e '.[space]'") from None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for s in result["systems"]:
+        curve = s["budget_curve"]
+        ax.step([p["budget"] for p in curve], [100 * p["accuracy"] for p in curve], where="post", label=label(s),
+                linestyle="--" if s["human"] else "-")  # fmt: skip
+    ax.set_xlabel("step budget N (searches)")
+    ax.set_ylabel("accuracy within budget (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the runs and print the comparison."""
+    if len(args.runs) < 2:
+        raise UserError("compare needs at least two results files")
+    if len({str(p.resolve()) for p in args.runs}) != len(args.runs):
+        raise UserError("the same results file is given twice")
+    names = list(args.names) if args.names else [p.stem for p in args.runs]
+    if len(names) != len(args.runs):
+        raise UserError(f"--names gives {len(names)} name(s) for {len(args.runs)} run(s)")
+    if len(set(names)) != len(names):
+        names = [str(p) for p in args.runs] if not args.names else names
+        if len(set(names)) != len(names):
+            raise UserError("--names must be different from each other")
+    if args.resamples < 1:
+        raise UserError("--resamples must be positive")
+    if args.max_budget is not None and args.max_budget < 1:
+        raise UserError("--max-budget must be positive")
+    result = score_runs(args, names)
+    if args.plot is not None:
+        plot_curves(result, args.plot)
+        logger.info("wrote the budget curves to %s", args.plot)
+    if args.json:
+        sys.stdout.write(json.dumps(result, allow_nan=False, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(format_comparison(result) + "\n")
+    return 0

@@ -1,0 +1,96 @@
+"""``madqa human``: serve the human-baseline app (paper Appendix C.2) and log answers in the results format.
+
+``madqa human --split dev --annotator me -o me.jsonl`` serves http://127.0.0.1:7861/ for one annotator; without
+``--annotator`` each visitor types an id and picks a batch, and gets their own file
+``<out-dir>/human-<split>-<batch>-<annotator>.jsonl``. The split is cut into seeded batches of 25 with
+constellation code names (``--list-batches`` prints them). On dev/train (practice) the gold answer, evidence and
+score appear after each answer; on test nothing of the hidden labels reaches the browser. ``--oracle`` shows only
+the gold evidence pages (on test it needs ``--labels`` with the private labels file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from madqa.cli.errors import UserError
+
+HELP = "serve the human-baseline study app (same search engine as the agents); answers go to a results JSONL"
+
+logger = logging.getLogger(__name__)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Options of ``madqa human``."""
+    parser.add_argument("--split", default="dev", help="split to answer (default: dev; test = no feedback)")
+    parser.add_argument("--dataset", metavar="SPEC", help="dataset folder, Hub id or sample (default: MADQA_DATASET)")
+    parser.add_argument("--batch", metavar="NAME", help="only this batch (code name, e.g. Andromeda)")
+    parser.add_argument("--annotator", metavar="ID", help="fixed annotator id (default: each visitor types one)")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="results file (needs --annotator)")
+    parser.add_argument("--out-dir", type=Path, default=Path("human_runs"),
+                        help="folder of the per-annotator, per-batch files (default: ./human_runs)")  # fmt: skip
+    parser.add_argument("--oracle", action="store_true", help="show only the gold evidence pages, no search bar")
+    parser.add_argument("--labels", type=Path, metavar="FILE", help="private test labels (only for --oracle on test)")
+    parser.add_argument("--seed", type=int, default=None, help="batch shuffle seed (default: 2025)")
+    parser.add_argument("--k", type=int, default=None, help="results per search (default: 5, as the agent)")
+    parser.add_argument("--backend", choices=("whoosh", "tantivy"), help="search engine (default: whoosh)")
+    parser.add_argument("--port", type=int, default=7861, help="port (default: 7861)")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
+    parser.add_argument("--list-batches", action="store_true", help="print the batches and exit")
+    parser.add_argument("--json", action="store_true", help="with --list-batches: one JSON object on stdout")
+
+
+def build_service(args: argparse.Namespace):  # noqa: ANN201 - lazy import of the service type
+    """The :class:`~madqa.agents.human.service.HumanService` for the arguments (user mistakes → UserError)."""
+    from madqa.agents.human.batches import DEFAULT_SEED, BatchError
+    from madqa.agents.human.corpus import DEFAULT_K, HumanCorpus
+    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.agents.human.study import StudyError
+    from madqa.loading_script.load import DatasetUnavailableError
+
+    if args.output is not None and not args.annotator:
+        raise UserError("-o FILE is one annotator's file: also pass --annotator ID")
+    if args.labels is not None and not args.oracle:
+        raise UserError("--labels is only used with --oracle (test labels are never shown otherwise)")
+    try:
+        plan = build_plan(args.split, dataset=args.dataset, mode="oracle" if args.oracle else "search",
+                          seed=DEFAULT_SEED if args.seed is None else args.seed, labels_path=args.labels,
+                          out_dir=args.out_dir, output=args.output, annotator=args.annotator, batch=args.batch,
+                          config={"backend": args.backend or "whoosh"})  # fmt: skip
+        corpus = HumanCorpus.open(args.dataset, oracle=args.oracle, backend=args.backend,
+                                  k=DEFAULT_K if args.k is None else args.k)  # fmt: skip
+    except (StudyError, BatchError, DatasetUnavailableError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    return HumanService(plan, corpus)
+
+
+def run(args: argparse.Namespace) -> int:
+    """List the batches, or serve the app until interrupted."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    service = build_service(args)
+    plan = service.plan
+    if args.list_batches:
+        batches = [{"name": b.name, "questions": len(b.ids), "ids": list(b.ids)} for b in plan.batches]
+        if args.json:
+            sys.stdout.write(json.dumps({"split": plan.split, "batches": batches}) + "\n")
+        else:
+            sys.stdout.write("".join(f"{b['name']}\t{b['questions']}\n" for b in batches))
+        return 0
+    try:
+        from madqa.agents.human.app import launch_human
+    except ImportError as exc:
+        raise UserError(f"the app needs gradio: pip install -e '.[space]' ({exc})") from None
+    where = plan.output or plan.out_dir
+    logger.info("human study on split %s (%s mode, %d batch(es)); answers go to %s", plan.split, plan.mode,
+                len(plan.batches), where)  # fmt: skip
+    logger.info("serving on http://%s:%d (Ctrl+C to stop; answers are saved as they are submitted)", args.host,
+                args.port)  # fmt: skip
+    try:
+        launch_human(service, host=args.host, port=args.port, quiet=True)
+    finally:
+        service.close()
+    return 0

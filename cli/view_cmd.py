@@ -1,0 +1,96 @@
+"""``madqa view``: explore results files in the browser (trajectories, errors, runs side by side) or export a report.
+
+``madqa view r.jsonl [more.jsonl …] --split dev`` scores each file against the split's gold (as ``madqa evaluate``
+does, same numbers) and serves a local Gradio app on ``--host``/``--port`` (default 127.0.0.1:7861);
+``--export report.html`` writes one self-contained HTML file instead. ``--split test`` works only where the test
+labels are held locally (the sample's ``$MADQA_HOME/private``); otherwise the loader's error says they are hidden.
+Bad lines are reported as ``FILE line N: field …`` (the metric's parser).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+from madqa.cli.errors import UserError
+
+HELP = "explore results files in the browser (trajectories, error classes, runs side by side) or --export HTML"
+
+logger = logging.getLogger(__name__)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``view`` arguments."""
+    parser.add_argument("results", nargs="+", type=Path, help="results JSONL file(s) of `madqa run` (or any harness)")
+    parser.add_argument("--split", default="dev", help="labelled split the files answer (default: dev)")
+    gold = parser.add_mutually_exclusive_group()
+    gold.add_argument("--dataset", metavar="SPEC", help="dataset folder, Hub id or sample (default: MADQA_DATASET)")
+    gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
+    parser.add_argument("--export", type=Path, metavar="REPORT.html", help="write a self-contained HTML report, exit")
+    parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=7861, help="port to serve on (default: 7861)")
+    parser.add_argument("--no-thumbnails", action="store_true", help="do not render page thumbnails")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the Kuiper CI")
+
+
+def references(args: argparse.Namespace) -> list[Any]:
+    """Gold references from ``--gold`` or the split (see the module docstring)."""
+    from madqa.metric.inputs import InputError, parse_references, read_jsonl_text
+    from madqa.space.explore.runs import ExploreError, load_gold_references, read_text
+
+    try:
+        if args.gold is not None:
+            rows = read_jsonl_text(read_text(args.gold), str(args.gold))
+            return parse_references([r for _, r in rows], str(args.gold))
+        return load_gold_references(args.split, args.dataset)
+    except (InputError, ExploreError) as exc:
+        raise UserError(str(exc)) from None
+
+
+def prepare(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The workspace and the thumbnail cache for ``args`` (nothing is served)."""
+    from madqa.space.explore.runs import ExploreError, open_workspace, read_text
+    from madqa.space.explore.thumbs import Thumbnails
+
+    if len({str(p) for p in args.results}) != len(args.results):
+        raise UserError("the same results file is given twice")
+    if args.resamples < 1:
+        raise UserError("--resamples must be positive")
+    refs = references(args)
+    try:
+        sources = [(str(p), read_text(p)) for p in args.results]
+        ws = open_workspace(sources, refs, split=args.split, dataset=args.dataset, resamples=args.resamples)
+    except ExploreError as exc:
+        raise UserError(str(exc)) from None
+    for run in ws.runs:
+        m = run.scored.matching
+        if m.unknown:
+            logger.warning("%s: %d line(s) match no %s question and are ignored", run.source, len(m.unknown),
+                           args.split)  # fmt: skip
+        if m.missing_ids:
+            logger.warning("%s: %d %s question(s) have no line (shown as missing, scored incorrect)", run.source,
+                           len(m.missing_ids), args.split)  # fmt: skip
+    thumbs = Thumbnails(args.dataset, enabled=not args.no_thumbnails and args.gold is None)
+    return ws, thumbs
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export the report, or serve the explorer until interrupted."""
+    ws, thumbs = prepare(args)
+    if args.export is not None:
+        from madqa.space.explore.export import write_export
+
+        path = write_export(ws, args.export)
+        logger.info("wrote %s (%.1f KB)", path, path.stat().st_size / 1024)
+        return 0
+    import os
+
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from madqa.space.explore.ui import build_view_app
+
+    demo = build_view_app(ws, thumbs)
+    logger.info("serving the explorer on http://%s:%d/ (Ctrl-C to stop)", args.host, args.port)
+    demo.launch(server_name=args.host, server_port=args.port, quiet=True)
+    return 0

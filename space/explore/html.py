@@ -1,0 +1,190 @@
+"""HTML fragments of the explorer: run summary, comparison and one question's trajectories side by side.
+
+One renderer serves the Gradio app (``gr.HTML``) and the static export, so both show the same numbers. Styles are
+inline (a ``gr.HTML`` fragment cannot rely on page CSS), every text from a results file is escaped, and each
+summary number carries its exact value in ``data-key``/``data-value`` attributes (what tests compare with
+``madqa evaluate --json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from . import figures
+from .detail import question_view
+from .runs import Workspace
+from .table import AGREEMENT_LABELS, AGREEMENTS, agreement, kappas
+from .thumbs import Thumbnails
+
+GOLD, GOLD_DOC, WRONG, OK = "#1b7f3b", "#c58a00", "#b3261e", "#1b7f3b"
+BOX = "border:1px solid #ccc;border-radius:6px;padding:6px;margin:4px 0;"
+MONO = "font-family:monospace;white-space:pre-wrap;font-size:12px;background:#f6f6f6;padding:4px;"
+#: Summary rows: (report key, label, kind); ``pct`` values are shares shown as percentages.
+SUMMARY_ROWS = (
+    ("accuracy", "Accuracy", "pct"), ("accuracy_ci", "Accuracy 95% CI", "pct_ci"), ("anls", "ANLS*", "pct"),
+    ("page_f1", "Page F1", "pct"), ("doc_f1", "Doc F1", "pct"), ("kuiper", "Kuiper K", "num"),
+    ("kuiper_ci", "Kuiper 95% CI", "num_ci"), ("mean_steps", "Mean steps", "num"),
+    ("wasted_effort_ratio", "Wasted-effort ratio", "num"), ("n", "Gold items", "int"),
+    ("n_predicted", "Predicted", "int"), ("missing", "Missing", "int"), ("unscored", "Unscored", "int"),
+)  # fmt: skip
+
+
+def fmt(value: Any, kind: str) -> str:
+    """A summary value as shown (``–`` for none).
+
+    >>> fmt(0.4567, "pct"), fmt([0.1, 0.25], "pct_ci"), fmt(1.23456, "num"), fmt(None, "num")
+    ('45.7%', '[10.0%, 25.0%]', '1.235', '–')
+    """
+    if value is None:
+        return "–"
+    if kind == "pct":
+        return f"{100 * float(value):.1f}%"
+    if kind == "pct_ci":
+        return f"[{100 * float(value[0]):.1f}%, {100 * float(value[1]):.1f}%]"
+    if kind == "num_ci":
+        return f"[{float(value[0]):.3f}, {float(value[1]):.3f}]"
+    if kind == "int":
+        return str(int(value))
+    return f"{float(value):.3f}"
+
+
+def _attr(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(repr(float(v)) for v in value)
+    return "" if value is None else repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def summary_table(ws: Workspace) -> str:
+    """The summary numbers of every run, one column per run."""
+    head = "".join(f"<th style='padding:2px 8px'>{escape(r.name)}</th>" for r in ws.runs)
+    body = []
+    for key, label, kind in SUMMARY_ROWS:
+        cells = "".join(
+            f"<td style='padding:2px 8px;text-align:right' data-run='{escape(r.name)}' data-key='{key}' "
+            f"data-value='{_attr(r.report.get(key))}'>{fmt(r.report.get(key), kind)}</td>"
+            for r in ws.runs)  # fmt: skip
+        body.append(f"<tr><th style='text-align:left;padding:2px 8px'>{label}</th>{cells}</tr>")
+    return f"<table class='summary' style='border-collapse:collapse'><tr><th></th>{head}</tr>{''.join(body)}</table>"
+
+
+def summary_html(ws: Workspace, *, with_figures: bool = True) -> str:
+    """Numbers, then the figures (Kuiper curve, budget curve, error cascade, effort histograms)."""
+    parts = [f"<div id='explore-summary'><h3>Summary ({escape(ws.split)} split, {len(ws.references)} questions)</h3>",
+             summary_table(ws)]  # fmt: skip
+    if with_figures:
+        uris = [figures.kuiper_figure(ws.runs), figures.budget_figure(ws.runs), figures.cascade_figure(ws.runs)]
+        uris += [figures.effort_figure(r) for r in ws.runs]
+        parts.append("<div>" + "".join(f"<img alt='figure' style='max-width:100%;margin:4px' src='{u}'>"
+                                       for u in uris) + "</div>")  # fmt: skip
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def compare_html(ws: Workspace, a: str | None = None, b: str | None = None) -> str:
+    """Cohen's κ between all runs and the agreement counts of runs A and B."""
+    if len(ws.runs) < 2:
+        return "<div id='explore-compare'><p>Give two or more results files to compare runs.</p></div>"
+    run_a = ws.run(a)
+    run_b = ws.run(b) if b and b != run_a.name else next(r for r in ws.runs if r is not run_a)
+    agree = agreement(run_a, run_b)
+    rows = "".join(f"<tr><th style='text-align:left;padding:2px 8px'>{AGREEMENT_LABELS[k]}</th>"
+                   f"<td id='agree-{k}' data-key='{k}' style='text-align:right;padding:2px 8px'>{agree['counts'][k]}"
+                   "</td></tr>" for k in AGREEMENTS)  # fmt: skip
+    matrix = kappas(ws)
+    head = "".join(f"<th style='padding:2px 8px'>{escape(n)}</th>" for n in ws.names)
+    krows = "".join(f"<tr><th style='text-align:left;padding:2px 8px'>{escape(x)}</th>" + "".join(
+        f"<td style='text-align:right;padding:2px 8px'>{fmt(matrix[x][y], 'num')}</td>" for y in ws.names) + "</tr>"
+        for x in ws.names)  # fmt: skip
+    return (f"<div id='explore-compare'><h3>A = {escape(run_a.name)} vs B = {escape(run_b.name)}</h3>"
+            f"<p>Cohen's κ: <b id='agree-kappa' data-value='{_attr(agree['kappa'])}'>{fmt(agree['kappa'], 'num')}"
+            f"</b> over {agree['n']} questions</p><table style='border-collapse:collapse'>{rows}</table>"
+            f"<h4>Cohen's κ between all runs</h4><table style='border-collapse:collapse'><tr><th></th>{head}</tr>"
+            f"{krows}</table></div>")  # fmt: skip
+
+
+def _page(p: Mapping[str, Any], thumbs: Thumbnails | None) -> str:
+    color = GOLD if p["gold"] else GOLD_DOC if p["gold_doc"] else "#999"
+    mark = " ★ gold" if p["gold"] else " (gold doc)" if p["gold_doc"] else ""
+    label = f"{escape(p['document'])} p. {p['page'] if p['page'] is not None else '–'}{mark}"
+    uri = thumbs.uri(p["document"], p["page"]) if thumbs is not None else None
+    img = f"<img src='{uri}' style='max-width:120px;display:block'>" if uri else ""
+    cls = "page gold" if p["gold"] else "page"
+    return (f"<span class='{cls}' style='display:inline-block;vertical-align:top;margin:2px;padding:2px;"
+            f"border:{3 if p['gold'] else 1}px solid {color};font-size:11px;width:124px;overflow-wrap:anywhere'>"
+            f"{img}{label}</span>")
+
+
+def _search(s: Mapping[str, Any], thumbs: Thumbnails | None, max_pages: int) -> str:
+    err = f" <i style='color:{WRONG}'>{escape(str(s['error']))}</i>" if s.get("error") else ""
+    pages = "".join(_page(p, thumbs) for p in s["results"][:max_pages])
+    more = f" … {len(s['results']) - max_pages} more" if len(s["results"]) > max_pages else ""
+    return (f"<div class='search'>search <code class='query'>{escape(s['query'])}</code> → {len(s['results'])} page(s)"
+            f"{err}<div>{pages}{more}</div></div>")  # fmt: skip
+
+
+def _step(step: Mapping[str, Any], thumbs: Thumbnails | None, max_pages: int) -> str:
+    if step["kind"] == "search":
+        return f"<div style='{BOX}'><b>search {step['step']}</b>{_search(step, thumbs, max_pages)}</div>"
+    tokens = ""
+    if step.get("input_tokens") is not None or step.get("output_tokens") is not None:
+        tokens = f" · tokens in {step.get('input_tokens')} / out {step.get('output_tokens')}"
+    secs = f" · {step['duration_s']} s" if step.get("duration_s") is not None else ""
+    parts = [f"<b>step {escape(str(step['step']))}</b>{'  (final)' if step['final'] else ''}"
+             f"<span style='color:#666;font-size:12px'>{tokens}{secs}</span>"]  # fmt: skip
+    if step.get("thought"):
+        parts.append(f"<details><summary>model output</summary><div style='{MONO}'>{escape(step['thought'])}"
+                     "</div></details>")  # fmt: skip
+    parts += [_search(s, thumbs, max_pages) for s in step["searches"]]
+    parts += [f"<div class='code' style='{MONO}'>{escape(c)}</div>" for c in step["code"]]
+    parts += [f"<div>{escape(c['name'])}(<code>{escape(c['arguments'])}</code>)</div>" for c in step["calls"]]
+    if step["code"] and step.get("observation"):
+        parts.append(f"<div class='output' style='{MONO}'>{escape(step['observation'])}</div>")
+    if step.get("error"):
+        parts.append(f"<div style='color:{WRONG}'>{escape(str(step['error']))}</div>")
+    return f"<div style='{BOX}'>{''.join(parts)}</div>"
+
+
+def _answer(view: Mapping[str, Any], thumbs: Thumbnails | None, show_gold: bool) -> str:
+    color = OK if view["outcome"] == "correct" else WRONG
+    answer = escape("; ".join(view["answer"])) or "<i>(no answer)</i>"
+    cites = "".join(_page(c, thumbs) for c in view["citations"]) or "<i>none</i>"
+    scores = (f"score {view['score']} · ANLS* {view['anls']:.2f} · Page F1 {view['page_f1']:.2f} · "
+              f"Doc F1 {view['doc_f1']:.2f} · steps {view['steps_count'] if view['steps_count'] is not None else '?'}")
+    err = f" · error class <b class='error-class'>{escape(view['error_class'])}</b>" if view["error_class"] else ""
+    usage = view.get("usage") or {}
+    tok = f" · tokens {usage.get('input_tokens')}/{usage.get('output_tokens')}" if usage else ""
+    out = [f"<div style='{BOX}border-color:{color}'><b>Final answer:</b> <span class='answer'>{answer}</span>"
+           f" <b style='color:{color}' class='outcome'>{view['outcome']}</b><div>{scores}{err}{tok}</div>"
+           f"<div>Cited: {cites}</div>"]  # fmt: skip
+    if view.get("run_error"):
+        out.append(f"<div style='color:{WRONG}'>run error: {escape(str(view['run_error']))}</div>")
+    if show_gold:
+        gold = " | ".join(escape("; ".join(v)) for v in view["gold_answers"])
+        out.append(f"<div class='gold'><b>Gold answer(s):</b> {gold}</div><div>Gold evidence: "
+                   + "".join(_page(p, thumbs) for p in view["evidence"]) + "</div>")  # fmt: skip
+    out.append("</div>")
+    return "".join(out)
+
+
+def run_column(ws: Workspace, qid: str, run_name: str, thumbs: Thumbnails | None, *, max_pages: int = 5,
+               show_gold: bool = True) -> str:  # fmt: skip
+    """One run's trajectory of one question."""
+    view = question_view(ws, qid, ws.run(run_name))
+    steps = "".join(_step(s, thumbs, max_pages) for s in view["steps"]) or "<p><i>no steps recorded</i></p>"
+    return (f"<div class='run-column' data-run='{escape(view['run'])}' style='flex:1;min-width:320px'>"
+            f"<h4>{escape(view['run'])}</h4>{steps}{_answer(view, thumbs, show_gold)}</div>")
+
+
+def question_html(ws: Workspace, qid: str | None, runs: Sequence[str], thumbs: Thumbnails | None,
+                  *, max_pages: int = 5) -> str:  # fmt: skip
+    """The question header and one column per chosen run (side by side)."""
+    if not qid or qid not in ws.refs:
+        return "<div id='explore-question'><p>Pick a question.</p></div>"
+    ref = ws.refs[qid]
+    names = [n for n in runs if n in ws.names] or ws.names[:1]
+    cols = "".join(run_column(ws, qid, n, thumbs, max_pages=max_pages) for n in names)
+    return (f"<div id='explore-question'><h3>{escape(qid)}: {escape(ref.question)}</h3>"
+            f"<p style='color:#555'>{escape(ref.hop_type)} · {escape(ref.domain)} · "
+            f"{escape(ref.document_category)}</p><div style='display:flex;gap:8px;flex-wrap:wrap'>{cols}</div></div>")

@@ -1,0 +1,44 @@
+"""Shared by the Space identity and database tests: a submission form, gold rows, results texts, a settable clock
+and a ``scorer`` over the built sample's test labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("gradio")
+
+FORM = {"system": "sys", "submitter": "tester", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
+        "training_data": "none", "compute": "1h"}  # fmt: skip
+
+
+def gold(layout) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def results(rows: list[dict[str, Any]], correct: int, steps: int = 1) -> str:
+    """A valid results text; different ``correct``/``steps`` give different files."""
+    return "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0] if i < correct else ["zzzz-wrong"],
+                               "citations": r["evidence"], "steps": steps}) + "\n"
+                   for i, r in enumerate(rows))  # fmt: skip
+
+
+class Clock:
+    """A settable clock."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(name="scorer")
+def scorer_fixture(layout, tmp_path: Path):
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import Scorer
+
+    return Scorer.from_labels(layout.test_labels, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=20)

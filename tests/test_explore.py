@@ -1,0 +1,289 @@
+"""The run explorer's data layer, `madqa view` and the Space's Explore tab, on a scripted-model run of the dev split.
+
+The scripted model searches once ("riverton OR invoice OR menu"), then answers citing the first page shown. The
+two derived runs keep that trajectory and set each answer by construction: run A answers question ``i`` (gold
+order) with its gold answer when ``i % 3 == 0``, run B when ``i % 2 == 0``; every other answer is a wrong string.
+So the agreement counts can be computed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import ScriptedModel, search_then_cite
+
+SPEC = "py:test_explore:scripted_model"
+QUERY = "riverton OR invoice OR menu"
+WRONG = "zzz-wrong-answer"
+
+
+def scripted_model(**_: Any) -> ScriptedModel:
+    """One fixed search, then an answer citing the first page shown (never a label); tests/fakes.py's model."""
+    return ScriptedModel([search_then_cite("17.85", QUERY)], text_only=True, usage=lambda text, n: (len(text) // 4, 9),
+                         model_id="scripted")  # fmt: skip
+
+
+def scripted_dev_run(out: Path) -> Path:
+    """``madqa run`` on the whole dev split with the scripted model (the sample must be set up)."""
+    from madqa.agents.run import RunConfig, run_benchmark
+
+    summary = run_benchmark(RunConfig(model=SPEC, split="dev"), out, overwrite=True)
+    assert summary.errors == 0 and summary.written > 10
+    return out
+
+
+def derived_runs(base: Path, folder: Path) -> dict[str, Any]:
+    """Runs A and B (see the module docstring) and the hand-computed expectations."""
+    from madqa.loading_script.load import load_gold
+
+    gold = load_gold("dev")
+    lines = {r["id"]: r for r in (json.loads(x) for x in base.read_text(encoding="utf-8").splitlines() if x.strip())}
+    order = [g["id"] for g in gold]
+    a_ok = {qid for i, qid in enumerate(order) if i % 3 == 0}
+    b_ok = {qid for i, qid in enumerate(order) if i % 2 == 0}
+    paths = {}
+    for name, ok in (("agent-a", a_ok), ("agent-b", b_ok)):
+        rows = []
+        for g in gold:
+            row = dict(lines[g["id"]])
+            row["answer"] = list(g["answer_variants"][0]) if g["id"] in ok else [WRONG]
+            rows.append(row)
+        path = folder / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        paths[name] = path
+    cited = {g["id"]: {c["document"] for c in lines[g["id"]]["citations"]} for g in gold}
+    gold_docs = {g["id"]: {e["document"] for e in g["evidence"]} for g in gold}
+    retrieval_a = [q for q in order if q not in a_ok and not cited[q] & gold_docs[q]]
+    return {
+        "paths": paths, "gold": {g["id"]: g for g in gold}, "order": order, "a_ok": a_ok, "b_ok": b_ok,
+        "retrieval_a": retrieval_a,
+        "counts": {"both": len(a_ok & b_ok), "only_a": len(a_ok - b_ok), "only_b": len(b_ok - a_ok),
+                   "neither": len(set(order) - a_ok - b_ok), "unscored": 0},
+    }  # fmt: skip
+
+
+# -- fixtures --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runs(layout, tmp_path_factory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("explore_runs")
+    base = scripted_dev_run(folder / "scripted.jsonl")
+    return {"base": base, **derived_runs(base, folder)}
+
+
+@pytest.fixture(scope="module")
+def ws(runs) -> Any:
+    from madqa.space.explore.runs import load_gold_references, open_workspace
+
+    refs = load_gold_references("dev")
+    sources = [(str(p), p.read_text(encoding="utf-8")) for p in runs["paths"].values()]
+    return open_workspace(sources, refs, split="dev", resamples=200)
+
+
+def evaluate_json(path: Path, capsys, *extra: str) -> dict[str, Any]:
+    from madqa.cli import main
+
+    capsys.readouterr()
+    assert main(["evaluate", str(path), "--split", "dev", "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+# -- data layer ------------------------------------------------------------------------------------------------
+
+
+def test_summary_numbers_are_those_of_evaluate_json(runs, capsys) -> None:
+    from madqa.space.explore.runs import load_gold_references, open_workspace
+
+    path = runs["paths"]["agent-a"]
+    ws = open_workspace([(str(path), path.read_text(encoding="utf-8"))], load_gold_references("dev"), split="dev")
+    expected = evaluate_json(path, capsys)
+    got = ws.runs[0].report
+    for key in ("accuracy", "accuracy_ci", "page_f1", "doc_f1", "kuiper", "kuiper_ci", "mean_steps", "errors",
+                "budget_curve", "kuiper_curve", "n", "missing"):
+        assert got[key] == expected[key], key
+    assert got["accuracy"] == pytest.approx(len(runs["a_ok"]) / len(runs["order"]))
+
+
+def test_filters_agreement_and_kappa_match_hand_computed_values(ws, runs) -> None:
+    from madqa.metric.aggregate import cohen_kappa
+    from madqa.space.explore.table import Filters, agreement, filter_ids
+
+    assert filter_ids(ws, Filters(run="agent-a", outcome="incorrect", error="retrieval")) == runs["retrieval_a"]
+    assert runs["retrieval_a"], "the scripted run must have retrieval failures"
+    assert set(filter_ids(ws, Filters(run="agent-b", outcome="correct"))) == runs["b_ok"]
+    counts = agreement(ws.run("agent-a"), ws.run("agent-b"))
+    assert counts["counts"] == runs["counts"]
+    a = [q in runs["a_ok"] for q in runs["order"]]
+    b = [q in runs["b_ok"] for q in runs["order"]]
+    po = sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+    pa, pb = sum(a) / len(a), sum(b) / len(b)
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    assert counts["kappa"] == pytest.approx((po - pe) / (1 - pe)) == pytest.approx(cohen_kappa(a, b))
+    only_b = filter_ids(ws, Filters(run="agent-a", other="agent-b", agreement="only_b"))
+    assert set(only_b) == runs["b_ok"] - runs["a_ok"]
+    first = runs["gold"][runs["order"][0]]
+    assert filter_ids(ws, Filters(text=first["question"][5:40].upper())) == [first["id"]]
+    assert set(filter_ids(ws, Filters(hop="cross_page"))) == {q for q, g in runs["gold"].items()
+                                                              if g["hop_type"] == "cross_page"}
+    assert filter_ids(ws, Filters(min_steps=1, max_steps=1)) == runs["order"]  # one search each
+    assert filter_ids(ws, Filters(min_steps=2)) == []
+
+
+def test_question_view_pairs_searches_with_steps_and_flags_gold_pages(ws, runs) -> None:
+    from madqa.space.explore.detail import question_view, steps_of
+
+    qid = runs["retrieval_a"][0]
+    view = question_view(ws, qid, ws.run("agent-a"))
+    assert view["outcome"] == "incorrect" and view["error_class"] == "retrieval" and view["answer"] == [WRONG]
+    searches = [s for step in view["steps"] for s in step.get("searches", [])]
+    assert [s["query"] for s in searches] == [QUERY] and len(searches[0]["results"]) >= 1
+    assert view["steps"][0]["input_tokens"] > 0 and view["steps"][-1]["final"]
+    assert view["gold_answers"] == runs["gold"][qid]["answer_variants"]
+    assert all(p["gold"] for p in view["evidence"])
+    ref = ws.refs[qid]
+    ev = ref.evidence[0]
+    record = {"search_history": [{"query": "q", "results": [{"document": ev.document, "page": ev.page},
+                                                            {"document": ev.document, "page": 999}]}],
+              "trajectory": [{"step": 1, "tool_calls": [{"name": "python_interpreter", "arguments": "print(1)"}],
+                              "observation": "1"},
+                             {"step": 2, "tool_calls": [{"name": "search_documents", "arguments": {"query": "q"}}]}]}
+    steps = steps_of(ref, record)
+    assert steps[0]["code"] == ["print(1)"] and steps[0]["observation"] == "1"
+    pages = steps[1]["searches"][0]["results"]
+    assert [p["gold"] for p in pages] == [True, False] and pages[1]["gold_doc"]
+    assert [s["query"] for s in steps_of(ref, {"search_history": [{"query": "only"}]})] == ["only"]
+
+
+def test_html_escapes_file_text(ws, runs) -> None:
+    from madqa.space.explore.html import question_html
+
+    run = ws.run("agent-a")
+    qid = runs["order"][1]
+    saved = run.records[qid]
+    run.records[qid] = {**saved, "answer": ["<script>alert(1)</script>"]}
+    try:
+        html = question_html(ws, qid, ["agent-a"], None)
+    finally:
+        run.records[qid] = saved
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+# -- madqa view ------------------------------------------------------------------------------------------------
+
+
+def test_view_bad_file_names_file_line_and_field(tmp_path: Path, layout, caplog) -> None:
+    from madqa.cli import main
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q0001", "answer": ["x"]}\n{"id": "q0002", "answer": {"x": 1}}\n', encoding="utf-8")
+    assert main(["view", str(bad), "--split", "dev", "--export", str(tmp_path / "r.html")]) == 2
+    assert f"{bad} line 2: field 'answer'" in caplog.text
+    test_ids = tmp_path / "test_ids.jsonl"
+    rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
+    test_ids.write_text("".join(json.dumps({"id": r["id"], "answer": ["x"]}) + "\n" for r in rows), encoding="utf-8")
+    caplog.clear()
+    assert main(["view", str(test_ids), "--split", "dev", "--export", str(tmp_path / "r.html")]) == 2
+    assert "is a question of the dev split" in caplog.text and not (tmp_path / "r.html").exists()
+
+
+def test_view_test_split_only_where_labels_are_held(tmp_path: Path, layout, caplog) -> None:
+    from madqa.cli import main
+
+    rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
+    path = tmp_path / "test_run.jsonl"
+    path.write_text("".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0]}) + "\n" for r in rows),
+                    encoding="utf-8")  # fmt: skip
+    out = tmp_path / "test.html"
+    assert main(["view", str(path), "--split", "test", "--export", str(out)]) == 0  # the sample's labels are local
+    assert "100.0%" in out.read_text(encoding="utf-8")
+    caplog.clear()
+    assert main(["view", str(path), "--split", "test", "--dataset", str(layout.dataset_dir), "--export",
+                 str(tmp_path / "hidden.html")]) == 2  # fmt: skip
+    assert "hidden" in caplog.text and not (tmp_path / "hidden.html").exists()
+
+
+def test_export_is_one_self_contained_file(runs, tmp_path: Path) -> None:
+    from madqa.cli import main
+
+    out = tmp_path / "report.html"
+    assert main(["view", *map(str, runs["paths"].values()), "--split", "dev", "--export", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "agree-both" in html and QUERY in html
+    assert not re.search(r"""(src|href)\s*=\s*['"]?(https?:|//)""", html, re.I)
+    assert "<link" not in html and "<script" not in html
+    assert html.count("src='data:image/png;base64,") >= 4  # Kuiper, budget, cascade, effort
+
+
+# -- the Space's Explore tab -----------------------------------------------------------------------------------
+
+_OPENED: list[str] = []
+_WATCH: list[str] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event == "open" and _WATCH and args and isinstance(args[0], (str, bytes, Path)):
+        _OPENED.append(str(args[0]))
+
+
+def test_space_explore_refuses_test_files_and_never_reads_the_labels(layout, runs, tmp_path: Path) -> None:
+    """Dev/train only: a test split, a file of test ids, or a non-upload path (the labels file) is refused, and the
+    private labels file is never opened while the tab handles them (an audit hook watches every open)."""
+    import sys
+
+    from gradio.utils import get_upload_folder
+    from madqa.space.config import SpaceConfig
+    from madqa.space.explore.tab import load_uploads
+    from madqa.space.explore.ui import Registry
+
+    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(tmp_path / "db.sqlite")})
+    registry = Registry()
+    uploads = Path(get_upload_folder()) / f"explore-test-{tmp_path.name}"
+
+    def upload(name: str, text: str) -> str:
+        path = uploads / name.split(".")[0] / name  # gradio's layout: one folder per upload
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
+    test_file = "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "citations": r["evidence"]})
+                        + "\n" for r in rows)  # fmt: skip
+    dev_text = runs["paths"]["agent-a"].read_text(encoding="utf-8")
+    if not _WATCH:
+        sys.addaudithook(_audit)
+    _WATCH.append("on")
+    _OPENED.clear()
+    try:
+        refused = [
+            load_uploads(upload("t.jsonl", test_file), "dev", config, registry),
+            load_uploads(upload("t2.jsonl", test_file), "test", config, registry),
+            load_uploads(upload("d.jsonl", dev_text), "test", config, registry),
+            load_uploads(str(layout.test_labels), "dev", config, registry),
+        ]
+        accepted = load_uploads(upload("a.jsonl", dev_text), "dev", config, registry)
+    finally:
+        _WATCH.clear()
+    private = str(layout.private_dir)
+    assert not [p for p in _OPENED if p.startswith(private)], "the Explore tab opened the private labels"
+    assert all(key is None and message.startswith("**Refused:**") for message, key in refused)
+    assert "none of its" in refused[0][0] and "hidden" in refused[1][0] and "hidden" in refused[2][0]
+    assert "only uploaded files" in refused[3][0]
+    message, key = accepted
+    assert key is not None and "Loaded **a**" in message and registry.get(key).split == "dev"
+    golds = {s for r in rows for v in r["answer_variants"] for s in v if len(s) >= 4}
+    assert not [g for g in golds if any(g in m for m, _ in refused)]
+    assert not list(uploads.glob("*/*.jsonl")), "uploads are deleted after reading"
+
+
+@pytest.mark.parametrize("name", ["madqa.space.explore.runs", "madqa.space.explore.html"])
+def test_doctests(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,169 @@
+"""`madqa human` served for real (gradio, sample dataset): two annotators at once, kill -9 of the server and a
+restart, and oracle mode. The browser session and the label-canary check are in test_human_browser.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("gradio")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def launched(service: Any) -> Iterator[str]:
+    from madqa.agents.human.app import launch_human
+
+    port = free_port()
+    demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+        service.close()
+
+
+def outputs(result: Any) -> list[Any]:
+    return list(result) if isinstance(result, (list, tuple)) else [result]
+
+
+def markdown_with(result: Any, text: str) -> str:
+    found = [v for v in outputs(result) if isinstance(v, str) and text in v]
+    assert found, f"no output contains {text!r}"
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def dev_service(layout, tmp_path_factory):
+    from madqa.agents.human.corpus import HumanCorpus
+    from madqa.agents.human.service import HumanService, build_plan
+
+    folder = tmp_path_factory.mktemp("human_runs")
+    return HumanService(build_plan("dev", out_dir=folder), HumanCorpus.open(None))
+
+
+def test_two_annotators_on_one_server_get_their_own_files(dev_service) -> None:
+    from gradio_client import Client
+
+    errors: list[BaseException] = []
+
+    def annotate(name: str) -> None:
+        try:
+            client = Client(url, verbose=False)
+            client.predict(name, "Andromeda", api_name="/start")
+            for n in range(3):
+                client.predict(f"water {name}", api_name="/search")
+                client.predict(f"answer-{name}-{n}\nsecond", api_name="/submit")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    with launched(dev_service) as url:
+        threads = [threading.Thread(target=annotate, args=(name,)) for name in ("ann1", "ann2")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+    assert not errors, errors
+    ids = None
+    for name in ("ann1", "ann2"):
+        path = dev_service.output_for(name, "Andromeda")
+        lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+        assert [r["answer"] for r in lines] == [[f"answer-{name}-{n}", "second"] for n in range(3)]
+        assert {r["annotator"] for r in lines} == {name} and {r["system_type"] for r in lines} == {"human"}
+        assert all(r["search_history"][0]["query"] == f"water {name}" and r["steps"] == 1 for r in lines)
+        ids = ids or [r["id"] for r in lines]
+        assert [r["id"] for r in lines] == ids  # same batch, same order, each in its own file
+
+
+def serve(home: Path, out: Path, port: int) -> subprocess.Popen:
+    env = {**os.environ, "MADQA_HOME": str(home), "GRADIO_ANALYTICS_ENABLED": "False"}
+    cmd = [sys.executable, "-m", "madqa.cli", "human", "--split", "dev", "--annotator", "kim", "-o", str(out),
+           "--batch", "Aquarius", "--port", str(port)]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        time.sleep(0.3)
+    proc.kill()
+    raise AssertionError("server did not start")
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_server_mid_batch_then_restart(layout, tmp_path: Path) -> None:
+    from gradio_client import Client
+
+    out, port = tmp_path / "kim.jsonl", free_port()
+    proc = serve(layout.root, out, port)
+    try:
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        markdown_with(client.predict("kim", "Aquarius", api_name="/start"), "Question 1 of 13")
+        for n in range(2):
+            client.predict(f"answer {n}", api_name="/submit")
+        client.predict("permit", api_name="/search")  # question 3 in progress
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert [json.loads(x)["answer"] for x in out.read_text().splitlines()] == [["answer 0"], ["answer 1"]]
+    proc = serve(layout.root, out, port)
+    try:
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        markdown_with(client.predict("kim", "Aquarius", api_name="/start"), "Question 3 of 13")
+        for _ in range(11):
+            client.predict(api_name="/give_up")
+        markdown_with(client.predict("kim", "Aquarius", api_name="/start"), "is complete")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(lines) == 13 and len({r["id"] for r in lines}) == 13  # nothing lost, nothing twice
+    assert [r["final_state"] for r in lines].count("gave_up") == 11
+
+
+def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_path: Path) -> None:
+    import httpx
+    from gradio_client import Client
+    from madqa.agents.human.corpus import HumanCorpus
+    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.loading_script.load import load_gold
+
+    gold = {r["id"]: r for r in load_gold("dev")}
+    service = HumanService(build_plan("dev", mode="oracle", out_dir=tmp_path), HumanCorpus.open(None, oracle=True))
+    assert service.corpus.index is None  # no index is even opened
+    with launched(service) as url:
+        config = httpx.get(f"{url}config", timeout=30).json()
+        rows = [c for c in config["components"] if c.get("props", {}).get("elem_id") == "search-row"]
+        assert rows and rows[0]["props"]["visible"] is False
+        client = Client(url, verbose=False)
+        for _ in range(3):
+            result = outputs(client.predict("ora", "Andromeda", api_name="/start"))
+            run = service.start("ora", "Andromeda")
+            qid = run.current_item()["id"]
+            [gallery] = [v for v in result if isinstance(v, list)]
+            captions = [g["caption"] for g in gallery]
+            assert captions == [f"{e['document']} p. {e['page']}" for e in gold[qid]["evidence"]]
+            client.predict("x", api_name="/search")  # ignored: there is no search in oracle mode
+            client.predict("an answer", api_name="/submit")
+        lines = [json.loads(x) for x in run.path.read_text().splitlines()]
+        assert len(lines) == 3 and all(r["mode"] == "oracle" and r["search_history"] == [] for r in lines)

@@ -1,0 +1,86 @@
+"""Human runs in the Space: leaderboard rows labelled `human` and filterable; the "Solve it yourself" tab
+(practice on dev, answers kept in memory only, gold shown after each answer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("gradio")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+
+def test_human_submissions_are_labelled_and_filterable(layout, tmp_path: Path) -> None:
+    from madqa.space.identity import clean_form
+    from madqa.space.leaderboard import board_frame, filter_board
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import Scorer, results_system_type
+
+    rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
+    store = SubmissionStore(tmp_path / "db.sqlite")
+    scorer = Scorer.from_labels(layout.test_labels, store, n_resamples=20)
+    human = "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "system_type": "human",
+                                "annotator": "a1", "search_history": []}) + "\n" for r in rows)  # fmt: skip
+    agent = "".join(json.dumps({"id": r["id"], "answer": ["no"], "steps": 1}) + "\n" for r in rows)
+    mixed = human.replace('"system_type": "human"', '"system_type": "agent"', 1)
+    assert [results_system_type(t) for t in (human, agent, mixed)] == ["human", "agent", "agent"]
+    form = {"system": "people", "submitter": "lab", "agent": "human", "model": "none", "contact": "x@y.z",
+            "models_used": "none", "training_data": "none", "compute": "hours"}  # fmt: skip
+    scorer.submit_text(human, clean_form(form))
+    scorer.submit_text(agent, clean_form({**form, "system": "bot", "agent": "bm25"}))
+    board = board_frame(store.submissions())
+    assert dict(zip(board["System"], board["Type"], strict=True)) == {"people": "human", "bot": "agent"}
+    assert list(filter_board(board, "human")["System"]) == ["people"]  # "Human" in a name would match too
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, monkeypatch) -> None:
+    import gradio as gr
+    from gradio_client import Client
+    from madqa.agents.human.app import human_interface
+    from madqa.agents.human.corpus import HumanCorpus
+    from madqa.agents.human.practice import build_practice_tab
+    from madqa.agents.human.service import HumanService, build_plan
+
+    monkeypatch.chdir(tmp_path)
+    with gr.Blocks() as space_like:
+        build_practice_tab(None)  # what the Space's tab builds: hidden handlers, lazy corpus
+    elem_ids = {c.elem_id for c in space_like.blocks.values()}
+    assert {"start", "results", "viewer", "download"} <= elem_ids
+    assert all(dep.api_visibility != "public" for dep in space_like.fns.values())  # nothing on the Space's API
+
+    opened: list[bool] = []
+
+    def corpus() -> HumanCorpus:
+        opened.append(True)
+        return HumanCorpus.open(None)
+
+    service = HumanService(build_plan("dev", out_dir=None), corpus)
+    assert not opened  # the index is opened on first use, not when the Space starts
+    with gr.Blocks() as demo:
+        human_interface(service, embedded=True, api_prefix="h_")
+    port = free_port()
+    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        first = client.predict("Andromeda", api_name="/h_start")
+        assert any(isinstance(v, str) and "Question 1 of 25" in v for v in first)
+        client.predict("riverton water", api_name="/h_search")
+        after = client.predict("12 ft by 16 ft", api_name="/h_submit")
+        assert any(isinstance(v, str) and "Gold answer" in v for v in after)  # practice feedback on dev
+    finally:
+        demo.close()
+    [run] = list(service.registry._runs.values())
+    assert run.path is None and run.annotator.startswith("visitor-") and len(run.lines) == 1
+    assert json.loads(run.jsonl())["search_history"][0]["query"] == "riverton water"
+    assert opened == [True]
+    assert not [p for p in tmp_path.rglob("*.jsonl")] and not list(layout.root.rglob("human-*.jsonl"))

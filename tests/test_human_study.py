@@ -1,0 +1,243 @@
+"""The pure layer of `madqa human`: batches, one question's trajectory and its results line, resume, kill -9
+safety, file ownership and locking (no gradio, no dataset: a fake index and renderer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from madqa.agents.human.batches import BatchError, code_name, find_batch, make_batches
+from madqa.agents.human.corpus import HumanCorpus
+from madqa.agents.human.service import HumanService, StudyPlan
+from madqa.agents.human.session import parse_answer_text
+from madqa.agents.human.study import StudyError, StudyRegistry, StudyRun, StudySettings, default_output
+from madqa.agents.search import PageHit, QuerySyntaxError
+from madqa.metric.inputs import parse_results_text
+
+QUESTIONS = [{"id": f"q{i}", "question": f"Question {i}?", "answer_variants": [["SECRET"]]} for i in range(1, 4)]
+
+
+class FakeIndex:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+
+    def search(self, query: str, k: int = 5) -> list[PageHit]:
+        self.calls.append((query, k))
+        if query == "((":
+            raise QuerySyntaxError(query, "cannot parse")
+        if query == "nothing":
+            return []
+        return [PageHit("a.pdf", 1, 2.0), PageHit("b.pdf", 2, 1.0)][:k]
+
+
+class FakeRenderer:
+    def image(self, document: str, page: int):  # noqa: ANN201
+        from PIL import Image
+
+        return Image.new("RGB", (8, 8))
+
+
+class Clock:
+    """One second per reading, from a fixed moment."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+def corpus(k: int = 5) -> HumanCorpus:
+    return HumanCorpus(FakeIndex(), FakeRenderer(), FakeRenderer(), {"a.pdf": 3, "b.pdf": 2}, k=k)  # type: ignore[arg-type]
+
+
+def plan(tmp_path: Path, split: str = "dev", mode: str = "search", **kw) -> StudyPlan:
+    batches = tuple(make_batches([q["id"] for q in QUESTIONS], size=25))
+    questions = {q["id"]: {"id": q["id"], "question": q["question"]} for q in QUESTIONS}
+    return StudyPlan(split=split, mode=mode, batches=batches, questions=questions, out_dir=tmp_path,
+                     dataset={"name": "sample", "revision": "r1"}, config={"seed": 1}, **kw)  # fmt: skip
+
+
+def open_run(path: Path, annotator: str = "ann", clock=None) -> StudyRun:  # noqa: ANN001
+    return StudyRun(QUESTIONS, path, annotator=annotator, batch="Andromeda",
+                    settings=StudySettings(split="dev", dataset={"name": "sample", "revision": "r1"}),
+                    clock=clock or Clock())  # fmt: skip
+
+
+# -- batches ---------------------------------------------------------------------------------------------------
+
+
+def test_batches_are_seeded_stable_and_cut_in_25() -> None:
+    ids = [f"id{i:03d}" for i in range(60)]
+    first = make_batches(ids)
+    assert [len(b.ids) for b in first] == [25, 25, 10]
+    assert [b.name for b in first] == ["Andromeda", "Aquarius", "Aries"]
+    assert make_batches(list(reversed(ids))) == first  # reading order does not matter
+    assert sorted(i for b in first for i in b.ids) == ids  # a partition
+    assert make_batches(ids, seed=7) != first
+    assert first[0].ids != tuple(sorted(first[0].ids))  # shuffled, not cut in id order
+    assert code_name(40) == "Andromeda-2"
+    assert find_batch(first, "aquarius").name == "Aquarius"
+    with pytest.raises(BatchError, match="Andromeda, Aquarius, Aries"):
+        find_batch(first, "Orion")
+
+
+def test_answer_text_is_a_list_answer() -> None:
+    assert parse_answer_text("  12 ft \n\n16 ft\n ") == ["12 ft", "16 ft"]
+    assert parse_answer_text("") == []
+
+
+# -- one question's line ---------------------------------------------------------------------------------------
+
+
+def test_trajectory_is_logged_field_by_field(tmp_path: Path) -> None:
+    service = HumanService(plan(tmp_path), corpus(k=1), clock=Clock())
+    run = service.start("ann", "Andromeda")
+    assert run.path == default_output(tmp_path, "dev", "Andromeda", "ann")
+    qid = run.current_item()["id"]
+    assert set(run.current_item()) == {"id", "question"}  # no label of the row travels with the run
+    assert service.search(run, "water AND rate*").pages == (("a.pdf", 1),)  # k = 1 is passed to the engine
+    assert service.search(run, "((").error == "cannot parse"
+    assert service.search(run, "nothing").pages == ()
+    assert service.view(run, "a.pdf", 1, "result") == ("a.pdf", 1)
+    assert service.view(run, "a.pdf", 99, "last") == ("a.pdf", 3)  # clamped into the document
+    assert service.view(run, "missing.pdf", 1, "jump") is None
+    assert service.cite(run, "a.pdf", 1, True) and service.cite(run, "a.pdf", 3, True)
+    assert not service.cite(run, "a.pdf", 3, True)  # no duplicate citation
+    assert service.cite(run, "a.pdf", 1, False)
+    record, feedback = service.submit(run, qid, "first\n second \n")
+    assert feedback is None  # the plan holds no gold: nothing to reveal
+    assert record is not None
+    assert [(s["query"], s["count"], s["results"]) for s in record["search_history"]] == [
+        ("water AND rate*", 1, [{"document": "a.pdf", "page": 1}]), ("((", 0, []), ("nothing", 0, [])]
+    assert record["search_history"][1]["error"] == "cannot parse"
+    assert "no page" in record["search_history"][2]["error"].lower() or record["search_history"][2]["error"]
+    stamps = [record["started_at"], *(s["timestamp"] for s in record["search_history"]),
+              *(v["timestamp"] for v in record["page_views"]), record["ended_at"]]
+    assert stamps == sorted(stamps) and stamps[0] == "2026-01-02T03:04:06.000Z"
+    assert [(v["document"], v["page"], v["via"]) for v in record["page_views"]] == [("a.pdf", 1, "result"),
+                                                                                    ("a.pdf", 3, "last")]
+    assert record["citations"] == [{"document": "a.pdf", "page": 3}]
+    assert record["answer"] == ["first", "second"]
+    assert record["steps"] == 3 and record["system_type"] == "human" and record["annotator"] == "ann"
+    assert record["dataset"] == {"name": "sample", "revision": "r1"} and record["final_state"] == "answered"
+    assert record["elapsed_s"] > 0
+    line = run.path.read_text(encoding="utf-8")
+    assert json.loads(line) == record
+    [pred] = parse_results_text(line, "x")  # the metric reads it like an agent's line
+    assert pred.answer == ("first", "second") and pred.steps == 3
+
+
+def test_give_up_and_stale_submit_write_nothing_twice(tmp_path: Path) -> None:
+    run = open_run(tmp_path / "r.jsonl")
+    q1 = run.current_item()["id"]
+    record = run.submit(q1, ["ignored"], gave_up=True)
+    assert record is not None and record["answer"] == [] and record["final_state"] == "gave_up"
+    assert run.submit(q1, ["again"]) is None  # a double click / a stale tab
+    assert len(run.path.read_text().splitlines()) == 1 and run.position() == 2
+
+
+# -- resume, kill -9, ownership ----------------------------------------------------------------------------------
+
+
+def test_resume_at_first_unanswered_and_repair_a_torn_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    run = open_run(path)
+    run.submit("q1", ["a"])
+    run.close()
+    with open(path, "ab") as fh:
+        fh.write(b'{"id": "q2", "answer": ["half')  # a kill in the middle of a write
+    run = open_run(path)
+    assert run.position() == 2 and run.current_item()["id"] == "q2"
+    run.submit("q2", ["b"])
+    run.submit("q3", ["c"])
+    assert run.done and run.current_item() is None and run.session() is None
+    assert [json.loads(x)["id"] for x in path.read_text().splitlines()] == ["q1", "q2", "q3"]
+
+
+CHILD = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {tests!r})
+    from test_human_study import open_run
+    from pathlib import Path
+    run = open_run(Path({path!r}))
+    for _ in range(2):
+        item = run.current_item()
+        run.submit(item["id"], ["x"])
+    run.session().record_search("in progress", [])
+    print("READY", flush=True)
+    time.sleep(60)
+""")
+
+
+def test_kill_9_mid_batch_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "k.jsonl"
+    code = CHILD.format(tests=str(Path(__file__).parent), path=str(path))
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "READY"
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    run = open_run(path)  # the kernel dropped the dead process's lock
+    assert set(run.answered) == {"q1", "q2"} and run.current_item()["id"] == "q3"
+    run.submit("q3", ["y"])
+    ids = [json.loads(x)["id"] for x in path.read_text().splitlines()]
+    assert ids == ["q1", "q2", "q3"]
+
+
+def test_files_are_locked_and_owned(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    run = open_run(path, "alice")
+    with pytest.raises(StudyError, match="in use"):
+        open_run(path, "alice")  # a second process (or server) on the same file
+    run.submit("q1", ["a"])
+    run.close()
+    with pytest.raises(StudyError, match="annotator 'alice'"):
+        open_run(path, "bob")
+    with pytest.raises(StudyError, match="not valid"):
+        open_run(tmp_path / "x.jsonl", "../etc")
+
+
+def test_registry_shares_a_run_per_file_and_keeps_annotators_apart(tmp_path: Path) -> None:
+    service = HumanService(plan(tmp_path), corpus())
+    alice, again, bob = service.start("alice", "Andromeda"), service.start("alice", "andromeda"), service.start(
+        "bob", "Andromeda")  # fmt: skip
+    assert alice is again and alice is not bob and alice.path != bob.path
+    service.search(alice, "water")
+    assert bob.session().searches == [] and len(again.session().searches) == 1  # a reload keeps the searches
+    registry = StudyRegistry()
+    registry.open(tmp_path / "s.jsonl", "ann", "Andromeda", lambda: open_run(tmp_path / "s.jsonl"))
+    with pytest.raises(StudyError, match="not yours"):
+        registry.open(tmp_path / "s.jsonl", "eve", "Andromeda", lambda: open_run(tmp_path / "s.jsonl", "eve"))
+    registry.close()
+    service.close()
+
+
+def test_fixed_annotator_and_output(tmp_path: Path) -> None:
+    service = HumanService(plan(tmp_path, annotator="me", output=tmp_path / "me.jsonl"), corpus())
+    assert service.start("", "Andromeda").path == tmp_path / "me.jsonl"
+    with pytest.raises(StudyError, match="for annotator 'me'"):
+        service.start("someone", "Andromeda")
+    service.close()
+
+
+def test_oracle_shows_exactly_the_evidence(tmp_path: Path) -> None:
+    evidence = {"q1": [{"document": "b.pdf", "page": 2}], "q2": [{"document": "a.pdf", "page": 1},
+                                                               {"document": "a.pdf", "page": 3}], "q3": []}
+    service = HumanService(plan(tmp_path, mode="oracle", evidence=evidence), corpus())
+    run = service.start("ann", "Andromeda")
+    qid = run.current_item()["id"]
+    assert service.oracle_pages(run) == [(e["document"], e["page"]) for e in evidence[qid]]
+    record, _ = service.submit(run, qid, "x")
+    assert record["mode"] == "oracle" and run.path.name.endswith("-oracle-ann.jsonl")
+    service.close()
