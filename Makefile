@@ -1,5 +1,5 @@
 # The two commands of the README: `make demo` (main job on the embedded sample) and `make test`.
-.PHONY: demo test setup bench install clean
+.PHONY: demo test lint setup bench install clean
 
 install:
 	bash scripts/bootstrap.sh
@@ -11,7 +11,14 @@ demo: install
 
 test:
 	MADQA_WITH_BROWSER=1 bash scripts/bootstrap.sh
+	$(MAKE) --no-print-directory lint
 	.venv/bin/python -m pytest -q -n 2 --dist loadfile
+
+# Lint (ruff: E, F, I, W, B, UP, and D on metric/) and types (mypy --strict on metric/ and agents/search/);
+# configuration in pyproject.toml. Part of `make test`, so CI runs both.
+lint:
+	.venv/bin/ruff check .
+	bash scripts/typecheck.sh
 
 bench: install
 	.venv/bin/madqa setup

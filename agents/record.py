@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from madqa.metric.schema import RECORD_SCHEMA_VERSION, Citation, Prediction
 from smolagents.memory import ActionStep, AgentMemory
 from smolagents.utils import make_json_serializable
+
+from madqa.metric.schema import RECORD_SCHEMA_VERSION, Citation, Prediction
 
 logger = logging.getLogger(__name__)
 

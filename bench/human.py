@@ -53,6 +53,7 @@ class CyclingRenderer:
     def __init__(self, folder: Path, dpi: int) -> None:
         """Render the PDFs of ``folder`` at ``dpi``."""
         import pymupdf
+
         from madqa.agents.render import PageRenderer
 
         self.inner = PageRenderer.from_folder(folder, dpi=dpi)
@@ -170,7 +171,8 @@ def _navigate(page: Any, steps: int) -> list[float]:
 def _summary(values: list[float]) -> dict[str, Any]:
     if not values:
         return {"n": 0, "p50_ms": None, "p95_ms": None}
-    return {"n": len(values), "p50_ms": round(percentile(values, 0.5), 1), "p95_ms": round(percentile(values, 0.95), 1)}
+    p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
+    return {"n": len(values), "p50_ms": round(p50, 1), "p95_ms": round(p95, 1)}
 
 
 def run(args: argparse.Namespace) -> int:

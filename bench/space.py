@@ -69,8 +69,8 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4) -> d
 
     from madqa.space.app import launch
     from madqa.space.config import SpaceConfig
-    from madqa.space.services import Services
     from madqa.space.scoring_pool import PoolLimits, ScoringPool
+    from madqa.space.services import Services
     from madqa.space.storage import SubmissionStore
     from madqa.space.submission import RateLimiter, Scorer
 

@@ -228,7 +228,8 @@ def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: arg
     data = {
         "systems": list(runs),
         "items": [
-            {"id": i, "p": float(pj), "r_pbis": None if np.isnan(rj) else float(rj)} for i, pj, rj in zip(ids, p, r)
+            {"id": i, "p": float(pj), "r_pbis": None if np.isnan(rj) else float(rj)}
+            for i, pj, rj in zip(ids, p, r, strict=True)
         ],
         "test": [ids[j] for j in splits.test],
         "test_sentinel": [ids[j] for j in splits.test_sentinel],
@@ -243,8 +244,8 @@ def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: arg
 
 def run(args: argparse.Namespace) -> int:
     """Score the results file(s) and print the report."""
-    from madqa.metric.report import build_report, compare_runs
     from madqa.cli.table import format_kappa, format_report
+    from madqa.metric.report import build_report, compare_runs
 
     paths = [args.results, *args.compare]
     if len({str(p) for p in paths}) != len(paths):

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from madqa.agents import registry
 from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT
 from madqa.cli.errors import UserError
 
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``run`` arguments."""
-    parser.add_argument("--agent", default="bm25", choices=("bm25", "repl"),
+    parser.add_argument("--agent", default="bm25", choices=registry.names(),
                         help="bm25: search agent (paper G.1, default); repl: code-REPL agent (paper G.5)")  # fmt: skip
     parser.add_argument("--model", default="local", metavar="SPEC",
                         help="local | litellm:ID | openai:ID | hf:ID | transformers:ID | py:MODULE:FACTORY "

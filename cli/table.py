@@ -68,9 +68,9 @@ def format_kappa(compare: Mapping[str, Any]) -> str:
     names = list(compare["systems"])
     labels = [f"S{i + 1}" for i in range(len(names))]
     lines = ["Cohen's kappa on per-item correctness:"]
-    lines += [f"  {label} = {name}" for label, name in zip(labels, names)]
+    lines += [f"  {label} = {name}" for label, name in zip(labels, names, strict=True)]
     lines.append("        " + " ".join(f"{label:>6}" for label in labels))
-    for label, a in zip(labels, names):
+    for label, a in zip(labels, names, strict=True):
         row = compare["kappa"][a]
         lines.append(f"  {label:<5} " + " ".join(f"{_num(row[b]):>6}" for b in names))
     return "\n".join(lines)

@@ -281,7 +281,7 @@ def extract_corpus(
     isolate = workers != 1 if isolate is None else isolate
     try:
         if not isolate:
-            for task, (_, name, sha) in zip(tasks, todo):
+            for task, (_, name, sha) in zip(tasks, todo, strict=True):
                 try:
                     result = _extract_task(*task)
                 except Exception as exc:  # noqa: BLE001 - one file's failure is that file's, as in the pool

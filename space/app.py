@@ -14,10 +14,10 @@ from typing import Any
 import gradio as gr
 
 from madqa.space import content
+from madqa.space.identity import identity_key
 from madqa.space.leaderboard import board_frame, filter_board, styled_board, system_choices
 from madqa.space.plots import plot_systems
 from madqa.space.services import Services
-from madqa.space.identity import identity_key
 from madqa.space.submission import SubmissionError, format_accepted
 from madqa.space.uploads import RESULTS_SUFFIXES, UploadGate, discard_upload
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from fakes import ScriptedModel
+
 from madqa.cli import main
 
 RELEASE_CARD = """---

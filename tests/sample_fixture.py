@@ -15,6 +15,7 @@ from typing import Any
 
 import pymupdf
 import pytest
+
 from madqa.loading_script.sample import generate_sample
 
 LAYOUTS = {"running_text", "multi_column", "table", "form", "checkbox", "scanned"}

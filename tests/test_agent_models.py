@@ -6,10 +6,11 @@ import json
 from typing import Any
 
 import pytest
+from smolagents import ChatMessage, MessageRole, Model
+
 from madqa.agents import deps, llamacpp, models
 from madqa.agents.answer import FinalAnswerTool
 from madqa.agents.models import MissingDependencyError, bounded_schema, make_model, parse_spec, tool_call_schema
-from smolagents import ChatMessage, MessageRole, Model
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from madqa.agents.config import COMMON_FIELDS, RunConfig, RunError
 from madqa.agents.protocol import AgentUnavailableError, AnswerEvent, Citation, CodeEvent, Host, SearchEvent
 from madqa.agents.registry import get_agent, names

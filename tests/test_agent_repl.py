@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from fakes import Reply, ScriptedModel, code
+
 from madqa.agents.repl.agent import build_repl_agent
 from madqa.agents.repl.corpus import build_corpus
 from madqa.agents.repl.worker import ReplWorker, WorkerLimits

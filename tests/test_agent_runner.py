@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from fakes import ScriptedModel, search_then_cite
+
 from madqa.agents.run import RunConfig, RunError, run_benchmark
 from madqa.metric.inputs import parse_results_text
 

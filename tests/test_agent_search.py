@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from fakes import ScriptedModel
+
 from madqa.agents.answer import AnswerFormatError, normalise_answer
 from madqa.agents.bm25.agent import build_search_agent
 from madqa.agents.bm25.prepare import record_fields

@@ -298,6 +298,34 @@ def test_no_module_over_the_line_cap(graph):
           [f"  {path}: {n} lines" for n, path in long if n > MAX_LINES])  # fmt: skip
 
 
+def architecture_layers(text: str) -> dict[str, frozenset[str]]:
+    """The layer table of ARCHITECTURE.md (the rows after its ``<!-- layers`` marker): folder -> may import."""
+    rows: dict[str, frozenset[str]] = {}
+    lines = text.split("<!-- layers", 1)[1].splitlines()[1:]
+    for line in lines:
+        if not line.startswith("|"):
+            if rows:
+                break
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        folder = cells[0].strip("`")
+        if folder in ("folder", "---"):
+            continue
+        rows[folder] = frozenset(x.strip().strip("`") for x in cells[1].split(",") if x.strip() not in ("", "—"))
+    return rows
+
+
+def test_architecture_md_states_the_enforced_layers_and_names_every_package(graph):
+    modules, _, _ = graph
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert architecture_layers(text) == ALLOWED, "ARCHITECTURE.md's layer table differs from ALLOWED here"
+    folders = installed_folders()
+    missing = sorted(f"{m.path.parent.relative_to(ROOT).as_posix()}/" for m in modules.values()
+                     if m.is_package and f"`{m.path.parent.relative_to(ROOT).as_posix()}/`" not in text)  # fmt: skip
+    assert set(folders) <= {m.folder for m in modules.values()}
+    _fail("packages that ARCHITECTURE.md's folder map does not name", [f"  {p}" for p in missing])
+
+
 def test_the_checker_finds_cycles_and_layer_breaks(tmp_path, monkeypatch):
     """The checks themselves, on a made-up tree: a lazy relative-import cycle, a spec, a registry and a logger."""
     (tmp_path / "low").mkdir()

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from madqa.cli import main
 from madqa.cli.compare_cmd import budget_table, is_human, pair_counts, table_budgets
 

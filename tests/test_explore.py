@@ -236,6 +236,7 @@ def test_space_explore_refuses_test_files_and_never_reads_the_labels(layout, run
     import sys
 
     from gradio.utils import get_upload_folder
+
     from madqa.space.config import SpaceConfig
     from madqa.space.explore.tab import load_uploads
     from madqa.space.explore.ui import Registry

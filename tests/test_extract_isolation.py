@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+
 from madqa.loading_script.extract import ExtractSettings, extract_corpus
 from madqa.loading_script.pdf_text import PdfResult, extract_pdf
 

@@ -144,6 +144,7 @@ def test_kill_9_of_the_server_mid_batch_then_restart(layout, tmp_path: Path) -> 
 def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_path: Path) -> None:
     import httpx
     from gradio_client import Client
+
     from madqa.agents.human.corpus import HumanCorpus
     from madqa.agents.human.service import HumanService, build_plan
     from madqa.loading_script.load import load_gold
@@ -167,3 +168,19 @@ def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_
             client.predict("an answer", api_name="/submit")
         lines = [json.loads(x) for x in run.path.read_text().splitlines()]
         assert len(lines) == 3 and all(r["mode"] == "oracle" and r["search_history"] == [] for r in lines)
+
+
+def test_cli_lists_batches_and_names_mistakes(layout, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    from madqa.cli import main
+
+    assert main(["human", "--split", "dev", "--list-batches", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [b["name"] for b in listed["batches"]] == ["Andromeda", "Aquarius"]
+    assert [b["questions"] for b in listed["batches"]] == [25, 13]
+    assert main(["human", "--split", "dev", "-o", str(tmp_path / "x.jsonl")]) == 2  # a file needs its annotator
+    assert main(["human", "--split", "dev", "--batch", "Nowhere"]) == 2
+    assert main(["human", "--split", "test", "--oracle"]) == 2  # oracle on test needs the private labels
+    assert main(["human", "--split", "dev", "--annotator", "../x"]) == 2
+    errors = caplog.text
+    assert "no batch named 'Nowhere'" in errors and "--labels" in errors and "not valid" in errors

@@ -3,7 +3,7 @@
 * a whole practice session on dev: searches with each operator, opens a result, navigates first / next / jump,
   adds two citations and removes one, answers two lines, submits; reloads mid-question and finishes the batch;
   the results lines are checked field by field and `madqa evaluate` scores the file (and a screenshot goes to
-  docs/human-app.png for the README);
+  docs/human-app.jpg for the README);
 * a test-split session with planted canary labels on the server: no byte the server sends (HTTP bodies and
   websocket messages, recorded by an ASGI wrapper around the app) carries any of them.
 """
@@ -61,8 +61,9 @@ def free_port() -> int:
 
 @contextmanager
 def serving(service: Any, sink: list[bytes] | None = None) -> Iterator[str]:
-    from madqa.agents.human.app import launch_human
     from starlette.middleware import Middleware
+
+    from madqa.agents.human.app import launch_human
 
     port = free_port()
     middleware = [Middleware(Recorder, sink=sink)] if sink is not None else []
@@ -150,7 +151,7 @@ def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.Cap
         page.locator("#answer textarea").fill("first line\nsecond line")
         DOCS.mkdir(exist_ok=True)
         page.evaluate("window.scrollTo(0, 0)")
-        page.screenshot(path=str(DOCS / "human-app.png"), type="png", scale="css", full_page=True)
+        page.screenshot(path=str(DOCS / "human-app.jpg"), type="jpeg", quality=80, scale="css", full_page=True)
         page.locator("#submit-answer").click()
         wait_text(page, "question", "Question 2 of 13")
         wait_text(page, "feedback", "Gold answer")  # practice mode: the gold and the score after answering
@@ -186,7 +187,7 @@ def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.Cap
     assert main(["evaluate", str(path), "--split", "dev", "--json", "--resamples", "20"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["n_predicted"] == 13 and report["n"] == len(service.plan.questions)
-    assert (DOCS / "human-app.png").stat().st_size < 300_000
+    assert (DOCS / "human-app.jpg").stat().st_size < 300_000
 
 
 def canary_labels(layout: Any, path: Path) -> list[str]:

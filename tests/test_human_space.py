@@ -46,6 +46,7 @@ def free_port() -> int:
 def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, monkeypatch) -> None:
     import gradio as gr
     from gradio_client import Client
+
     from madqa.agents.human.app import human_interface
     from madqa.agents.human.corpus import HumanCorpus
     from madqa.agents.human.practice import build_practice_tab

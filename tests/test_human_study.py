@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+
 from madqa.agents.human.batches import BatchError, code_name, find_batch, make_batches
 from madqa.agents.human.corpus import HumanCorpus
 from madqa.agents.human.service import HumanService, StudyPlan

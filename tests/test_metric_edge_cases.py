@@ -8,6 +8,7 @@ import math
 from types import SimpleNamespace
 
 import pytest
+
 from madqa.metric.accuracy import lee_ci_simplified, rogan_gladen_se, summarize_accuracy
 from madqa.metric.inputs import InputError, parse_references, parse_results_text
 from madqa.metric.judge import Judge, shortcut

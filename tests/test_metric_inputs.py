@@ -6,6 +6,7 @@ import doctest
 import json
 
 import pytest
+
 from madqa.metric import inputs, jsonl
 from madqa.metric.calibration_inputs import parse_calibration, parse_calibration_labels
 from madqa.metric.inputs import (

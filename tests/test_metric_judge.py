@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+
 from madqa.metric import judge as judge_module
 from madqa.metric.inputs import parse_references, parse_results_text
 from madqa.metric.judge import Judge, JudgeRequest, build_prompt, cache_key, parse_verdict

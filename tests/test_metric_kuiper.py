@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+
 from madqa.metric import kuiper as kuiper_module
 from madqa.metric.inputs import parse_references, parse_results_text
 from madqa.metric.kuiper import _range_scaled, _sort_rows, cumulative_curve, kuiper, kuiper_bootstrap, kuiper_statistic

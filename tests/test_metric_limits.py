@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from madqa.metric import jsonl, schema, scoring
 from madqa.metric.inputs import InputError, parse_prediction, parse_references, parse_results_text
 from madqa.metric.report import ReportOptions, evaluate_predictions

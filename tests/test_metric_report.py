@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from madqa.cli.table import format_kappa, format_report
 from madqa.metric.inputs import parse_references, parse_results_text
 from madqa.metric.report import ReportOptions, compare_runs, evaluate_predictions, score_predictions

@@ -7,8 +7,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from madqa.loading_script import load
 from release_host import RELEASE_CARD  # one fixture card in the release's schema
+
+from madqa.loading_script import load
 
 EVIDENCE = pa.list_(pa.struct([("document", pa.string()), ("page", pa.int64())]))
 QA_SCHEMA = pa.schema([

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import release_host
-from madqa.cli import main
 from release_host import Host, setup_json, write_release
+
+from madqa.cli import main
 
 #: The shared fixtures ``home`` and ``host``, made visible to pytest in this module.
 home_fixture, host_fixture = release_host.home_fixture, release_host.host_fixture

@@ -19,8 +19,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import release_host
-from madqa.cli import main
 from release_host import BAD, FACTS, Host, pdf_bytes, setup_json, write_release
+
+from madqa.cli import main
 
 #: The shared fixtures ``home`` and ``host``, made visible to pytest in this module.
 home_fixture, host_fixture = release_host.home_fixture, release_host.host_fixture

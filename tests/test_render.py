@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from madqa.agents import render as render_mod
 from madqa.agents.render import PageNotFoundError, PageRenderer
 

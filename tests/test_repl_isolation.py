@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from madqa.agents.repl import worker as repl_worker
 from madqa.agents.repl.walls import landlock_abi
 from madqa.agents.repl.worker import IsolationUnavailableError, ReplWorker, WorkerLimits

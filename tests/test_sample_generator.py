@@ -19,9 +19,10 @@ from pathlib import Path
 import pymupdf
 import pytest
 import sample_fixture
+from sample_fixture import LAYOUTS, TICK_GLYPHS, Sample, normalise
+
 from madqa.loading_script.features import RELEASE_QA_COLUMNS, validate_question
 from madqa.loading_script.sample import SAMPLE_VERSION, generate_sample
-from sample_fixture import LAYOUTS, TICK_GLYPHS, Sample, normalise
 
 #: The shared ``sample`` fixture, made visible to pytest in this module.
 generated_sample = sample_fixture.generated_sample

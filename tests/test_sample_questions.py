@@ -9,8 +9,9 @@ from collections import Counter
 from typing import Any
 
 import sample_fixture
-from madqa.loading_script.features import hop_type, is_yes_no
 from sample_fixture import Sample, contains_run, tokens
+
+from madqa.loading_script.features import hop_type, is_yes_no
 
 #: The shared ``sample`` fixture, made visible to pytest in this module.
 generated_sample = sample_fixture.generated_sample

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from madqa.agents import search as search_mod
 from madqa.agents.search import PageHit, QuerySyntaxError, SearchIndex, open_index, prepare_pages
 
@@ -239,8 +240,9 @@ def test_closed_index_refuses_searches(index: SearchIndex) -> None:
 
 
 def test_analyzer_equals_whoosh_standard_analyzer() -> None:
-    from madqa.agents.search.query import analyze
     from whoosh.analysis import StandardAnalyzer
+
+    from madqa.agents.search.query import analyze
 
     samples = [t for t in TEXTS.values()] + ["İstanbul ÜBER straße 3.5kg e.g. a_b __x__ 1.2.3 ﬁne Ⅻ", "x.y. Z"]
     analyzer = StandardAnalyzer()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from madqa.agents.search import (
     MAX_EXPANSION_TERMS,
     UNLIMITED,

@@ -62,7 +62,7 @@ def app(layout, tmp_path_factory) -> Iterator[dict[str, Any]]:
     from madqa.space.submission import clean_form  # a row with a contact exists before the page config is built
 
     early = "".join(json.dumps({"id": r["id"], "answer": ["early"]}) + "\n" for r in gold_rows(layout))
-    services.scorer.submit_text(early, clean_form(dict(zip(FORM_KEYS, ["early sys", *FORM[1:]]))))
+    services.scorer.submit_text(early, clean_form(dict(zip(FORM_KEYS, ["early sys", *FORM[1:]], strict=True))))
     port = free_port()
     demo = launch(services, port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
@@ -288,7 +288,7 @@ def test_fuzz_hostile_files_are_rejected_and_nothing_is_stored(app, layout, tmp_
             messages.append(str(job.result(timeout=120)[0]))
         except ValueError as exc:  # the client refuses files over the upload limit before sending them
             messages.append(f"client refused: {exc}")
-    for path, message in zip(files, messages):
+    for path, message in zip(files, messages, strict=True):
         assert message.startswith(("**Rejected:**", "client refused")), (path.name, message[:300])
         assert len(message) > len("**Rejected:** ") + 10, (path.name, message)
         assert "internal error" not in message, (path.name, message)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from madqa.bench.space import synthetic_references
 from madqa.metric.inputs import parse_results_text
 from madqa.metric.report import ReportOptions, build_report, score_predictions

@@ -16,7 +16,6 @@ pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 from gradio_client import Client, handle_file  # noqa: E402
-
 from test_space_app import free_port, gold_rows  # noqa: E402
 
 FORM = ["guarded sys", "tester", "agent", "model", "guard@example.org", "none", "none", "1 CPU-minute"]

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+
 from madqa.bench.space import results_text, synthetic_references
 from madqa.bench.space_burst import worst_case_text
 from madqa.metric.report import ReportOptions

@@ -132,6 +132,7 @@ def test_rate_limit_per_key_and_window(scorer, layout) -> None:
 def test_hub_mirror_pushes_with_fake_api_and_board_rebuilds(scorer, layout, tmp_path: Path) -> None:
     from huggingface_hub import HfApi
     from huggingface_hub.hf_api import RepoUrl
+
     from madqa.space.hub import HubMirror, rebuild_from_folder
     from madqa.space.storage import SubmissionStore
     from madqa.space.submission import clean_form
@@ -244,6 +245,7 @@ def test_judge_mode_scores_with_the_configured_judge_and_is_labelled(layout, tmp
 
 def test_restore_from_hub_rebuilds_an_empty_store(scorer, layout, tmp_path: Path, monkeypatch) -> None:
     import huggingface_hub
+
     from madqa.space.hub import HubMirror, restore_from_hub
     from madqa.space.storage import SubmissionStore
     from madqa.space.submission import clean_form

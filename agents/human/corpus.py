@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from madqa.agents.search import QuerySyntaxError, SearchIndex, no_results_message
 
 if TYPE_CHECKING:
-    from madqa.agents.render import PageRenderer
     from PIL import Image
+
+    from madqa.agents.render import PageRenderer
 
 logger = logging.getLogger(__name__)
 

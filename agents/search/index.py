@@ -131,7 +131,8 @@ def open_index(
         _build(engine, records, folder, backend, digest, progress)
     else:
         logger.debug("reusing %s search index at %s", backend, folder)
-    return engine.open_existing(folder, limits=limits or SearchLimits())
+    index: SearchIndex = engine.open_existing(folder, limits=limits or SearchLimits())  # backend modules conform
+    return index
 
 
 def _build(engine: Any, records: list[PageRecord], folder: Path, backend: str, digest: str, progress: bool) -> None:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus, permits
 from madqa.loading_script.sample.layout import DocBuilder
-from madqa.loading_script.sample.text import paragraph
 from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.text import paragraph
 
 
 @dataclass(frozen=True)

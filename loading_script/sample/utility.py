@@ -82,7 +82,7 @@ def _draw(rng: random.Random) -> dict[int, _Year]:
     years: dict[int, _Year] = {}
     for year in YEARS:
         production = {}
-        for plant, (low, high) in zip(PLANTS, ((610, 760), (600, 745), (205, 285))):
+        for plant, (low, high) in zip(PLANTS, ((610, 760), (600, 745), (205, 285)), strict=True):
             production[plant] = {q: round(rng.uniform(low, high), 1) for q in QUARTERS}
         finance = {}
         for label, scale in _FIN_ROWS:
@@ -160,7 +160,7 @@ def _report(year: int, data: _Year, rng: random.Random) -> DocBuilder:
     page = doc.page()
     page.title("Leadership")
     board = "\n".join([f"{_CHAIRS[year]}, Chair", *[f"{name}, Director" for name in _BOARD]])
-    managers = "\n".join(f"{plant}: {name}" for plant, name in zip(PLANTS, _MANAGERS[year]))
+    managers = "\n".join(f"{plant}: {name}" for plant, name in zip(PLANTS, _MANAGERS[year], strict=True))
     page.columns(f"BOARD OF DIRECTORS\n\n{board}\n\n" + paragraph(rng, "utility", (2, 3)),
                  f"FACILITY MANAGERS\n\n{managers}\n\n" + paragraph(rng, "utility", (2, 3)))
     if year == 2022:

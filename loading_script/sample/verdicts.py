@@ -84,8 +84,8 @@ def _verdict(verdict: Verdict, rng: random.Random) -> DocBuilder:
     page.line("Question 4. What are the plaintiff's total damages?", size=10.5, bold=True, gap=8)
     amounts = [A.money(v) for v in verdict.damages] if verdict.damages else [""] * len(DAMAGE_ROWS)
     total = A.money(sum(verdict.damages)) if verdict.damages else ""
-    page.table(["Category of damages", "Amount"], [[r, a] for r, a in zip(DAMAGE_ROWS, amounts)] + [["Total", total]],
-               [354, 150], size=10.5)
+    rows = [[r, a] for r, a in zip(DAMAGE_ROWS, amounts, strict=True)] + [["Total", total]]
+    page.table(["Category of damages", "Amount"], rows, [354, 150], size=10.5)
     if verdict.negligent:
         page = doc.page(scanned=verdict.scanned_last)
         page.title(f"{verdict.caption} - Special Verdict (continued)", size=13)

@@ -16,9 +16,10 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+from matplotlib.figure import Figure
+
 from madqa.metric.schema import ERROR_TYPES
 from madqa.space.disclosure import cascade_shares
-from matplotlib.figure import Figure
 
 from .runs import RunData
 

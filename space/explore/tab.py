@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+
 from madqa.space import content
 from madqa.space.config import SpaceConfig
 from madqa.space.uploads import RESULTS_SUFFIXES, discard_upload
