@@ -7,15 +7,20 @@ The agent is looked up by name (:func:`madqa.agents.registry.get_agent`) and pre
 in flight. ``resume`` skips the ids already in the file (after dropping a torn last line); an exception while
 answering one question becomes that line's ``error`` (the agent records it) and the run goes on.
 
+Where questions are answered is a :class:`Backend`: this process's threads by default (:class:`LocalBackend`), or
+a Ray cluster (:class:`madqa.agents.ray_run.RayBackend`, ``madqa run --ray``). Either way this process alone writes
+the file, in completion order, so resume and the crash-safety above do not depend on the backend.
+
 Running accuracy is not computed here (agents may import only ``madqa.metric.schema``): :class:`Progress` receives
 every record and the command line (``cli/run_cmd.py``) scores it with the metric's ANLS*.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +31,8 @@ from .models import parse_spec
 from .record import ResultsWriter, read_finished, rewrite_without
 from .registry import get_agent
 
-__all__ = ["Progress", "RunConfig", "RunError", "RunSummary", "prepare_output", "run_benchmark", "select_items"]
+__all__ = ["Answering", "Backend", "LocalBackend", "Progress", "RunConfig", "RunError", "RunSummary",
+           "prepare_output", "run_benchmark", "select_items"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +45,59 @@ class Progress(Protocol):
 
     def update(self, record: Mapping[str, Any]) -> None:
         """Called after each new record is written."""
+
+
+class Answering(Protocol):
+    """A prepared agent behind a backend: answers questions, yielding each record as soon as it is done."""
+
+    def answers(self, todo: Sequence[Mapping[str, Any]], workers: int) -> Iterator[dict[str, Any]]:
+        """Answer ``todo`` with ``workers`` questions in flight; records come in completion order (closing the
+        iterator stops the work)."""
+        ...
+
+    def close(self) -> None:
+        """Release the agent (models, workers, cluster actors)."""
+        ...
+
+
+class Backend(Protocol):
+    """Where the questions of a run are answered (the agent is prepared there, once per worker)."""
+
+    def prepare(self, config: RunConfig, *, slots: int, model_options: Mapping[str, Any] | None,
+                dataset: Mapping[str, Any] | None) -> Answering:
+        """Prepare ``config``'s agent for ``slots`` concurrent questions; raises as ``Agent.prepare`` does."""
+        ...
+
+
+class _Threads:
+    """:class:`Answering` on this process's threads, all sharing one prepared agent."""
+
+    def __init__(self, prepared: Any) -> None:
+        self.prepared = prepared
+
+    def answers(self, todo: Sequence[Mapping[str, Any]], workers: int) -> Iterator[dict[str, Any]]:
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo)))) as pool:
+            futures = [pool.submit(self.prepared.answer, it) for it in todo]
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            except BaseException:  # also GeneratorExit: the writer stopped, drop what has not started
+                for f in futures:
+                    f.cancel()
+                raise
+
+    def close(self) -> None:
+        self.prepared.close()
+
+
+class LocalBackend:
+    """The default :class:`Backend`: the agent prepared once in this process, questions on threads."""
+
+    def prepare(self, config: RunConfig, *, slots: int, model_options: Mapping[str, Any] | None,
+                dataset: Mapping[str, Any] | None) -> Answering:
+        """Prepare the registered agent here (see :meth:`Backend.prepare`)."""
+        return _Threads(get_agent(config.agent).prepare(config, slots=slots, model_options=model_options,
+                                                        dataset=dataset))
 
 
 @dataclass
@@ -105,8 +164,12 @@ def run_benchmark(
     workers: int = 1,
     progress: Progress | None = None,
     model_options: Mapping[str, Any] | None = None,
+    backend: Backend | None = None,
 ) -> RunSummary:
     """Run ``config`` and append one results line per question to ``output``.
+
+    ``backend`` answers the questions (default :class:`LocalBackend`: threads of this process); ``workers`` is the
+    number of questions in flight either way.
 
     Raises:
         RunError: bad settings, an unknown agent, an output file that exists without ``resume``/``overwrite``, or
@@ -135,38 +198,26 @@ def run_benchmark(
         logger.info("resuming %s: %d of %d question(s) already done", path, summary.skipped, len(items))
     if not todo:
         return summary
-    prepared = agent.prepare(config, slots=min(workers, len(todo)), model_options=model_options, dataset=provenance)
+    answering = (backend or LocalBackend()).prepare(config, slots=min(workers, len(todo)),
+                                                    model_options=model_options, dataset=provenance)
     try:
         if progress is not None:
             progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
-        return _write_all(path, todo, prepared.answer, workers, summary, progress)
+        return _write_all(path, answering.answers(todo, workers), summary, progress)
     finally:
-        prepared.close()
+        answering.close()
 
 
-def _write_all(
-    path: Path,
-    todo: Sequence[Mapping[str, Any]],
-    answer: Callable[[Mapping[str, Any]], dict[str, Any]],
-    workers: int,
-    summary: RunSummary,
-    progress: Progress | None,
-) -> RunSummary:
-    """Answer ``todo`` on ``workers`` threads, appending each record to ``path`` as soon as it is done."""
-    with ResultsWriter(path) as writer, ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-        futures = [pool.submit(answer, it) for it in todo]
-        try:
-            for future in as_completed(futures):
-                record = future.result()
-                writer.write(record)
-                summary.written += 1
-                if record["error"]:
-                    summary.errors += 1
-                    summary.error_ids.append(record["id"])
-                if progress is not None:
-                    progress.update(record)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+def _write_all(path: Path, records: Iterator[dict[str, Any]], summary: RunSummary,
+               progress: Progress | None) -> RunSummary:
+    """Append each record to ``path`` as soon as it comes (closing ``records`` on the way out, error or not)."""
+    with ResultsWriter(path) as writer, contextlib.closing(records):  # type: ignore[type-var]
+        for record in records:
+            writer.write(record)
+            summary.written += 1
+            if record["error"]:
+                summary.errors += 1
+                summary.error_ids.append(record["id"])
+            if progress is not None:
+                progress.update(record)
     return summary

@@ -12,9 +12,11 @@ synthetic corpus has text only). Target: p95 under :data:`TARGET_P95_MS` for bot
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import re
+import sys
 import tempfile
 import time
 import zlib
@@ -194,12 +196,13 @@ def run(args: argparse.Namespace) -> int:
             service, queries = (_sample_service(folder, args.backend) if pages_n is None
                                 else _bench_service(folder, pages_n, args.backend))  # fmt: skip
             port = free_port()
-            demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True)
-            try:
-                times = drive(f"http://127.0.0.1:{port}/", queries, args.queries, args.navs)
-            finally:
-                demo.close()
-                service.close()
+            with contextlib.redirect_stdout(sys.stderr):  # gradio prints on close; stdout is for --json
+                demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True)
+                try:
+                    times = drive(f"http://127.0.0.1:{port}/", queries, args.queries, args.navs)
+                finally:
+                    demo.close()
+                    service.close()
         pages_total = sum(service.corpus.page_counts.values())
         row = {"pages": pages_total, "search": _summary(times["search_ms"]),
                "navigation": _summary(times["navigation_ms"])}  # fmt: skip

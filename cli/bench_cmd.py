@@ -15,6 +15,7 @@ BENCHES: tuple[tuple[str, str], ...] = (
     ("space", "madqa.bench.space"),
     ("view", "madqa.bench.view"),
     ("human", "madqa.bench.human"),
+    ("scale", "madqa.bench.scale"),
 )
 
 

@@ -38,6 +38,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in-process", action="store_true",
                         help="debugging: run files in this process, without crash or time-limit isolation")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                        help="extract on a Ray cluster (pip install 'madqa[ray]'): alone, RAY_ADDRESS or a new local "
+                             "Ray; or HOST:PORT / ray://HOST:10001 (--workers: files in flight)")  # fmt: skip
 
 
 def extract_settings_from(args: argparse.Namespace) -> Any:
@@ -70,6 +73,18 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--file-timeout {args.file_timeout:g}: use a number of seconds >= 0 (0: no limit)")
     timeout = DEFAULT_FILE_TIMEOUT_S if args.file_timeout is None else (args.file_timeout or None)
     settings = extract_settings_from(args)
+    pool = None
+    if args.ray is not None:
+        if args.in_process:
+            raise UserError("--ray and --in-process exclude each other")
+        from madqa.loading_script.extract_ray import ray_pool
+        from madqa.loading_script.ray_cluster import RayUnavailableError, require_ray
+
+        try:
+            require_ray()
+        except RayUnavailableError as exc:
+            raise UserError(str(exc)) from None
+        pool = ray_pool(None if args.ray == "local" else args.ray, in_flight=args.workers)
     layout = Layout.default()
     pdfs: Any
     if args.pdfs is not None:
@@ -91,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("no PDF files to extract")
     report = extract_corpus(pdfs, cache_dir=layout.page_cache_dir, workers=args.workers, ocr=not args.no_ocr,
                             progress=not args.no_progress, settings=settings, file_timeout_s=timeout,
-                            isolate=not args.in_process)  # fmt: skip
+                            isolate=not args.in_process, pool=pool)  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.out.suffix == ".jsonl":
         write_jsonl(args.out, report.pages)

@@ -1,6 +1,6 @@
 """``madqa human``: serve the human-baseline app (paper Appendix C.2) and log answers in the results format.
 
-``madqa human --split dev --annotator me -o me.jsonl`` serves http://127.0.0.1:7861/ for one annotator; without
+``madqa human --split dev --annotator me -o me.jsonl`` serves http://127.0.0.1:7862/ for one annotator; without
 ``--annotator`` each visitor types an id and picks a batch, and gets their own file
 ``<out-dir>/human-<split>-<batch>-<annotator>.jsonl``. The split is cut into seeded batches of 25 with
 constellation code names (``--list-batches`` prints them). On dev/train (practice) the gold answer, evidence and
@@ -38,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help="batch shuffle seed (default: 2025)")
     parser.add_argument("--k", type=int, default=None, help="results per search (default: 5, as the agent)")
     parser.add_argument("--backend", choices=("whoosh", "tantivy"), help="search engine (default: whoosh)")
-    parser.add_argument("--port", type=int, default=7861, help="port (default: 7861)")
+    parser.add_argument("--port", type=int, default=7862, help="port (default: 7862)")
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
     parser.add_argument("--list-batches", action="store_true", help="print the batches and exit")
     parser.add_argument("--json", action="store_true", help="with --list-batches: one JSON object on stdout")

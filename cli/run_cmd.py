@@ -70,7 +70,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
     repl.add_argument("--step-timeout", type=float, default=30.0, metavar="S",
                       help="wall-clock seconds per code step, sub-model time excluded (default: 30)")  # fmt: skip
     parser.add_argument("--api-base", help="model server URL (openai:/litellm: specs)")
+    add_ray_options(parser)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def add_ray_options(parser: argparse.ArgumentParser) -> None:
+    """``--ray [ADDRESS]``, ``--ray-actors``, ``--ray-cpus`` (shared with `madqa sweep`)."""
+    ray = parser.add_argument_group("Ray (pip install 'madqa[ray]')")
+    ray.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                     help="answer on a Ray cluster: alone, RAY_ADDRESS or a new local Ray; or HOST:PORT / "
+                          "ray://HOST:10001 (--workers: questions in flight across the cluster)")  # fmt: skip
+    ray.add_argument("--ray-actors", type=int, metavar="N", help="agent replicas (default: one per Ray node)")
+    ray.add_argument("--ray-cpus", type=float, default=0.0, metavar="C",
+                     help="CPUs each replica reserves (default 0: the model server does the work)")
+
+
+def ray_backend(args: argparse.Namespace) -> Any:
+    """The :class:`~madqa.agents.ray_run.RayBackend` that ``--ray`` asks for, or ``None`` (this machine)."""
+    if getattr(args, "ray", None) is None:
+        return None
+    from madqa.agents.ray_run import RayBackend
+    from madqa.loading_script.ray_cluster import RayUnavailableError, require_ray
+
+    try:
+        require_ray()
+        return RayBackend(None if args.ray == "local" else args.ray, actors=args.ray_actors, num_cpus=args.ray_cpus)
+    except (RayUnavailableError, ValueError) as exc:
+        raise UserError(str(exc)) from None
 
 
 class _Bar:
@@ -160,10 +186,11 @@ def run(args: argparse.Namespace) -> int:
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
     options = {"api_base": args.api_base} if args.api_base else {}
+    backend = ray_backend(args)
     try:
         summary = run_benchmark(config, args.output, resume=args.resume, overwrite=args.overwrite,
                                 retry_errors=args.retry_errors, workers=args.workers, progress=bar,
-                                model_options=options)  # fmt: skip
+                                model_options=options, backend=backend)  # fmt: skip
     except (RunError, DatasetUnavailableError, ValueError) as exc:
         raise UserError(str(exc)) from None
     finally:

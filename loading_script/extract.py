@@ -213,6 +213,7 @@ def extract_corpus(
     file_timeout_s: float | None = DEFAULT_FILE_TIMEOUT_S,
     isolate: bool | None = None,
     worker: Callable[..., PdfResult] | None = None,
+    pool: Callable[..., Iterable[Any]] | None = None,
 ) -> ExtractionReport:
     """Extract the pages of many PDFs, in parallel, with a per-file cache.
 
@@ -229,6 +230,8 @@ def extract_corpus(
             unless ``workers == 1`` (then they run in this process: for debugging).
         worker: the function run for each file, with :func:`extract_pdf`'s signature (default
             :func:`extract_pdf`); with worker processes it must be importable by name.
+        pool: runs the isolated tasks, with :func:`.pdf_pool.run_isolated`'s signature and outcomes (default: that
+            function, on this machine; :func:`.extract_ray.ray_pool` runs them on a Ray cluster).
 
     Returns:
         An :class:`ExtractionReport`. Results of files that needed OCR without Tesseract are not cached.
@@ -292,8 +295,8 @@ def extract_corpus(
             from .pdf_pool import run_isolated
 
             size = workers or os.cpu_count() or 1
-            for outcome in run_isolated(_extract_task, tasks, workers=size, timeout_s=file_timeout_s,
-                                        initializer=_worker_init):
+            for outcome in (pool or run_isolated)(_extract_task, tasks, workers=size, timeout_s=file_timeout_s,
+                                                  initializer=_worker_init):
                 _, name, sha = todo[outcome.index]
                 finish(outcome.value if outcome.failure is None else PdfResult(name, sha, error=outcome.failure), name)
     finally:

@@ -54,7 +54,11 @@ def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, 
 
     monkeypatch.chdir(tmp_path)
     with gr.Blocks() as space_like:
-        build_practice_tab(None)  # what the Space's tab builds: hidden handlers, lazy corpus
+        practice = build_practice_tab(None)  # what the Space's tab builds: hidden handlers, lazy corpus
+    assert practice is not None and practice.plan.practice and practice.output_for("visitor-1", "Andromeda") is None
+    visit = practice.start("visitor-1", "Andromeda")
+    practice.submit(visit, visit.current_item()["id"], "an answer")
+    assert visit.path is None and len(visit.lines) == 1  # kept in memory: nothing is written anywhere
     elem_ids = {c.elem_id for c in space_like.blocks.values()}
     assert {"start", "results", "viewer", "download"} <= elem_ids
     assert all(dep.api_visibility != "public" for dep in space_like.fns.values())  # nothing on the Space's API

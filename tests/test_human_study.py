@@ -242,3 +242,13 @@ def test_oracle_shows_exactly_the_evidence(tmp_path: Path) -> None:
     record, _ = service.submit(run, qid, "x")
     assert record["mode"] == "oracle" and run.path.name.endswith("-oracle-ann.jsonl")
     service.close()
+
+
+@pytest.mark.parametrize("name", ["madqa.agents.human.batches", "madqa.agents.human.session",
+                                  "madqa.agents.human.corpus", "madqa.cli.compare_cmd"])
+def test_docstring_examples(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0

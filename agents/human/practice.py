@@ -16,6 +16,7 @@ import os
 import gradio as gr
 
 from .app import human_interface
+from .service import HumanService
 
 logger = logging.getLogger(__name__)
 
@@ -25,19 +26,21 @@ your score. Use **Download my answers** to keep them as a results file (score it
 `madqa evaluate FILE --split dev`)."""
 
 
-def build_practice_tab(dataset: str | os.PathLike[str] | None) -> None:
-    """Build the tab into the current Blocks context; a dataset that cannot be read shows a message instead."""
+def build_practice_tab(dataset: str | os.PathLike[str] | None) -> HumanService | None:
+    """Build the tab into the current Blocks context and return its service (``None``: the dataset cannot be read,
+    and the tab says so)."""
     from madqa.loading_script.load import DatasetUnavailableError
 
     from .corpus import HumanCorpus
-    from .service import HumanService, build_plan
+    from .service import build_plan
 
     try:
         plan = build_plan("dev", dataset=dataset, out_dir=None)
     except (DatasetUnavailableError, ValueError, OSError) as exc:
         logger.warning("the practice tab is unavailable: %s", exc)
         gr.Markdown(f"The practice questions are not available on this Space ({exc}).")
-        return
+        return None
     gr.Markdown(INTRO)
     service = HumanService(plan, lambda: HumanCorpus.open(dataset))
     human_interface(service, title="Solve it yourself", embedded=True, api_prefix=None)
+    return service
