@@ -7,29 +7,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import ARGS, CHROMIUM, free_port, require_browser  # noqa: E402
 
-pytest.importorskip("gradio")
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = os.environ.get("MADQA_CHROMIUM", "/usr/bin/chromium")
-if not shutil.which(CHROMIUM):
-    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+sync_api = require_browser()
 
 from test_explore import QUERY, derived_runs, scripted_dev_run  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -12,23 +12,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import shutil
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import ARGS, CHROMIUM, free_port, require_browser  # noqa: E402
 
-pytest.importorskip("gradio")
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = os.environ.get("MADQA_CHROMIUM", "/usr/bin/chromium")
-if not shutil.which(CHROMIUM):
-    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+sync_api = require_browser()
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 #: One query per operator of the search syntax; the last one opens a 6-page annual report.
 QUERIES = ["wat*", '"annual report"', "menu OR permit", "invoice NOT water", "water AND Riverton",
@@ -51,12 +43,6 @@ class Recorder:
             await send(message)
 
         await self.app(scope, receive, record)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager
