@@ -1,12 +1,16 @@
 """``madqa bench human``: latency of the human-study app as a person feels it, in a real browser.
 
 Launches the app (:mod:`madqa.agents.human.app`) and drives headless Chromium (Debian's ``/usr/bin/chromium`` via
-Playwright; never ``playwright install``): for each query, the time from pressing Search until every result
-image has loaded in the page (search, thumbnails rendered and encoded, sent, decoded); for each navigation step
-(next / previous / first / last / jump, and opening a result), the time from the click until the new page
-image has loaded in the viewer. Two corpora: the sample (after ``madqa setup``) and the synthetic bench corpus of
-MADQA's size (18,619 pages; ``--pages`` scales it down; its page images are the sample's PDFs, cycled, since the
-synthetic corpus has text only). Target: p95 under :data:`TARGET_P95_MS` for both.
+Playwright; never ``playwright install``): for each query, the time from the click on Search until every result
+image has loaded in the page (search, thumbnails, sent, fetched and decoded); for each navigation step (next /
+previous / first / last / jump, and opening a result), the time from the click until the new page image has loaded
+in the viewer. The clock is the page's own: a capturing click listener stamps ``performance.now()`` when the click
+reaches the page, and a predicate polled on every animation frame reads it again when the images are complete. The
+driver's wall clock (Playwright's actionability checks and DevTools round trips included, about 70 ms a click on
+this machine) is printed beside it as ``driver``; the target applies to the page's clock, which is what a person
+waits for. Two corpora: the sample (after ``madqa setup``) and the synthetic bench corpus of MADQA's size (18,619
+pages; ``--pages`` scales it down; its page images are the sample's PDFs, cycled, since the synthetic corpus has
+text only). Target: p95 under :data:`TARGET_P95_MS` for both.
 """
 
 from __future__ import annotations
@@ -31,9 +35,19 @@ TARGET_P95_MS = 300.0
 CHROMIUM = os.environ.get("MADQA_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 NAV_CYCLE = ("next", "next", "previous", "last", "first", "jump")
-LOADED_JS = """(sel) => { const imgs = [...document.querySelectorAll(sel)];
-  return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0); }"""
-CHANGED_JS = """([sel, before]) => (document.querySelector(sel)?.innerText || "") !== before"""
+#: Stamps the moment each click reaches the page (capturing phase: before any of the app's handlers).
+CLICK_CLOCK_JS = """() => document.addEventListener(
+  "click", () => { window.__madqaClick = performance.now(); }, true)"""
+#: Polled on every animation frame: 0 while waiting; -1 if the message says the search found nothing (nothing to
+#: render); else the milliseconds since the click, once the text of ``watch`` changed and every ``sel`` image loaded.
+DONE_JS = """([watch, before, sel, needs]) => {
+  const text = document.querySelector(watch)?.innerText || "";
+  if (text === before) return 0;
+  if (needs && !text.includes(needs)) return -1;
+  const imgs = [...document.querySelectorAll(sel)];
+  if (!(imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0))) return 0;
+  return Math.max(performance.now() - window.__madqaClick, 0.001);
+}"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -101,11 +115,15 @@ def _bench_service(folder: Path, pages_n: int, backend: str) -> tuple[Any, list[
 
 
 def drive(url: str, queries: list[str], n_queries: int, n_navs: int) -> dict[str, list[float]]:
-    """Search and navigate in Chromium; milliseconds from each click until its images have loaded."""
+    """Search and navigate in Chromium; milliseconds from each click until its images have loaded.
+
+    Returns ``search_ms`` / ``navigation_ms`` (the page's clock) and ``search_driver_ms`` / ``navigation_driver_ms``
+    (the driver's wall clock for the same clicks).
+    """
     from playwright.sync_api import sync_playwright
 
-    searches: list[float] = []
-    navs: list[float] = []
+    times: dict[str, list[float]] = {k: [] for k in ("search_ms", "navigation_ms", "search_driver_ms",
+                                                     "navigation_driver_ms")}  # fmt: skip
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:
@@ -114,23 +132,24 @@ def drive(url: str, queries: list[str], n_queries: int, n_navs: int) -> dict[str
             page.locator("#annotator textarea").fill("bench")
             page.locator("#start").click()
             page.locator("#question").get_by_text("Question 1 of").wait_for(timeout=120_000)
+            page.evaluate(CLICK_CLOCK_JS)
             for query in dict.fromkeys(queries):  # distinct queries: each answer changes the message
-                if len(searches) >= n_queries:
+                if len(times["search_ms"]) >= n_queries:
                     break
-                message = page.locator("#search-msg").inner_text()
                 page.locator("#query textarea").fill(query)
-                start = time.perf_counter()
-                page.locator("#search").click()
-                page.wait_for_function(CHANGED_JS, arg=["#search-msg", message], timeout=60_000, polling=10)
-                if "page(s) for" not in page.locator("#search-msg").inner_text():
+                spent = _timed_click(page, "#search", "#search-msg", "#results img", needs="page(s) for")
+                if spent is None:
                     continue  # no result or refused: nothing to render
-                page.wait_for_function(LOADED_JS, arg="#results img", timeout=60_000, polling=10)
-                searches.append(1000 * (time.perf_counter() - start))
-                if len(navs) < n_navs:
-                    navs.extend(_navigate(page, min(len(NAV_CYCLE) + 1, n_navs - len(navs))))
+                times["search_ms"].append(spent[0])
+                times["search_driver_ms"].append(spent[1])
+                if len(times["navigation_ms"]) < n_navs:
+                    steps = min(len(NAV_CYCLE) + 1, n_navs - len(times["navigation_ms"]))
+                    for in_page, driver in _navigate(page, steps):
+                        times["navigation_ms"].append(in_page)
+                        times["navigation_driver_ms"].append(driver)
         finally:
             browser.close()
-    return {"search_ms": searches, "navigation_ms": navs}
+    return times
 
 
 def _position(page: Any) -> tuple[str, int, int]:
@@ -139,22 +158,27 @@ def _position(page: Any) -> tuple[str, int, int]:
     return (title, int(found.group(1)), int(found.group(2))) if found else (title, 0, 0)
 
 
-def _timed_click(page: Any, selector: str) -> float | None:
-    """Click and wait until the viewer shows another page and its image has loaded."""
-    title = _position(page)[0]
+def _timed_click(page: Any, selector: str, watch: str, images: str, *, needs: str = "") -> tuple[float, float] | None:
+    """Click ``selector``; wait until ``watch`` shows another text and every ``images`` image has loaded.
+
+    Returns (page clock ms, driver ms), or ``None`` when ``watch`` did not change (e.g. the same page again) or,
+    with ``needs``, its new text lacks ``needs`` (e.g. the search found nothing).
+    """
+    before = page.locator(watch).inner_text()
     start = time.perf_counter()
     page.locator(selector).first.click()
     try:
-        page.wait_for_function(CHANGED_JS, arg=["#viewer-title", title], timeout=30_000, polling=10)
-    except Exception:  # noqa: BLE001 - the same page again (e.g. that result was already in view)
+        handle = page.wait_for_function(DONE_JS, arg=[watch, before, images, needs], timeout=30_000, polling="raf")
+    except Exception:  # noqa: BLE001 - Playwright's timeout: nothing changed
         return None
-    page.wait_for_function(LOADED_JS, arg="#viewer img", timeout=30_000, polling=10)
-    return 1000 * (time.perf_counter() - start)
+    driver = 1000 * (time.perf_counter() - start)
+    in_page = float(handle.json_value())
+    return None if in_page < 0 else (in_page, driver)
 
 
-def _navigate(page: Any, steps: int) -> list[float]:
+def _navigate(page: Any, steps: int) -> list[tuple[float, float]]:
     """Open the first result, then step through its document (only steps that change the page); ms per step."""
-    times = [t for t in [_timed_click(page, "#results img")] if t is not None]
+    times = [t for t in [_timed_click(page, "#results img", "#viewer-title", "#viewer img")] if t is not None]
     for n in range(steps - 1):
         _, current, last = _position(page)
         targets = {"next": current + 1, "previous": current - 1, "first": 1, "last": last, "jump": last // 2 or 1}
@@ -164,7 +188,7 @@ def _navigate(page: Any, steps: int) -> list[float]:
             break  # a one-page document
         if kind == "jump":
             page.locator("#jump input").fill(str(targets["jump"]))
-        spent = _timed_click(page, f"#nav-{kind}")
+        spent = _timed_click(page, f"#nav-{kind}", "#viewer-title", "#viewer img")
         if spent is not None:
             times.append(spent)
     return times
@@ -204,12 +228,13 @@ def run(args: argparse.Namespace) -> int:
                     demo.close()
                     service.close()
         pages_total = sum(service.corpus.page_counts.values())
-        row = {"pages": pages_total, "search": _summary(times["search_ms"]),
-               "navigation": _summary(times["navigation_ms"])}  # fmt: skip
+        row = {"pages": pages_total, **{what: _summary(times[f"{what}_ms"]) for what in ("search", "navigation")},
+               **{f"{what}_driver": _summary(times[f"{what}_driver_ms"]) for what in ("search", "navigation")}}
         figures["corpora"][name] = row
         for what in ("search", "navigation"):
-            s = row[what]
+            s, d = row[what], row[f"{what}_driver"]
             ok = s["p95_ms"] is not None and s["p95_ms"] < TARGET_P95_MS
             lines.append(f"  {name:<6} ({pages_total:>6,} pages) {what:<10} n={s['n']:<3} p50 {s['p50_ms']} ms  "
-                         f"p95 {s['p95_ms']} ms  {'meets' if ok else 'MISSES'} the target")  # fmt: skip
+                         f"p95 {s['p95_ms']} ms  {'meets' if ok else 'MISSES'} the target"
+                         f"  (driver: p50 {d['p50_ms']} ms, p95 {d['p95_ms']} ms)")  # fmt: skip
     return emit(figures, lines, args.json)

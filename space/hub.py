@@ -72,9 +72,16 @@ def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
         form = {k: header.get(k, "") for k in FORM_FIELDS}
         store.add(form, report, items, created=header["created"], origin=header["origin"],
                   file_sha256=header["file_sha256"], content_sha256=header.get("content_sha256"),
-                  idem_key=header.get("idem_key"))  # fmt: skip
+                  idem_key=header.get("idem_key"), system_type=_system_type(header, report))  # fmt: skip
         added += 1
     return added
+
+
+def _system_type(header: Mapping[str, Any], report: Mapping[str, Any]) -> str:
+    """The header's column; mirror files written before it was one carry it in the report only (or not at all)."""
+    if header.get("system_type"):
+        return str(header["system_type"])
+    return "human" if report.get("system_type") == "human" else "agent"  # as the database migration decides
 
 
 def restore_from_hub(store: SubmissionStore, repo_id: str, token: str | None, folder: Path) -> int:

@@ -90,6 +90,33 @@ def _refused_char(text: str) -> str | None:
     return None
 
 
+def _plain_text(value: Any, what: str) -> str:
+    """NFKC text without control or invisible characters (``what`` names the field in the refusal)."""
+    text = unicodedata.normalize("NFKC", "" if value is None else str(value))
+    if _CONTROL.search(text):
+        raise SubmissionError(f"{what} contains control characters")
+    refused = _refused_char(text)
+    if refused:
+        raise SubmissionError(f"{what} contains the {refused}; type it plainly")
+    return text
+
+
+def clean_name(value: Any, what: str, *, max_chars: int = 60) -> str:
+    """One display name checked as the form's names are (normalised, plain, not a maintainers' name).
+
+    Raises:
+        SubmissionError: empty, too long, control or invisible characters, or reserved.
+    """
+    text = " ".join(_plain_text(value, what).split())
+    if not text:
+        raise SubmissionError(f"{what} is required")
+    if len(text) > max_chars:
+        raise SubmissionError(f"{what} is longer than {max_chars} characters")
+    if is_reserved("system", text) or is_reserved("submitter", text):
+        raise SubmissionError(f"{what} {text!r} is reserved for the maintainers; choose another name")
+    return text
+
+
 def clean_form(form: Mapping[str, Any], *, maintainer: bool = False) -> dict[str, str]:
     """Normalised form values.
 
@@ -105,12 +132,7 @@ def clean_form(form: Mapping[str, Any], *, maintainer: bool = False) -> dict[str
     for key in FORM_FIELDS:
         value = form.get(key)
         label = REQUIRED_FIELDS.get(key, key)
-        text = unicodedata.normalize("NFKC", "" if value is None else str(value))
-        if _CONTROL.search(text):
-            raise SubmissionError(f"form: the field '{label}' contains control characters")
-        refused = _refused_char(text)
-        if refused:
-            raise SubmissionError(f"form: the field '{label}' contains the {refused}; type it plainly")
+        text = _plain_text(value, f"form: the field '{label}'")
         text = " ".join(text.split()) if key in NAME_FIELDS else text.strip()
         if key in REQUIRED_FIELDS and not text:
             raise SubmissionError(f"form: the field '{label}' is required")

@@ -53,8 +53,8 @@ def board_columns() -> list[str]:
 
 
 def system_type(sub: StoredSubmission) -> str:
-    """``"human"`` for a human run (stored with the report at submission), else ``"agent"``."""
-    return "human" if (sub.report or {}).get("system_type") == "human" else "agent"
+    """``"human"`` for a human run, else ``"agent"`` (the stored column; older rows are backfilled at open)."""
+    return sub.system_type
 
 
 def row_of(sub: StoredSubmission) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .config import SpaceConfig
 from .hub import HubMirror, download_labels, restore_from_hub
+from .practice_runs import PracticeShelf
 from .storage import SubmissionStore
 from .submission import RateLimiter, Scorer
 
@@ -26,6 +27,7 @@ class Services:
     store: SubmissionStore
     scorer: Scorer
     limiter: RateLimiter
+    practice: PracticeShelf | None = None
 
 
 def _other_split_ids(dataset: str) -> dict[str, str]:
@@ -86,4 +88,6 @@ def create_services(config: SpaceConfig, *, seed: bool = True, hub_api: Any = No
             seed_board(scorer, config.dataset, config.db_path.parent / "seed_results")
         except Exception as exc:  # noqa: BLE001 - an unseeded board is still a working board
             logger.warning("could not seed the board: %s", exc)
-    return Services(config, store, scorer, RateLimiter(config.rate_limit, config.rate_window_s))
+    limiter = RateLimiter(config.rate_limit, config.rate_window_s)
+    practice = PracticeShelf(config.db_path, limiter, login_required=config.on_spaces)
+    return Services(config, store, scorer, limiter, practice)

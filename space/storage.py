@@ -14,8 +14,9 @@ precheck`) so that a refused submission costs no scoring.
 
 The database file and its ``-wal``/``-shm`` files are private (0600): it holds the submitters' contacts. SQLite
 creates the side files with the database file's mode, and :class:`SubmissionStore` fixes older files at open.
-Databases of the previous version (no ``content_sha256``/``idem_key`` columns, no events table) are migrated in
-place at open. ``python -m madqa.space.storage verify ID`` marks a row as verified by the maintainers.
+Databases of the previous versions (no ``content_sha256``/``idem_key``/``system_type`` columns, no events table)
+are migrated in place at open; ``system_type`` of older rows is backfilled from their stored report.
+``python -m madqa.space.storage verify ID`` marks a row as verified by the maintainers.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ logger = logging.getLogger(__name__)
 #: Stored origin code → what the board shows. ``seed``: computed by the maintainers; ``verified``: a user submission
 #: the maintainers re-ran or checked; ``user``: self-reported (the default for every upload).
 ORIGINS: dict[str, str] = {"seed": "maintainer baseline", "verified": "verified", "user": "self-reported"}
+
+#: A submission's ``system_type`` column: ``human`` (a ``madqa human`` run) or ``agent`` (everything else).
+SYSTEM_TYPES: tuple[str, ...] = ("human", "agent")
 
 #: Form fields stored with every submission (``contact`` is stored but never shown on the board).
 FORM_FIELDS: tuple[str, ...] = (
@@ -74,8 +78,17 @@ CREATE TABLE IF NOT EXISTS accepted_events (
 );
 CREATE INDEX IF NOT EXISTS accepted_events_identity ON accepted_events(identity, at);
 """
-#: Columns added after the first release (``ALTER TABLE`` on older databases; NULL on their old rows).
-_ADDED_COLUMNS = {"content_sha256": "TEXT", "idem_key": "TEXT"}
+#: Columns added after the first release (``ALTER TABLE`` on older databases; NULL on their old rows, except
+#: ``system_type``, backfilled by :data:`_BACKFILL_SYSTEM_TYPE`).
+_ADDED_COLUMNS = {"content_sha256": "TEXT", "idem_key": "TEXT", "system_type": "TEXT"}
+#: Rows stored before ``system_type`` was a column kept it in the report JSON only (human runs: ``"human"``):
+#: first the human rows, then every other NULL row is an agent's. Only NULL rows change, so running both at every
+#: open is a no-op once done. The CASE keeps a malformed report from failing the open (json_extract raises on it).
+_BACKFILL_SYSTEM_TYPE = (
+    "UPDATE submissions SET system_type = 'human' WHERE system_type IS NULL AND "
+    "CASE WHEN json_valid(report) THEN json_extract(report, '$.system_type') = 'human' ELSE 0 END",
+    "UPDATE submissions SET system_type = 'agent' WHERE system_type IS NULL",
+)
 _INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_idem_key ON submissions(idem_key) WHERE idem_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS submissions_file_sha256 ON submissions(file_sha256);
@@ -99,6 +112,7 @@ class StoredSubmission:
     mode: str
     metric_version: str
     report: dict[str, Any]
+    system_type: str  # one of SYSTEM_TYPES
 
 
 class SubmissionStore:
@@ -118,13 +132,26 @@ class SubmissionStore:
         with self._connect() as con:
             con.execute("PRAGMA journal_mode=WAL")
             con.executescript(_SCHEMA)
+            self._migrate(con)
+            con.executescript(_INDEXES)
+        make_private(self.path)
+
+    def _migrate(self, con: sqlite3.Connection) -> None:
+        """Bring a database of a previous version up to date, in one transaction (all or nothing).
+
+        The write lock is taken first, so two processes opening the same old file do not both add a column.
+        """
+        with con:
+            con.execute("BEGIN IMMEDIATE")
             have = {r[1] for r in con.execute("PRAGMA table_info(submissions)")}
             for column, kind in _ADDED_COLUMNS.items():
                 if column not in have:  # a database of the previous version: migrate in place
                     con.execute(f"ALTER TABLE submissions ADD COLUMN {column} {kind}")
                     logger.info("migrated %s: added submissions.%s", self.path, column)
-            con.executescript(_INDEXES)
-        make_private(self.path)
+            humans, agents = (con.execute(sql).rowcount for sql in _BACKFILL_SYSTEM_TYPE)
+            if humans or agents:
+                logger.info("migrated %s: set submissions.system_type from the reports of %d rows: %d human, "
+                            "%d agent", self.path, humans + agents, humans, agents)  # fmt: skip
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -147,6 +174,7 @@ class SubmissionStore:
         content_sha256: str | None = None,
         idem_key: str | None = None,
         rate: RateRule | None = None,
+        system_type: str = "agent",
     ) -> int:
         """Store one submission and its per-item scores in a single transaction; returns its id.
 
@@ -156,15 +184,17 @@ class SubmissionStore:
 
         Raises:
             KeyReplay, DuplicateFile, RateLimited: a guard refused (nothing was written).
+            ValueError: unknown ``origin`` or ``system_type``.
         """
         if origin not in ORIGINS:
             raise ValueError(f"unknown origin {origin!r}; one of {sorted(ORIGINS)}")
+        _check_system_type(system_type)
         summary = {k: v for k, v in report.items() if k != "items"}
         values = [created, origin, *[str(form.get(k, "")) for k in FORM_FIELDS], str(report["mode"]),
                   str(report["metric_version"]), file_sha256, json.dumps(summary), content_sha256,
-                  idem_key]  # fmt: skip
+                  idem_key, system_type]  # fmt: skip
         columns = ["created", "origin", *FORM_FIELDS, "mode", "metric_version", "file_sha256", "report",
-                   "content_sha256", "idem_key"]  # fmt: skip
+                   "content_sha256", "idem_key", "system_type"]  # fmt: skip
         rows = [
             (it["id"], it["score"], None if it["correct"] is None else int(it["correct"]), it["anls"], it["page_f1"],
              it["doc_f1"], it["steps"], it["error"], it["source"], int(bool(it["missing"])))
@@ -250,18 +280,30 @@ class SubmissionStore:
         with self._connect() as con:
             return int(con.execute("SELECT COUNT(*) FROM item_scores").fetchone()[0])
 
-    def submissions(self, where: int | None = None) -> list[StoredSubmission]:
-        """All submissions, oldest first (only submission ``where`` when given)."""
+    def submissions(self, where: int | None = None, *, system_type: str | None = None) -> list[StoredSubmission]:
+        """All submissions, oldest first (only submission ``where`` / only those of ``system_type`` when given).
+
+        Raises:
+            ValueError: ``system_type`` is not one of :data:`SYSTEM_TYPES`.
+        """
+        conditions: list[str] = []
+        params: list[Any] = []
+        if where is not None:
+            conditions.append("id = ?")
+            params.append(where)
+        if system_type is not None:
+            _check_system_type(system_type)
+            conditions.append("system_type = ?")
+            params.append(system_type)
+        sql = "SELECT * FROM submissions" + (f" WHERE {' AND '.join(conditions)}" if conditions else "")
         with self._connect() as con:
             con.row_factory = sqlite3.Row
-            if where is None:
-                rows = con.execute("SELECT * FROM submissions ORDER BY id").fetchall()
-            else:
-                rows = con.execute("SELECT * FROM submissions WHERE id = ?", (where,)).fetchall()
+            rows = con.execute(sql + " ORDER BY id", params).fetchall()
         return [
             StoredSubmission(
                 id=int(r["id"]), created=r["created"], origin=r["origin"], form={k: r[k] for k in FORM_FIELDS},
                 mode=r["mode"], metric_version=r["metric_version"], report=json.loads(r["report"]),
+                system_type=r["system_type"] or "agent",  # NULL only if written by an older process since open
             )
             for r in rows
         ]  # fmt: skip
@@ -274,6 +316,11 @@ class SubmissionStore:
                 "SELECT * FROM item_scores WHERE submission_id = ? ORDER BY rowid", (submission_id,)
             ).fetchall()
         return [dict(r) for r in rows]
+
+
+def _check_system_type(system_type: str) -> None:
+    if system_type not in SYSTEM_TYPES:
+        raise ValueError(f"unknown system_type {system_type!r}; one of {list(SYSTEM_TYPES)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

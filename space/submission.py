@@ -232,10 +232,11 @@ class Scorer:
             with self._in_flight(identity, rule()):
                 done = self.evaluate_text(text)
                 created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
-                report = {**done.report, "system_type": results_system_type(text)}  # labels human rows
+                kind = results_system_type(text)
+                report = {**done.report, "system_type": kind}  # also in the report: older readers and mirror files
                 sid = self.store.add(form, report, done.items, created=created, origin=origin,
                                      file_sha256=sha, content_sha256=done.content_sha256, idem_key=idem,
-                                     rate=rule())  # fmt: skip
+                                     rate=rule(), system_type=kind)  # fmt: skip
         except KeyReplay as exc:
             if not exc.same_file:
                 raise SubmissionError(f"this submission key was already used for submission #{exc.sid} with another "

@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import tempfile
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ import gradio as gr
 
 from . import view
 from .batches import BatchError
+from .images import ImageFiles
 from .service import HumanService
 from .study import StudyError, StudyRun
 
@@ -39,6 +42,14 @@ NAV = ("first", "previous", "next", "last")
 FAST: dict[str, Any] = {"queue": False, "show_progress": "hidden"}
 
 
+@dataclass(frozen=True)
+class HumanHandles:
+    """What an embedding app may wire to: the per-browser state and the run it names (``None`` before Start)."""
+
+    state: gr.State
+    run_of: Callable[[dict[str, Any] | None], StudyRun | None]
+
+
 def build_human_app(service: HumanService, *, title: str = "MADQA human study") -> gr.Blocks:
     """The standalone app over ``service`` (nothing is launched): sidebar, address-bar resume."""
     with gr.Blocks(title=title) as demo:
@@ -49,7 +60,7 @@ def build_human_app(service: HumanService, *, title: str = "MADQA human study") 
 def human_interface(
     service: HumanService, *, title: str = "MADQA human study", demo: gr.Blocks | None = None,
     embedded: bool = False, api_prefix: str | None = "",
-) -> None:  # fmt: skip
+) -> HumanHandles:  # fmt: skip
     """Build the interface into the current Blocks context.
 
     Args:
@@ -57,13 +68,15 @@ def human_interface(
         title: heading of the start panel.
         demo: the standalone Blocks (its ``load`` resumes a run named in the address bar); ``None`` when embedded.
         embedded: inside another app (the Space's "Solve it yourself" tab): no page sidebar, no address-bar resume,
-            a random annotator id per browser session, and a download of the visitor's own answers.
+            a random annotator id per browser kept in its local storage (a reload, then Start, resumes the run while
+            the server keeps it), and a download of the visitor's own answers.
         api_prefix: prefix of the API endpoint names; ``None`` hides them from the API (the Space, whose every
             named endpoint is checked for label leaks, has its own ``search`` and ``submit``).
     """
     plan = service.plan
     oracle = plan.mode == "oracle"
     state = gr.State(None)
+    visitor = gr.BrowserState(None, storage_key="madqa-practice-visitor") if embedded else None
     with gr.Row(equal_height=False):
         side = gr.Column(scale=1, min_width=220, elem_id="sidebar") if embedded else gr.Sidebar(
             open=True, elem_id="sidebar")  # fmt: skip
@@ -106,6 +119,9 @@ def human_interface(
                     give_up = gr.Button("I can't find it", elem_id="give-up")
                 feedback = gr.Markdown("", elem_id="feedback")
 
+    # Page images go out as files already in Gradio's cache: encoded once per page, not once per response.
+    thumb_files = ImageFiles(lambda d, p: service.corpus.thumbnail(d, p), results.GRADIO_CACHE)
+    view_files = ImageFiles(lambda d, p: service.corpus.image(d, p), page_img.GRADIO_CACHE)
     outputs = [state, start_box, main_box, question, query, search_msg, results, title_md, page_img, jump,
                progress, citations, history, answer, feedback, start_msg]  # fmt: skip
 
@@ -121,12 +137,14 @@ def human_interface(
         except (StudyError, BatchError):
             return None
 
-    def sidebar(run: StudyRun) -> dict[Any, Any]:
+    def sidebar(run: StudyRun, *, searches_only: bool = False) -> dict[Any, Any]:
         session = run.session()
         snap = session.snapshot() if session else {"searches": [], "citations": []}
-        return {progress: view.progress_markdown(run.position(), run.total, run.annotator, run.batch),
-                citations: view.citations_markdown(snap["citations"]),
-                history: view.history_markdown(snap["searches"])}  # fmt: skip
+        out = {history: view.history_markdown(snap["searches"])}
+        if not searches_only:  # a search changes the history only: the rest is not sent again
+            out.update({progress: view.progress_markdown(run.position(), run.total, run.annotator, run.batch),
+                        citations: view.citations_markdown(snap["citations"])})  # fmt: skip
+        return out
 
     def show_page(run: StudyRun, st: dict[str, Any]) -> dict[Any, Any]:
         doc, page = st.get("doc"), int(st.get("page") or 0)
@@ -135,10 +153,10 @@ def human_interface(
         session = run.session()
         cited = bool(session and session.is_cited(doc, page))
         return {title_md: view.viewer_title(doc, page, service.corpus.pages(doc), cited),
-                page_img: service.corpus.image(doc, page), jump: page}  # fmt: skip
+                page_img: view_files.path(doc, page), jump: page}  # fmt: skip
 
     def gallery(pages: list[tuple[str, int]]) -> list[tuple[Any, str]]:
-        return [(service.corpus.thumbnail(d, p), view.caption(d, p)) for d, p in pages]
+        return [(thumb_files.path(d, p), view.caption(d, p)) for d, p in pages]
 
     def fresh_question(run: StudyRun, st: dict[str, Any]) -> dict[Any, Any]:
         """Everything for the current question, as after a (re)load: sidebar, question, results, viewer."""
@@ -181,7 +199,7 @@ def human_interface(
         st = {**st, "results": list(outcome.pages)}
         out = {state: st, results: gallery(list(outcome.pages)), search_msg: outcome.error or
                f"{len(outcome.pages)} page(s) for `{text.strip()}`"}  # fmt: skip
-        out.update(sidebar(run))
+        out.update(sidebar(run, searches_only=True))
         return out
 
     def open_page(st: dict[str, Any] | None, doc: str | None, page: int, via: str) -> dict[Any, Any]:
@@ -239,11 +257,13 @@ def human_interface(
     def api(name: str) -> str | bool:
         return False if api_prefix is None else f"{api_prefix}{name}"
 
-    def on_start_embedded(batch_name: str, st: dict[str, Any] | None) -> dict[Any, Any]:
-        """A visitor of the Space: one random annotator id per browser session, kept in its state."""
-        name = (st or {}).get("annotator") or f"visitor-{uuid.uuid4().hex[:12]}"
+    def on_start_embedded(batch_name: str, st: dict[str, Any] | None, known: Any = None) -> dict[Any, Any]:
+        """A visitor of the Space: one random annotator id per browser, kept in its local storage."""
+        name = (st or {}).get("annotator") or (known if isinstance(known, str) and known.startswith("visitor-")
+                                               else None) or f"visitor-{uuid.uuid4().hex[:12]}"  # fmt: skip
         out = on_start(name, batch_name, st)
         out[download] = gr.update(visible=True)
+        out[visitor] = name
         return out
 
     def on_download(st: dict[str, Any] | None) -> Any:
@@ -256,7 +276,7 @@ def human_interface(
         return str(path)
 
     if embedded:
-        start.click(on_start_embedded, [batch, state], [*outputs, download], api_name=api("start"))
+        start.click(on_start_embedded, [batch, state, visitor], [*outputs, download, visitor], api_name=api("start"))
         download.click(on_download, [state], download, api_name=False)
     else:
         if demo is not None:
@@ -273,6 +293,7 @@ def human_interface(
     uncite.click(lambda st: on_cite(False, st), [state], outputs, api_name=api("uncite"), **FAST)
     submit.click(lambda text, st: on_submit(text, False, st), [answer, state], outputs, api_name=api("submit"))
     give_up.click(lambda st: on_submit("", True, st), [state], outputs, api_name=api("give_up"))
+    return HumanHandles(state, run_of)
 
 
 def launch_human(service: HumanService, *, host: str | None = None, port: int | None = None, **kwargs: Any) -> Any:

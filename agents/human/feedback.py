@@ -52,3 +52,32 @@ def format_feedback(fb: Mapping[str, Any]) -> str:
     pages = ", ".join(f"{e['document']} p. {e['page']}" for e in fb["evidence"])
     return (f"**Previous question ({fb['id']}): {verdict}** (ANLS* {fb['anls']:.2f}, Page F1 {fb['page_f1']:.2f})\n\n"
             f"Gold answer: {answers}\n\nEvidence: {pages}")  # fmt: skip
+
+
+def practice_report(
+    run_jsonl: str, gold: Mapping[str, Mapping[str, Any]], *, n_resamples: int = 200
+) -> dict[str, Any]:
+    """The metric's report of a practice run over the questions it answered (ANLS* mode: offline and free).
+
+    A visitor answers part of a batch, so the run is scored against the gold rows of its answered questions only;
+    ``n`` in the report says how many.
+
+    Raises:
+        ValueError: the run answered nothing, or answered a question without public labels (a hidden test row).
+    """
+    from madqa.metric.inputs import parse_references, parse_results_text
+    from madqa.metric.report import ReportOptions, evaluate_predictions
+
+    if not run_jsonl.strip():
+        raise ValueError("the run has no answered question yet")
+    predictions = parse_results_text(run_jsonl, "practice run")
+    unlabelled = [p.id for p in predictions if p.id not in gold or not may_reveal_row(gold[p.id])]
+    if unlabelled:
+        raise ValueError(f"question {unlabelled[0]} has no public labels")
+    references = parse_references([gold[p.id] for p in predictions], "practice labels")
+    return evaluate_predictions(predictions, references, ReportOptions(n_resamples=n_resamples))
+
+
+def may_reveal_row(gold: Mapping[str, Any]) -> bool:
+    """Whether a gold row carries labels (answer variants and evidence) at all."""
+    return bool(gold.get("answer_variants")) and bool(gold.get("evidence"))

@@ -1,17 +1,20 @@
-"""The Space's "Solve it yourself" tab: the human interface on dev questions, in practice mode, stored nowhere.
+"""The Space's "Solve it yourself" tab: the human interface on dev questions, in practice mode.
 
-A visitor gets a random annotator id for the browser session; the run is kept in the server's memory only
-(:class:`~.study.StudyRun` with no file) and is gone when the Space restarts. After each answer the gold answer,
-evidence pages and score are shown (dev labels are public). The visitor may download the answers as a results
-file (``system_type: "human"``) to score with ``madqa evaluate --split dev`` or compare with ``madqa compare``;
-human runs of the test split, made with ``madqa human --split test``, go through the Space's Submit tab and show on
-the board as ``human`` rows.
+A visitor gets a random annotator id kept in the browser's local storage; the run is kept in the server's memory
+only (:class:`~.study.StudyRun` with no file) and is gone when the Space restarts. After each answer the gold answer,
+evidence pages and score are shown (dev labels are public). Nothing is stored unless the visitor chooses to: they
+may download the answers as a results file (``system_type: "human"``) to score with ``madqa evaluate --split dev``
+or compare with ``madqa compare``, or, when the host app gives a :class:`RunShelf`, **share** the run on the
+practice board (scored over the questions answered). Human runs of the test split, made with
+``madqa human --split test``, go through the Space's Submit tab and show on the leaderboard as ``human`` rows.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import gradio as gr
 
@@ -20,15 +23,34 @@ from .service import HumanService
 
 logger = logging.getLogger(__name__)
 
-INTRO = """Answer MADQA dev questions with the same search engine the agents use. Nothing you do here is stored:
-your answers live in this browser session. After each answer you see the gold answer, the evidence pages and
-your score. Use **Download my answers** to keep them as a results file (score it with
-`madqa evaluate FILE --split dev`)."""
+INTRO = """Answer MADQA dev questions with the same search engine the agents use. Nothing you do here is stored
+unless you share it: your answers live in this server's memory for your browser. After each answer you see the
+gold answer, the evidence pages and your score. **Download my answers** keeps them as a results file (score it
+with `madqa evaluate FILE --split dev`); **Share my run** puts it on the practice board below."""
+
+SHARE_NOTE = """Sharing stores your answers, searches, page views and citations for these dev questions, with the
+name you give, and shows your scores (over the questions you answered) on this board. It is separate from the
+test leaderboard."""
 
 
-def build_practice_tab(dataset: str | os.PathLike[str] | None) -> HumanService | None:
+class ShareRefused(ValueError):
+    """The shelf refused a run; ``str()`` is the message for the visitor (nothing was stored)."""
+
+
+class RunShelf(Protocol):
+    """Where shared practice runs go (the Space's :class:`madqa.space.practice_runs.PracticeShelf`)."""
+
+    def share_request(self, name: str, run_jsonl: str, report: Mapping[str, Any], *, batch: str, request: Any,
+                      profile: Any) -> int:  # fmt: skip
+        """Store one run for the visitor of ``request``/``profile``; its board number. Raises :class:`ShareRefused`."""
+
+    def frame(self) -> Any:
+        """The practice board (a pandas DataFrame)."""
+
+
+def build_practice_tab(dataset: str | os.PathLike[str] | None, shelf: RunShelf | None = None) -> HumanService | None:
     """Build the tab into the current Blocks context and return its service (``None``: the dataset cannot be read,
-    and the tab says so)."""
+    and the tab says so). With ``shelf``, visitors may share their runs on the practice board."""
     from madqa.loading_script.load import DatasetUnavailableError
 
     from .corpus import HumanCorpus
@@ -42,5 +64,38 @@ def build_practice_tab(dataset: str | os.PathLike[str] | None) -> HumanService |
         return None
     gr.Markdown(INTRO)
     service = HumanService(plan, lambda: HumanCorpus.open(dataset))
-    human_interface(service, title="Solve it yourself", embedded=True, api_prefix=None)
+    handles = human_interface(service, title="Solve it yourself", embedded=True, api_prefix=None)
+    if shelf is None:
+        return service
+    with gr.Accordion("Practice board: share my run (optional)", open=True, elem_id="practice-share"):
+        gr.Markdown(SHARE_NOTE)
+        with gr.Row():
+            name = gr.Textbox(label="Name shown on the board", max_length=60, scale=4, elem_id="share-name")
+            share = gr.Button("Share my run", scale=1, elem_id="share")
+        message = gr.Markdown("", elem_id="share-msg")
+        # A static first value and a button, not ``value=shelf.frame``: a callable value would add a public API
+        # endpoint, and the Space keeps its named endpoints to those its leak test calls.
+        board = gr.Dataframe(value=shelf.frame(), interactive=False, elem_id="practice-board", max_height=400)
+        refresh = gr.Button("Refresh the board", size="sm", elem_id="practice-refresh")
+
+    def on_share(visitor_name: str, st: dict[str, Any] | None, request: gr.Request,
+                 profile: gr.OAuthProfile | None = None) -> tuple[str, Any]:  # fmt: skip
+        from .feedback import practice_report
+
+        run = handles.run_of(st)
+        if run is None:
+            return "**Not shared:** start a batch and answer a question first.", shelf.frame()
+        text = run.jsonl()
+        try:
+            report = practice_report(text, plan.gold or {})
+            number = shelf.share_request(visitor_name, text, report, batch=run.batch, request=request,
+                                         profile=profile)  # fmt: skip
+        except (ShareRefused, ValueError) as exc:
+            return f"**Not shared:** {exc}", shelf.frame()
+        accuracy = report.get("accuracy")
+        score = "" if accuracy is None else f": accuracy {100 * accuracy:.1f}% over {report['n']} question(s)"
+        return f"Shared as #{number}{score}.", shelf.frame()
+
+    share.click(on_share, [name, handles.state], [message, board], api_name=False, concurrency_limit=2)
+    refresh.click(lambda: shelf.frame(), None, board, api_name=False)
     return service

@@ -1,0 +1,53 @@
+"""Page images as files in Gradio's cache, encoded once per page and resolution.
+
+Handing Gradio a PIL image makes it encode the image, hash the bytes and write a file on every response: that was
+about half of a search's server time (``madqa bench human``). A path that is already inside Gradio's cache folder is
+served as it is, so each (document, page) is rendered, encoded and written once, and later responses only name the
+file. Gradio's ``delete_cache`` may remove old files (the Space sweeps its cache hourly), so a path is checked before
+it is handed out again and re-made when it is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+#: Paths remembered per resolution (only names: the bytes are on disk, in Gradio's cache).
+MAX_ENTRIES = 8192
+
+
+class ImageFiles:
+    """``path(document, page)``: a JPEG of the page inside ``cache_dir``, made on first use."""
+
+    def __init__(self, render: Callable[[str, int], Image.Image], cache_dir: str, *,
+                 max_entries: int = MAX_ENTRIES) -> None:  # fmt: skip
+        """Wrap ``render`` (document, page → PIL image); files go to ``cache_dir`` (a component's ``GRADIO_CACHE``)."""
+        self.render, self.cache_dir, self.max_entries = render, str(cache_dir), max_entries
+        self._paths: OrderedDict[tuple[str, int], str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def path(self, document: str, page: int) -> str:
+        """The file of ``document`` page ``page`` (rendered and written now unless a previous one still exists)."""
+        key = (document, int(page))
+        with self._lock:
+            known = self._paths.get(key)
+            if known is not None:
+                self._paths.move_to_end(key)
+        if known is not None and os.path.exists(known):
+            return known
+        from gradio import processing_utils
+
+        made = str(processing_utils.save_pil_to_cache(self.render(document, int(page)), cache_dir=self.cache_dir,
+                                                      format="jpeg"))  # fmt: skip
+        with self._lock:
+            self._paths[key] = made
+            self._paths.move_to_end(key)
+            while len(self._paths) > self.max_entries:
+                self._paths.popitem(last=False)
+        return made
