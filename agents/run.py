@@ -32,7 +32,7 @@ from .record import ResultsWriter, read_finished, rewrite_without
 from .registry import get_agent
 
 __all__ = ["Answering", "Backend", "LocalBackend", "Progress", "RunConfig", "RunError", "RunSummary",
-           "prepare_output", "run_benchmark", "select_items"]
+           "prepare_output", "run_benchmark", "select_items", "write_records"]
 
 logger = logging.getLogger(__name__)
 
@@ -203,14 +203,17 @@ def run_benchmark(
     try:
         if progress is not None:
             progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
-        return _write_all(path, answering.answers(todo, workers), summary, progress)
+        return write_records(path, answering.answers(todo, workers), summary, progress)
     finally:
         answering.close()
 
 
-def _write_all(path: Path, records: Iterator[dict[str, Any]], summary: RunSummary,
+def write_records(path: Path, records: Iterator[dict[str, Any]], summary: RunSummary,
                progress: Progress | None) -> RunSummary:
-    """Append each record to ``path`` as soon as it comes (closing ``records`` on the way out, error or not)."""
+    """Append each record to ``path`` as soon as it comes (closing ``records`` on the way out, error or not).
+
+    The runner's one writing loop; ``madqa bench scale`` times it with its own answering.
+    """
     with ResultsWriter(path) as writer, contextlib.closing(records):  # type: ignore[type-var]
         for record in records:
             writer.write(record)

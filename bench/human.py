@@ -39,13 +39,15 @@ NAV_CYCLE = ("next", "next", "previous", "last", "first", "jump")
 CLICK_CLOCK_JS = """() => document.addEventListener(
   "click", () => { window.__madqaClick = performance.now(); }, true)"""
 #: Polled on every animation frame: 0 while waiting; -1 if the message says the search found nothing (nothing to
-#: render); else the milliseconds since the click, once the text of ``watch`` changed and every ``sel`` image loaded.
+#: render); -2 if the click clock is missing; else the milliseconds since the click, once the text of ``watch``
+#: changed and every ``sel`` image loaded.
 DONE_JS = """([watch, before, sel, needs]) => {
   const text = document.querySelector(watch)?.innerText || "";
   if (text === before) return 0;
   if (needs && !text.includes(needs)) return -1;
   const imgs = [...document.querySelectorAll(sel)];
   if (!(imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0))) return 0;
+  if (typeof window.__madqaClick !== "number") return -2;
   return Math.max(performance.now() - window.__madqaClick, 0.001);
 }"""
 
@@ -173,6 +175,8 @@ def _timed_click(page: Any, selector: str, watch: str, images: str, *, needs: st
         return None
     driver = 1000 * (time.perf_counter() - start)
     in_page = float(handle.json_value())
+    if in_page == -2:
+        raise RuntimeError("the page's click clock is not installed (CLICK_CLOCK_JS)")
     return None if in_page < 0 else (in_page, driver)
 
 

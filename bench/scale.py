@@ -68,7 +68,7 @@ def _stage(figures: dict[str, Any], name: str, fn: Callable[[], Any]) -> Any:
 
 def run_questions(n: int, workers: int, latency: float, out: Path, backend: Any = None) -> dict[str, Any]:
     """Answer ``n`` synthetic questions with the sleepy model through the runner; wall, ideal and overhead."""
-    from madqa.agents.run import LocalBackend, RunConfig, RunSummary, _write_all
+    from madqa.agents.run import LocalBackend, RunConfig, RunSummary, write_records
 
     from .scale_model import CALLS
 
@@ -79,7 +79,7 @@ def run_questions(n: int, workers: int, latency: float, out: Path, backend: Any 
     try:
         out.unlink(missing_ok=True)
         start = time.perf_counter()
-        summary = _write_all(out, answering.answers(todo, workers), RunSummary(out), None)
+        summary = write_records(out, answering.answers(todo, workers), RunSummary(out), None)
         wall = time.perf_counter() - start
     finally:
         answering.close()
