@@ -3,8 +3,8 @@
 Handing Gradio a PIL image makes it encode the image, hash the bytes and write a file on every response: that was
 about half of a search's server time (``madqa bench human``). A path that is already inside Gradio's cache folder is
 served as it is, so each (document, page) is rendered, encoded and written once, and later responses only name the
-file. Gradio's ``delete_cache`` may remove old files (the Space sweeps its cache hourly), so a path is checked before
-it is handed out again and re-made when it is gone.
+file. Gradio's ``delete_cache`` may remove old files (the Space sweeps its cache hourly), so a path is touched before
+it is handed out again (which restarts its age) and re-made when it is gone.
 """
 
 from __future__ import annotations
@@ -39,8 +39,12 @@ class ImageFiles:
             known = self._paths.get(key)
             if known is not None:
                 self._paths.move_to_end(key)
-        if known is not None and os.path.exists(known):
-            return known
+        if known is not None:
+            try:  # touched as Gradio touches a cached copy it hands out again: the sweep ages files by ctime
+                os.utime(known)
+                return known
+            except OSError:  # swept since: make it again
+                pass
         from gradio import processing_utils
 
         made = str(processing_utils.save_pil_to_cache(self.render(document, int(page)), cache_dir=self.cache_dir,
