@@ -36,3 +36,23 @@ def test_each_page_is_rendered_once_and_remade_when_swept(tmp_path: Path) -> Non
     files.path("b.pdf", 1)  # a third page: the oldest remembered path (a.pdf p. 2) is forgotten
     files.path("a.pdf", 2)
     assert calls[-1] == ("a.pdf", 2) and len(calls) == 5
+
+
+def test_a_forgotten_page_file_is_deleted_unless_another_page_shares_it(tmp_path: Path) -> None:
+    """Attack: walking every page of a large corpus. Files on disk stay bounded by the paths remembered."""
+    from PIL import Image
+
+    from madqa.agents.human.images import ImageFiles
+
+    def render(document: str, page: int) -> Image.Image:  # page 9 looks like page 8: the same file
+        return Image.new("RGB", (40, 60), ((8 if page == 9 else page) * 20, 10, 10))
+
+    files = ImageFiles(render, str(tmp_path), max_entries=3)
+    made = [files.path("a.pdf", n) for n in range(1, 8)]
+    on_disk = sorted(str(p) for p in tmp_path.rglob("*.jpeg"))
+    assert on_disk == sorted(made[-3:]) and not [d for d in tmp_path.iterdir() if not any(d.iterdir())]
+    blank = files.path("a.pdf", 8)
+    assert files.path("a.pdf", 9) == blank  # identical content, one file
+    files.path("a.pdf", 10)  # forgets page 7, then page 8: its file is still page 9's
+    files.path("a.pdf", 11)
+    assert Path(blank).is_file() and len(list(tmp_path.rglob("*.jpeg"))) == 3

@@ -89,3 +89,61 @@ def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, 
     assert json.loads(run.jsonl())["search_history"][0]["query"] == "riverton water"
     assert opened == [True]
     assert not [p for p in tmp_path.rglob("*.jsonl")] and not list(layout.root.rglob("human-*.jsonl"))
+
+
+def test_practice_actions_are_queued_with_a_shared_limit(layout) -> None:
+    """Attack: many visitors (or one script with many sessions) fire searches at once at the Space's practice tab.
+    At most ``PUBLIC_ACTIONS_CONCURRENCY`` run at a time; the rest wait in the queue and are all answered. The
+    standalone study app keeps the unqueued fast path (its annotators are the study's own)."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import gradio as gr
+    from gradio_client import Client
+
+    from madqa.agents.human.app import PUBLIC_ACTIONS_CONCURRENCY, build_human_app, human_interface
+    from madqa.agents.human.corpus import HumanCorpus
+    from madqa.agents.human.service import HumanService, build_plan
+
+    corpus = HumanCorpus.open(None)
+    search = corpus.search
+    lock, running, peak = threading.Lock(), [0], [0]
+
+    def slow_search(query: str):  # noqa: ANN202
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        try:
+            time.sleep(0.4)
+            return search(query)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    corpus.search = slow_search  # type: ignore[method-assign]
+    service = HumanService(build_plan("dev", out_dir=None), corpus)
+    with gr.Blocks() as demo:
+        human_interface(service, embedded=True, api_prefix="h_")
+    port = free_port()
+    demo.queue(default_concurrency_limit=8).launch(server_name="127.0.0.1", server_port=port,
+                                                   prevent_thread_lock=True, quiet=True)  # fmt: skip
+    visitors = 6
+    try:
+        clients = [Client(f"http://127.0.0.1:{port}/", verbose=False) for _ in range(visitors)]
+        for c in clients:
+            c.predict("Andromeda", api_name="/h_start")
+
+        def visit(c: Client) -> str:  # the search message among the outputs
+            return " ".join(v for v in c.predict("riverton water", api_name="/h_search") if isinstance(v, str))
+
+        with ThreadPoolExecutor(visitors) as pool:
+            messages = list(pool.map(visit, clients))
+    finally:
+        demo.close()
+    assert all("page(s) for" in m for m in messages), messages
+    assert peak[0] == PUBLIC_ACTIONS_CONCURRENCY  # the limit was reached and never passed
+    standalone = build_human_app(HumanService(build_plan("dev", out_dir=None), corpus))
+    searches = [d for d in standalone.fns.values() if d.api_name == "search"]
+    assert searches and all(d.queue is False for d in searches)
+    service.close()

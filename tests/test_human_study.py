@@ -63,7 +63,8 @@ def corpus(k: int = 5) -> HumanCorpus:
 def plan(tmp_path: Path, split: str = "dev", mode: str = "search", **kw) -> StudyPlan:
     batches = tuple(make_batches([q["id"] for q in QUESTIONS], size=25))
     questions = {q["id"]: {"id": q["id"], "question": q["question"]} for q in QUESTIONS}
-    return StudyPlan(split=split, mode=mode, batches=batches, questions=questions, out_dir=tmp_path,
+    kw.setdefault("out_dir", tmp_path)
+    return StudyPlan(split=split, mode=mode, batches=batches, questions=questions,
                      dataset={"name": "sample", "revision": "r1"}, config={"seed": 1}, **kw)  # fmt: skip
 
 
@@ -222,6 +223,55 @@ def test_registry_shares_a_run_per_file_and_keeps_annotators_apart(tmp_path: Pat
         registry.open(tmp_path / "s.jsonl", "eve", "Andromeda", lambda: open_run(tmp_path / "s.jsonl", "eve"))
     registry.close()
     service.close()
+
+
+def test_a_run_kept_in_memory_logs_a_bounded_number_of_actions(tmp_path: Path, monkeypatch) -> None:
+    """The Space's practice runs (no file) stop logging at the cap, across questions; a study's file-backed run
+    logs everything. Attack: an endless loop of searches and page turns on one visitor's run."""
+    from madqa.agents.human import service as service_mod
+    from madqa.agents.human import study
+
+    monkeypatch.setattr(study, "MEMORY_RUN_MAX_ACTIONS", 5)
+    monkeypatch.setattr(service_mod, "MEMORY_RUN_MAX_ACTIONS", 5)
+    service = HumanService(plan(tmp_path, out_dir=None), corpus())
+    run = service.start("visitor-1", "Andromeda")
+    assert run.path is None
+    for _ in range(2):
+        assert service.search(run, "water").error is None
+    service.view(run, "a.pdf", 1, "result")
+    first = run.current_item()["id"]  # type: ignore[index]
+    assert service.submit(run, first, "an answer")[0] is not None  # 3 of 5 used by the first question
+    service.search(run, "water")
+    assert service.view(run, "a.pdf", 2, "next") == ("a.pdf", 2)  # the 5th action: logged
+    calls = len(service.corpus.index.calls)  # type: ignore[union-attr]
+    refused = service.search(run, "water")
+    assert refused.pages == () and "5 searches and page views" in (refused.error or "")
+    assert len(service.corpus.index.calls) == calls  # type: ignore[union-attr]  # refused before searching
+    assert service.view(run, "a.pdf", 3, "next") == ("a.pdf", 3)  # still shown, no longer logged
+    session = run.session()
+    assert session is not None and session.actions() == 2 and session.full
+    assert service.submit(run, session.id, "x")[0] is not None
+    lines = [json.loads(x) for x in run.jsonl().splitlines()]
+    assert sum(len(x["search_history"]) + len(x["page_views"]) for x in lines) == 5
+    file_run = HumanService(plan(tmp_path), corpus()).start("ann", "Andromeda")
+    for _ in range(8):
+        file_run.session().record_search("water", [])  # type: ignore[union-attr]
+    assert file_run.path is not None and file_run.session().actions() == 8  # type: ignore[union-attr]
+    file_run.close()
+    service.close()
+
+
+def test_registry_drops_the_run_opened_longest_ago(tmp_path: Path) -> None:
+    registry = StudyRegistry(max_memory_runs=2)
+
+    def memory_run(name: str) -> StudyRun:
+        return registry.open(None, name, "Andromeda", lambda: StudyRun(
+            QUESTIONS, None, annotator=name, batch="Andromeda", settings=StudySettings(split="dev")))  # fmt: skip
+
+    a, _b = memory_run("a"), memory_run("b")
+    assert memory_run("a") is a  # a comes back: b is now the oldest
+    memory_run("c")
+    assert memory_run("a") is a and memory_run("b") is not _b  # b was dropped, a kept
 
 
 def test_fixed_annotator_and_output(tmp_path: Path) -> None:

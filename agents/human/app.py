@@ -38,8 +38,13 @@ REMEMBER_JS = """(annotator, batch) => {
 }"""
 NAV = ("first", "previous", "next", "last")
 #: Searching and paging skip gradio's queue (a round trip less; measured by ``madqa bench human``) and its
-#: progress overlay: they take milliseconds on the server.
+#: progress overlay: they take milliseconds on the server. Only where the annotators are the study's own.
 FAST: dict[str, Any] = {"queue": False, "show_progress": "hidden"}
+#: Embedded in the Space, where anyone can send requests, the same events go through the queue and share one
+#: concurrency group: a flood of searches or page turns waits its turn instead of taking every worker thread.
+PUBLIC_ACTIONS_CONCURRENCY = 2
+QUEUED: dict[str, Any] = {"show_progress": "hidden", "concurrency_id": "human-actions",
+                          "concurrency_limit": PUBLIC_ACTIONS_CONCURRENCY}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -283,14 +288,15 @@ def human_interface(
             demo.load(on_load, None, outputs, api_name=False)
         start.click(on_start, [annotator, batch, state], outputs, api_name=api("start")).then(
             None, [annotator, batch], None, js=REMEMBER_JS, api_name=False)  # fmt: skip
-    search.click(on_search, [query, state], outputs, api_name=api("search"), **FAST)
-    query.submit(on_search, [query, state], outputs, api_name=False, **FAST)
-    results.select(on_select, [state], outputs, api_name=api("open_result"), **FAST)
+    quick = QUEUED if embedded else FAST
+    search.click(on_search, [query, state], outputs, api_name=api("search"), **quick)
+    query.submit(on_search, [query, state], outputs, api_name=False, **quick)
+    results.select(on_select, [state], outputs, api_name=api("open_result"), **quick)
     for kind, button in nav.items():
-        button.click(lambda st, kind=kind: on_nav(kind, st), [state], outputs, api_name=api(f"nav_{kind}"), **FAST)
-    go.click(on_jump, [jump, state], outputs, api_name=api("jump"), **FAST)
-    cite.click(lambda st: on_cite(True, st), [state], outputs, api_name=api("cite"), **FAST)
-    uncite.click(lambda st: on_cite(False, st), [state], outputs, api_name=api("uncite"), **FAST)
+        button.click(lambda st, kind=kind: on_nav(kind, st), [state], outputs, api_name=api(f"nav_{kind}"), **quick)
+    go.click(on_jump, [jump, state], outputs, api_name=api("jump"), **quick)
+    cite.click(lambda st: on_cite(True, st), [state], outputs, api_name=api("cite"), **quick)
+    uncite.click(lambda st: on_cite(False, st), [state], outputs, api_name=api("uncite"), **quick)
     submit.click(lambda text, st: on_submit(text, False, st), [answer, state], outputs, api_name=api("submit"))
     give_up.click(lambda st: on_submit("", True, st), [state], outputs, api_name=api("give_up"))
     return HumanHandles(state, run_of)

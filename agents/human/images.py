@@ -4,7 +4,8 @@ Handing Gradio a PIL image makes it encode the image, hash the bytes and write a
 about half of a search's server time (``madqa bench human``). A path that is already inside Gradio's cache folder is
 served as it is, so each (document, page) is rendered, encoded and written once, and later responses only name the
 file. Gradio's ``delete_cache`` may remove old files (the Space sweeps its cache hourly), so a path is touched before
-it is handed out again (which restarts its age) and re-made when it is gone.
+it is handed out again (which restarts its age) and re-made when it is gone. At most ``max_entries`` paths are
+remembered per resolution, and a forgotten one is deleted: walking a whole corpus cannot fill the disk.
 """
 
 from __future__ import annotations
@@ -52,6 +53,21 @@ class ImageFiles:
         with self._lock:
             self._paths[key] = made
             self._paths.move_to_end(key)
+            forgotten = []
             while len(self._paths) > self.max_entries:
-                self._paths.popitem(last=False)
+                forgotten.append(self._paths.popitem(last=False)[1])
+            kept = set(self._paths.values())  # identical pages (blank ones) share a file named by its hash
+        for old in forgotten:
+            if old not in kept:
+                _remove(old)
         return made
+
+
+def _remove(path: str) -> None:
+    """Delete a forgotten file and its folder, so that disk use stays bounded by ``max_entries`` files even where
+    Gradio's cache is never swept (``madqa human``). A browser still showing it keeps its decoded copy."""
+    try:
+        os.remove(path)
+        os.rmdir(os.path.dirname(path))  # save_pil_to_cache writes <cache>/<hash>/image.jpeg
+    except OSError:
+        pass

@@ -20,7 +20,7 @@ from typing import Any
 from .batches import DEFAULT_SEED, Batch, find_batch, make_batches
 from .corpus import HumanCorpus, SearchOutcome
 from .feedback import may_reveal, practice_feedback
-from .session import Clock, parse_answer_text, utc_now
+from .session import MEMORY_RUN_MAX_ACTIONS, Clock, parse_answer_text, utc_now
 from .study import StudyError, StudyRegistry, StudyRun, StudySettings, check_annotator, default_output
 
 logger = logging.getLogger(__name__)
@@ -167,6 +167,10 @@ class HumanService:
     def search(self, run: StudyRun, query: str) -> SearchOutcome:
         """Search and log the query (also a refused or empty one: it was an attempt) on the current question."""
         session = run.session()
+        if session is not None and session.full:  # a run kept in memory (the Space) at its cap: nothing to log
+            limit = MEMORY_RUN_MAX_ACTIONS
+            return SearchOutcome((), f"this practice run has used the {limit} searches and page views a run keeps "
+                                     "here: answer from the pages you found, or start another batch")  # fmt: skip
         outcome = self.corpus.search(query)
         if session is not None and (query or "").strip():
             session.record_search(query.strip(), outcome.pages, outcome.error)

@@ -24,6 +24,10 @@ VIA = ("result", "oracle", "first", "previous", "next", "last", "jump")
 #: Longest answer the app accepts (characters over all lines) and most lines kept, as the agents' final-answer cap.
 MAX_ANSWER_CHARS = 5000
 MAX_ANSWER_LINES = 50
+#: Most searches plus page views logged in one run kept in memory only (the Space's practice tab, where anyone can
+#: click): bounds a visitor's memory (about 2 KB a search) across the registry's runs. Beyond it a search is refused
+#: with a message and a page view is shown but not logged. Runs with a file have no cap: a study loses nothing.
+MEMORY_RUN_MAX_ACTIONS = 1000
 
 
 def utc_now() -> datetime:
@@ -52,33 +56,55 @@ class QuestionSession:
     Thread-safe (one lock); the app calls it from gradio's worker threads.
     """
 
-    def __init__(self, item: Mapping[str, Any], *, clock: Clock = utc_now) -> None:
-        """Start the clock on ``item`` (``id``, ``question``)."""
+    def __init__(self, item: Mapping[str, Any], *, clock: Clock = utc_now, max_actions: int | None = None) -> None:
+        """Start the clock on ``item`` (``id``, ``question``); log at most ``max_actions`` searches and page views
+        (``None``: no cap)."""
         self.id, self.question = str(item["id"]), str(item["question"])
         self._clock = clock
+        self.max_actions = max_actions
         self.started = clock()
         self.searches: list[dict[str, Any]] = []
         self.page_views: list[dict[str, Any]] = []
         self.citations: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
-    def record_search(self, query: str, pages: Sequence[tuple[str, int]], error: str | None = None) -> dict[str, Any]:
-        """Log one search: the query, when, how many pages came back and which (best first)."""
+    @property
+    def full(self) -> bool:
+        """Whether ``max_actions`` searches and page views are logged (nothing more will be)."""
+        with self._lock:
+            return self._full()
+
+    def _full(self) -> bool:
+        return self.max_actions is not None and len(self.searches) + len(self.page_views) >= self.max_actions
+
+    def record_search(
+        self, query: str, pages: Sequence[tuple[str, int]], error: str | None = None
+    ) -> dict[str, Any] | None:
+        """Log one search: the query, when, how many pages came back and which (best first); ``None``: full."""
         entry = {"query": query, "timestamp": stamp(self._clock()),
                  "results": [{"document": d, "page": int(p)} for d, p in pages], "count": len(pages),
                  "error": error}  # fmt: skip
         with self._lock:
+            if self._full():
+                return None
             self.searches.append(entry)
         return entry
 
-    def record_view(self, document: str, page: int, via: str) -> dict[str, Any]:
-        """Log one page view and how it was reached (one of :data:`VIA`)."""
+    def record_view(self, document: str, page: int, via: str) -> dict[str, Any] | None:
+        """Log one page view and how it was reached (one of :data:`VIA`); ``None``: full, not logged."""
         if via not in VIA:
             raise ValueError(f"unknown way to reach a page: {via!r} (one of {', '.join(VIA)})")
         entry = {"document": document, "page": int(page), "timestamp": stamp(self._clock()), "via": via}
         with self._lock:
+            if self._full():
+                return None
             self.page_views.append(entry)
         return entry
+
+    def actions(self) -> int:
+        """Searches plus page views logged so far."""
+        with self._lock:
+            return len(self.searches) + len(self.page_views)
 
     def add_citation(self, document: str, page: int) -> bool:
         """Cite a page (no duplicates); ``False`` when it was already cited."""

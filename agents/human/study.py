@@ -26,7 +26,7 @@ from typing import Any
 
 from madqa.agents.record import ResultsFileError, ResultsWriter, read_finished
 
-from .session import Clock, QuestionSession, build_human_record, utc_now
+from .session import MEMORY_RUN_MAX_ACTIONS, Clock, QuestionSession, build_human_record, utc_now
 
 #: Annotator ids: letters, digits, ``.``, ``_``, ``-`` (they become part of file names).
 ANNOTATOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -159,8 +159,15 @@ class StudyRun:
             if item is None:
                 return None
             if self._session is None or self._session.id != str(item["id"]):
-                self._session = QuestionSession(item, clock=self._clock)
+                self._session = QuestionSession(item, clock=self._clock, max_actions=self._actions_left())
             return self._session
+
+    def _actions_left(self) -> int | None:
+        """What the next question may still log: a run kept in memory has :data:`MEMORY_RUN_MAX_ACTIONS` in all."""
+        if self.path is not None:
+            return None
+        used = sum(len(r["search_history"]) + len(r["page_views"]) for r in self.lines)
+        return max(MEMORY_RUN_MAX_ACTIONS - used, 0)
 
     # -- answering ------------------------------------------------------------------------------------------
 
@@ -205,7 +212,7 @@ class StudyRegistry:
     """The runs of one server, by results file: one :class:`StudyRun` per file, shared by every tab that opens it.
 
     Runs kept in memory only (``path=None``) are keyed by annotator and batch, and at most ``max_memory_runs`` of
-    them are kept (the oldest is dropped: the Space's visitors come and go).
+    them are kept (the one opened longest ago is dropped: the Space's visitors come and go).
     """
 
     def __init__(self, max_memory_runs: int = 500) -> None:
@@ -233,6 +240,8 @@ class StudyRegistry:
                     self._runs.pop(old)
             elif (run.annotator, run.batch) != (annotator, batch):
                 raise StudyError(f"{path} is open for annotator {run.annotator!r}, batch {run.batch}: not yours")
+            else:
+                self._runs.move_to_end(key)  # a visitor who comes back is the last to be dropped
             return run
 
     def close(self) -> None:
