@@ -33,11 +33,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen benchmark (its :class:`~madqa.bench.BenchError` is the user's mistake)."""
+    """Dispatch to the chosen benchmark (its :class:`~madqa.bench.BenchError`, or a dataset that is not set up, is
+    the user's mistake)."""
     from madqa.bench import BenchError
     from madqa.cli.errors import UserError
+    from madqa.loading_script.load import DatasetUnavailableError
 
     try:
         return int(args._bench(args) or 0)
-    except BenchError as exc:
+    except (BenchError, DatasetUnavailableError) as exc:
         raise UserError(str(exc)) from None

@@ -41,3 +41,14 @@ def test_bench_human_measures_both_clocks(layout, capsys: pytest.CaptureFixture[
         for what in ("search", "navigation"):
             page, driver = times[f"{what}_ms"], times[f"{what}_driver_ms"]
             assert len(page) == len(driver) and all(0 < p <= d for p, d in zip(page, driver, strict=True))
+
+
+def test_bench_without_a_set_up_sample_names_the_setup_command(tmp_path, monkeypatch, capsys, caplog) -> None:
+    """A user mistake (no `madqa setup` yet): one line naming the command, exit 2, no traceback."""
+    from madqa.cli import main
+
+    monkeypatch.setenv("MADQA_HOME", str(tmp_path / "empty-home"))
+    monkeypatch.delenv("MADQA_DATASET", raising=False)
+    code = main(["bench", "human", "--no-bench-corpus", "--queries", "1", "--navs", "1"])
+    said = capsys.readouterr().err + caplog.text  # the CLI logs its one line (pytest captures logging)
+    assert code == 2 and "run `madqa setup` first" in said and "Traceback" not in said
