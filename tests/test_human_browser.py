@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,9 @@ from browser_support import ARGS, CHROMIUM, free_port, require_browser  # noqa: 
 
 sync_api = require_browser()
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+#: The README's screenshot is re-taken into docs/ only when asked (MADQA_UPDATE_SCREENSHOTS=1): a test run leaves
+#: the tracked files as they are.
+UPDATE_SCREENSHOTS = os.environ.get("MADQA_UPDATE_SCREENSHOTS") == "1"
 #: One query per operator of the search syntax; the last one opens a 6-page annual report.
 QUERIES = ["wat*", '"annual report"', "menu OR permit", "invoice NOT water", "water AND Riverton",
            "riverton water rates"]  # fmt: skip
@@ -96,11 +100,7 @@ def start(page: Any, url: str, annotator: str, batch: str) -> None:
     page.locator("#batch input").fill(batch)
     page.locator("#batch input").press("Enter")
     page.locator("#start").click()
-    try:
-        wait_text(page, "question", "Question 1 of")
-    except Exception:
-        page.screenshot(path="/tmp/hdt/fail.png")
-        raise
+    wait_text(page, "question", "Question 1 of")
 
 
 def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,9 +135,9 @@ def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.Cap
         page.locator("#uncite").click()
         page.locator("#citations").get_by_text("page 4").wait_for(state="detached", timeout=T)
         page.locator("#answer textarea").fill("first line\nsecond line")
-        DOCS.mkdir(exist_ok=True)
+        shot = (DOCS if UPDATE_SCREENSHOTS else tmp_path) / "human-app.jpg"
         page.evaluate("window.scrollTo(0, 0)")
-        page.screenshot(path=str(DOCS / "human-app.jpg"), type="jpeg", quality=80, scale="css", full_page=True)
+        page.screenshot(path=str(shot), type="jpeg", quality=80, scale="css", full_page=True)
         page.locator("#submit-answer").click()
         wait_text(page, "question", "Question 2 of 13")
         wait_text(page, "feedback", "Gold answer")  # practice mode: the gold and the score after answering
@@ -173,7 +173,7 @@ def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.Cap
     assert main(["evaluate", str(path), "--split", "dev", "--json", "--resamples", "20"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["n_predicted"] == 13 and report["n"] == len(service.plan.questions)
-    assert (DOCS / "human-app.jpg").stat().st_size < 300_000
+    assert shot.stat().st_size < 300_000 and (DOCS / "human-app.jpg").is_file()
 
 
 def canary_labels(layout: Any, path: Path) -> list[str]:

@@ -261,6 +261,23 @@ def test_a_run_kept_in_memory_logs_a_bounded_number_of_actions(tmp_path: Path, m
     service.close()
 
 
+def test_a_step_that_stays_on_the_page_in_view_is_not_a_page_view(tmp_path: Path) -> None:
+    service = HumanService(plan(tmp_path), corpus())
+    run = service.start("ann", "Andromeda")
+    assert service.view(run, "b.pdf", 2, "result") == ("b.pdf", 2)
+    assert service.view(run, "b.pdf", 3, "next", shown=("b.pdf", 2)) is None  # Next on the last page
+    assert service.view(run, "b.pdf", 2, "last", shown=("b.pdf", 2)) is None
+    assert service.view(run, "b.pdf", 9, "jump", shown=("b.pdf", 2)) is None  # clamped onto the page in view
+    assert service.view(run, "b.pdf", 1, "previous", shown=("b.pdf", 2)) == ("b.pdf", 1)
+    assert service.view(run, "b.pdf", 1, "result", shown=("b.pdf", 1)) == ("b.pdf", 1)  # a result is a view
+    assert service.view(run, "nope.pdf", 1, "result") is None
+    session = run.session()
+    assert session is not None
+    assert [(v["page"], v["via"]) for v in session.snapshot()["page_views"]] == [(2, "result"), (1, "previous"),
+                                                                                   (1, "result")]  # fmt: skip
+    service.close()
+
+
 def test_registry_drops_the_run_opened_longest_ago(tmp_path: Path) -> None:
     registry = StudyRegistry(max_memory_runs=2)
 

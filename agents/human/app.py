@@ -211,7 +211,8 @@ def human_interface(
         run = run_of(st)
         if run is None or st is None or not doc:
             return unchanged()
-        shown = service.view(run, doc, page, via)
+        in_view = (st["doc"], int(st.get("page") or 0)) if st.get("doc") else None
+        shown = service.view(run, doc, page, via, shown=in_view)
         if shown is None:
             return unchanged()
         st = {**st, "doc": shown[0], "page": shown[1], "qid_of_doc": st.get("qid")}

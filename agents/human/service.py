@@ -109,6 +109,10 @@ def build_plan(
                      batch=batch, dataset=dataset_provenance(dataset), config=settings)  # fmt: skip
 
 
+#: Moves within the document in view (the ``via`` of a page view that is not a result or an oracle page).
+STEPS = ("first", "previous", "next", "last", "jump")
+
+
 class HumanService:
     """The actions of the human interface over a plan, a corpus and the server's open runs."""
 
@@ -183,11 +187,17 @@ class HumanService:
             return []
         return [(str(e["document"]), int(e["page"])) for e in item.get("evidence", [])]
 
-    def view(self, run: StudyRun, document: str, page: int, via: str) -> tuple[str, int] | None:
-        """Show a page (clamped into the document) and log the view; ``None`` for an unknown document."""
+    def view(
+        self, run: StudyRun, document: str, page: int, via: str, *, shown: tuple[str, int] | None = None
+    ) -> tuple[str, int] | None:
+        """Show a page (clamped into the document) and log the view; ``None``: nothing to show or log (an unknown
+        document, or a step within the document that stays on ``shown``, the page in view: Next on the last page).
+        Opening a search result is always a view, even of the page in view."""
         if self.corpus.pages(document) == 0:
             return None
         page = self.corpus.clamp(document, page)
+        if via in STEPS and shown is not None and (document, page) == tuple(shown):
+            return None
         session = run.session()
         if session is not None:
             session.record_view(document, page, via)
