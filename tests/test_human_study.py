@@ -278,7 +278,7 @@ def test_a_step_that_stays_on_the_page_in_view_is_not_a_page_view(tmp_path: Path
     service.close()
 
 
-def test_registry_drops_the_run_opened_longest_ago(tmp_path: Path) -> None:
+def test_registry_drops_the_run_used_longest_ago(tmp_path: Path) -> None:
     registry = StudyRegistry(max_memory_runs=2)
 
     def memory_run(name: str) -> StudyRun:

@@ -212,7 +212,7 @@ class StudyRegistry:
     """The runs of one server, by results file: one :class:`StudyRun` per file, shared by every tab that opens it.
 
     Runs kept in memory only (``path=None``) are keyed by annotator and batch, and at most ``max_memory_runs`` of
-    them are kept (the one opened longest ago is dropped: the Space's visitors come and go).
+    them are kept (the one used longest ago is dropped: every action of a tab re-opens its run).
     """
 
     def __init__(self, max_memory_runs: int = 500) -> None:
