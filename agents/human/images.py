@@ -56,7 +56,7 @@ class ImageFiles:
             forgotten = []
             while len(self._paths) > self.max_entries:
                 forgotten.append(self._paths.popitem(last=False)[1])
-            kept = set(self._paths.values())  # identical pages (blank ones) share a file named by its hash
+            kept = set(self._paths.values()) if forgotten else set()  # identical pages share a file (its hash)
         for old in forgotten:
             if old not in kept:
                 _remove(old)
