@@ -225,17 +225,15 @@ def test_registry_shares_a_run_per_file_and_keeps_annotators_apart(tmp_path: Pat
     service.close()
 
 
-def test_a_run_kept_in_memory_logs_a_bounded_number_of_actions(tmp_path: Path, monkeypatch) -> None:
+def test_a_run_kept_in_memory_logs_a_bounded_number_of_actions(tmp_path: Path) -> None:
     """The Space's practice runs (no file) stop logging at the cap, across questions; a study's file-backed run
     logs everything. Attack: an endless loop of searches and page turns on one visitor's run."""
-    from madqa.agents.human import service as service_mod
-    from madqa.agents.human import study
+    from madqa.agents.human.session import MEMORY_RUN_MAX_ACTIONS
 
-    monkeypatch.setattr(study, "MEMORY_RUN_MAX_ACTIONS", 5)
-    monkeypatch.setattr(service_mod, "MEMORY_RUN_MAX_ACTIONS", 5)
     service = HumanService(plan(tmp_path, out_dir=None), corpus())
     run = service.start("visitor-1", "Andromeda")
-    assert run.path is None
+    assert run.path is None and run.max_actions == MEMORY_RUN_MAX_ACTIONS
+    run.max_actions = 5  # before its first question's session starts
     for _ in range(2):
         assert service.search(run, "water").error is None
     service.view(run, "a.pdf", 1, "result")
@@ -254,10 +252,28 @@ def test_a_run_kept_in_memory_logs_a_bounded_number_of_actions(tmp_path: Path, m
     lines = [json.loads(x) for x in run.jsonl().splitlines()]
     assert sum(len(x["search_history"]) + len(x["page_views"]) for x in lines) == 5
     file_run = HumanService(plan(tmp_path), corpus()).start("ann", "Andromeda")
+    assert file_run.max_actions is None
     for _ in range(8):
         file_run.session().record_search("water", [])  # type: ignore[union-attr]
     assert file_run.path is not None and file_run.session().actions() == 8  # type: ignore[union-attr]
     file_run.close()
+    service.close()
+
+
+def test_an_overlong_query_is_refused_and_logged_only_up_to_the_engine_limit(tmp_path: Path) -> None:
+    """Attack: a megabyte posted as a query, over and over: each logged search stays small."""
+    from madqa.agents.search import MAX_QUERY_CHARS, open_index
+
+    index = open_index([{"document": "a.pdf", "page": 1, "text": "water rates"}], tmp_path / "idx", progress=False)
+    real = HumanCorpus(index, FakeRenderer(), FakeRenderer(), {"a.pdf": 1})  # type: ignore[arg-type]
+    service = HumanService(plan(tmp_path, out_dir=None), real)
+    run = service.start("visitor-2", "Andromeda")
+    outcome = service.search(run, "water " * 200_000)
+    assert outcome.pages == () and f"at most {MAX_QUERY_CHARS}" in (outcome.error or "")
+    [logged] = run.session().searches  # type: ignore[union-attr]
+    assert len(logged["query"]) == MAX_QUERY_CHARS and logged["error"] == outcome.error
+    assert len(logged["error"]) < 300  # the engine's message does not repeat the query
+    assert service.search(run, "water").pages == (("a.pdf", 1),)
     service.close()
 
 

@@ -13,6 +13,7 @@ computed for practice splits.
 from __future__ import annotations
 
 import logging
+import math
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -235,7 +236,7 @@ def human_interface(
 
     def on_jump(number: float | None, st: dict[str, Any] | None) -> dict[Any, Any]:
         doc = (st or {}).get("doc")
-        if not doc or number is None:
+        if not doc or number is None or not math.isfinite(number):  # the API takes Infinity and NaN too
             return unchanged()
         return open_page(st, doc, int(number), "jump")
 

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from madqa.agents.search import MAX_QUERY_CHARS
+
 from .batches import DEFAULT_SEED, Batch, find_batch, make_batches
 from .corpus import HumanCorpus, SearchOutcome
 from .feedback import may_reveal, practice_feedback
-from .session import MEMORY_RUN_MAX_ACTIONS, Clock, parse_answer_text, utc_now
+from .session import Clock, parse_answer_text, utc_now
 from .study import StudyError, StudyRegistry, StudyRun, StudySettings, check_annotator, default_output
 
 logger = logging.getLogger(__name__)
@@ -172,12 +174,15 @@ class HumanService:
         """Search and log the query (also a refused or empty one: it was an attempt) on the current question."""
         session = run.session()
         if session is not None and session.full:  # a run kept in memory (the Space) at its cap: nothing to log
-            limit = MEMORY_RUN_MAX_ACTIONS
-            return SearchOutcome((), f"this practice run has used the {limit} searches and page views a run keeps "
-                                     "here: answer from the pages you found, or start another batch")  # fmt: skip
+            return SearchOutcome((), f"this practice run has used the {run.max_actions} searches and page views "
+                                     "a run keeps here: answer from the pages you found, or start another "
+                                     "batch")  # fmt: skip
         outcome = self.corpus.search(query)
-        if session is not None and (query or "").strip():
-            session.record_search(query.strip(), outcome.pages, outcome.error)
+        text = (query or "").strip()
+        if session is not None and text:
+            # The engine refuses a query over MAX_QUERY_CHARS (the error says how long it was): its first characters
+            # are logged, so a megabyte typed or posted costs no more memory than the longest query searched.
+            session.record_search(text[:MAX_QUERY_CHARS], outcome.pages, outcome.error)
         return outcome
 
     def oracle_pages(self, run: StudyRun) -> list[tuple[str, int]]:

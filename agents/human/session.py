@@ -25,9 +25,10 @@ VIA = ("result", "oracle", "first", "previous", "next", "last", "jump")
 MAX_ANSWER_CHARS = 5000
 MAX_ANSWER_LINES = 50
 #: Most searches plus page views logged in one run kept in memory only (the Space's practice tab, where anyone can
-#: click). A logged search of 5 pages holds about 1.4 KB, a page view 0.3 KB (tracemalloc), so the registry's 500
-#: runs hold at most about 0.7 GB. Beyond it a search is refused with a message and a page view is shown but not
-#: logged. Runs with a file have no cap: a study loses nothing.
+#: click). A logged search of 5 pages holds about 1.4 KB, 4.1 KB with a 2,000-character query (the engine's limit,
+#: and what is logged of a longer one), a page view 0.3 KB (tracemalloc), so the registry's 500 runs hold about
+#: 0.7 GB, 2.1 GB at worst. Beyond it a search is refused with a message and a page view is shown but not logged.
+#: Runs with a file have no cap: a study loses nothing.
 MEMORY_RUN_MAX_ACTIONS = 1000
 
 

@@ -90,6 +90,8 @@ class StudyRun:
         """
         self.annotator, self.batch, self.settings = check_annotator(annotator), batch, settings
         self.path = None if path is None else Path(path)
+        #: Searches plus page views the whole run may log (``None``: no cap, a run with a file loses nothing).
+        self.max_actions: int | None = MEMORY_RUN_MAX_ACTIONS if self.path is None else None
         self._clock = clock
         keep = ("id", "question", "evidence") if settings.mode == "oracle" else ("id", "question")
         self.questions = [{k: q[k] for k in keep if k in q} for q in questions]
@@ -163,11 +165,11 @@ class StudyRun:
             return self._session
 
     def _actions_left(self) -> int | None:
-        """What the next question may still log: a run kept in memory has :data:`MEMORY_RUN_MAX_ACTIONS` in all."""
-        if self.path is not None:
+        """What the next question may still log of the run's :attr:`max_actions`."""
+        if self.max_actions is None:
             return None
         used = sum(len(r["search_history"]) + len(r["page_views"]) for r in self.lines)
-        return max(MEMORY_RUN_MAX_ACTIONS - used, 0)
+        return max(self.max_actions - used, 0)
 
     # -- answering ------------------------------------------------------------------------------------------
 
