@@ -63,6 +63,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        if not _is_dataset_error(exc):
+            raise
+        logging.getLogger("madqa").error("%s", exc)  # a dataset no command turned into a UserError: still one line
+        return 2
+
+
+def _is_dataset_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the data layer's "cannot read this dataset" error (its message names the fix)."""
+    try:
+        from madqa.loading_script.load import DatasetUnavailableError
+    except ImportError:  # pragma: no cover - the loader's dependencies are not installed
+        return False
+    return isinstance(exc, DatasetUnavailableError)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,6 +21,7 @@ def summarize(dataset: str | None) -> dict:
     from madqa.loading_script.features import QA_SPLITS
     from madqa.loading_script.load import (
         SAMPLE,
+        DatasetNotPreparedError,
         DatasetUnavailableError,
         dataset_spec,
         load_documents,
@@ -35,6 +36,8 @@ def summarize(dataset: str | None) -> dict:
     for s in QA_SPLITS:
         try:
             splits[s] = load_questions(s, dataset)
+        except DatasetNotPreparedError:
+            raise  # nothing can be read: stop at the first try, with the line that names the fix
         except DatasetUnavailableError:
             if s == "test" or spec == SAMPLE:  # a release may lack a split; the sample never does
                 raise

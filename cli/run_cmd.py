@@ -145,10 +145,12 @@ class _Bar:
 def _gold_variants(split: str, dataset: str | None) -> dict[str, Any] | None:
     if split == "test":
         return None
-    from madqa.loading_script.load import DatasetUnavailableError, load_gold
+    from madqa.loading_script.load import DatasetNotPreparedError, DatasetUnavailableError, load_gold
 
     try:
         return {str(r["id"]): r["answer_variants"] for r in load_gold(split, dataset)}
+    except DatasetNotPreparedError as exc:  # the run could not read the questions either: stop now, in one line
+        raise UserError(str(exc)) from None
     except DatasetUnavailableError as exc:
         logger.info("no running accuracy: %s", exc)
         return None

@@ -2,7 +2,9 @@
 
 The source is a *dataset spec*: ``"sample"`` (the folder `madqa setup` wrote), a path to a folder, or a Hub
 repo id (``OxRML/MADQA``). It comes from the caller, else the ``MADQA_DATASET`` environment variable, else
-``"sample"`` — the network is used only when a Hub id is asked for. Local folders are read through the
+``"sample"`` — the network is used only when a Hub id is asked for that ``madqa setup --dataset SPEC`` did not
+prepare (and never with ``HF_HUB_OFFLINE`` set); when that read fails, :class:`DatasetNotPreparedError` says, in one
+line, to run that command. Local folders are read through the
 ``parquet`` builder using the card's ``configs:``, so they never touch the ``madqa`` cache name registered for
 the literal ``load_dataset("madqa")``. Rows are normalised to :mod:`.features` (``hop_type`` derived when absent,
 missing document columns filled with ``None``).
@@ -12,7 +14,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,32 @@ ENV_DATASET = "MADQA_DATASET"
 
 class DatasetUnavailableError(RuntimeError):
     """The requested dataset or split cannot be read; the message says how to fix it."""
+
+
+class DatasetNotPreparedError(DatasetUnavailableError):
+    """A Hub dataset that ``madqa setup --dataset SPEC`` never prepared here, and the Hub cannot be read.
+
+    Raised at once when the Hub is switched off (``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE``) and nothing is cached,
+    or after the Hub client's own retries when it cannot be reached. The message is one line naming the command that
+    prepares the dataset; commands stop on it rather than trying again.
+    """
+
+
+_OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+_TRUE = {"1", "ON", "YES", "TRUE"}
+#: The Hub client logs two WARNING lines per retry of an unreachable host (ten in all before it gives up).
+_HUB_RETRY_LOGGER = "huggingface_hub.utils._http"
+_MAX_REASON_CHARS = 200
+
+
+def hub_offline() -> bool:
+    """Whether the user switched the Hub off (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set to 1/ON/YES/TRUE)."""
+    return any(os.environ.get(name, "").strip().upper() in _TRUE for name in _OFFLINE_VARS)
+
+
+def setup_command(spec: str) -> str:
+    """The command that prepares ``spec`` for offline use."""
+    return f"madqa setup --dataset {spec}"
 
 
 def dataset_spec(dataset: str | os.PathLike[str] | None = None) -> str:
@@ -97,13 +126,62 @@ def _local_data_files(folder: Path, config: str) -> dict[str, list[str]]:
 
 
 def load_config(config: str = "default", dataset: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
-    """Load one config as a ``DatasetDict`` from any source (see the module docstring)."""
-    import datasets
+    """Load one config as a ``DatasetDict`` from any source (see the module docstring).
 
+    Raises:
+        DatasetUnavailableError: the source cannot be read (:class:`DatasetNotPreparedError` for a Hub id that was
+            never prepared, when the Hub is off or out of reach).
+    """
     source = resolve_dataset(dataset)
     if isinstance(source, Path):
         return read_folder_config(source, config, **kwargs)
-    return datasets.load_dataset(source, config, **kwargs)
+    return read_hub_config(source, config, **kwargs)
+
+
+@contextmanager
+def _quiet_hub_retries() -> Iterator[None]:
+    """Hide the Hub client's per-retry WARNING lines (kept with ``-v``); the outcome is reported as one line."""
+    retry_logger = logging.getLogger(_HUB_RETRY_LOGGER)
+    if logger.isEnabledFor(logging.DEBUG):
+        yield
+        return
+    level = retry_logger.level
+    retry_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        retry_logger.setLevel(level)
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= _MAX_REASON_CHARS else text[: _MAX_REASON_CHARS - 1] + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def read_hub_config(repo_id: str, config: str, **kwargs: Any) -> Any:
+    """One config of a Hub dataset that was never prepared here (``datasets`` and its cache).
+
+    With the Hub switched off, ``datasets`` reads only its cache and opens no connection.
+
+    Raises:
+        DatasetNotPreparedError: the Hub is off or cannot be reached (or the repo cannot be read) and nothing is
+            cached: one line naming ``madqa setup --dataset REPO``. A missing config still raises ``ValueError``
+            (see :func:`load_pages`).
+    """
+    import datasets
+
+    fix = f"run `{setup_command(repo_id)}` once with network access to prepare it for offline use"
+    try:
+        with _quiet_hub_retries():
+            return datasets.load_dataset(repo_id, config, **kwargs)
+    except OSError as exc:  # ConnectionError, OfflineModeIsEnabled, DatasetNotFoundError, httpx errors via datasets
+        if hub_offline():
+            why = "the Hub is switched off (HF_HUB_OFFLINE is set) with no cached copy"
+        else:
+            why = f"the Hub cannot be read ({_reason(exc)})"
+        raise DatasetNotPreparedError(f"dataset '{repo_id}' is not prepared on this machine, and {why}: {fix}") \
+            from None
 
 
 def read_folder_config(folder: Path, config: str, **kwargs: Any) -> Any:
