@@ -35,10 +35,11 @@ from smolagents import Model
 
 from .deps import EXTRAS, MissingDependencyError, require
 from .llamacpp import LlamaCppModel, bounded_schema, bundled_gguf, tool_call_schema
+from .model_options import ModelOptions, endpoint_profile
 from .resolve import load_object
 
 __all__ = ["EXTRAS", "PROVIDERS", "LlamaCppModel", "MissingDependencyError", "bounded_schema", "bundled_gguf",
-           "is_text_only", "make_model", "parse_spec", "require", "tool_call_schema"]
+           "check_credentials", "is_text_only", "make_model", "parse_spec", "require", "tool_call_schema"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,31 +78,40 @@ def make_model(spec: str, **opts: Any) -> Model:
 
     Args:
         spec: a model spec such as ``local``, ``openai:gpt-4.1`` or ``litellm:gemini/gemini-2.5-flash``.
-        **opts: passed to the model class (e.g. ``temperature``, ``max_tokens``, ``api_base``, ``api_key``).
+        **opts: provider settings (:data:`madqa.agents.model_options.KNOWN_OPTIONS`: ``max_tokens``,
+            ``temperature``, ``seed``, ``timeout``, ``retries``, ``tool_choice``, ``content``, ``response_format``,
+            ``api_base``, ``api_key``; other keys go to the provider as they are). ``py:`` factories get them all.
 
     Raises:
-        ValueError: an invalid spec or a missing credential (the message says what to set).
+        ValueError: an invalid spec, an invalid option or a missing credential (the message says what to set).
         MissingDependencyError: the provider's optional package is missing (also a ``ValueError``).
     """
     provider, model_id = parse_spec(spec)
-    if provider == "local":
-        return LlamaCppModel(model_path=model_id or None, **opts)
     if provider == "py":
         return _from_python(model_id, opts)
-    if provider == "litellm":
-        require("litellm")
-        from smolagents import LiteLLMModel
+    if provider == "local":
+        local = {k: v for k, v in opts.items() if k in LOCAL_OPTIONS}
+        ignored = sorted(set(opts) - set(LOCAL_OPTIONS) - {"api_base", "api_key", "timeout", "retries"})
+        if ignored:
+            logger.warning("the local model ignores the model option(s) %s", ", ".join(ignored))
+        return LlamaCppModel(model_path=model_id or None, **local)
+    check_credentials(spec, **opts)
+    if provider in ("openai", "litellm"):
+        require(provider)
+        base = opts.get("api_base") or (os.environ.get("OPENAI_BASE_URL") if provider == "openai" else None)
+        options = ModelOptions.resolve(opts, api_base=base)
+        if options.content == "text" and endpoint_profile(base) == "compatible" and "content" not in opts:
+            logger.info("%s: %s is not OpenAI's API, so messages go as plain strings and result pages as text "
+                        "(--model-option content=parts for a vision server)", spec, base)  # fmt: skip
+        if provider == "openai":
+            from .server_compat import CompatOpenAIModel
 
-        return LiteLLMModel(model_id=model_id, **opts)
-    if provider == "openai":
-        require("openai")
-        from smolagents import OpenAIServerModel
+            key = opts.get("api_key") or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+            return CompatOpenAIModel(model_id, options, endpoint_profile(base), api_key=key)
+        _litellm_offline_cost_map()
+        from .server_compat import CompatLiteLLMModel
 
-        base = opts.pop("api_base", None) or os.environ.get("OPENAI_BASE_URL")
-        key = opts.pop("api_key", None) or os.environ.get("OPENAI_API_KEY")
-        if key is None and base is None:
-            raise ValueError(f"{spec}: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
-        return OpenAIServerModel(model_id=model_id, api_base=base, api_key=key or "EMPTY", **opts)
+        return CompatLiteLLMModel(model_id, options, endpoint_profile(base), api_key=opts.get("api_key"))
     if provider == "hf":
         from smolagents import InferenceClientModel
 
@@ -111,6 +121,57 @@ def make_model(spec: str, **opts: Any) -> Model:
     from smolagents import TransformersModel
 
     return TransformersModel(model_id=model_id, **opts)
+
+
+#: Options the bundled llama.cpp model takes (the others concern HTTP servers).
+LOCAL_OPTIONS = ("max_tokens", "temperature", "seed", "n_ctx", "n_threads")
+
+
+def check_credentials(spec: str, **opts: Any) -> None:
+    """Raise ``ValueError`` naming what to set when ``spec``'s provider has no credential (before any question).
+
+    ``openai:`` needs ``OPENAI_API_KEY`` or a base URL (a local server needs no key); ``hf:`` needs ``HF_TOKEN`` (or
+    a token saved by ``hf auth login``); ``litellm:`` routes read their own provider variables, which LiteLLM
+    checks itself (:func:`_litellm_missing_keys`). ``local``, ``py:`` and ``transformers:`` need none.
+    """
+    provider, model_id = parse_spec(spec)
+    if opts.get("api_key"):
+        return
+    if provider == "openai" and not (os.environ.get("OPENAI_API_KEY") or opts.get("api_base")
+                                     or os.environ.get("OPENAI_BASE_URL")):  # fmt: skip
+        raise ValueError(f"{spec}: set OPENAI_API_KEY (or OPENAI_BASE_URL / --api-base for a local "
+                         "OpenAI-compatible server)")  # fmt: skip
+    if provider == "hf" and not _hf_token():
+        raise ValueError(f"{spec}: set HF_TOKEN (a Hugging Face token with inference-provider access), or run "
+                         "`hf auth login`")  # fmt: skip
+    if provider == "litellm" and not opts.get("api_base"):
+        missing = _litellm_missing_keys(model_id)
+        if missing:
+            raise ValueError(f"{spec}: set {' or '.join(missing)} (LiteLLM reads the provider's key from it)")
+
+
+def _hf_token() -> str | None:
+    from huggingface_hub import get_token
+
+    return get_token()
+
+
+def _litellm_offline_cost_map() -> None:
+    """Make LiteLLM read its bundled model-cost map: otherwise importing it fetches one from the network."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def _litellm_missing_keys(model_id: str) -> list[str]:
+    """The environment variables LiteLLM reports missing for ``model_id`` (empty when it cannot tell)."""
+    require("litellm")
+    _litellm_offline_cost_map()
+    import litellm
+
+    try:
+        report = litellm.validate_environment(model=model_id)
+    except Exception:  # noqa: BLE001 - an unknown route: LiteLLM itself will say what is wrong at the first call
+        return []
+    return [] if report.get("keys_in_environment") else list(report.get("missing_keys") or [])
 
 
 def _from_python(target: str, opts: dict[str, Any]) -> Model:

@@ -125,10 +125,17 @@ class ReplAgent(CodeAgent):
         """One structured-output call of the root model; ``None`` (and :attr:`forced_error`) when it fails."""
         fmt = {"type": "json_schema", "json_schema": {"name": "final_answer", "schema": ANSWER_SCHEMA}}
         try:
-            reply = self.model.generate(messages, response_format=fmt)
+            try:
+                reply = self.model.generate(messages, response_format=fmt)
+            except Exception as exc:  # noqa: BLE001 - a server that refuses the format: ask for the JSON in plain text
+                if not _refused_format(exc):
+                    raise
+                logger.warning("the model refused a JSON-schema response format (%.200s); extracting without it", exc)
+                reply = self.model.generate(messages)
         except Exception as exc:  # noqa: BLE001 - recorded; the run still ends with a record
             self.extraction_usage.append(None)
             self.forced_error = f"{type(exc).__name__}: {exc}"
+            self.extraction_exception = exc
             return None
         self.extraction_usage.append(reply.token_usage)
         text = str(reply.content or "")
@@ -151,6 +158,7 @@ class ReplAgent(CodeAgent):
             smolagents.utils.AgentGenerationError: a root-model call failed (network, credentials, …).
         """
         self.final_state, self.forced_error, self.extraction_usage = None, None, []
+        self.extraction_exception: BaseException | None = None
         self.state.clear()
         self.state.update(self.corpus)
         task = populate_template(self.texts["task"], variables={"question": question})
@@ -194,6 +202,13 @@ class ReplAgent(CodeAgent):
             "root_input_tokens": root_in, "root_output_tokens": root_out,
             "sub_input_tokens": sub.input_tokens, "sub_output_tokens": sub.output_tokens,
         }  # fmt: skip
+
+
+def _refused_format(exc: BaseException) -> bool:
+    """Whether a failed call looks like a refusal of the request's response format (not a transport failure)."""
+    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
+    text = str(exc).lower()
+    return status in (400, 422) or "response_format" in text or "json_schema" in text
 
 
 def build_repl_agent(

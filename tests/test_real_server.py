@@ -1,0 +1,182 @@
+"""`madqa run` and the judge against llama-cpp-python's real OpenAI-compatible server, and the faults providers make.
+
+The server is a real component (:mod:`llama_server`): the bundled SmolLM2-135M GGUF behind
+``python -m llama_cpp.server --chat_format chatml-function-calling``, reached over HTTP by the ``openai`` SDK and by
+LiteLLM exactly as a user's self-hosted model would be. Model mistakes are expected (a 135M model answers badly);
+provider errors are not. The faults come from a loopback proxy in front of the same server (:mod:`fault_proxy`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fault_proxy import FaultProxy
+from llama_server import ALIAS, LlamaServer, llama_server
+
+pytestmark = pytest.mark.slow
+
+MADQA = [sys.executable, "-m", "madqa.cli"]
+#: Small prompts keep a 135M model on one CPU thread at a few seconds a call.
+SMALL_RUN = ["--split", "dev", "--limit", "1", "--max-steps", "2", "--top-k", "2", "--page-chars", "300",
+             "--no-progress"]  # fmt: skip
+INFRA_KINDS = {"provider", "transport", "timeout", "worker"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """One real server for this file's tests."""
+    with llama_server(tmp_path_factory.mktemp("llama")) as running:
+        yield running
+
+
+def _madqa(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(MADQA + args, capture_output=True, text=True, env=full_env, timeout=timeout, check=False)
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _assert_complete_line(record: dict, server: LlamaServer) -> None:
+    """A finished line from a real provider: no infrastructure error, tokens counted, a trajectory, settings."""
+    assert record.get("error_kind") not in INFRA_KINDS, (record["error"], server.log_tail())
+    assert record["usage"]["input_tokens"] > 0 and record["usage"]["output_tokens"] > 0
+    assert record["trajectory"] and all(step["input_tokens"] for step in record["trajectory"]
+                                        if not (step["error"] or "").startswith("AgentMaxStepsError"))
+    options = record["config"]["model_options"]
+    assert options["max_tokens"] >= 1 and not any("key" in k for k in options)
+
+
+@pytest.mark.parametrize(("agent", "spec", "how"), [
+    ("bm25", f"openai:{ALIAS}", "env"),
+    ("bm25", f"litellm:openai/{ALIAS}", "api-base"),
+    ("repl", f"openai:{ALIAS}", "api-base"),
+])  # fmt: skip
+def test_run_completes_against_the_real_server(built_home: Path, server: LlamaServer, tmp_path: Path, agent: str,
+                                               spec: str, how: str) -> None:  # fmt: skip
+    """Each agent, through the openai SDK and LiteLLM, with nothing but the base URL: lines the metric scores."""
+    out = tmp_path / "r.jsonl"
+    env = {"OPENAI_API_KEY": "x"}
+    args = ["run", "--agent", agent, "--model", spec, "-o", str(out), *SMALL_RUN]
+    if how == "env":
+        env["OPENAI_BASE_URL"] = server.base_url
+    else:
+        args += ["--api-base", server.base_url]
+    started = time.monotonic()
+    proc = _madqa(args, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (record,) = _lines(out)
+    _assert_complete_line(record, server)
+    assert record["model"] == spec and record["elapsed_s"] <= time.monotonic() - started
+    scored = _madqa(["evaluate", str(out), "--split", "dev", "--json"])
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    report = json.loads(scored.stdout)
+    assert report["n_items"] >= 1 and "accuracy" in report, report
+
+
+def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
+    """`madqa evaluate --mode judge` with the served model: every item is judged (none unscored), in bounded time."""
+    from madqa.loading_script.load import load_gold
+
+    gold = load_gold("dev", None)[:2]
+    out = tmp_path / "hand.jsonl"
+    # Non-empty answers that are not exact matches, so the judge model is really called (exact/empty are decided
+    # without it).
+    out.write_text("".join(json.dumps({"id": g["id"], "answer": [f"about {g['answer_variants'][0][0]}!"],
+                                       "citations": []}) + "\n" for g in gold))  # fmt: skip
+    cache = tmp_path / "verdicts.jsonl"
+    started = time.monotonic()
+    proc = _madqa(["evaluate", str(out), "--split", "dev", "--mode", "judge", "--judge", f"openai:{ALIAS}",
+                   "--api-base", server.base_url, "--judge-cache", str(cache), "--model-option", "max_tokens=64",
+                   "--json"], env={"OPENAI_API_KEY": "x"}, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert time.monotonic() - started < 300
+    cached = [json.loads(line) for line in cache.read_text().splitlines()]
+    assert len(cached) == len(gold), proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report.get("n_unscored", 0) == 0, report
+
+
+# --- faults ----------------------------------------------------------------------------------------------------------
+
+
+def _model(url: str, **options):
+    from madqa.agents.models import make_model
+
+    return make_model(f"openai:{ALIAS}", api_base=url, api_key="x", **{"max_tokens": 4, "timeout": 20, **options})
+
+
+def _say_hi(model) -> str:
+    from smolagents import ChatMessage, MessageRole
+
+    reply = model.generate([ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "Say hi."}])])
+    return str(reply.content)
+
+
+@pytest.mark.parametrize("fault", ["429", "429-retry-after", "500", "503", "drop", "truncate", "badjson", "hang"])
+def test_each_transient_fault_is_retried(server: LlamaServer, fault: str) -> None:
+    """One fault, then the real reply: the call succeeds on its second attempt, never a third."""
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), [fault], hang_s=30)
+    try:
+        started = time.monotonic()
+        model = _model(f"{proxy.url}/v1", retries=2, **({"timeout": 3} if fault == "hang" else {}))
+        assert _say_hi(model) is not None
+        assert proxy.seen == [fault, "pass"], proxy.seen
+        assert time.monotonic() - started < 60
+    finally:
+        proxy.close()
+
+
+def test_retries_are_bounded(server: LlamaServer) -> None:
+    """A server that keeps failing: exactly 1 + retries attempts, then the provider's error."""
+    import openai
+
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["500"] * 10)
+    try:
+        with pytest.raises(openai.InternalServerError):
+            _say_hi(_model(f"{proxy.url}/v1", retries=2))
+        assert proxy.seen == ["500"] * 3
+    finally:
+        proxy.close()
+
+
+def test_litellm_route_retries_too(server: LlamaServer) -> None:
+    """The LiteLLM route gets the same policy (LiteLLM's own retries)."""
+    from madqa.agents.models import make_model
+
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["503"])
+    try:
+        model = make_model(f"litellm:openai/{ALIAS}", api_base=f"{proxy.url}/v1", api_key="x", max_tokens=4,
+                           retries=2, timeout=20)  # fmt: skip
+        assert _say_hi(model) is not None
+        assert proxy.seen[:2] == ["503", "pass"], proxy.seen
+    finally:
+        proxy.close()
+
+
+def test_question_timeout_ends_a_hanging_question(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
+    """A server that stops answering: the question ends at its budget with a timeout line; the next one runs."""
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["hang"], hang_s=60)
+    out = tmp_path / "r.jsonl"
+    try:
+        started = time.monotonic()
+        proc = _madqa(["run", "--model", f"openai:{ALIAS}", "--api-base", f"{proxy.url}/v1", "-o", str(out),
+                       "--question-timeout", "5", *SMALL_RUN[:2], "--limit", "2", *SMALL_RUN[4:]],
+                      env={"OPENAI_API_KEY": "x"})  # fmt: skip
+        elapsed = time.monotonic() - started
+    finally:
+        proxy.close()
+    first, second = _lines(out)
+    assert first["error_kind"] == "timeout", first["error"]
+    assert first["elapsed_s"] < 15
+    assert second.get("error_kind") not in INFRA_KINDS, second["error"]
+    assert proc.returncode == 0 and elapsed < 300, proc.stderr[-2000:]
