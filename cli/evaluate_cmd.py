@@ -48,7 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-retries", type=int, default=3, help="retries per judge call (default: 3)")
     parser.add_argument("--calibration", type=Path, help="judge calibration file from `madqa calibrate`")
     parser.add_argument("--kuiper-order", choices=("block", "file"), default="block",
-                        help="block: independent of line order (default); file: public harness behaviour")  # fmt: skip
+                        help="block: independent of line order (default); file: harness tie order")  # fmt: skip
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     parser.add_argument("--max-budget", type=int, help="largest step budget of the budget curve")

@@ -9,8 +9,10 @@ Two orders:
 * ``block`` (default): items with equal effort form one block and ``D`` is only read at the boundaries between
   distinct effort values (and at ``k = N``). The result depends only on the multiset of ``(effort, outcome)``
   pairs, never on the order of lines in the results file.
-* ``file``: the public harness's behaviour: a stable sort by effort keeps ties in file order and ``D`` is read at
-  every ``k``, so shuffling the file can change ``K``.
+* ``file``: the public harness's tie order: a stable sort by effort keeps ties in file order and ``D`` is read at
+  every ``k``, so shuffling the file can change ``K``. It gives the harness's value only when both see the same
+  items and efforts: the harness drops items with 0 steps and never reads a line's ``steps`` (see the metric
+  card, "Differences from the public harness").
 
 Items with 0 steps (answered without searching) are ordinary items with effort 0: they form the first block.
 Items with unknown effort (no ``search_history``/``steps``/``iterations``, or a missing prediction) and

@@ -56,7 +56,8 @@ Args:
     judge_name: name of the judge model for the verdict cache (default: derived from `judge`).
     judge_cache: path of a JSONL verdict cache (default: in memory).
     calibration: dict with q0, q1, m0, m1 (default: the paper's 1.000, 0.980, 48, 152).
-    kuiper_order: "block" (default, independent of line order) or "file" (public harness behaviour).
+    kuiper_order: "block" (default, independent of line order) or "file" (the public harness's tie order; its
+        value only where the harness sees the same items and efforts, see README.md).
     n_resamples: bootstrap resamples for the Kuiper CI (default 1000). seed: bootstrap seed (default 0).
     max_budget: largest step budget of the budget curve (default: largest observed effort).
     include_items: add per-item scores under "items".

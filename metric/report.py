@@ -47,7 +47,8 @@ class ReportOptions:
     Attributes:
         mode: ``"anls"`` (offline) or ``"judge"`` (verdicts of an LLM judge, bias-corrected).
         calibration: the judge's sensitivity/specificity estimate (judge mode only).
-        kuiper_order: ``"block"`` (independent of line order) or ``"file"`` (the public harness's behaviour).
+        kuiper_order: ``"block"`` (independent of line order) or ``"file"`` (the public harness's tie order; its
+            value only where the harness sees the same items and efforts, see :mod:`.kuiper`).
         n_resamples: bootstrap resamples of the Kuiper confidence interval.
         seed: bootstrap seed.
         max_budget: largest step budget of the budget curve (``None``: the largest observed effort).
