@@ -22,6 +22,7 @@ from smolagents import ChatMessage, MessageRole, Model, Tool
 from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction, get_tool_json_schema
 from smolagents.monitoring import TokenUsage
 
+from .deadline import check
 from .deps import MissingDependencyError, require
 
 logger = logging.getLogger(__name__)
@@ -173,6 +174,9 @@ class LlamaCppModel(Model):
         elif response_format:
             raw = response_format.get("json_schema", {}).get("schema") or response_format.get("schema")
             schema = bounded_schema(raw, max_chars=600) if raw else None
+        # A spent question budget: no call. A call in progress is not cut short (an exception raised in a llama.cpp
+        # logits processor is printed and ignored by its sampler callback): max_tokens bounds it instead.
+        check()
         with self._lock:
             self._calls += 1
             start = time.perf_counter()

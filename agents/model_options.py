@@ -54,7 +54,8 @@ KNOWN_OPTIONS: dict[str, tuple[type, str]] = {
 }
 _CHOICES = {"tool_choice": ("required", "auto", "none"), "content": ("parts", "text"),
             "response_format": ("json_schema", "json_object", "none")}  # fmt: skip
-_SECRET_WORDS = ("key", "token", "secret", "password")
+#: Words of a key (split at ``_``/``-``) that mark a secret; ``max_tokens`` is not one (``tokens`` is not ``token``).
+_SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "auth", "authorization"})
 
 
 class ModelOptionError(ValueError):
@@ -120,7 +121,8 @@ def parse_model_options(pairs: Iterable[str], base: Mapping[str, Any] | None = N
 
 def recorded_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     """The options as a results line's ``config`` records them: every secret-looking key removed."""
-    return {k: v for k, v in (options or {}).items() if not any(w in k.lower() for w in _SECRET_WORDS)}
+    return {k: v for k, v in (options or {}).items()
+            if not _SECRET_WORDS & set(k.lower().replace("-", "_").split("_"))}  # fmt: skip
 
 
 def endpoint_profile(api_base: str | None) -> Profile:

@@ -101,3 +101,22 @@ def test_local_space_opens_no_socket(built_home: Path, tmp_path: Path) -> None:
         proc.wait(timeout=60)
     attempts = _attempts(env)
     assert attempts == [], attempts[0]["stack"]
+
+
+def test_litellm_route_opens_no_socket_with_the_offline_flags(built_home: Path, tmp_path: Path) -> None:
+    """Importing LiteLLM fetches its model-cost map from the network unless told not to: with the offline flags set
+    (as a user would), a `litellm:` run against a loopback server makes no other connection (issue 22)."""
+    env = {**_env(tmp_path), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
+    env.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)
+    results = tmp_path / "r.jsonl"
+    with socket.socket() as closed:  # a loopback port with nothing behind it: each call fails fast
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    commands = [["run", "--model", "litellm:openai/served", "--api-base", f"http://127.0.0.1:{port}/v1",
+                 "--model-option", "retries=0", "--split", "dev", "--limit", "1", "-o", str(results),
+                 "--no-progress"]]  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", GUARD, json.dumps(commands)], env=env, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert results.exists(), proc.stderr[-3000:]
+    attempts = _attempts(env)
+    assert attempts == [], attempts[0]["stack"]
