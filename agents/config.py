@@ -2,21 +2,33 @@
 
 The fields every agent uses are :data:`COMMON_FIELDS`; the others belong to one agent, which names them in its
 ``fields`` (:class:`madqa.agents.protocol.Agent`) and checks them in its ``check``. A results line's ``config`` holds
-the common fields and the agent's own, so a line of one agent never carries another agent's settings.
+the common fields and the agent's own, so a line of one agent never carries another agent's settings. The runner
+adds ``model_options``: the provider settings the run was given, secrets removed (:func:`public_options`).
+
+``--resume`` adds lines to a file only if its lines were written with the same settings (:func:`check_settings`):
+every recorded field is compared but :data:`RESUME_IGNORED` (and the options of :data:`RESUME_IGNORED_OPTIONS`),
+the settings that do not change a finished line's result.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from .search import DEFAULT_BACKEND, DEFAULT_SEARCH_TIMEOUT
+
+logger = logging.getLogger(__name__)
 
 #: T, the most model calls per question (both agents), and the search agent's pages per search.
 DEFAULT_MAX_STEPS = 10
 DEFAULT_TOP_K = 5
 #: Fields of every results line's ``config`` (whatever the agent), in :class:`RunConfig` order.
-COMMON_FIELDS: tuple[str, ...] = ("model", "agent", "split", "dataset", "max_steps")
+COMMON_FIELDS: tuple[str, ...] = ("model", "agent", "split", "dataset", "max_steps", "question_timeout")
 
 
 class RunError(ValueError):
@@ -35,6 +47,8 @@ class RunConfig:
         dataset: dataset spec (``None``: ``MADQA_DATASET`` or the local sample).
         limit: run only the first ``limit`` questions of the split.
         max_steps: T, the most model calls per question.
+        question_timeout: wall-clock seconds per question (``None``: no limit); a question that runs out becomes a
+            line with ``error_kind: "timeout"`` (see :mod:`madqa.agents.deadline`).
         top_k: (bm25) pages per search.
         observe: (bm25) ``image`` or ``text``; ``None`` picks by model (text for text-only models).
         oracle: (bm25) show the gold evidence pages instead of searching (not on ``test``).
@@ -59,6 +73,7 @@ class RunConfig:
     dataset: str | None = None
     limit: int | None = None
     max_steps: int = DEFAULT_MAX_STEPS
+    question_timeout: float | None = None
     top_k: int = DEFAULT_TOP_K
     observe: Literal["image", "text"] | None = None
     oracle: bool = False
@@ -79,12 +94,107 @@ class RunConfig:
             raise RunError("max-steps must be at least 1")
         if self.limit is not None and self.limit < 0:
             raise RunError("limit must not be negative")
+        if self.question_timeout is not None and not self.question_timeout > 0:  # also rejects NaN
+            raise RunError(f"question-timeout must be a positive number of seconds, got {self.question_timeout}")
 
     def settings(self, fields: tuple[str, ...]) -> dict[str, Any]:
         """The results line's ``config``: :data:`COMMON_FIELDS` and ``fields``, in field order.
 
-        >>> RunConfig(agent="repl").settings(("step_timeout",))
-        {'model': 'local', 'agent': 'repl', 'split': 'dev', 'dataset': None, 'max_steps': 10, 'step_timeout': 30.0}
+        >>> RunConfig(agent="repl").settings(("step_timeout",))  # doctest: +NORMALIZE_WHITESPACE
+        {'model': 'local', 'agent': 'repl', 'split': 'dev', 'dataset': None, 'max_steps': 10, 'question_timeout': None,
+         'step_timeout': 30.0}
         """
         keep = set(COMMON_FIELDS) | set(fields)
         return {k: v for k, v in asdict(self).items() if k in keep}
+
+
+#: Settings that do not change a finished line's result, so ``--resume`` does not compare them: ``limit`` (which
+#: questions run) and ``question_timeout`` (a line that ran out is a ``timeout`` error line, which ``--retry-errors``
+#: runs again, e.g. with a larger budget). Of the model options, the per-call timeout and the retry count.
+RESUME_IGNORED = frozenset({"limit", "question_timeout"})
+RESUME_IGNORED_OPTIONS = frozenset({"timeout", "request_timeout", "retries", "max_retries", "num_retries"})
+#: A model option whose name has one of these words (``api_key``, ``hf_token``, ``client_secret``, …) is a secret
+#: and never recorded; whole words, so ``max_tokens`` is recorded.
+SECRET_WORDS = ("key", "apikey", "token", "secret", "password", "credentials", "auth", "authorization", "headers",
+                "cookie", "cookies")
+
+
+def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The model options as a results line's ``config["model_options"]`` records them: JSON values, secrets removed
+    (:data:`SECRET_WORDS`, also inside nested mappings).
+
+    >>> public_options({"api_key": "sk-1", "max_tokens": 512, "hf_token": "x", "extra_body": {"AuthToken": "y"}})
+    {'max_tokens': 512, 'extra_body': {}}
+    """
+    def secret(name: str) -> bool:
+        words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+        return any(w in SECRET_WORDS for w in words)
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): clean(v) for k, v in value.items() if not secret(str(k))}
+        return json.loads(json.dumps(value, default=str))
+
+    return clean(dict(options or {}))
+
+
+def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A line's ``config`` as ``--resume`` compares it: ignored fields out, each model option as its own field."""
+    flat = {k: v for k, v in config.items() if k not in RESUME_IGNORED and k != "model_options"}
+    options = config.get("model_options")
+    if isinstance(options, Mapping):
+        flat.update({f"model_options.{k}": v for k, v in options.items() if k not in RESUME_IGNORED_OPTIONS})
+    return json.loads(json.dumps(flat, default=str))  # the form it has in the file (tuples as lists, …)
+
+
+_UNSET = "(unset)"
+
+
+def mixed_settings(finished: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any], *,
+                   resolved: bool = True) -> dict[str, tuple[list[Any], Any]]:
+    """The settings in which finished lines differ from this run's: ``{field: (their values, this run's)}``.
+
+    ``settings`` is this run's lines' ``config`` (with ``model_options``). A field a line does not record (written
+    by an older version) is not compared; model options are compared as a whole where a line records them (a
+    missing option is :data:`_UNSET`). With ``resolved=False`` (before the agent resolved its model-dependent
+    defaults) a field left ``None`` in this run is not compared yet.
+    """
+    ours = _comparable(settings)
+    theirs: dict[str, list[Any]] = {}
+    for record in finished.values():
+        config = record.get("config") or {}
+        old = _comparable(config)
+        keys = set(ours) | ({k for k in old if k.startswith("model_options.")} if "model_options" in config else set())
+        for key in sorted(keys):
+            new = ours.get(key, _UNSET)
+            if key.startswith("model_options."):
+                if "model_options" not in config:
+                    continue
+                value = old.get(key, _UNSET)
+            elif key not in old or (not resolved and new is None):
+                continue
+            else:
+                value = old[key]
+            if value != new and value not in theirs.setdefault(key, []):
+                theirs[key].append(value)
+    return {k: (v, ours.get(k, _UNSET)) for k, v in theirs.items() if v}
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def check_settings(path: Path, finished: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any], *,
+                   allow_mixed: bool, resolved: bool = True) -> None:
+    """Refuse (:class:`RunError`) to add lines of other settings to ``path``, naming the fields; or warn."""
+    mixed = mixed_settings(finished, settings, resolved=resolved)
+    if not mixed:
+        return
+    theirs = ", ".join(f"{k}={' or '.join(_show(v) for v in old)}" for k, (old, _) in mixed.items())
+    ours = ", ".join(f"{k}={_show(new)}" for k, (_, new) in mixed.items())
+    if allow_mixed:
+        logger.warning("%s holds lines written with %s (this run: %s); mixing them, as --allow-mixed-settings asks",
+                       path, theirs, ours)  # fmt: skip
+        return
+    raise RunError(f"{path} holds lines written with {theirs} (this run: {ours}); rerun with the same settings, or "
+                   "add --allow-mixed-settings to mix them in one file")  # fmt: skip

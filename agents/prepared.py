@@ -5,12 +5,15 @@ are smolagents agents with a ``solve_steps(question)`` generator (it yields each
 normalised ``{"answer", "citations"}``). A *slot* is what one thread needs (a model object; for the code agent also a
 sub-model and a worker process); ``stream`` takes a slot for the question, builds a fresh agent on it, turns each
 step into events, and ends with the :class:`~madqa.agents.protocol.AnswerEvent` that carries the results line;
-``answer`` is that same stream, drained. An exception while answering becomes the line's ``error``: one failing
-question never stops a run.
+``answer`` is that same stream, drained. An exception while answering becomes the line's ``error`` (``Type:
+message``, cut short) and ``error_kind`` (:mod:`madqa.agents.errors`): one failing question never stops a run.
+The run's ``question_timeout`` is the question's wall-clock budget (:mod:`madqa.agents.deadline`), checked after
+every step; a question that runs out ends as an error line of kind ``timeout``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import time
@@ -19,10 +22,13 @@ from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from smolagents.memory import ActionStep
+from smolagents.utils import AgentMaxStepsError
 
 from .config import RunConfig
+from .deadline import Deadline, active
+from .errors import QuestionTimeoutError, classify, short_error
 from .protocol import AnswerEvent, Citation, StepEvent
-from .record import SolvedAgent, build_record
+from .record import SolvedAgent, build_record, mark_failed_step
 
 logger = logging.getLogger(__name__)
 
@@ -90,26 +96,43 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
             agent: Any = None
             output: dict[str, Any] | None = None
             error: str | None = None
+            kind: str | None = None
             shown: list[StepEvent] = []
+            # Made current around each step only: the caller may resume this stream on another thread (the Space).
+            deadline = Deadline(self.config.question_timeout)
+            run: Generator[ActionStep, None, dict[str, Any]] | None = None
             try:
-                agent = self.build(slot, item)
-                run = agent.solve_steps(question)
+                with active(deadline):
+                    agent = self.build(slot, item)
+                    run = agent.solve_steps(question)
                 while True:
                     try:
-                        step = next(run)
+                        with active(deadline):
+                            step = next(run)
                     except StopIteration as stop:
                         output = stop.value
                         break
                     events = self.step_events(agent, step, shown)
                     shown.extend(events)
                     yield from events
+                    if not (step.is_final_answer or isinstance(step.error, AgentMaxStepsError)):
+                        deadline.check()  # an answer in hand is kept, even if it came in late
             except Exception as exc:  # noqa: BLE001 - recorded in the line; one failing question must not stop the run
-                error = f"{type(exc).__name__}: {exc}"
-                logger.warning("question %s failed: %s", item.get("id"), error)
+                if agent is not None:
+                    mark_failed_step(agent, exc)
+                if deadline.expired():  # e.g. a model call cut by the budget: the budget is the cause
+                    exc = QuestionTimeoutError(deadline.seconds or 0.0)
+                error, kind = short_error(exc), classify(exc)
+                logger.warning("question %s failed (%s): %s", item.get("id"), kind, error)
+            finally:
+                if run is not None:  # a question stopped between steps: end smolagents' run now, not at GC
+                    with contextlib.suppress(Exception):
+                        run.close()
             # Built before the slot is released: the agent's part may read the slot (e.g. a worker's restarts).
             record = build_record(item, agent_name=self.config.agent, model=self.config.model,
                                   elapsed_s=time.perf_counter() - start, output=output, agent=agent, error=error,
-                                  config=self.settings, dataset=self.dataset, **self.record_fields(agent))  # fmt: skip
+                                  error_kind=kind, config=self.settings, dataset=self.dataset,
+                                  **self.record_fields(agent))  # fmt: skip
         finally:
             try:
                 self.release(slot)

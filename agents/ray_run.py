@@ -26,6 +26,8 @@ from typing import Any
 from madqa.loading_script.ray_cluster import ray_session, worker_options
 
 from .config import RunConfig, RunError
+from .deadline import StopRequest
+from .errors import cut
 from .protocol import Host
 from .record import build_record
 from .registry import get_agent
@@ -41,6 +43,8 @@ TASK_RETRIES = 3
 ATTEMPTS = 4
 #: Seconds an actor that just failed a call gets no new question (time for Ray to restart it elsewhere).
 COOLDOWN_S = 3.0
+#: Seconds between two looks at the stop request (first Ctrl+C) while questions are in flight.
+POLL_S = 0.25
 
 
 class AnswerWorker:
@@ -138,11 +142,13 @@ class _RayAnswering:
         except self.ray.exceptions.RayError as exc:
             raise RunError(f"the agent could not be prepared on a Ray worker: {_cause(exc)}") from None
 
-    def answers(self, todo: Sequence[Mapping[str, Any]], workers: int) -> Iterator[dict[str, Any]]:
+    def answers(self, todo: Sequence[Mapping[str, Any]], workers: int,
+                stop: StopRequest | None = None) -> Iterator[dict[str, Any]]:
         """Keep ``workers`` questions in flight on the least busy actors; yield records as they arrive.
 
         Each question has at most one call in flight, and its record is yielded once, when a call returns: so a
-        question retried after a lost node is still written exactly once.
+        question retried after a lost node is still written exactly once. Once ``stop`` is set (first Ctrl+C), no
+        question is sent and those in flight are waited for as :meth:`StopRequest.waiting` allows, then cancelled.
         """
         ray = self.ray
         pending = [(item, 1) for item in reversed(todo)]  # popped from the end: split order
@@ -153,13 +159,17 @@ class _RayAnswering:
             while pending or flight:
                 now = time.monotonic()
                 ready = [i for i in range(len(self.actors)) if cool[i] <= now] or list(range(len(self.actors)))
-                while pending and len(flight) < limit:
+                while pending and len(flight) < limit and not (stop and stop.is_set()):
                     slot = min(ready, key=lambda i: busy[i] / self.slots[i])
                     item, attempt = pending.pop()
                     ref = self.actors[slot].answer.remote(dict(item))
                     flight[ref] = (slot, item, attempt, time.monotonic())
                     busy[slot] += 1
-                done, _ = ray.wait(list(flight), num_returns=1)
+                if stop is not None and stop.is_set():
+                    pending.clear()
+                    if not stop.waiting(len(flight)):
+                        return
+                done, _ = ray.wait(list(flight), num_returns=1, timeout=POLL_S)  # polls the stop
                 for ref in done:
                     slot, item, attempt, started = flight.pop(ref)
                     busy[slot] -= 1
@@ -173,7 +183,7 @@ class _RayAnswering:
                             pending.append((item, attempt + 1))
                             continue
                         record = self._error_record(item, started, exc)
-                    except ray.exceptions.RayError as exc:
+                    except ray.exceptions.RayError as exc:  # e.g. its object lost with its node
                         record = self._error_record(item, started, exc)
                     yield record
         finally:
@@ -185,8 +195,8 @@ class _RayAnswering:
         """The results line of a question the cluster gave up on (rerun it with ``--resume --retry-errors``)."""
         logger.warning("question %s failed on the cluster: %s", item.get("id"), _cause(exc))
         return build_record(item, agent_name=self.config.agent, model=self.config.model,
-                            elapsed_s=time.monotonic() - started, error=f"ray: {_cause(exc)}",
-                            config=self.settings, dataset=self.dataset)  # fmt: skip
+                            elapsed_s=time.monotonic() - started, error=f"ray: {cut(_cause(exc))}",
+                            error_kind="worker", config=self.settings, dataset=self.dataset)  # fmt: skip
 
     def close(self) -> None:
         """Stop the actors and leave the cluster (if this run connected to it)."""

@@ -5,7 +5,9 @@ One line per question, in the public harness's format that ``madqa evaluate`` re
 ``search_history`` (one ``{query, results, count, error}`` per search), and ``steps`` (the agent's effort: the
 number of searches of a search agent, the model calls of the code agent), plus ``agent``,
 ``model``, ``usage`` (``{input_tokens, output_tokens}`` over all model calls), ``elapsed_s``, ``error`` (why the
-item has no answer: a failed model call, or no final answer after the last step), ``final_state``, ``config``,
+item has no answer, ``Type: message`` cut short: a failed model call, or no final answer after the last step),
+``error_kind`` (:mod:`madqa.agents.errors`: ``provider``, ``transport``, ``timeout``, ``worker``, ``model`` or
+``None``), ``attempts`` (1, plus one per ``--retry-errors`` rerun of the question), ``final_state``, ``config``,
 ``trajectory`` (one entry per model call: tool calls, observation, tokens, seconds), and the line's provenance:
 ``schema_version`` (:data:`madqa.metric.schema.RECORD_SCHEMA_VERSION`) and ``dataset`` (``{name, revision}``,
 from :func:`madqa.loading_script.release.dataset_provenance`), which ``madqa evaluate`` compares with the gold's.
@@ -26,9 +28,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from smolagents.memory import ActionStep, AgentMemory
-from smolagents.utils import make_json_serializable
+from smolagents.utils import AgentGenerationError, make_json_serializable
 
 from madqa.metric.schema import RECORD_SCHEMA_VERSION, Citation, Prediction
+
+from .errors import cut, kind_of_line, short_error
 
 logger = logging.getLogger(__name__)
 
@@ -67,13 +71,32 @@ def trajectory(agent: SolvedAgent) -> list[dict[str, Any]]:
                            for c in step.tool_calls or []],
             "observation": _cut(step.observations, MAX_OBSERVATION_CHARS),
             "images": len(step.observations_images or []),
-            "error": f"{type(step.error).__name__}: {step.error}" if step.error else None,
+            "error": step_error(step.error) if step.error else None,
             "input_tokens": usage.input_tokens if usage else None,
             "output_tokens": usage.output_tokens if usage else None,
             "duration_s": round(step.timing.duration, 3) if step.timing.duration is not None else None,
             "final": bool(step.is_final_answer),
         })  # fmt: skip
     return out
+
+
+def step_error(error: BaseException) -> str:
+    """A trajectory step's error: a failed model call as short as the line's error, others cut like observations."""
+    if isinstance(error, AgentGenerationError):
+        return short_error(error)
+    return f"{type(error).__name__}: {_cut(str(error), MAX_OBSERVATION_CHARS)}"
+
+
+def mark_failed_step(agent: SolvedAgent, error: BaseException) -> None:
+    """Put ``error`` on the step whose model call raised it.
+
+    When ``generate`` raises, smolagents still appends that step to memory (in a ``finally``), without model output
+    and with ``error`` left ``None``, then re-raises; so the last step, if it has neither output nor error, is the one
+    that failed. A step that finished (e.g. before a question ran out of time) is left as it is.
+    """
+    steps = [s for s in agent.memory.steps if isinstance(s, ActionStep)]
+    if steps and steps[-1].error is None and steps[-1].model_output is None and not steps[-1].is_final_answer:
+        steps[-1].error = error  # type: ignore[assignment]  # smolagents types it AgentError; shown by step_error
 
 
 def _cut(value: Any, limit: int) -> str | None:
@@ -101,6 +124,8 @@ def build_record(
     output: Mapping[str, Any] | None = None,
     agent: SolvedAgent | None = None,
     error: str | None = None,
+    error_kind: str | None = None,
+    attempts: int = 1,
     config: Mapping[str, Any] | None = None,
     dataset: Mapping[str, Any] | None = None,
     steps: int = 0,
@@ -118,6 +143,8 @@ def build_record(
         output: the normalised final answer (``{"answer", "citations"}``), ``None`` when the run failed.
         agent: the agent after its run, for final state, usage and trajectory (``None`` if it was never built).
         error: why the run failed, else ``None``.
+        error_kind: the kind of ``error`` (:func:`madqa.agents.errors.classify`); default: read from its text.
+        attempts: how many times the question has been run, this time included.
         config: run settings stored with the line.
         dataset: ``{"name", "revision"}`` of the dataset the question came from (``None``: both unknown).
         steps: the agent's effort (searches, or model calls).
@@ -128,7 +155,7 @@ def build_record(
     output = output or {"answer": [], "citations": []}
     state = agent.final_state if agent is not None else None
     if error is None and agent is not None and agent.final_state == "no_answer":
-        error = f"no final answer after {agent.max_steps} steps: {agent.forced_error}"
+        error, error_kind = f"no final answer after {agent.max_steps} steps: {cut(str(agent.forced_error))}", "model"
     if usage is None:
         usage = usage_of(agent) if agent is not None else {"input_tokens": 0, "output_tokens": 0}
     record: dict[str, Any] = {
@@ -147,6 +174,8 @@ def build_record(
         "usage": dict(usage),
         "elapsed_s": round(elapsed_s, 3),
         "error": error,
+        "error_kind": (error_kind or kind_of_line({"error": error, "final_state": state})) if error else None,
+        "attempts": attempts,
         "final_state": state if error is None or state == "no_answer" else "error",
         "config": dict(config or {}),
         "dataset": {"name": (dataset or {}).get("name"), "revision": (dataset or {}).get("revision")},
@@ -183,7 +212,14 @@ class ResultsWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self._lock = threading.Lock()
+        # Reentrant: a signal handler on the writing thread may take it to exit at once (see `lock`).
+        self._lock = threading.RLock()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while a line is written: whoever holds it knows no line is half-written (except by its own thread,
+        interrupted inside :meth:`write`: a torn last line, which :func:`read_finished` repairs)."""
+        return self._lock
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record as a JSON line and make it durable."""

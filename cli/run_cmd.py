@@ -15,12 +15,19 @@ of answered questions whose ANLS* against the gold variants reaches ``CORRECT_TH
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+import os
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from madqa.agents import registry
+from madqa.agents.deadline import DEFAULT_INTERRUPT_WAIT
 from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT
 from madqa.cli.errors import UserError
 
@@ -41,10 +48,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions of the split")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="RESULTS.jsonl", help="results file")
     parser.add_argument("--resume", action="store_true", help="skip the questions already in the results file")
-    parser.add_argument("--retry-errors", action="store_true", help="with --resume: run failed questions again")
+    parser.add_argument("--retry-errors", action="store_true",
+                        help="with --resume: run again the questions that failed for an infrastructure reason "
+                             "(provider, transport, timeout, worker; never a model's own missing answer)")
+    parser.add_argument("--allow-mixed-settings", action="store_true",
+                        help="with --resume: add lines to a file whose lines were written with other settings")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="questions answered in parallel")
     parser.add_argument("--max-steps", type=int, default=10, metavar="T", help="model calls per question (10)")
+    parser.add_argument("--question-timeout", type=float, metavar="S",
+                        help="wall-clock seconds per question; one that runs out is a timeout error line "
+                             "(default: no limit)")  # fmt: skip
+    parser.add_argument("--interrupt-wait", type=float, default=DEFAULT_INTERRUPT_WAIT, metavar="S",
+                        help="on Ctrl+C, seconds to wait for the questions in flight before stopping (default: "
+                             f"{DEFAULT_INTERRUPT_WAIT:g}; a second Ctrl+C stops at once)")  # fmt: skip
     parser.add_argument("--top-k", type=int, default=5, metavar="K", help="pages per search (default: 5)")
     parser.add_argument("--observe", choices=("image", "text"),
                         help="show result pages as images or texts (default: text for text-only models)")  # fmt: skip
@@ -170,9 +187,48 @@ def _warn_if_incomplete(dataset: str | None) -> None:
                        ", ".join(missing[:5]) + (" …" if len(missing) > 5 else ""), spec)  # fmt: skip
 
 
+def _resume_command(args: argparse.Namespace) -> str:
+    """The command that completes this run: its own command line with ``--resume`` (``--overwrite`` dropped)."""
+    argv = sys.argv[1:]
+    if "run" not in argv:  # called in-process (madqa.cli.main): this process's argv is not the run's
+        return f"madqa run … -o {shlex.quote(str(args.output))} --resume"
+    words = [w for w in argv if w != "--overwrite"]
+    return "madqa " + shlex.join(words + ([] if "--resume" in words else ["--resume"]))
+
+
+def _exit_now(status: int) -> None:
+    """Leave at once: no interpreter shutdown, whose finalizers (llama.cpp's threads) crashed a stopped run."""
+    logging.shutdown()  # flush what was logged
+    os._exit(status)
+
+
+@contextlib.contextmanager
+def _interrupts(stop: Any, resume: str) -> Iterator[None]:
+    """Ctrl+C during the block: the first sets ``stop`` (the runner starts no question and waits for those in
+    flight), the second exits at once with status 130, never in the middle of writing a line."""
+
+    def handler(signum: int, frame: Any) -> None:
+        if not stop.is_set():
+            stop.set()
+            return
+        with stop.writes_held():
+            logger.warning("stopped at once; finished lines are kept. Resume with: %s", resume)
+            _exit_now(130)
+
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        if not stop.is_set():  # once interrupted, a second Ctrl+C must exit at once until the very end
+            signal.signal(signal.SIGINT, previous)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the agent and report where the results are."""
-    from madqa.agents.run import RunConfig, RunError, run_benchmark
+    from madqa.agents.run import RunConfig, RunError, StopRequest, run_benchmark
     from madqa.loading_script.load import DatasetUnavailableError
 
     if args.retry_errors and not args.resume:
@@ -183,25 +239,38 @@ def run(args: argparse.Namespace) -> int:
         search_backend=args.search_backend, page_chars=args.page_chars, image_steps=args.image_steps,
         min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
         sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
-        search_timeout=args.search_timeout,
+        search_timeout=args.search_timeout, question_timeout=args.question_timeout,
     )  # fmt: skip
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
     options = {"api_base": args.api_base} if args.api_base else {}
     backend = ray_backend(args)
+    stop = StopRequest(args.interrupt_wait)
     try:
-        summary = run_benchmark(config, args.output, resume=args.resume, overwrite=args.overwrite,
-                                retry_errors=args.retry_errors, workers=args.workers, progress=bar,
-                                model_options=options, backend=backend)  # fmt: skip
+        with _interrupts(stop, _resume_command(args)):
+            summary = run_benchmark(config, args.output, resume=args.resume, overwrite=args.overwrite,
+                                    retry_errors=args.retry_errors, workers=args.workers, progress=bar,
+                                    model_options=options, backend=backend,
+                                    allow_mixed_settings=args.allow_mixed_settings, stop=stop)  # fmt: skip
     except (RunError, DatasetUnavailableError, ValueError) as exc:
         raise UserError(str(exc)) from None
     finally:
         bar.close()
+    if stop.is_set():
+        logger.warning("interrupted: %d new line(s) kept in %s; resume with: %s", summary.written, summary.output,
+                       _resume_command(args))  # fmt: skip
+        if summary.abandoned:  # their threads still run: leave without waiting for them (or their finalizers)
+            _exit_now(130)
+        return 130
     acc = f", running accuracy {bar.correct}/{bar.scored}" if bar.scored else ""
     logger.info("%s: %d new line(s), %d already there, %d error(s)%s", summary.output, summary.written,
                 summary.skipped, summary.errors, acc)  # fmt: skip
     logger.info("score it with: madqa evaluate %s --split %s", summary.output, args.split)
-    if summary.errors:
-        logger.warning("questions with errors: %s (rerun them with --resume --retry-errors)",
-                       ", ".join(summary.error_ids[:10]) + (" …" if len(summary.error_ids) > 10 else ""))  # fmt: skip
+    if summary.retryable_ids:
+        ids = summary.retryable_ids
+        logger.warning("questions that failed for an infrastructure reason: %s (rerun them with --resume "
+                       "--retry-errors)", ", ".join(ids[:10]) + (" …" if len(ids) > 10 else ""))  # fmt: skip
+    if summary.errors > len(summary.retryable_ids):
+        logger.warning("%d question(s) without a usable answer from the model (kept: --retry-errors does not rerun "
+                       "them)", summary.errors - len(summary.retryable_ids))  # fmt: skip
     return 1 if summary.written and summary.errors == summary.written else 0
