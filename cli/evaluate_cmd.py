@@ -177,12 +177,19 @@ def check_provenance(path: Path, predictions: list[Any], gold: Any) -> dict[str,
 
 
 def _score_file(path: Path, references: list[Any], args: argparse.Namespace, judge: Any, gold: Any = None) -> Any:
-    """Parse and score one results file; returns ``(scored run, provenance summary)``."""
-    from madqa.metric.inputs import InputError, parse_results_text
+    """Parse and score one results file; returns ``(scored run, provenance summary, input notes)``.
+
+    What the parser read leniently (no ``answer`` key, pages above the cap, misspelt fields) is logged as one
+    WARNING per message, the same messages the report's ``warnings`` holds.
+    """
+    from madqa.metric.inputs import InputError, parse_results
     from madqa.metric.report import score_predictions
 
     try:
-        predictions = parse_results_text(_read_text(path), str(path))
+        parsed = parse_results(_read_text(path), str(path))
+        predictions = parsed.predictions
+        for warning in parsed.notes.warnings():
+            logger.warning("%s", warning)
         run = score_predictions(predictions, references, mode=args.mode, judge=judge)
     except InputError as exc:
         if exc.count == 1:
@@ -202,7 +209,7 @@ def _score_file(path: Path, references: list[Any], args: argparse.Namespace, jud
     unscored = sum(1 for it in run.items if it.score is None)
     if unscored:
         logger.warning("%s: %d item(s) unscored after judge failures", path, unscored)
-    return run, check_provenance(path, predictions, gold)
+    return run, check_provenance(path, predictions, gold), parsed.notes
 
 
 def report_options(args: argparse.Namespace, calibration: Any) -> Any:
@@ -256,9 +263,9 @@ def run(args: argparse.Namespace) -> int:
     calibration, judge = _calibration(args), _judge(args)
     gold = gold_dataset(args)
     scored = {str(p): _score_file(p, references, args, judge, gold) for p in paths}
-    runs = {name: run for name, (run, _) in scored.items()}
+    runs = {name: run for name, (run, _, _) in scored.items()}
     options = report_options(args, calibration)
-    reports = {name: {**build_report(r, references, options), "provenance": scored[name][1]}
+    reports = {name: {**build_report(r, references, options, scored[name][2]), "provenance": scored[name][1]}
                for name, r in runs.items()}  # fmt: skip
     main = dict(reports[str(args.results)])
     if args.compare:

@@ -1,18 +1,26 @@
 r"""Parse and validate results lines and gold records, with messages naming file, line and field.
 
-Calibration files and human/judge labels are parsed in :mod:`.calibration_inputs`.
+Calibration files and human/judge labels are parsed in :mod:`.calibration_inputs`; what is read leniently is
+counted and warned about in :mod:`.notes`.
 
 A results line follows the public harness: ``id``, ``question``, ``answer`` (list of strings or a string),
 ``citations`` (list of ``{document or file, page}``), ``search_history`` (list) and/or ``steps``/``iterations``
 (int); other keys are ignored. Policies decided here (also in the metric card):
 
 * ``answer``: a string becomes a one-element list; ``null`` is *no answer*; numbers inside the list are written
-  as text; anything else (dict, bool, nested list, NaN) is an error. A missing ``answer`` key is an error.
+  as text; anything else (dict, bool, nested list, NaN) is an error. A missing ``answer`` key is *no answer*, as
+  the public harness writes failed questions; such lines are counted in one warning per file.
 * ``citations``: absent or ``null`` means none. Each citation names its document with ``document`` (preferred) or
   ``file``; a ``document`` that is ``null`` or blank falls back to ``file``. ``page`` must be a positive integer
   (1-based); an integer written as a string (``"5"``) is read as that integer; ``0``, negatives, fractions,
   ``"abc"`` and booleans are errors (0 usually means 0-based pages: add 1). An absent or ``null`` page cites the
-  whole document (Doc F1 only).
+  whole document (Doc F1 only). A document that no gold question names is a wrong citation, never an error.
+* a page above ``schema.MAX_PAGE`` is kept and scored as a wrong citation (no gold page is that high; it lowers
+  Page F1 precision), counted in one warning per file, never an error: models do cite pages like 1506387294. A
+  digit string of more than 20 significant digits is read from its first 20 (still above the cap, and ``int()``
+  of a long string costs quadratic time), so a page is always an ``int`` of bounded cost.
+* a field close to a scored field the line lacks (``citatons``, ``anwser``) is ignored and warned about by name,
+  once per file (:mod:`.notes`); the other extra fields (``agent``, ``usage``, ``trajectory``, …) are silent.
 * effort: ``len(search_history)`` when present, else ``steps``, else ``iterations``; a non-negative integer.
   Lines without any of them have unknown effort (left out of Kuiper and the budget curve).
 * ``question``: used only to match a line without ``id``; a blank ``question`` next to an ``id`` is ignored.
@@ -20,8 +28,9 @@ A results line follows the public harness: ``id``, ``question``, ``answer`` (lis
   never an error; absent or malformed values read as unknown (they only inform ``madqa evaluate``'s warning).
 * ``NaN``/``Infinity`` anywhere in a line is an error (not JSON).
 * caps (``schema.MAX_*``): line length, answer string length, total answer length per line, answer items,
-  citations, page number, effort values, ``id`` and ``question`` length. They bound the cost of scoring a file
+  citations, effort values, ``id``, document name and ``question`` length. They bound the cost of scoring a file
   and are checked here, before any scoring work; a value over a cap is an error naming file, line and field.
+  `madqa run` never writes a value over them (``agents/answer.py`` cuts answers and document names to fit).
 * lines are split on ``\n`` only, and error messages are bounded (see :mod:`.jsonl`).
 """
 
@@ -31,9 +40,11 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .jsonl import InputError, json_lines, load_json_line, read_jsonl_text, show
+from .notes import InputNotes
 from .schema import (
     MAX_ANSWER_ITEMS,
     MAX_ANSWER_LINE_CHARS,
@@ -41,7 +52,6 @@ from .schema import (
     MAX_CITATIONS,
     MAX_EFFORT,
     MAX_ID_CHARS,
-    MAX_PAGE,
     MAX_QUESTION_CHARS,
     Citation,
     DatasetRef,
@@ -53,11 +63,16 @@ from .scoring import hop_type as evidence_hop_type
 #: Callers import the JSONL helpers from here (this module was their home before ``jsonl.py``).
 _REEXPORTED = (load_json_line, read_jsonl_text)
 
-_ASCII_DIGITS = re.compile(r"[0-9]{1,20}")  # ASCII only; short enough for int()
+_ASCII_DIGITS = re.compile(r"[0-9]+")  # ASCII only: "²" and "٣" are digits to str.isdigit
+#: More significant digits than this are above any page; only this many are read (a long int() costs time).
+_PAGE_DIGITS = 20
 
 
 def _as_page(value: Any, where: str) -> int | None:
-    """A 1-based page number; an ASCII digit string is read as that integer (``"²"`` and ``"٣"`` are not)."""
+    """A 1-based page number; an ASCII digit string is read as that integer (``"²"`` and ``"٣"`` are not).
+
+    A page above ``MAX_PAGE`` is returned as it is (a wrong citation, counted by :mod:`.notes`).
+    """
     if value is None:
         return None
     if isinstance(value, bool):
@@ -65,14 +80,12 @@ def _as_page(value: Any, where: str) -> int | None:
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
     if isinstance(value, str) and _ASCII_DIGITS.fullmatch(value.strip()):
-        value = int(value.strip())
+        value = int((value.strip().lstrip("0") or "0")[:_PAGE_DIGITS])
     if not isinstance(value, int):
         raise InputError(f"{where}: page must be a positive integer, got {show(value)}")
     if value < 1:
         hint = " (pages are 1-based; if your system counts from 0, add 1)" if value == 0 else ""
         raise InputError(f"{where}: page must be a positive integer, got {show(value)}{hint}")
-    if value > MAX_PAGE:
-        raise InputError(f"{where}: page {show(value)} is above the limit of {MAX_PAGE}")
     return value
 
 
@@ -207,8 +220,10 @@ def parse_provenance(record: Mapping[str, Any]) -> tuple[int | None, DatasetRef 
     return version, dataset
 
 
-def parse_prediction(record: Any, where: str, line: int = 0) -> Prediction:
+def parse_prediction(record: Any, where: str, line: int = 0, notes: InputNotes | None = None) -> Prediction:
     """Validate one results line (every cap of ``schema.py`` except the line length, which needs the text).
+
+    ``notes`` (when given) counts what the line has that is read leniently (:class:`~.notes.InputNotes`).
 
     Raises:
         InputError: naming ``where`` and the field.
@@ -221,19 +236,59 @@ def parse_prediction(record: Any, where: str, line: int = 0) -> Prediction:
     question = None if blank_question else _optional_text(record, "question", where)
     if pid is None and question is None:
         raise InputError(f"{where}: the line has neither 'id' nor 'question', so it cannot be matched")
-    if "answer" not in record:
-        raise InputError(f"{where}: missing field 'answer' (use [] or null for no answer)")
     schema_version, dataset = parse_provenance(record)
-    return Prediction(
+    prediction = Prediction(
         id=pid,
         question=question,
-        answer=parse_answer(record["answer"], where),
+        answer=parse_answer(record.get("answer"), where),  # no key: no answer (the public harness's failures)
         citations=parse_citations(record.get("citations"), where),
         steps=parse_steps(record, where),
         line=line,
         schema_version=schema_version,
         dataset=dataset,
     )
+    if notes is not None:
+        notes.note(record, where, prediction.citations)
+    return prediction
+
+
+@dataclass(frozen=True)
+class ParsedResults:
+    """A parsed results file: its predictions, and what was read leniently (the warnings come from ``notes``)."""
+
+    predictions: list[Prediction]
+    notes: InputNotes
+
+
+def parse_results(text: str, source: str) -> ParsedResults:
+    """Parse a whole results JSONL text, with its :class:`~.notes.InputNotes` (see :func:`parse_results_text`).
+
+    Raises:
+        InputError: as :func:`parse_results_text`.
+    """
+    rows, problems = json_lines(text, source)
+    notes = InputNotes(source)
+    out: list[Prediction] = []
+    for number, value in rows:
+        try:
+            out.append(parse_prediction(value, f"{source} line {number}", line=number, notes=notes))
+        except InputError as exc:
+            problems.add(exc)
+    if problems:  # JSON problems first, then field problems; each names its line
+        raise problems.error()
+    return ParsedResults(out, notes)
+
+
+def parse_predictions(records: Iterable[Any], source: str = "predictions"
+                      ) -> tuple[list[Prediction | None], InputNotes]:
+    """Validate the evaluate module's prediction dicts (``None`` stays: a placeholder for an absent prediction).
+
+    Raises:
+        InputError: for the first invalid prediction, naming ``source[i]`` and the field.
+    """
+    notes = InputNotes(source)
+    out = [None if r is None else parse_prediction(r, f"{source}[{i}]", notes=notes) for i, r in enumerate(records)]
+    return out, notes
 
 
 def parse_results_text(text: str, source: str) -> list[Prediction]:
@@ -243,16 +298,7 @@ def parse_results_text(text: str, source: str) -> list[Prediction]:
         InputError: naming the first invalid lines (file and line number, field) and counting all of them, or
             an empty file.
     """
-    rows, problems = json_lines(text, source)
-    out: list[Prediction] = []
-    for number, value in rows:
-        try:
-            out.append(parse_prediction(value, f"{source} line {number}", line=number))
-        except InputError as exc:
-            problems.add(exc)
-    if problems:  # JSON problems first, then field problems; each names its line
-        raise problems.error()
-    return out
+    return parse_results(text, source).predictions
 
 
 def _variants(value: Any, where: str) -> tuple[tuple[str, ...], ...]:

@@ -6,6 +6,7 @@ start of a line, with no trailing comment), so every helper module the metric ne
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +16,22 @@ import evaluate
 from .accuracy import summarize_accuracy
 from .aggregate import cohen_kappa
 from .calibration_inputs import parse_calibration
-from .inputs import parse_prediction, parse_reference
-from .jsonl import InputError, split_lines
+from .inputs import parse_predictions, parse_reference
+from .jsonl import InputError, load_json_line, split_lines
 from .judge import Judge
 from .kuiper import kuiper_statistic
 from .matching import match_predictions
+from .notes import InputNotes
 from .report import ReportOptions, evaluate_predictions
 from .schema import DEFAULT_CALIBRATION
 from .scoring import anls_star
 
 #: Helpers imported only so that evaluate copies their modules (no comments on relative-import lines: evaluate
 #: would read them as download URLs).
-_COPIED_HELPERS = (summarize_accuracy, cohen_kappa, kuiper_statistic, match_predictions, anls_star, split_lines)
+_COPIED_HELPERS = (summarize_accuracy, cohen_kappa, kuiper_statistic, match_predictions, anls_star, split_lines,
+                   InputNotes)
+
+logger = logging.getLogger(__name__)
 
 _CITATION = """\
 @misc{madqa2026,
@@ -64,7 +69,9 @@ Args:
 Returns:
     A dict with accuracy, accuracy_raw, accuracy_ci, accuracy_se, anls, page_f1, doc_f1, kuiper,
     kuiper_normalized, kuiper_ci, wasted_effort_ratio, n, n_predicted, missing, unscored, by_hop, by_domain,
-    by_category, errors, budget_curve, mode and more (see README.md). Fractions are in [0, 1].
+    by_category, errors, budget_curve, mode and more (see README.md). Fractions are in [0, 1]. `warnings` lists
+    what was scored leniently (no `answer` key, pages above 100,000, a misspelt field such as `citatons`), once
+    per kind; each is also logged as a warning.
 Examples:
     >>> import evaluate
     >>> madqa = evaluate.load("madqa")  # doctest: +SKIP
@@ -107,7 +114,10 @@ class Madqa(evaluate.Metric):
         max_budget: int | None = None,
         include_items: bool = False,
     ) -> dict[str, Any]:
-        preds = [None if p is None else parse_prediction(p, f"predictions[{i}]") for i, p in enumerate(predictions)]
+        # datasets' Json feature hands back the JSON text of a line that ujson cannot decode (an integer over 64
+        # bits, such as a page 10**25 a model cited): read it with json, as `madqa evaluate` reads the file.
+        preds, notes = parse_predictions([load_json_line(p, f"predictions[{i}]") if isinstance(p, str) else p
+                                          for i, p in enumerate(predictions)])  # fmt: skip
         refs = [parse_reference(r, f"references[{i}]") for i, r in enumerate(references)]
         if mode == "judge" and judge is None:
             raise InputError("mode='judge' needs judge=<callable complete(prompt) -> str>")
@@ -116,5 +126,8 @@ class Madqa(evaluate.Metric):
         cal = DEFAULT_CALIBRATION if calibration is None else parse_calibration(calibration, "calibration")
         options = ReportOptions(mode=mode, calibration=cal, kuiper_order=kuiper_order,  # type: ignore[arg-type]
                                 n_resamples=n_resamples, seed=seed, max_budget=max_budget, include_items=include_items)
-        return evaluate_predictions(preds, refs, options, judge=batch)
+        report = evaluate_predictions(preds, refs, options, judge=batch, notes=notes)
+        for warning in report["warnings"]:  # the same messages as `madqa evaluate` and the Space show
+            logger.warning("%s", warning)
+        return report
 

@@ -21,6 +21,7 @@ from .aggregate import breakdown, budget_curve, error_breakdown, kappa_matrix, m
 from .judge import JudgeOutcome, JudgeRequest
 from .kuiper import kuiper
 from .matching import Matching, match_predictions
+from .notes import InputNotes
 from .schema import (
     DEFAULT_CALIBRATION,
     HOP_TYPES,
@@ -134,9 +135,13 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def build_report(run: ScoredRun, references: Sequence[Reference], options: ReportOptions = DEFAULT_OPTIONS
-                 ) -> dict[str, Any]:
-    """Aggregate a scored run into the report (keys documented in the metric card)."""
+def build_report(run: ScoredRun, references: Sequence[Reference], options: ReportOptions = DEFAULT_OPTIONS,
+                 notes: InputNotes | None = None) -> dict[str, Any]:
+    """Aggregate a scored run into the report (keys documented in the metric card).
+
+    ``notes`` (the parser's :class:`~.notes.InputNotes`) adds ``input_notes`` (its counts) and ``warnings`` (its
+    messages); without it both are empty.
+    """
     mode, calibration, kuiper_order = options.mode, options.calibration, options.kuiper_order
     n_resamples, seed = options.n_resamples, options.seed
     items = run.items
@@ -193,6 +198,8 @@ def build_report(run: ScoredRun, references: Sequence[Reference], options: Repor
         "by_category": breakdown(items, references, lambda r: r.document_category, mode, calibration),
         "errors": error_breakdown(items),
         "budget_curve": budget_curve(items, options.max_budget),
+        "input_notes": (notes or InputNotes("")).summary(),
+        "warnings": [] if notes is None else notes.warnings(),
     }
     if options.include_items:
         report["items"] = [vars(it).copy() for it in items]
@@ -206,10 +213,11 @@ def evaluate_predictions(
     options: ReportOptions = DEFAULT_OPTIONS,
     *,
     judge: BatchJudge | None = None,
+    notes: InputNotes | None = None,
 ) -> dict[str, Any]:
     """Score and report in one call (see :func:`score_predictions` and :func:`build_report`)."""
     run = score_predictions(predictions, references, mode=options.mode, judge=judge)
-    return build_report(run, references, options)
+    return build_report(run, references, options, notes)
 
 
 #: Most distinct (schema version, dataset) groups listed in a provenance summary (the rest are counted).

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from madqa.metric.inputs import InputError, parse_references, parse_results_text
+from madqa.metric.inputs import InputError, parse_references, parse_results
 from madqa.metric.matching import match_predictions
 from madqa.metric.report import DEFAULT_OPTIONS, ReportOptions, build_report, score_predictions
 from madqa.metric.schema import Reference
@@ -62,6 +62,8 @@ class Accepted:
     report: dict[str, Any]
     #: ``True`` when this answers a retry: the submission was stored by an earlier call with the same key.
     replayed: bool = False
+    #: What was scored leniently (the metric's input warnings; built from the file alone, never from labels).
+    warnings: tuple[str, ...] = ()
 
 
 def check_ids(predictions: Sequence[Any], test_ids: set[str], other_split_ids: Mapping[str, str]) -> None:
@@ -79,11 +81,13 @@ def check_ids(predictions: Sequence[Any], test_ids: set[str], other_split_ids: M
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A scored results text: the public report, the per-item scores (server side) and the content's hash."""
+    """A scored results text: the public report, the per-item scores (server side), the content's hash, and the
+    metric's input warnings (from the file alone: safe to show)."""
 
     report: dict[str, Any]
     items: list[dict[str, Any]]
     content_sha256: str
+    warnings: tuple[str, ...] = ()
 
 
 def evaluate_results(
@@ -106,7 +110,8 @@ def evaluate_results(
     """
     try:
         try:
-            predictions = parse_results_text(text, SOURCE_NAME)
+            parsed = parse_results(text, SOURCE_NAME)
+            predictions = parsed.predictions
         except RecursionError:
             raise InputError(f"{SOURCE_NAME} line {_deep_line(text)}: JSON nested too deeply") from None
         check_ids(predictions, test_ids, other_split_ids)
@@ -117,9 +122,11 @@ def evaluate_results(
     except InputError as exc:
         raise SubmissionError(str(exc)) from None
     run = score_predictions(predictions, references, mode=options.mode, judge=judge, matching=matching)
-    report = build_report(run, references, replace(options, include_items=True))
+    report = build_report(run, references, replace(options, include_items=True), parsed.notes)
     items = report.pop("items")
-    return Evaluation(public_report(report, items), items, canonical_sha256(text))
+    # the warnings are computed before any gold-dependent work, from the uploaded text only (no label can leak)
+    warnings = tuple(parsed.notes.warnings())
+    return Evaluation(public_report(report, items), items, canonical_sha256(text), warnings)
 
 
 class Scorer:
@@ -248,8 +255,10 @@ class Scorer:
                                   "nothing was stored") from None  # fmt: skip
         except RateLimited as exc:
             raise SubmissionError(RateLimiter.message(exc.rule.limit, exc.rule.window_s, exc.wait_s)) from None
-        accepted = self.accepted(sid)
+        accepted = replace(self.accepted(sid), warnings=done.warnings)
         logger.info("accepted submission %s (%s): rank %d", sid, form.get("system"), accepted.rank)
+        for warning in done.warnings:
+            logger.warning("submission %s: %s", sid, warning)
         return accepted
 
     @contextmanager
@@ -334,8 +343,15 @@ def format_accepted(acc: Accepted) -> str:
 
     ci = r.get("accuracy_ci")
     ci_text = f" (95% CI {100 * ci[0]:.1f}–{100 * ci[1]:.1f})" if ci else ""
+    notes = "".join(f"\n- {_markdown_text(w)}" for w in acc.warnings)
     return (
         f"**Accepted** as submission #{acc.id} — rank **{acc.rank}** of {acc.total}.\n\n"
         f"Accuracy {pct('accuracy')}{ci_text} · Page F1 {pct('page_f1')} · Doc F1 {pct('doc_f1')} · "
         f"scoring mode `{r.get('mode')}` · coverage {r.get('n_predicted')}/{r.get('n')}"
+        + (f"\n\n**Warnings** (scored anyway):{notes}" if notes else "")
     )
+
+
+def _markdown_text(text: str) -> str:
+    """A warning as literal Markdown text: it quotes field names from the uploaded file."""
+    return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!<>|~" else ch for ch in text)

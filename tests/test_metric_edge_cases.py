@@ -3,6 +3,8 @@ documented differences from the public harness, and the accuracy standard error 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 from types import SimpleNamespace
@@ -204,3 +206,62 @@ def test_se_is_disclosed_for_test_submissions_and_shown_on_the_board() -> None:
                           system_type="agent")
     row = row_of(sub)  # type: ignore[arg-type]
     assert row["Accuracy"] == 50.0 and row[SE_COLUMN] == 25.0 and row["Type"] == "agent"
+
+
+# --- issue 22: lines scored leniently reach madqa evaluate, the evaluate module and the Space alike ---------------
+
+LENIENT = [
+    {"id": "q0", "answer": ["ans0"], "citatons": [{"document": "d0", "page": 1}]},  # misspelt: Page F1 0, warned
+    {"id": "q1", "error": "provider exploded"},  # the public harness's failed line: no 'answer'
+    {"id": "q2", "answer": ["ans2"], "citations": [{"document": "d2", "page": 1}, {"document": "d2", "page": 10**25}]},
+]
+
+
+def test_lenient_lines_give_the_same_counts_and_warnings_in_all_three_paths(tmp_path, caplog) -> None:
+    from madqa.cli import main
+    from madqa.metric.madqa import Madqa
+    from madqa.space.submission import Accepted, evaluate_results, format_accepted
+
+    gold_path, results_path = tmp_path / "gold.jsonl", tmp_path / "r.jsonl"
+    gold_rows = [{"id": r.id, "question": r.question, "answer_variants": [list(v) for v in r.answer_variants],
+                  "evidence": [vars(c) for c in r.evidence]} for r in GOLD]  # fmt: skip
+    gold_path.write_text("\n".join(json.dumps(g) for g in gold_rows), encoding="utf-8")
+    results_path.write_text(results(*LENIENT), encoding="utf-8")
+    expected = {"lines_without_answer": 1, "citations_above_max_page": 1, "unknown_fields": {"citatons": "citations"}}
+
+    out = io.StringIO()
+    with caplog.at_level("WARNING"), contextlib.redirect_stdout(out):
+        assert main(["evaluate", str(results_path), "--gold", str(gold_path), "--json", "--resamples", "10"]) == 0
+    cli = json.loads(out.getvalue())
+    assert cli["n_predicted"] == 3 and cli["input_notes"] == expected
+    assert cli["warnings"] == [
+        f"{results_path} line 1: unknown field 'citatons' (did you mean 'citations'?); it is ignored",
+        f"{results_path}: 1 line(s) have no 'answer' field; scored as no answer",
+        f"{results_path}: 1 citation(s) to pages above 100,000 scored as wrong citations",
+    ]
+    assert all(w in caplog.text for w in cli["warnings"])  # logged as WARNINGs too
+
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        module = Madqa(keep_in_memory=True, cache_dir=str(tmp_path / "m")).compute(
+            predictions=LENIENT + [None], references=gold_rows, n_resamples=10)
+    assert module["n_predicted"] == 3 and module["input_notes"] == expected  # the 10**25 page survives datasets
+    assert [w.split(": ", 1)[1] for w in module["warnings"]] == [w.split(": ", 1)[1] for w in cli["warnings"]]
+    assert module["warnings"][0].startswith("predictions[0]: ") and all(w in caplog.text for w in module["warnings"])
+    assert module["page_f1"] == cli["page_f1"] == pytest.approx((0 + 0 + 2 / 3 + 0) / 4)
+
+    space = evaluate_results(results(*LENIENT), GOLD, {r.id for r in GOLD}, {})
+    assert space.report["n_predicted"] == 3 and len(space.warnings) == 3
+    assert space.warnings[0].startswith("results.jsonl line 1: unknown field 'citatons'")
+    shown = format_accepted(Accepted(1, 1, 1, space.report, warnings=space.warnings))
+    assert "**Warnings** (scored anyway):" in shown and r"unknown field 'citatons' \(did you mean" in shown
+    assert not any(word in shown for word in ("ans1", "ans3", "Gold question"))  # nothing of the labels
+
+
+def test_space_warnings_quote_field_names_as_literal_markdown() -> None:
+    from madqa.space.submission import Accepted, evaluate_results, format_accepted
+
+    space = evaluate_results(results({"id": "q0", "answer": [], "Answer_": ["x"]}), GOLD, {r.id for r in GOLD}, {})
+    assert space.warnings == ("results.jsonl line 1: unknown field 'Answer_' (did you mean 'answer'?); it is ignored",)
+    shown = format_accepted(Accepted(1, 1, 1, space.report, warnings=space.warnings))
+    assert r"unknown field 'Answer\_' \(did you mean 'answer'?\)" in shown  # a name is text, not Markdown

@@ -80,7 +80,6 @@ CAP_CASES = [
     (dict(answer=["x" * 4000, "y" * 4000, "z"]), "field 'answer' has 8001 characters in all; the limit is 8000"),
     (dict(answer=["x"] * (schema.MAX_ANSWER_ITEMS + 1)), "field 'answer' has 201 items; the limit is 200"),
     (dict(citations=[{"document": "d.pdf", "page": 1}] * 1001), "field 'citations' has 1001 items; the limit is 1000"),
-    (dict(citations=[{"document": "d.pdf", "page": 100_001}]), "citations[0]: page 100001 is above the limit"),
     (dict(citations=[{"document": "d" * 1001, "page": 1}]), "the document name has 1001 characters"),
     (dict(steps=100_001), "field 'steps' is 100001; the limit is 100000"),
     (dict(steps=10**6), "field 'steps' is 1000000; the limit is 100000"),

@@ -1,0 +1,207 @@
+"""The runner/metric contract (issue 22 item 4): every line `madqa run` writes is accepted and scored by
+`madqa evaluate`, the evaluate module and the Space's submission scoring, whatever the model answered.
+
+The property test fuzzes model outputs (pages huge, negative, zero, strings, floats; unknown or huge document names;
+huge, empty and non-string answers; missing keys; malformed tool calls) and feeds them through the real runner
+(:func:`madqa.agents.run.run_benchmark`, with a ``py:`` model spec whose factory returns ``ScriptedModel``) into the
+three scoring paths. One hypothesis example is one run of several questions, each with its own script, so that a
+few examples cover many model outputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import ScriptedModel
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from madqa.agents import answer
+from madqa.metric import schema
+
+MODEL = "py:test_runner_metric_contract:fuzzed_model"
+QUESTIONS = 6  # questions per run (one hypothesis example)
+
+#: The scripts of the current run, by question text (the model factory is called by the runner, with no arguments).
+SCRIPTS: dict[str, list[Any]] = {}
+_LOCK = threading.Lock()
+
+
+def fuzzed_model(**_: Any) -> ScriptedModel:
+    """The model of the fuzzed runs: each question's calls replay that question's script from :data:`SCRIPTS`."""
+    calls: dict[str, int] = {}
+
+    def reply(text: str, tools: list[str]) -> Any:
+        question = re.search(r"Question: (.*)", text).group(1).strip()
+        with _LOCK:
+            script = SCRIPTS[question]
+            n = calls[question] = calls.get(question, -1) + 1
+        return script[min(n, len(script) - 1)]
+
+    return ScriptedModel([reply], text_only=True, model_id="fuzzed")
+
+
+# --- strategies: what a real model may put in a final answer or a tool call ------------------------------------
+
+DOCUMENTS = ["riverton_water_annual_report_2019.pdf", "nope.pdf"]  # one sample document (checked below), one unknown
+
+def long_text(chars: str, low: int, high: int) -> st.SearchStrategy[str]:
+    """Strings of ``low``..``high`` characters, built (hypothesis draws at most a few kB of text itself)."""
+    return st.builds(lambda ch, n: ch * n, st.sampled_from(list(chars)), st.integers(low, high))
+
+
+pages = st.one_of(
+    st.integers(-5, 5),
+    st.integers(schema.MAX_PAGE - 2, 10**12),  # 314680, 1506387294, … (issue 22)
+    st.integers(10**20, 10**300),
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300),
+    st.sampled_from([0.0, 3.0, 2.5, "7", " 12 ", "0", "-3", "abc", "²", True, None, [1], {}]),
+    long_text("9", 20, 5000),  # int() refuses past 4,300 digits
+)
+documents = st.one_of(
+    st.sampled_from(DOCUMENTS + ["", "   ", " a.pdf "]), long_text("x/", 900, 3000),
+    st.text(max_size=30), st.none(), st.integers(), st.lists(st.text(max_size=3), max_size=2),
+)  # fmt: skip
+citation = st.one_of(
+    st.fixed_dictionaries({"document": documents, "page": pages}),
+    st.fixed_dictionaries({"file": documents, "page": pages}),
+    st.fixed_dictionaries({}, optional={"document": documents, "file": documents, "page": pages,
+                                        "pgae": pages, "extra": st.text(max_size=5)}),  # fmt: skip
+    st.text(max_size=20), st.integers(), st.none(),
+)
+answer_item = st.one_of(
+    st.text(max_size=40), long_text("xy ", 900, 5000), st.integers(), st.floats(),
+    st.booleans(), st.none(), st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.text(max_size=3),
+    st.integers(), max_size=2),
+)  # fmt: skip
+answers = st.one_of(
+    st.lists(answer_item, max_size=60), st.text(max_size=50), long_text("z", 9000, 12000),
+    st.integers(), st.none(), st.booleans(), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)  # fmt: skip
+citations = st.one_of(st.lists(citation, max_size=60), citation, st.none())
+final_args = st.fixed_dictionaries({}, optional={"answer": answers, "citations": citations,
+                                                 "anwser": answers, "citatons": citations})  # fmt: skip
+tool_call = st.one_of(
+    st.tuples(st.just("final_answer"), final_args),
+    st.tuples(st.just("final_answer"), st.one_of(st.text(max_size=30), st.integers(), st.lists(st.integers()))),
+    st.tuples(st.just("search_documents"), st.fixed_dictionaries({}, optional={
+        "query": st.one_of(st.text(max_size=30), st.integers(), st.none(), st.lists(st.text(max_size=5))),
+        "k": st.integers()})),  # fmt: skip
+    st.tuples(st.sampled_from(["no_such_tool", "", "final_answer " * 3]), st.dictionaries(st.text(max_size=5),
+                                                                                           st.integers())),
+    st.text(max_size=60),  # a reply with no tool call at all
+)
+scripts = st.lists(st.lists(tool_call, min_size=1, max_size=4), min_size=QUESTIONS, max_size=QUESTIONS)
+
+
+# --- the three scoring paths --------------------------------------------------------------------------------------
+
+
+def evaluate_cli(path: Path) -> dict[str, Any]:
+    from madqa.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["evaluate", str(path), "--split", "dev", "--json", "--resamples", "10"]) == 0
+    return json.loads(out.getvalue())
+
+
+def evaluate_module(lines: list[dict[str, Any]], gold: list[dict[str, Any]], cache: Path) -> dict[str, Any]:
+    from madqa.metric.madqa import Madqa
+
+    metric = Madqa(keep_in_memory=True, cache_dir=str(cache))
+    padded = lines + [None] * (len(gold) - len(lines))  # evaluate needs one prediction per reference
+    return metric.compute(predictions=padded, references=gold, n_resamples=10)
+
+
+def evaluate_space(text: str, gold: list[dict[str, Any]]) -> Any:
+    from madqa.metric.inputs import parse_references
+    from madqa.metric.report import ReportOptions
+    from madqa.space.submission import evaluate_results
+
+    refs = parse_references(gold, "dev")
+    return evaluate_results(text, refs, {r.id for r in refs}, {}, options=ReportOptions(n_resamples=10))
+
+
+@pytest.fixture(scope="module")
+def dev(layout) -> dict[str, Any]:
+    from madqa.loading_script.load import load_gold, load_questions
+
+    questions = load_questions("dev")[:QUESTIONS]
+    assert len(questions) == QUESTIONS and len({q["question"] for q in questions}) == QUESTIONS
+    return {"questions": questions, "gold": load_gold("dev")}
+
+
+def test_the_runners_caps_are_within_the_metrics() -> None:
+    assert answer.MAX_ANSWER_ITEM_CHARS <= schema.MAX_ANSWER_STRING_CHARS
+    assert answer.MAX_LIST_ITEMS <= min(schema.MAX_ANSWER_ITEMS, schema.MAX_CITATIONS)
+    assert answer.MAX_ANSWER_TOTAL_CHARS <= schema.MAX_ANSWER_LINE_CHARS
+    assert answer.MAX_DOCUMENT_CHARS <= schema.MAX_ID_CHARS
+
+
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])  # fmt: skip
+@given(scripts=scripts)
+def test_every_line_the_runner_writes_is_scored_by_all_three_paths(dev, tmp_path_factory, scripts) -> None:
+    from madqa.agents.run import RunConfig, run_benchmark
+
+    SCRIPTS.clear()
+    SCRIPTS.update({q["question"].strip(): s for q, s in zip(dev["questions"], scripts, strict=True)})
+    tmp = tmp_path_factory.mktemp("fuzz")
+    out = tmp / "r.jsonl"
+    summary = run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=3, top_k=1), out)
+    text = out.read_text(encoding="utf-8")
+    lines = [json.loads(x) for x in text.splitlines() if x.strip()]
+    assert summary.written == len(lines) == QUESTIONS
+
+    cli = evaluate_cli(out)
+    module = evaluate_module(lines, dev["gold"], tmp / "cache")
+    space = evaluate_space(text, dev["gold"])
+    for report in (cli, module, space.report):
+        assert report["n_predicted"] == QUESTIONS and report["n_unknown"] == 0, report
+    assert cli["input_notes"] == module["input_notes"]
+    assert len(space.warnings) == len(cli["warnings"])
+
+
+def test_the_issue_22_model_outputs_are_scored_as_wrong_citations_not_refused(dev, tmp_path: Path) -> None:
+    """The outputs seen from a real model in issue 22, and the caps where runner and metric disagreed."""
+    from madqa.agents.run import RunConfig, run_benchmark
+
+    doc = DOCUMENTS[0]
+    finals = [
+        {"answer": ["17.85"], "citations": [{"document": doc, "page": 314680}, {"document": doc, "page": 1506387294}]},
+        {"answer": ["y" * 1000] * 20, "citations": [{"document": doc, "page": 5}]},  # 20,000 characters in all
+        {"answer": ["x"], "citations": [{"document": "d" * 2000 + ".pdf", "page": 1}]},  # a 2,004-character name
+        {"answer": ["x"], "citations": [{"document": doc, "page": "9" * 5000}]},  # int() refuses 5,000 digits
+        {"answer": "x", "citations": [{"document": None, "file": doc, "page": 5.0}]},
+        {"answer": None, "citations": None},
+    ]
+    SCRIPTS.clear()
+    SCRIPTS.update({q["question"].strip(): [("final_answer", f)]
+                    for q, f in zip(dev["questions"], finals, strict=True)})  # fmt: skip
+    out = tmp_path / "r.jsonl"
+    assert run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=2, top_k=1), out).written == QUESTIONS
+    text = out.read_text(encoding="utf-8")
+    lines = [json.loads(x) for x in text.splitlines()]
+    by_id = {r["id"]: r for r in lines}
+    first, second, third = (by_id[q["id"]] for q in dev["questions"][:3])
+    assert [c["page"] for c in first["citations"]] == [314680, 1506387294]
+    assert sum(map(len, second["answer"])) == schema.MAX_ANSWER_LINE_CHARS  # cut to the metric's cap ...
+    assert second["trajectory"][0]["tool_calls"][0]["arguments"]["answer"] == ["y" * 1000] * 20  # ... kept here
+    assert len(third["citations"][0]["document"]) == schema.MAX_ID_CHARS
+    cli = evaluate_cli(out)
+    module = evaluate_module(lines, dev["gold"], tmp_path / "cache")
+    space = evaluate_space(text, dev["gold"])
+    for report in (cli, module, space.report):
+        assert report["n_predicted"] == QUESTIONS
+    assert cli["input_notes"]["citations_above_max_page"] == module["input_notes"]["citations_above_max_page"] == 3
+    assert cli["page_f1"] == module["page_f1"] == space.report["page_f1"]
+    assert space.warnings == ("results.jsonl: 3 citation(s) to pages above 100,000 scored as wrong citations",)
