@@ -18,16 +18,18 @@ from typing import Any
 import httpx
 import openai
 import pytest
+import ray_fixtures
 from fakes import ScriptedModel, search_then_cite, shown_pages
 from smolagents.utils import AgentGenerationError
 
-from madqa.agents.deadline import Deadline, active, check, question_deadline, remaining
+from madqa.agents.deadline import Deadline, StopRequest, active, check, question_deadline, remaining
 from madqa.agents.errors import QuestionTimeoutError, classify, kind_of_line, short_error
 from madqa.agents.repl.worker import ReplWorkerError
 from madqa.agents.run import RunConfig, RunError, run_benchmark
 from madqa.metric.inputs import parse_results_text
 
 TESTS = Path(__file__).parent
+cluster = ray_fixtures.cluster  # started only by the test that asks for it
 CTRL = "py:test_run_control:control_model"
 #: remaining() as each model call of this process saw it (the per-call HTTP timeout is built from it).
 SEEN_REMAINING: list[float | None] = []
@@ -323,6 +325,38 @@ def _valid(out: Path) -> list[dict[str, Any]]:
     assert len(parse_results_text(out.read_text(encoding="utf-8"), str(out))) == len(rows)
     assert len({r["id"] for r in rows}) == len(rows)
     return rows
+
+
+class _StopAfterFirst:
+    """A :class:`madqa.agents.run.Progress` that asks the run to stop when the first line is written."""
+
+    def __init__(self, stop: StopRequest) -> None:
+        self.stop = stop
+
+    def start(self, total: int, finished: Any) -> None:
+        pass
+
+    def update(self, record: Any) -> None:
+        self.stop.set()
+
+
+@pytest.mark.parametrize("backend", ["threads", "ray"])
+def test_a_stop_request_starts_no_new_question(layout, tmp_path: Path, monkeypatch, request, backend: str) -> None:
+    """Both backends: once the stop is asked for, the questions in flight finish and none starts."""
+    chosen = None
+    if backend == "ray":
+        pytest.importorskip("ray", reason="Ray is not installed: pip install 'madqa[ray]'")
+        request.getfixturevalue("cluster")
+        from madqa.agents.ray_run import RayBackend
+
+        chosen = RayBackend()
+    monkeypatch.setenv("MADQA_CTRL_DELAY", "0.3")
+    stop = StopRequest(wait_s=30)
+    out = tmp_path / "s.jsonl"
+    summary = run_benchmark(RunConfig(model=CTRL, limit=8), out, workers=2, progress=_StopAfterFirst(stop),
+                            stop=stop, backend=chosen)  # fmt: skip
+    assert summary.interrupted and summary.abandoned == 0
+    assert 1 <= summary.written == len(_valid(out)) <= 2  # the first line, and the one in flight with it
 
 
 def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, tmp_path: Path) -> None:
