@@ -90,12 +90,12 @@ def step_error(error: BaseException) -> str:
 def mark_failed_step(agent: SolvedAgent, error: BaseException) -> None:
     """Put ``error`` on the step whose model call raised it.
 
-    When ``generate`` raises, smolagents still appends that step to memory (in a ``finally``), without model output
-    and with ``error`` left ``None``, then re-raises; so the last step, if it has neither output nor error, is the one
-    that failed. A step that finished (e.g. before a question ran out of time) is left as it is.
+    When ``generate`` raises, smolagents still appends that step to memory (in a ``finally``), without a model
+    message and with ``error`` left ``None``, then re-raises; so the last step, if it has neither, is the one that
+    failed. A step that finished (e.g. before a question ran out of time) is left as it is.
     """
     steps = [s for s in agent.memory.steps if isinstance(s, ActionStep)]
-    if steps and steps[-1].error is None and steps[-1].model_output is None and not steps[-1].is_final_answer:
+    if steps and steps[-1].error is None and steps[-1].model_output_message is None:
         steps[-1].error = error  # type: ignore[assignment]  # smolagents types it AgentError; shown by step_error
 
 

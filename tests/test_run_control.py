@@ -53,6 +53,8 @@ def control_reply(text: str, tools: list[str]) -> Any:
     question = re.search(r"Question: (.*)", text).group(1)
     SEEN_REMAINING.append(remaining())
     time.sleep(float(os.environ.get("MADQA_CTRL_DELAY", "0")))
+    if os.environ.get("MADQA_CTRL_CHECK"):
+        check()  # as an API model does before sending a call (agents/server_compat.py)
     if _matches("MADQA_CTRL_FAIL", question) and shown_pages(text):  # after its search
         raise provider_error()
     if _matches("MADQA_CTRL_NOANSWER", question):
@@ -215,6 +217,20 @@ def test_a_question_that_runs_out_of_time_is_a_timeout_line(layout, tmp_path: Pa
     assert late["config"]["question_timeout"] == 0.5 and summary.retryable_ids == [slow["id"]]
     # Inside a model call the budget is visible (what a per-call HTTP timeout is cut to).
     assert SEEN_REMAINING and all(r is not None and 0 <= r <= 0.5 for r in SEEN_REMAINING)
+
+
+def test_a_model_call_cut_by_the_budget_is_a_timeout_on_its_step(layout, tmp_path: Path, monkeypatch) -> None:
+    (slow,) = questions(1)
+    monkeypatch.setenv("MADQA_CTRL_NOANSWER", slow["question"][:30])
+    monkeypatch.setenv("MADQA_CTRL_DELAY", "0.2")
+    monkeypatch.setenv("MADQA_CTRL_CHECK", "1")
+    out = tmp_path / "c.jsonl"
+    run_benchmark(RunConfig(model=CTRL, limit=1, question_timeout=0.5), out)
+    (row,) = lines(out)
+    assert row["error"] == "QuestionTimeoutError: question took longer than 0.5 s" and row["error_kind"] == "timeout"
+    *done, cut = row["trajectory"]
+    assert done and all(s["error"] is None for s in done)
+    assert cut["error"] == row["error"] and cut["model_output"] is None  # the call that the budget stopped
 
 
 # --- the line's error, the failing step's error, --retry-errors and attempts ------------------------------------
