@@ -1,15 +1,13 @@
 """Runs that fail, stop, retry and resume as users expect: error kinds and short messages, the failing step's error,
 ``--retry-errors`` (infrastructure failures only, attempts counted), ``--question-timeout``, ``--resume`` refusing
-mixed settings, and Ctrl+C (once: finish what is in flight and exit 130 with the resume command; twice: at once)."""
+mixed settings, and a stop request (the first Ctrl+C) starting no new question on either backend. The Ctrl+C tests
+with real signals are in test_agent_runner.py."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -313,28 +311,7 @@ def test_resume_refuses_lines_of_other_settings_and_names_them(layout, tmp_path:
     assert [r["config"]["top_k"] for r in lines(out)] == [3, 3, 3, 5]
 
 
-# --- Ctrl+C ------------------------------------------------------------------------------------------------------
-
-def _env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-            "PYTHONUNBUFFERED": "1", **extra}  # fmt: skip
-
-
-def _start(out: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "madqa.cli", "run", "-o", str(out), "--no-progress", *args]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def _wait_for_lines(proc: subprocess.Popen[str], out: Path, n: int, timeout: float = 120) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        count = out.read_bytes().count(b"\n") if out.exists() else 0
-        if count >= n:
-            return count
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        time.sleep(0.02)
-    raise AssertionError(f"fewer than {n} line(s) after {timeout} s")
-
+# --- stopping (the Ctrl+C tests with real signals are in test_agent_runner.py) ---------------------------
 
 def _valid(out: Path) -> list[dict[str, Any]]:
     rows = lines(out)
@@ -373,89 +350,6 @@ def test_a_stop_request_starts_no_new_question(layout, tmp_path: Path, monkeypat
                             stop=stop, backend=chosen)  # fmt: skip
     assert summary.interrupted and summary.abandoned == 0
     assert 1 <= summary.written == len(_valid(out)) <= 2  # the first line, and the one in flight with it
-
-
-def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, tmp_path: Path) -> None:
-    out = tmp_path / "i.jsonl"
-    proc = _start(out, "--model", CTRL, "--limit", "8", "--workers", "2", env=_env(MADQA_CTRL_DELAY="0.4"))
-    _wait_for_lines(proc, out, 1)
-    time.sleep(0.1)  # the next questions have started (each takes 0.8 s)
-    at_signal = _wait_for_lines(proc, out, 1)
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
-    assert re.search(r"interrupted: waiting up to 30 s for [12] question\(s\) in flight; press Ctrl\+C again", stderr)
-    assert "Traceback" not in stderr
-    rows = _valid(out)
-    assert at_signal < len(rows) <= at_signal + 2 < 8  # the questions in flight kept, no new one started
-    resume = re.search(r"resume with: (madqa .*)", stderr).group(1)
-    assert resume.endswith(f"run -o {out} --no-progress --model {CTRL} --limit 8 --workers 2 --resume")
-    again = subprocess.run([sys.executable, "-m", "madqa.cli", *resume.split()[1:]], env=_env(), capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
-    assert again.returncode == 0, again.stderr
-    assert len(_valid(out)) == 8
-
-
-def test_the_wait_for_questions_in_flight_is_bounded(layout, tmp_path: Path) -> None:
-    out = tmp_path / "b.jsonl"
-    proc = _start(out, "--model", CTRL, "--limit", "4", "--interrupt-wait", "0.5",
-                  env=_env(MADQA_CTRL_DELAY="1.5"))  # fmt: skip
-    _wait_for_lines(proc, out, 1)
-    time.sleep(0.3)  # inside the next question's first call
-    proc.send_signal(signal.SIGINT)
-    start = time.monotonic()
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and time.monotonic() - start < 2.5, stderr
-    assert "gave up waiting for 1 question(s)" in stderr and "resume with: madqa" in stderr
-    assert len(_valid(out)) == 1
-
-
-def test_second_ctrl_c_stops_at_once_with_the_file_intact(layout, tmp_path: Path) -> None:
-    out = tmp_path / "d.jsonl"
-    proc = _start(out, "--model", CTRL, "--limit", "6", "--workers", "2", env=_env(MADQA_CTRL_DELAY="0.5"))
-    _wait_for_lines(proc, out, 2)
-    time.sleep(0.2)  # the next two questions are in their first call
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    start = time.monotonic()
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and time.monotonic() - start < 1.0, stderr
-    assert "stopped at once" in stderr and "Traceback" not in stderr
-    assert 2 <= len(_valid(out)) < 6
-
-
-def test_second_ctrl_c_during_a_local_model_call_exits_cleanly(layout, tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
-    out = tmp_path / "l.jsonl"
-    cmd = [sys.executable, "-m", "madqa.cli", "-v", "run", "--model", "local", "--limit", "2", "--max-steps", "2",
-           "--top-k", "1", "-o", str(out), "--no-progress"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    seen: list[str] = []
-    called = threading.Event()
-
-    def read() -> None:
-        for line in proc.stderr:  # type: ignore[union-attr]
-            seen.append(line)
-            if "local model call 1:" in line:  # the first call is done: the agent is in its next one
-                called.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    assert called.wait(240), "".join(seen[-20:])
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
-    reader.join(10)
-    stderr = "".join(seen)
-    assert proc.returncode == 130, stderr[-3000:]  # not -11 (the segmentation fault at interpreter shutdown)
-    assert "stopped at once" in stderr and "Traceback" not in stderr
-    data = out.read_bytes() if out.exists() else b""
-    assert not data or data.endswith(b"\n")  # no half-written line
-    if data:
-        _valid(out)
 
 
 @pytest.mark.parametrize("name", ["madqa.agents.errors", "madqa.agents.config"])
