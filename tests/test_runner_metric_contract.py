@@ -6,6 +6,10 @@ huge, empty and non-string answers; missing keys; malformed tool calls) and feed
 (:func:`madqa.agents.run.run_benchmark`, with a ``py:`` model spec whose factory returns ``ScriptedModel``) into the
 three scoring paths. One hypothesis example is one run of several questions, each with its own script, so that a
 few examples cover many model outputs.
+
+Not fuzzed: NaN/Infinity and lone surrogates in a model's arguments (JSON allows ``\ud800``; Python's json reads
+``NaN``). They end the run before any line is written: an expected failure below, until agents/record.py keeps
+them out of the trajectory.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import ScriptedModel
+from fakes import ScriptedModel, code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,7 +43,10 @@ def fuzzed_model(**_: Any) -> ScriptedModel:
     calls: dict[str, int] = {}
 
     def reply(text: str, tools: list[str]) -> Any:
-        question = re.search(r"Question: (.*)", text).group(1).strip()
+        found = re.search(r"Question: (.*)", text)
+        if found is None:  # a code agent's llm_query sub-call
+            return "a sub-model reply"
+        question = found.group(1).strip()
         with _LOCK:
             script = SCRIPTS[question]
             n = calls[question] = calls.get(question, -1) + 1
@@ -77,7 +84,7 @@ citation = st.one_of(
     st.text(max_size=20), st.integers(), st.none(),
 )
 answer_item = st.one_of(
-    st.text(max_size=40), long_text("xy ", 900, 5000), st.integers(), st.floats(),
+    st.text(max_size=40), long_text("xy ", 900, 5000), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
     st.booleans(), st.none(), st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.text(max_size=3),
     st.integers(), max_size=2),
 )  # fmt: skip
@@ -86,8 +93,19 @@ answers = st.one_of(
     st.integers(), st.none(), st.booleans(), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )  # fmt: skip
 citations = st.one_of(st.lists(citation, max_size=60), citation, st.none())
-final_args = st.fixed_dictionaries({}, optional={"answer": answers, "citations": citations,
-                                                 "anwser": answers, "citatons": citations})  # fmt: skip
+# Well-formed but extreme: what the strict final_answer accepts, so that it reaches the results line at once.
+positive_pages = st.one_of(
+    st.integers(1, 10**12), st.integers(10**20, 10**300), st.floats(1, 1e300).map(float.__ceil__).map(float),
+    long_text("9", 19, 5000), st.integers(1, 10**9).map(str),
+)
+extreme_args = st.fixed_dictionaries({
+    "answer": st.lists(st.one_of(st.text(max_size=20), long_text("xy", 500, 3000), st.integers()), max_size=60),
+    "citations": st.lists(st.fixed_dictionaries({
+        "document": st.one_of(st.sampled_from(DOCUMENTS), long_text("x/", 990, 3000)), "page": positive_pages}),
+        max_size=60),
+})  # fmt: skip
+final_args = st.one_of(extreme_args, st.fixed_dictionaries({}, optional={
+    "answer": answers, "citations": citations, "anwser": answers, "citatons": citations}))  # fmt: skip
 tool_call = st.one_of(
     st.tuples(st.just("final_answer"), final_args),
     st.tuples(st.just("final_answer"), st.one_of(st.text(max_size=30), st.integers(), st.lists(st.integers()))),
@@ -99,6 +117,15 @@ tool_call = st.one_of(
     st.text(max_size=60),  # a reply with no tool call at all
 )
 scripts = st.lists(st.lists(tool_call, min_size=1, max_size=4), min_size=QUESTIONS, max_size=QUESTIONS)
+# The code agent calls final_answer in its code: the same values, written as Python literals (a float's repr such as
+# `inf` is a NameError in the worker: a failed step, as a model's bad code is).
+repl_step = st.one_of(
+    st.builds(lambda args: code("final_answer(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"),
+              final_args),
+    st.builds(lambda a, c: code(f"final_answer({a!r}, {c!r})"), answers, citations),
+    st.text(max_size=60), st.just(code("print(documents[:1])")), st.just(code("final_answer(")),
+)  # fmt: skip
+repl_scripts = st.lists(st.lists(repl_step, min_size=1, max_size=3), min_size=QUESTIONS, max_size=QUESTIONS)
 
 
 # --- the three scoring paths --------------------------------------------------------------------------------------
@@ -146,20 +173,34 @@ def test_the_runners_caps_are_within_the_metrics() -> None:
     assert answer.MAX_DOCUMENT_CHARS <= schema.MAX_ID_CHARS
 
 
-@settings(max_examples=6, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])  # fmt: skip
+FUZZ = settings(deadline=None, derandomize=True, database=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+
+
+@settings(FUZZ, max_examples=15)
 @given(scripts=scripts)
 def test_every_line_the_runner_writes_is_scored_by_all_three_paths(dev, tmp_path_factory, scripts) -> None:
+    check_run(dev, tmp_path_factory.mktemp("fuzz"), scripts, agent="bm25")
+
+
+@settings(FUZZ, max_examples=6)
+@given(scripts=repl_scripts)
+def test_every_line_the_code_agent_writes_is_scored_by_all_three_paths(dev, tmp_path_factory, scripts) -> None:
+    check_run(dev, tmp_path_factory.mktemp("fuzz_repl"), scripts, agent="repl")
+
+
+def check_run(dev: dict[str, Any], tmp: Path, scripts: list[list[Any]], *, agent: str) -> None:
+    """One run of the real runner on the questions' scripts, then the three scoring paths on its file."""
     from madqa.agents.run import RunConfig, run_benchmark
 
     SCRIPTS.clear()
     SCRIPTS.update({q["question"].strip(): s for q, s in zip(dev["questions"], scripts, strict=True)})
-    tmp = tmp_path_factory.mktemp("fuzz")
     out = tmp / "r.jsonl"
-    summary = run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=3, top_k=1), out)
+    config = RunConfig(model=MODEL, agent=agent, limit=QUESTIONS, max_steps=3, **({"top_k": 1} if agent == "bm25"
+                                                                                 else {}))  # fmt: skip
+    summary = run_benchmark(config, out)
     text = out.read_text(encoding="utf-8")
-    lines = [json.loads(x) for x in text.splitlines() if x.strip()]
+    lines = [json.loads(x) for x in text.split("\n") if x.strip()]  # not splitlines: U+0085 in a line
     assert summary.written == len(lines) == QUESTIONS
 
     cli = evaluate_cli(out)
@@ -190,7 +231,7 @@ def test_the_issue_22_model_outputs_are_scored_as_wrong_citations_not_refused(de
     out = tmp_path / "r.jsonl"
     assert run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=2, top_k=1), out).written == QUESTIONS
     text = out.read_text(encoding="utf-8")
-    lines = [json.loads(x) for x in text.splitlines()]
+    lines = [json.loads(x) for x in text.split("\n") if x.strip()]
     by_id = {r["id"]: r for r in lines}
     first, second, third = (by_id[q["id"]] for q in dev["questions"][:3])
     assert [c["page"] for c in first["citations"]] == [314680, 1506387294]
@@ -205,3 +246,20 @@ def test_the_issue_22_model_outputs_are_scored_as_wrong_citations_not_refused(de
     assert cli["input_notes"]["citations_above_max_page"] == module["input_notes"]["citations_above_max_page"] == 3
     assert cli["page_f1"] == module["page_f1"] == space.report["page_f1"]
     assert space.warnings == ("results.jsonl: 3 citation(s) to pages above 100,000 scored as wrong citations",)
+
+
+@pytest.mark.xfail(strict=True, reason="agents/record.py keeps the model's raw tool-call arguments in the trajectory; "
+                   "ResultsWriter's json.dumps(allow_nan=False) and utf-8 encoding then raise and end the run")
+@pytest.mark.parametrize("args", [
+    {"answer": ["x"], "citations": [{"document": DOCUMENTS[0], "page": float("nan")}]},
+    {"answer": [float("inf")], "citations": []},
+    {"answer": ["\ud83d"], "citations": [{"document": DOCUMENTS[0], "page": 3}]},  # half of an escaped emoji
+])  # fmt: skip
+def test_non_finite_or_surrogate_arguments_do_not_end_the_run(dev, tmp_path: Path, args: dict[str, Any]) -> None:
+    from madqa.agents.run import RunConfig, run_benchmark
+
+    SCRIPTS.clear()
+    SCRIPTS.update({q["question"].strip(): [("final_answer", args)] for q in dev["questions"]})
+    out = tmp_path / "r.jsonl"
+    assert run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=2, top_k=1), out).written == QUESTIONS
+    assert evaluate_cli(out)["n_predicted"] == QUESTIONS
