@@ -129,6 +129,20 @@ def culprit(exc: BaseException) -> tuple[str, BaseException]:
     return FALLBACK, root
 
 
+def recognised_kind(exc: BaseException) -> str | None:
+    """The kind of ``exc`` when its chain holds a recognised infrastructure failure (the table or an HTTP status),
+    else ``None``: e.g. why an agent's forced last call failed (a provider error is infrastructure, a malformed
+    reply is the model's).
+
+    >>> recognised_kind(ValueError("the model called [] instead of final_answer")) is None
+    True
+    """
+    links = list(chain(exc))
+    if any(_row(e) is not None or _status(e) is not None for e in links):
+        return culprit(exc)[0]
+    return None
+
+
 def classify(exc: BaseException) -> str:
     """The ``error_kind`` of an exception that ended a question (one of :data:`ERROR_KINDS`, never ``model``).
 

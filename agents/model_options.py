@@ -1,6 +1,7 @@
 """Provider settings of a model spec: ``--model-option KEY=VALUE`` parsed, typed, defaulted and made safe to record.
 
-One :class:`ModelOptions` value serves every provider (:func:`madqa.agents.models.make_model` turns it into the
+A results line records the options without secrets (:func:`madqa.agents.config.public_options`). One
+:class:`ModelOptions` value serves every provider (:func:`madqa.agents.models.make_model` turns it into the
 provider's own arguments), the judge of ``madqa evaluate`` and the code agent's sub-model. The defaults are the ones
 a self-hosted OpenAI-compatible server accepts with nothing but its base URL (llama-cpp-python's server refuses list
 content in a system message, trips on ``tool_choice: "required"`` and refuses a ``json_schema`` response format);
@@ -8,8 +9,6 @@ OpenAI's own API keeps the richer forms. Which is which is decided by :func:`end
 
 >>> parse_model_options(["max_tokens=512", "temperature=0.2", "tool_choice=auto"])
 {'max_tokens': 512, 'temperature': 0.2, 'tool_choice': 'auto'}
->>> recorded_options({"api_key": "sk-secret", "max_tokens": 512, "api_base": "http://127.0.0.1:8080/v1"})
-{'max_tokens': 512, 'api_base': 'http://127.0.0.1:8080/v1'}
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_RETRIES", "DEFAULT_TIMEOUT", "KNOWN_OPTIONS", "ModelOptionError",
-           "ModelOptions", "endpoint_profile", "parse_model_options", "recorded_options"]
+           "ModelOptions", "endpoint_profile", "parse_model_options"]
 
 #: Generation cap per call when none is given (without one a runaway generation held a judge call for 20 minutes):
 #: on OpenAI's API, room for a reasoning model's hidden tokens; elsewhere, what leaves room for a prompt in
@@ -54,8 +53,6 @@ KNOWN_OPTIONS: dict[str, tuple[type, str]] = {
 }
 _CHOICES = {"tool_choice": ("required", "auto", "none"), "content": ("parts", "text"),
             "response_format": ("json_schema", "json_object", "none")}  # fmt: skip
-#: Words of a key (split at ``_``/``-``) that mark a secret; ``max_tokens`` is not one (``tokens`` is not ``token``).
-_SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "auth", "authorization"})
 
 
 class ModelOptionError(ValueError):
@@ -117,12 +114,6 @@ def parse_model_options(pairs: Iterable[str], base: Mapping[str, Any] | None = N
             raise ModelOptionError(f"unknown model option {key!r}: did you mean {close[0]!r}?")
         out[key] = _extra_value(raw)
     return out
-
-
-def recorded_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The options as a results line's ``config`` records them: every secret-looking key removed."""
-    return {k: v for k, v in (options or {}).items()
-            if not _SECRET_WORDS & set(k.lower().replace("-", "_").split("_"))}  # fmt: skip
 
 
 def endpoint_profile(api_base: str | None) -> Profile:

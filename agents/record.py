@@ -32,7 +32,7 @@ from smolagents.utils import AgentGenerationError, make_json_serializable
 
 from madqa.metric.schema import RECORD_SCHEMA_VERSION, Citation, Prediction
 
-from .errors import cut, kind_of_line, short_error
+from .errors import cut, kind_of_line, recognised_kind, short_error
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +156,11 @@ def build_record(
     state = agent.final_state if agent is not None else None
     if error is None and agent is not None and agent.final_state == "no_answer":
         error, error_kind = f"no final answer after {agent.max_steps} steps: {cut(str(agent.forced_error))}", "model"
+        # The last call itself failed at the provider (not a malformed reply): infrastructure, so --retry-errors
+        # reruns it.
+        forced = getattr(agent, "forced_exception", None)
+        if forced is not None and recognised_kind(forced) is not None:
+            error_kind = recognised_kind(forced)
     if usage is None:
         usage = usage_of(agent) if agent is not None else {"input_tokens": 0, "output_tokens": 0}
     record: dict[str, Any] = {

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,8 +46,9 @@ def adapt_request(kwargs: dict[str, Any], options: ModelOptions, profile: Profil
     """Rewrite prepared completion arguments to what the endpoint accepts (pure; returns a new mapping).
 
     * a system message's text parts become one string (valid everywhere);
-    * smolagents' default ``tool_choice: "required"`` becomes the ``tool_choice`` option (a forced function, as a
-      dict, is kept); ``none`` drops the tools;
+    * smolagents' default ``tool_choice: "required"`` becomes the ``tool_choice`` option, except that with ``auto``
+      and a single tool it becomes that function, forced (a forced function, as a dict, is always kept); ``none``
+      drops the tools (the agents' prompts describe them, and smolagents reads a tool call written as JSON text);
     * a ``json_schema`` response format becomes ``{"type": "json_object", "schema": …}`` (llama-cpp-python and
       vLLM read the schema; OpenAI gets no schema key) or is dropped, per the ``response_format`` option;
     * the generation cap is ``max_completion_tokens`` on OpenAI's API (its reasoning models refuse ``max_tokens``)
@@ -54,7 +56,7 @@ def adapt_request(kwargs: dict[str, Any], options: ModelOptions, profile: Profil
 
     >>> opts = ModelOptions.resolve({}, api_base="http://127.0.0.1:8080/v1")
     >>> out = adapt_request({"messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]}],
-    ...                      "tools": [{}], "tool_choice": "required"}, opts, "compatible")
+    ...                      "tools": [{}, {}], "tool_choice": "required"}, opts, "compatible")
     >>> out["messages"][0]["content"], out["tool_choice"], out["max_tokens"]
     ('Be brief.', 'auto', 1024)
     """
@@ -66,9 +68,14 @@ def adapt_request(kwargs: dict[str, Any], options: ModelOptions, profile: Profil
     if "tools" in out:
         choice = out.get("tool_choice")
         if choice is None or choice == "required":
+            tools = out["tools"]
             if options.tool_choice == "none":
                 out.pop("tools")
                 out.pop("tool_choice", None)
+            elif options.tool_choice == "auto" and choice == "required" and len(tools) == 1:
+                # "required" with one tool is that function, forced: every server takes this form, and
+                # llama-cpp-python's then honours max_tokens (its "auto" path generates up to the context's end).
+                out["tool_choice"] = {"type": "function", "function": {"name": tools[0]["function"]["name"]}}
             else:
                 out["tool_choice"] = options.tool_choice
     fmt = out.get("response_format")
@@ -141,10 +148,15 @@ class _BudgetedClient:
         self._client, self._options = client, options
         self.chat = self
         self.completions = self
+        self.call_seconds: list[float] = []  # wall time of each call, retries included (`madqa bench provider`)
 
     def create(self, **kwargs: Any) -> Any:
         timeout, retries = attempt_budget(self._options)
-        return self._client.with_options(timeout=timeout, max_retries=retries).chat.completions.create(**kwargs)
+        start = time.perf_counter()
+        try:
+            return self._client.with_options(timeout=timeout, max_retries=retries).chat.completions.create(**kwargs)
+        finally:
+            self.call_seconds.append(time.perf_counter() - start)
 
     def close(self) -> None:
         self._client.close()

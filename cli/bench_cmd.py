@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
-HELP = "benchmarks: `madqa bench extract` (page extraction), `madqa bench metric` (scoring), `madqa bench search`"
+HELP = ("benchmarks: `madqa bench extract` (page extraction), `madqa bench metric` (scoring), `madqa bench search`, "
+        "`madqa bench provider` (runner overhead against a real model server), …")
 
 #: (name, module): each module has ``configure(parser)`` for its options and ``run(args) -> int``.
 BENCHES: tuple[tuple[str, str], ...] = (
@@ -16,6 +17,7 @@ BENCHES: tuple[tuple[str, str], ...] = (
     ("view", "madqa.bench.view"),
     ("human", "madqa.bench.human"),
     ("scale", "madqa.bench.scale"),
+    ("provider", "madqa.bench.provider"),
 )
 
 

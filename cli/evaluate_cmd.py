@@ -46,6 +46,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-cache", type=Path, help="verdict cache file (default: MADQA_HOME/judge_cache.jsonl)")
     parser.add_argument("--judge-workers", type=int, default=8, help="concurrent judge calls (default: 8)")
     parser.add_argument("--judge-retries", type=int, default=3, help="retries per judge call (default: 3)")
+    parser.add_argument("--api-base", help="judge model server URL (openai:/litellm: judge specs)")
+    from madqa.cli.run_cmd import add_model_option_argument
+
+    add_model_option_argument(parser)
     parser.add_argument("--calibration", type=Path, help="judge calibration file from `madqa calibrate`")
     parser.add_argument("--kuiper-order", choices=("block", "file"), default="block",
                         help="block: independent of line order (default); file: harness tie order")  # fmt: skip
@@ -93,7 +97,7 @@ def load_references(args: argparse.Namespace) -> list[Any]:
         raise UserError(f"{exc}{hint}") from None
 
 
-def resolve_judge(spec: str) -> Any:
+def resolve_judge(spec: str, options: dict[str, Any] | None = None) -> Any:
     """A judge object from ``--judge``: ``py:MODULE:NAME`` or a model spec of the agents package."""
     if spec.startswith("py:"):
         from madqa.agents.resolve import load_object
@@ -108,7 +112,7 @@ def resolve_judge(spec: str) -> Any:
         hint = "use --judge py:MODULE:CALLABLE"
         raise UserError(f"--judge SPEC needs madqa.agents.models (not available); {hint}") from None
     try:
-        return make_model(spec)
+        return make_model(spec, **(options or {}))
     except (ValueError, KeyError) as exc:
         raise UserError(f"--judge {spec}: {exc}") from None
 
@@ -125,7 +129,10 @@ def _judge(args: argparse.Namespace) -> Any:
         from madqa.loading_script.paths import madqa_home
 
         cache = madqa_home() / "judge_cache.jsonl"
-    return Judge(resolve_judge(args.judge), args.judge, cache, workers=args.judge_workers, retries=args.judge_retries)
+    from madqa.cli.run_cmd import model_options_of
+
+    return Judge(resolve_judge(args.judge, model_options_of(args)), args.judge, cache, workers=args.judge_workers,
+                 retries=args.judge_retries)
 
 
 def _calibration(args: argparse.Namespace) -> Any:

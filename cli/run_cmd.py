@@ -87,8 +87,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     repl.add_argument("--step-timeout", type=float, default=30.0, metavar="S",
                       help="wall-clock seconds per code step, sub-model time excluded (default: 30)")  # fmt: skip
     parser.add_argument("--api-base", help="model server URL (openai:/litellm: specs)")
+    add_model_option_argument(parser)
     add_ray_options(parser)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def add_model_option_argument(parser: argparse.ArgumentParser) -> None:
+    """``--model-option KEY=VALUE`` (repeatable), shared with `madqa evaluate` (the judge)."""
+    from madqa.agents.model_options import KNOWN_OPTIONS
+
+    known = "; ".join(f"{k}: {h}" for k, (_, h) in KNOWN_OPTIONS.items() if k not in ("api_key",))
+    parser.add_argument("--model-option", action="append", default=[], metavar="KEY=VALUE",
+                        help=f"provider setting, repeatable (also for the code agent's sub-model); {known}")
+
+
+def model_options_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The typed ``--model-option`` pairs, with ``--api-base`` (raises :class:`UserError` for a bad pair)."""
+    from madqa.agents.model_options import ModelOptionError, parse_model_options
+
+    base = {"api_base": args.api_base} if getattr(args, "api_base", None) else {}
+    try:
+        return parse_model_options(getattr(args, "model_option", None) or [], base=base)
+    except ModelOptionError as exc:
+        raise UserError(str(exc)) from None
 
 
 def add_ray_options(parser: argparse.ArgumentParser) -> None:
@@ -243,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
-    options = {"api_base": args.api_base} if args.api_base else {}
+    options = model_options_of(args)
     backend = ray_backend(args)
     stop = StopRequest(args.interrupt_wait)
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from madqa.agents.config import public_options
 from madqa.agents.deadline import Deadline, active
 from madqa.agents.errors import QuestionTimeoutError
 from madqa.agents.model_options import (
@@ -11,7 +12,6 @@ from madqa.agents.model_options import (
     ModelOptions,
     endpoint_profile,
     parse_model_options,
-    recorded_options,
 )
 from madqa.agents.models import check_credentials, is_text_only, make_model
 from madqa.agents.server_compat import adapt_request, attempt_budget, is_truncated_reply
@@ -34,7 +34,7 @@ def test_options_are_typed_and_checked() -> None:
 
 def test_secrets_are_never_recorded() -> None:
     options = {"api_key": "sk-1", "x_api_token": "t", "client_secret": "s", "max_tokens": 5, "api_base": "http://h"}
-    assert recorded_options(options) == {"max_tokens": 5, "api_base": "http://h"}
+    assert public_options(options) == {"max_tokens": 5, "api_base": "http://h"}
 
 
 def test_profiles_follow_the_endpoint() -> None:
@@ -57,8 +57,8 @@ def _request(**extra):
 def test_requests_are_rewritten_for_a_compatible_server() -> None:
     options = ModelOptions.resolve({}, api_base=LOCAL_SERVER)
     schema = {"type": "object"}
-    out = adapt_request(_request(tools=[{"t": 1}], tool_choice="required",
-                                 response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}),
+    fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+    out = adapt_request(_request(tools=[{"t": 1}, {"t": 2}], tool_choice="required", response_format=fmt),
                         options, "compatible")  # fmt: skip
     assert out["messages"][0]["content"] == "a\nb"  # system: one string
     assert isinstance(out["messages"][1]["content"], list)  # a user message with an image keeps its parts
@@ -66,6 +66,9 @@ def test_requests_are_rewritten_for_a_compatible_server() -> None:
     assert out["response_format"] == {"type": "json_object", "schema": schema}
     assert out["max_tokens"] == options.max_tokens and "max_completion_tokens" not in out
     forced = {"type": "function", "function": {"name": "final_answer"}}
+    final_only = [{"type": "function", "function": {"name": "final_answer"}}]
+    assert adapt_request(_request(tools=final_only, tool_choice="required"), options,
+                         "compatible")["tool_choice"] == forced  # fmt: skip
     assert adapt_request(_request(tools=[{}], tool_choice=forced), options, "compatible")["tool_choice"] == forced
     no_tools = adapt_request(_request(tools=[{}], tool_choice="required"),
                              ModelOptions.resolve({"tool_choice": "none"}), "compatible")  # fmt: skip

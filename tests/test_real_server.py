@@ -1,6 +1,6 @@
 """`madqa run` and the judge against llama-cpp-python's real OpenAI-compatible server, and the faults providers make.
 
-The server is a real component (:mod:`llama_server`): the bundled SmolLM2-135M GGUF behind
+The server is a real component (:mod:`madqa.bench.llama_server`): the bundled SmolLM2-135M GGUF behind
 ``python -m llama_cpp.server --chat_format chatml-function-calling``, reached over HTTP by the ``openai`` SDK and by
 LiteLLM exactly as a user's self-hosted model would be. Model mistakes are expected (a 135M model answers badly);
 provider errors are not. The faults come from a loopback proxy in front of the same server (:mod:`fault_proxy`).
@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from fault_proxy import FaultProxy
-from llama_server import ALIAS, LlamaServer, llama_server
+
+from madqa.bench.llama_server import ALIAS, LlamaServer, llama_server
 
 pytestmark = pytest.mark.slow
 
@@ -32,8 +32,19 @@ INFRA_KINDS = {"provider", "transport", "timeout", "worker"}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    """One real server for this file's tests."""
-    with llama_server(tmp_path_factory.mktemp("llama")) as running:
+    """The server as a user starts it, with its default context of 2,048 tokens.
+
+    That context is also what bounds its tool-choice "auto" replies: llama-cpp-python generates those without the
+    request's max_tokens, up to the context's end (a 135M model on one thread: ~40 tokens/s here).
+    """
+    with llama_server(tmp_path_factory.mktemp("llama"), n_ctx=2048) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def big_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """A 4,096-token context for the code agent, whose prompt alone is ~3,000 tokens (it uses no tools)."""
+    with llama_server(tmp_path_factory.mktemp("llama-big"), n_ctx=4096) as running:
         yield running
 
 
@@ -61,9 +72,10 @@ def _assert_complete_line(record: dict, server: LlamaServer) -> None:
     ("bm25", f"litellm:openai/{ALIAS}", "api-base"),
     ("repl", f"openai:{ALIAS}", "api-base"),
 ])  # fmt: skip
-def test_run_completes_against_the_real_server(built_home: Path, server: LlamaServer, tmp_path: Path, agent: str,
-                                               spec: str, how: str) -> None:  # fmt: skip
+def test_run_completes_against_the_real_server(built_home: Path, request: pytest.FixtureRequest, tmp_path: Path,
+                                               agent: str, spec: str, how: str) -> None:  # fmt: skip
     """Each agent, through the openai SDK and LiteLLM, with nothing but the base URL: lines the metric scores."""
+    server: LlamaServer = request.getfixturevalue("big_server" if agent == "repl" else "server")
     out = tmp_path / "r.jsonl"
     env = {"OPENAI_API_KEY": "x"}
     args = ["run", "--agent", agent, "--model", spec, "-o", str(out), *SMALL_RUN]
@@ -83,7 +95,8 @@ def test_run_completes_against_the_real_server(built_home: Path, server: LlamaSe
     assert report["n_items"] >= 1 and "accuracy" in report, report
 
 
-def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
+def test_judge_returns_verdicts_from_the_real_server(built_home: Path, big_server: LlamaServer,
+                                                     tmp_path: Path) -> None:
     """`madqa evaluate --mode judge` with the served model: every item is judged (none unscored), in bounded time."""
     from madqa.loading_script.load import load_gold
 
@@ -96,7 +109,7 @@ def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: L
     cache = tmp_path / "verdicts.jsonl"
     started = time.monotonic()
     proc = _madqa(["evaluate", str(out), "--split", "dev", "--mode", "judge", "--judge", f"openai:{ALIAS}",
-                   "--api-base", server.base_url, "--judge-cache", str(cache), "--model-option", "max_tokens=64",
+                   "--api-base", big_server.base_url, "--judge-cache", str(cache), "--model-option", "max_tokens=64",
                    "--json"], env={"OPENAI_API_KEY": "x"}, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert time.monotonic() - started < 300
@@ -180,3 +193,14 @@ def test_question_timeout_ends_a_hanging_question(built_home: Path, server: Llam
     assert first["elapsed_s"] < 15
     assert second.get("error_kind") not in INFRA_KINDS, second["error"]
     assert proc.returncode == 0 and elapsed < 300, proc.stderr[-2000:]
+
+
+def test_bench_provider_prints_the_runner_overhead(built_home: Path, server: LlamaServer) -> None:
+    """`madqa bench provider` against a running server: the figures are there and add up (no timing asserted)."""
+    proc = _madqa(["bench", "provider", "--api-base", server.base_url, "--questions", "1", "--max-steps", "1",
+                   "--json"], env={"OPENAI_API_KEY": "x"})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(proc.stdout)
+    assert figures["questions"] == 1 and figures["model_calls"] >= 1
+    assert 0 <= figures["runner_overhead_s_median"] <= figures["question_s_median"]
+    assert figures["model_s_median"] > 0

@@ -359,3 +359,20 @@ def test_docstring_examples(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
+
+
+def forced_call_fails_model() -> ScriptedModel:
+    """Never calls a tool on the last step, then the forced final call gets an HTTP 500."""
+
+    return ScriptedModel(["I am not sure.", lambda text, tools: (_ for _ in ()).throw(provider_error(200))],
+                         text_only=True)  # fmt: skip
+
+
+def test_a_provider_error_in_the_forced_last_call_is_infrastructure(built_home: Path, tmp_path: Path) -> None:
+    """No answer because the provider failed (not the model) is retried by --retry-errors: its kind is provider."""
+    out = tmp_path / "r.jsonl"
+    run_benchmark(RunConfig(model="py:test_run_control:forced_call_fails_model", split="dev", limit=1, max_steps=1),
+                  out)  # fmt: skip
+    (line,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert line["final_state"] == "no_answer" and line["error"].startswith("no final answer")
+    assert line["error_kind"] == "provider", line["error"]

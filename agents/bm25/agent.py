@@ -69,6 +69,7 @@ class SearchAgent(ToolCallingAgent):
         self.min_searches = min_searches
         self.final_state: str | None = None
         self.forced_error: str | None = None
+        self.forced_exception: BaseException | None = None  # the exception behind forced_error (its kind)
         self._forced_call: ToolCall | None = None
         super().__init__(
             tools=tools, model=model, prompt_templates=templates, max_steps=max_steps,  # type: ignore[arg-type]
@@ -138,6 +139,7 @@ class SearchAgent(ToolCallingAgent):
             logger.warning("no final answer after %d steps: %s", self.max_steps, exc)
             content = {"answer": [], "citations": []}
             self.final_state, self.forced_error = "no_answer", f"{type(exc).__name__}: {exc}"
+            self.forced_exception = exc
         usage = message.token_usage if message is not None else None
         return ChatMessage(role=MessageRole.ASSISTANT, content=content, token_usage=usage)  # type: ignore[arg-type]
 
@@ -158,6 +160,7 @@ class SearchAgent(ToolCallingAgent):
             smolagents.utils.AgentGenerationError: the model call failed (network, credentials, …).
         """
         self.final_state, self.forced_error, self._forced_call = None, None, None
+        self.forced_exception = None
         if self.search_tool is not None:
             self.search_tool.history.clear()
             self.search_tool.pending_images.clear()

@@ -135,7 +135,7 @@ class ReplAgent(CodeAgent):
         except Exception as exc:  # noqa: BLE001 - recorded; the run still ends with a record
             self.extraction_usage.append(None)
             self.forced_error = f"{type(exc).__name__}: {exc}"
-            self.extraction_exception = exc
+            self.forced_exception = exc
             return None
         self.extraction_usage.append(reply.token_usage)
         text = str(reply.content or "")
@@ -158,7 +158,7 @@ class ReplAgent(CodeAgent):
             smolagents.utils.AgentGenerationError: a root-model call failed (network, credentials, …).
         """
         self.final_state, self.forced_error, self.extraction_usage = None, None, []
-        self.extraction_exception: BaseException | None = None
+        self.forced_exception: BaseException | None = None
         self.state.clear()
         self.state.update(self.corpus)
         task = populate_template(self.texts["task"], variables={"question": question})
