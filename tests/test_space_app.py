@@ -240,8 +240,9 @@ def hostile_files(folder: Path, layout) -> list[Path]:
     texts.append(("history.jsonl", json.dumps({"id": tid, "answer": [], "search_history": "q"}).encode()))
     raw = ["", "\n\n", "not json", "[1, 2]", "null", "42", '"str"', "{", '{"id": "q0001", "answer": NaN}',
            '{"id": "q0001", "answer": ["x"], "steps": Infinity}', '{"answer": ["x"]}', '{"id": "", "answer": []}',
-           '{"id": null, "question": null, "answer": []}', '{"id": "q0001"}', '{"id": ["q"], "answer": []}',
+           '{"id": null, "question": null, "answer": []}', '{"id": ["q"], "answer": []}',
            "\ufeff\ufeff{}", "\x00\x01\x02", '{"id": "q0001", "answer": []}\n{"id": "q0001", "answer": ["y"]}']
+    # (a line without 'answer', as the public harness writes a failed question, is scored as no answer: issue 22)
     texts += [(f"raw{n}.jsonl", t.encode("utf-8")) for n, t in enumerate(raw)]
     texts.append(("latin1.jsonl", '{"id": "q0001", "answer": ["caf\u00e9"]}\n'.encode("latin-1")))
     texts.append(("binary.jsonl", bytes(range(256)) * 20))
