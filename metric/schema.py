@@ -46,8 +46,10 @@ MAX_ANSWER_CHARS = 2000
 # Input caps, enforced by the parser (``inputs.py``) in every mode, before any scoring work, so that the cost of
 # scoring one results file is bounded: ANLS* takes time proportional to answer length x gold length (a 1 MB answer
 # took ~23 s). Each cap is far above what a real agent writes: paper answers are a few words, this project's agents
-# keep at most 50 answer strings / citations of at most 1,000 characters, and the judge already calls an answer
-# over MAX_ANSWER_CHARS incorrect. A value over a cap is an input error naming file, line and field. At the caps,
+# keep at most 50 answer strings / citations of at most 1,000 characters and 8,000 in all (``agents/answer.py``
+# cuts a model's answer to fit, so `madqa run` never writes a refused line), and the judge already calls an answer
+# over MAX_ANSWER_CHARS incorrect. A value over a cap is an input error naming file, line and field (MAX_PAGE is
+# the exception: see there). At the caps,
 # ANLS* of one line against a 24-character gold answer takes about 130 ms of CPU (`madqa bench metric`).
 #: Longest results line (characters, before JSON parsing); a line also carries search history and trajectory.
 MAX_LINE_CHARS = 2_000_000
@@ -59,7 +61,8 @@ MAX_ANSWER_LINE_CHARS = 8000
 MAX_ANSWER_ITEMS = 200
 #: Most citations in one line.
 MAX_CITATIONS = 1000
-#: Largest page number of a citation (1-based).
+#: Largest page number a gold page can have. Not a refusal: a citation above it is kept and scored as a wrong
+#: citation (models cite pages such as 1506387294), counted and warned about once per file (``notes.py``).
 MAX_PAGE = 100_000
 #: Largest effort value (``steps``, ``iterations``, or the length of ``search_history``).
 MAX_EFFORT = 100_000
