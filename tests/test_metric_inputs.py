@@ -268,3 +268,10 @@ def test_module_has_no_file_io():
 
 def test_jsonl_doctests():
     assert doctest.testmod(jsonl).failed == 0
+
+
+def test_notes_doctests():
+    from madqa.metric import notes
+
+    result = doctest.testmod(notes)
+    assert result.attempted > 0 and result.failed == 0

@@ -173,6 +173,23 @@ def test_the_runners_caps_are_within_the_metrics() -> None:
     assert answer.MAX_DOCUMENT_CHARS <= schema.MAX_ID_CHARS
 
 
+def test_final_answer_normalisation_writes_only_what_the_metric_accepts() -> None:
+    """Each cut failed before its fix: 20,000 characters of answer, a 2,000-character name and a 5,000-digit page
+    made a line the metric refuses (the last one an uncaught ValueError from int()); ``document: null`` dropped a
+    citation whose ``file`` the metric reads."""
+    from madqa.metric.inputs import parse_results_text
+
+    out = answer.normalise_answer(["y" * 1500] * 20, [
+        {"document": "d" * 2000, "page": 1}, {"document": "a.pdf", "page": "9" * 5000},
+        {"document": "a.pdf", "page": "0" * 40 + "7"}, {"document": None, "file": "b.pdf", "page": 1506387294}])
+    assert [len(a) for a in out["answer"]] == [1000] * 8 and sum(map(len, out["answer"])) == 8000
+    assert [c["page"] for c in out["citations"]] == [1, int("9" * 20), 7, 1506387294]
+    assert len(out["citations"][0]["document"]) == schema.MAX_ID_CHARS and out["citations"][3]["document"] == "b.pdf"
+    [pred] = parse_results_text(json.dumps({"id": "q1", **out}), "r.jsonl")  # accepted, never refused
+    assert len(pred.citations) == 4
+    assert answer.normalise_answer([10**5000], [], strict=False)["answer"] == ["<an integer of about 5000 digits>"]
+
+
 FUZZ = settings(deadline=None, derandomize=True, database=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
 
