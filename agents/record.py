@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -205,6 +206,24 @@ def as_prediction(record: Mapping[str, Any]) -> Prediction:
     )
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with what strict JSON in UTF-8 cannot hold replaced: a non-finite float by its name as a string
+    (``"NaN"``), a lone surrogate by ``?``.
+
+    >>> json_safe({"page": float("nan"), "answer": ["\\ud83d!"]})
+    {'page': 'NaN', 'answer': ['?!']}
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, str):
+        return value if value.isascii() else value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, Mapping):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
 class ResultsWriter:
     """Append results lines to a JSONL file, each one written whole, flushed and fsynced before returning.
 
@@ -227,8 +246,11 @@ class ResultsWriter:
         return self._lock
 
     def write(self, record: Mapping[str, Any]) -> None:
-        """Append one record as a JSON line and make it durable."""
-        data = (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        """Append one record as a JSON line and make it durable (values JSON cannot hold are made safe first)."""
+        try:
+            data = (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        except (ValueError, UnicodeEncodeError):  # NaN/Infinity or a lone surrogate from a model: not the run's end
+            data = (json.dumps(json_safe(record), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
         with self._lock:
             view = memoryview(data)
             while view:

@@ -265,8 +265,6 @@ def test_the_issue_22_model_outputs_are_scored_as_wrong_citations_not_refused(de
     assert space.warnings == ("results.jsonl: 3 citation(s) to pages above 100,000 scored as wrong citations",)
 
 
-@pytest.mark.xfail(strict=True, reason="agents/record.py keeps the model's raw tool-call arguments in the trajectory; "
-                   "ResultsWriter's json.dumps(allow_nan=False) and utf-8 encoding then raise and end the run")
 @pytest.mark.parametrize("args", [
     {"answer": ["x"], "citations": [{"document": DOCUMENTS[0], "page": float("nan")}]},
     {"answer": [float("inf")], "citations": []},
