@@ -57,7 +57,8 @@ def test_openai_needs_a_key_or_a_server(monkeypatch) -> None:
     assert model.model_id == "served-model" and model.client_kwargs["base_url"] == "http://127.0.0.1:9/v1"
 
 
-def test_hf_spec_builds_an_inference_client_model_offline() -> None:
+def test_hf_spec_builds_an_inference_client_model_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_test")  # checked up front (test_model_options.py); never sent here
     model = make_model("hf:Qwen/Qwen2.5-VL-7B-Instruct")
     assert type(model).__name__ == "InferenceClientModel" and model.model_id == "Qwen/Qwen2.5-VL-7B-Instruct"
     assert not models.is_text_only(model)

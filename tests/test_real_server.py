@@ -72,21 +72,26 @@ def test_run_completes_against_the_real_server(built_home: Path, request: pytest
     server: LlamaServer = request.getfixturevalue("server")
     out = tmp_path / "r.jsonl"
     env = {"OPENAI_API_KEY": "x"}
-    args = ["run", "--agent", agent, "--model", spec, "-o", str(out), *SMALL_RUN]
+    args = ["run", "--agent", agent, "--model", spec, "-o", str(out), *SMALL_RUN, "--model-option", "temperature=0"]
+    if agent == "bm25":
+        # llama-cpp-python's tool_choice "auto" replies ignore max_tokens and can run to the context's end (minutes
+        # on one CPU thread); "none" sends the tools in the prompt only, so every reply is capped. The forced final
+        # call (one tool) still goes as a native function call.
+        args += ["--model-option", "tool_choice=none"]
     if how == "env":
         env["OPENAI_BASE_URL"] = server.base_url
     else:
         args += ["--api-base", server.base_url]
     started = time.monotonic()
     proc = _madqa(args, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]  # 1: every question failed (here: the model's mistakes)
     (record,) = _lines(out)
     _assert_complete_line(record, server)
     assert record["model"] == spec and record["elapsed_s"] <= time.monotonic() - started
     scored = _madqa(["evaluate", str(out), "--split", "dev", "--json"])
     assert scored.returncode == 0, scored.stderr[-2000:]
     report = json.loads(scored.stdout)
-    assert report["n_items"] >= 1 and "accuracy" in report, report
+    assert report["n_predicted"] == 1 and report["n_scored"] >= 1 and "accuracy" in report, report
 
 
 def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: LlamaServer,
