@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 from smolagents import Model
@@ -39,7 +41,8 @@ from .model_options import ModelOptions, endpoint_profile
 from .resolve import load_object
 
 __all__ = ["EXTRAS", "PROVIDERS", "LlamaCppModel", "MissingDependencyError", "bounded_schema", "bundled_gguf",
-           "check_credentials", "is_text_only", "make_model", "parse_spec", "require", "tool_call_schema"]
+           "check_credentials", "effective_options", "is_text_only", "make_model", "parse_spec", "require",
+           "tool_call_schema"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +124,26 @@ def make_model(spec: str, **opts: Any) -> Model:
     from smolagents import TransformersModel
 
     return TransformersModel(model_id=model_id, **opts)
+
+
+def effective_options(spec: str, opts: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The settings a model of ``spec`` runs with: for ``openai:``/``litellm:``, the options given plus the
+    endpoint's defaults (:meth:`ModelOptions.resolve`: the cap, tool choice, content and response format actually
+    sent); for other providers, the options as given. Includes ``api_key`` if given: record it only through
+    :func:`madqa.agents.config.public_options`.
+
+    >>> effective_options("openai:m", {"api_base": "http://127.0.0.1:8080/v1"})["tool_choice"]
+    'auto'
+    """
+    given = dict(opts or {})
+    provider, _ = parse_spec(spec)
+    if provider not in ("openai", "litellm"):
+        return given
+    base = given.get("api_base") or (os.environ.get("OPENAI_BASE_URL") if provider == "openai" else None)
+    resolved = ModelOptions.resolve(given, api_base=base)
+    out = {f.name: getattr(resolved, f.name) for f in fields(resolved) if f.name != "extra"}
+    out.update(dict(resolved.extra))
+    return {k: v for k, v in out.items() if v is not None}
 
 
 #: Options the bundled llama.cpp model takes (the others concern HTTP servers).

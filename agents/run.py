@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from .config import RunConfig, RunError, check_settings, public_options
 from .deadline import StopRequest
 from .errors import RETRYABLE, kind_of_line
-from .models import parse_spec
+from .models import effective_options, parse_spec
 from .record import ResultsWriter, read_finished, rewrite_without
 from .registry import get_agent
 
@@ -243,7 +243,8 @@ def run_benchmark(
     if workers < 1:
         raise RunError("workers must be at least 1")
     path = Path(output)
-    options = public_options(model_options)
+    # What the model runs with (the endpoint's defaults filled in), so that --resume compares real settings.
+    options = public_options(effective_options(config.model, model_options))
     settings = {**config.settings(agent.fields), "model_options": options}
     items = select_items(config)
     try:

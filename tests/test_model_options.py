@@ -13,7 +13,7 @@ from madqa.agents.model_options import (
     endpoint_profile,
     parse_model_options,
 )
-from madqa.agents.models import check_credentials, is_text_only, make_model
+from madqa.agents.models import check_credentials, effective_options, is_text_only, make_model
 from madqa.agents.server_compat import adapt_request, attempt_budget, is_truncated_reply
 
 LOCAL_SERVER = "http://127.0.0.1:8080/v1"
@@ -151,3 +151,13 @@ def test_truncated_replies_are_recognised() -> None:
         wrapped.__cause__ = exc
         assert is_truncated_reply(wrapped)
     assert not is_truncated_reply(RuntimeError("HTTP 401 Unauthorized"))
+
+
+def test_lines_record_the_settings_actually_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The endpoint's defaults are recorded with the given options, so --resume compares what was really sent."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    local = public_options(effective_options("openai:m", {"api_base": LOCAL_SERVER, "api_key": "sk-1", "seed": 1}))
+    assert local["tool_choice"] == "auto" and local["content"] == "text" and local["seed"] == 1
+    assert "api_key" not in local
+    assert effective_options("openai:gpt-4.1", {})["tool_choice"] == "required"
+    assert effective_options("local", {"max_tokens": 5}) == {"max_tokens": 5}

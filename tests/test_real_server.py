@@ -59,6 +59,7 @@ def _assert_complete_line(record: dict, server: LlamaServer) -> None:
                                         if not (step["error"] or "").startswith("AgentMaxStepsError"))
     options = record["config"]["model_options"]
     assert options["max_tokens"] == 256 and not any("key" in k for k in options)
+    assert options["content"] == "text" and options["api_base"]  # the endpoint's defaults, as sent, are recorded
 
 
 @pytest.mark.parametrize(("agent", "spec", "how"), [
