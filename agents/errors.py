@@ -10,7 +10,9 @@ A line's ``error_kind`` is one of :data:`ERROR_KINDS`, or ``None`` when the line
 * ``timeout``: the question's wall-clock budget ran out (``--question-timeout``, :class:`QuestionTimeoutError`);
 * ``worker``: the code agent's worker crashed or could not start, or the Ray cluster gave up on the question;
 * ``model``: the model's own failure, no final answer by the last step or a malformed one (``final_state ==
-  "no_answer"``).
+  "no_answer"``), and a conversation that outgrew the model's context window (the server refuses it with "maximum
+  context length"): that is the system under test running out of room, and a rerun that happens to take a shorter
+  path would be the same best-of-N.
 
 All but ``model`` are infrastructure failures (:data:`RETRYABLE`), which ``--retry-errors`` runs again: rerunning a
 model's own failure would be a best-of-N for the failed items and bias the scores.
@@ -106,10 +108,17 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
+#: How servers word a request that does not fit the model's context (OpenAI, vLLM, llama-cpp-python, llama.cpp's
+#: server, LiteLLM's ContextWindowExceededError).
+CONTEXT_OVERFLOW = re.compile(r"maximum context length|context_length_exceeded|exceeds? (the )?context window|"
+                              r"ContextWindowExceeded|context size has been exceeded", re.IGNORECASE)  # fmt: skip
+
+
 def culprit(exc: BaseException) -> tuple[str, BaseException]:
     """The kind of ``exc`` and the exception of its chain that decided it (the one worth showing).
 
-    A timeout anywhere in the chain wins (the budget is why the call was cut); otherwise the outermost exception that
+    A timeout anywhere in the chain wins (the budget is why the call was cut), then a context-window overflow
+    (``model``); otherwise the outermost exception that
     the table or an HTTP status recognises; otherwise :data:`FALLBACK` and the innermost cause (the original error
     under smolagents' wrapper).
     """
@@ -118,6 +127,9 @@ def culprit(exc: BaseException) -> tuple[str, BaseException]:
     for e, row in zip(links, rows, strict=True):
         if row is not None and TABLE[row][0] == "timeout":
             return "timeout", e
+    for e in links:
+        if CONTEXT_OVERFLOW.search(f"{type(e).__name__}: {e}"):
+            return "model", e
     for e, row in zip(links, rows, strict=True):
         if row is not None:
             return TABLE[row][0], e
@@ -144,7 +156,8 @@ def recognised_kind(exc: BaseException) -> str | None:
 
 
 def classify(exc: BaseException) -> str:
-    """The ``error_kind`` of an exception that ended a question (one of :data:`ERROR_KINDS`, never ``model``).
+    """The ``error_kind`` of an exception that ended a question (one of :data:`ERROR_KINDS`; ``model`` only for a
+    context-window overflow).
 
     >>> classify(ConnectionRefusedError(111, "Connection refused"))
     'transport'
@@ -200,6 +213,8 @@ def kind_of_line(record: Mapping[str, Any]) -> str | None:
         return None
     if error.startswith("ray:"):
         return "worker"
+    if CONTEXT_OVERFLOW.search(error):
+        return "model"
     names = re.findall(r"\b([A-Z]\w*(?:Error|Exception|Timeout|Disconnected|Read))\b", error)
     known = [_TEXT_KINDS[n] for n in names if n in _TEXT_KINDS]
     return known[-1] if known else FALLBACK  # the innermost type named decides (wrappers are named first)

@@ -376,3 +376,19 @@ def test_a_provider_error_in_the_forced_last_call_is_infrastructure(built_home: 
     (line,) = [json.loads(x) for x in out.read_text().splitlines()]
     assert line["final_state"] == "no_answer" and line["error"].startswith("no final answer")
     assert line["error_kind"] == "provider", line["error"]
+
+
+def test_a_context_window_overflow_is_the_models_failure() -> None:
+    """A conversation that outgrew the model's context is the system under test failing: not rerun by
+    --retry-errors (a shorter path on a rerun would be a best-of-N), whether raised now or read from an old line."""
+    request = httpx.Request("POST", "http://127.0.0.1:8080/v1/chat/completions")
+    text = ("Error code: 400 - This model's maximum context length is 4096 tokens. However, you requested 6796 "
+            "tokens (5772 in the messages, 1024 in the completion).")  # fmt: skip
+    overflow = openai.BadRequestError(text, response=httpx.Response(400, request=request), body=None)
+    wrapped = RuntimeError("Error while generating output")  # as smolagents wraps a failed call
+    wrapped.__cause__ = overflow
+    assert classify(overflow) == classify(wrapped) == "model"
+    assert kind_of_line({"error": f"BadRequestError: {text}", "final_state": "error"}) == "model"
+    other = openai.BadRequestError("Error code: 400 - bad tool schema", response=httpx.Response(400, request=request),
+                                   body=None)  # fmt: skip
+    assert classify(other) == "provider"
