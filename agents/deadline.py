@@ -11,7 +11,11 @@ step reads the current thread's budget with the module functions::
     check()  # raises QuestionTimeoutError once the budget is spent
 
 :func:`remaining` is ``None`` when no budget is set (the default, and any thread the runner did not set one on:
-threads started inside a step do not inherit it).
+threads started inside a step do not inherit it). Code that starts threads inside a step hands its budget on::
+
+    budget = current()  # in the step's thread, then in each thread it starts:
+    with active(budget):
+        ...  # model calls here see the question's remaining() (the executor's llm_query_batched does this)
 
 **The run's stop request.** :class:`StopRequest` is set by the first Ctrl+C of ``madqa run``: the backends start no
 new question, and wait at most :attr:`StopRequest.wait_s` for those in flight (:meth:`StopRequest.waiting`).
@@ -29,7 +33,7 @@ from typing import Any
 from .errors import QuestionTimeoutError
 
 __all__ = ["DEFAULT_INTERRUPT_WAIT", "Deadline", "QuestionTimeoutError", "StopRequest", "active", "check",
-           "question_deadline", "remaining"]
+           "current", "question_deadline", "remaining"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +82,12 @@ def question_deadline(seconds: float | None) -> Iterator[Deadline]:
     deadline = Deadline(seconds)
     with active(deadline):
         yield deadline
+
+
+def current() -> Deadline | None:
+    """The current thread's question budget (``None``: none), to hand on to threads started inside a step."""
+    deadline: Deadline | None = getattr(_current, "deadline", None)
+    return deadline
 
 
 def remaining() -> float | None:

@@ -99,6 +99,39 @@ def test_llm_query_goes_to_the_sub_model_and_free_text_is_extracted(corpus, work
     assert (effort["sub_input_tokens"], effort["sub_output_tokens"]) == (60, 9)
 
 
+def test_batched_sub_calls_run_under_the_question_budget(corpus, worker) -> None:
+    """llm_query_batched runs its sub-calls on a thread pool: each must see the question's budget (issue 22), so
+    that a sub-model call is cut by --question-timeout like any other model call instead of outliving it."""
+    import threading
+
+    from madqa.agents.deadline import question_deadline, remaining
+
+    seen: list[tuple[str, float | None]] = []
+
+    def record(text: str, tools: list[str]) -> str:
+        seen.append((threading.current_thread().name, remaining()))
+        return "ok"
+
+    sub = scripted([record], usage=SUB_USAGE)
+    model = scripted([
+        code("print(llm_query('one'), llm_query_batched(['a', 'b', 'c']))"),
+        code("final_answer(answer=['x'], citations=[])"),
+    ])  # fmt: skip
+    agent = build_repl_agent(model, corpus, sub_model=sub, max_steps=3, worker=worker)
+    with question_deadline(600.0):
+        assert agent.solve("Q?")["answer"] == ["x"]
+    assert len(seen) == 4 and "ok ['ok', 'ok', 'ok']" in observations(agent)[0]
+    step_thread = threading.current_thread().name
+    assert seen[0][0] == step_thread and all(name != step_thread for name, _ in seen[1:])  # the pool's threads
+    assert all(left is not None and 0 < left <= 600.0 for _, left in seen), seen
+    seen.clear()
+    agent = build_repl_agent(scripted([code("print(llm_query_batched(['a', 'b']))"),
+                                       code("final_answer(answer=['x'], citations=[])")]),
+                             corpus, sub_model=sub, max_steps=3, worker=worker)  # fmt: skip
+    agent.solve("Q?")
+    assert [left for _, left in seen] == [None, None]  # no budget set: none is made up
+
+
 def test_sub_call_cap_and_budget_are_errors_in_the_observation(corpus, worker) -> None:
     sub = echo_sub()
     model = scripted([

@@ -18,6 +18,7 @@ from typing import Any
 from smolagents import ChatMessage, MessageRole, Model
 from smolagents.local_python_executor import CodeOutput, PythonExecutor
 
+from .. import deadline
 from ..answer import normalise_answer
 from ..llamacpp import LlamaCppModel
 from .worker import ReplWorker, SubCallError
@@ -91,8 +92,14 @@ class SubLLM:
             self.calls += len(prompts)
         if len(prompts) == 1:
             return [self._one(prompts[0])]
+        budget = deadline.current()  # the question's budget: the pool's threads would not inherit it
+
+        def one(prompt: str) -> str:
+            with deadline.active(budget):
+                return self._one(prompt)
+
         with ThreadPoolExecutor(max_workers=min(BATCH_THREADS, len(prompts))) as pool:
-            return list(pool.map(self._one, prompts))
+            return list(pool.map(one, prompts))
 
     def _one(self, prompt: str) -> str:
         message = ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": prompt}])
