@@ -148,7 +148,11 @@ def score_text(text: str, source: str, split: str, spec: str | None = None) -> t
     """Score a results text against a public split: ``(compute's report, notes about the file)``.
 
     Lines that match no gold question are ignored by the metric; they are dropped before ``compute`` (which needs
-    at most one prediction per reference) and listed in the notes. Raises :class:`WidgetError` for a bad file.
+    at most one prediction per reference) and listed in the notes. The metric's input warnings (lines without
+    ``answer``, pages above the cap, misspelt field names) are the file's, as ``madqa evaluate`` gives them: every
+    line counted, each message naming the file's line. They replace the report's ``input_notes`` and ``warnings``
+    (compute saw only the matching lines, named ``predictions[i]``) and are in the notes as ``warnings``. Raises
+    :class:`WidgetError` for a bad file.
     """
     spec = spec or dataset_spec()
     gold = list(read_gold(spec, split))
@@ -159,8 +163,8 @@ def score_text(text: str, source: str, split: str, spec: str | None = None) -> t
     except inputs.InputError as exc:  # the dataset's fault, not the file's
         raise WidgetError(f"the gold of split '{split}' cannot be used: {_one_line(exc)}") from None
     try:
-        predictions = inputs.parse_results_text(text, source)
-        match = matching.match_predictions(predictions, references)
+        parsed = inputs.parse_results(text, source)
+        match = matching.match_predictions(parsed.predictions, references)
     except inputs.InputError as exc:
         raise WidgetError(f"{source}: {exc.count} problem(s); nothing was scored", exc.problems, exc.count) from None
     rows = [value for _, value in jsonl.read_jsonl_text(text, source)]
@@ -171,7 +175,10 @@ def score_text(text: str, source: str, split: str, spec: str | None = None) -> t
             report = metric.compute(predictions=padded, references=gold)
     except ValueError as exc:  # the metric's InputError is a ValueError
         raise WidgetError(f"{source}: nothing was scored: {_one_line(exc)}") from None
-    notes = {"source": source, "lines": len(rows), "unknown": list(match.unknown), "split": split, "dataset": spec}
+    warnings = parsed.notes.warnings()  # from the file alone
+    report = {**report, "input_notes": parsed.notes.summary(), "warnings": warnings}
+    notes = {"source": source, "lines": len(rows), "unknown": list(match.unknown), "split": split, "dataset": spec,
+             "warnings": warnings}  # fmt: skip
     return report, notes
 
 
@@ -212,7 +219,7 @@ def format_error(error: WidgetError) -> str:
 
 
 def format_report(report: dict[str, Any], notes: dict[str, Any]) -> str:
-    """Markdown of compute's report: headline metrics, coverage, breakdown by hop type, error taxonomy."""
+    """Markdown of compute's report: headline metrics, coverage, input warnings, breakdown by hop type, errors."""
     r = report
     rows = [
         ("Accuracy (ANLS* ≥ 0.5)", _pct(r["accuracy"]), _ci(r["accuracy_ci"])),
@@ -242,6 +249,9 @@ def format_report(report: dict[str, Any], notes: dict[str, Any]) -> str:
     if unknown:
         shown = ", ".join(str(u)[:80] for u in unknown[:5]) + (" …" if len(unknown) > 5 else "")
         lines.append(_fenced([f"ignored: {shown}"]))
+    warnings = notes.get("warnings") or []
+    if warnings:  # they quote the file's field names: shown verbatim in a fence, never rendered
+        lines += ["", f"**Warnings** ({len(warnings)}; the file was scored anyway):", _fenced(list(warnings))]
     lines += ["", "| hop type | n | accuracy | Page F1 | Doc F1 |", "| --- | --- | --- | --- | --- |"]
     for name, g in r["by_hop"].items():
         lines.append(f"| {name} | {g['n']} | {_pct(g['accuracy'])} | {_pct(g['page_f1'])} | {_pct(g['doc_f1'])} |")

@@ -219,3 +219,45 @@ def test_widget_refuses_the_test_split_and_ignores_unknown_lines(built_home, lay
     assert (report["n_predicted"], report["accuracy"], report["page_f1"]) == (
         len(dev), only_dev["accuracy"], only_dev["page_f1"])
     assert len(train) > len(dev) and f"{len(train)} line(s) match no question of this split" in markdown
+
+
+def test_widget_shows_the_files_input_warnings_verbatim(built_home, layout, tmp_path, monkeypatch):
+    """The metric's per-file warnings (issue 22) are shown with the result, naming the file's lines, in a code
+    fence (a misspelt name is the uploader's text: never rendered as Markdown), and are the report's too."""
+    import re
+
+    from madqa.loading_script.load import load_gold
+    from madqa.metric import app
+
+    monkeypatch.setenv("MADQA_DATASET", str(layout.dataset_dir))
+    dev = load_gold("dev", layout.dataset_dir)
+    rows = _results(dev)
+    cited = rows[0]["citations"][0]
+    rows[0]["citatons"] = rows[0].pop("citations")  # misspelt: ignored, so no citation is scored
+    del rows[1]["answer"]  # the public harness's failed line: scored as no answer
+    rows[2] = {**rows[2], "citations": [{**cited, "page": 1506387294}]}  # a model's page: a wrong citation
+    rows[3] = {**rows[3], "answer": [], "`answer`": ["x"]}  # a Markdown look-alike of 'answer'
+    unknown = {"id": "not-a-dev-question", "answer": ["x"]}  # ignored: the warnings still name the file's lines
+    path = tmp_path / "lenient.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [unknown, *rows]), encoding="utf-8")
+
+    markdown, figure, report = app.score(str(path), "dev")
+    assert figure is not None and report["n_predicted"] == len(dev)
+    expected = [
+        "lenient.jsonl line 2: unknown field 'citatons' (did you mean 'citations'?); it is ignored",
+        "lenient.jsonl line 5: unknown field '`answer`' (did you mean 'answer'?); it is ignored",
+        "lenient.jsonl: 1 line(s) have no 'answer' field; scored as no answer",
+        "lenient.jsonl: 1 citation(s) to pages above 100,000 scored as wrong citations",
+    ]
+    assert report["warnings"] == expected  # the file's lines, not compute's predictions[i]
+    assert report["input_notes"] == {"lines_without_answer": 1, "citations_above_max_page": 1,
+                                     "unknown_fields": {"citatons": "citations", "`answer`": "answer"}}  # fmt: skip
+    assert "**Warnings** (4; the file was scored anyway):" in markdown
+    fence = re.search(r"\*\*Warnings\*\*[^\n]*\n(`{3,})text\n(.*?)\n\1(?:\n|$)", markdown, re.S)
+    assert fence is not None and fence.group(2).split("\n") == expected  # verbatim, inside one code fence
+    assert len(fence.group(1)) > max(map(len, re.findall("`+", fence.group(2))))  # no name can close the fence
+
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text("".join(json.dumps(r) + "\n" for r in _results(dev)), encoding="utf-8")
+    markdown, _, report = app.score(str(clean), "dev")
+    assert report["warnings"] == [] and "Warnings" not in markdown
