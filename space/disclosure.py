@@ -25,12 +25,21 @@ duplicate files, and the public board on which every accepted submission is list
 (a hidden label) also reveal which group the items a participant answers right belong to, never an answer or an
 evidence page. The Space stores only this report; per-item scores stay in the server-side ``item_scores`` table,
 which nothing a participant can reach reads except as whole-set shares (the cascade).
+
+Also kept: the metric's input notes of the uploaded file (``input_notes``: how many lines have no ``answer``, how
+many citations are above the page cap, and the misspelt field names) and their messages (``warnings``), so that a
+stored submission shows the warnings it was accepted with. Both are made by the parser from the uploaded text
+alone, before any line is matched to a test question (:mod:`madqa.metric.notes`): counts, the file's own field names
+and line numbers, never a gold value, and the same for any two files that differ only in which items are right.
+They are kept bounded (:func:`input_notes`, :func:`input_warnings`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from madqa.metric.notes import MAX_CHECKED_KEY_CHARS, MAX_WARNED_KEYS
 
 #: Smallest group whose accuracy is shown (smaller groups are dropped with their size).
 MIN_GROUP = 20
@@ -47,6 +56,12 @@ AGGREGATE_KEYS: tuple[str, ...] = (
 GROUP_KEYS: tuple[str, ...] = ("by_hop", "by_domain", "by_category")
 #: Fields of a group summary that may be shown (no per-item lists).
 GROUP_FIELDS: tuple[str, ...] = ("n", "accuracy", "accuracy_ci")
+#: Counts of the metric's input notes (``input_notes``); its ``unknown_fields`` are kept as names too.
+NOTE_COUNTS: tuple[str, ...] = ("lines_without_answer", "citations_above_max_page")
+#: Most input warnings kept: one per misspelt name the metric warns about, its "more names" count, and two kinds.
+MAX_WARNINGS = MAX_WARNED_KEYS + 3
+#: Longest input warning kept (the metric's are shorter: a name is at most ``MAX_CHECKED_KEY_CHARS`` characters).
+MAX_WARNING_CHARS = 400
 
 
 def cascade_shares(items: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -67,6 +82,32 @@ def _groups(groups: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def input_notes(notes: Any) -> dict[str, Any]:
+    """The metric's ``input_notes`` of the uploaded file, bounded: its counts, and at most :data:`MAX_WARNED_KEYS`
+    misspelt field names with the field each is close to (the names the warnings quote)."""
+    notes = notes if isinstance(notes, Mapping) else {}
+    out: dict[str, Any] = {key: _count(notes.get(key)) for key in NOTE_COUNTS}
+    fields = notes.get("unknown_fields")
+    pairs = list(fields.items())[:MAX_WARNED_KEYS] if isinstance(fields, Mapping) else []
+    out["unknown_fields"] = {
+        name: close for name, close in pairs
+        if isinstance(name, str) and isinstance(close, str) and max(len(name), len(close)) <= MAX_CHECKED_KEY_CHARS
+    }  # fmt: skip
+    return out
+
+
+def input_warnings(report: Mapping[str, Any]) -> tuple[str, ...]:
+    """The metric's input warnings of a (stored) report, bounded; ``()`` for reports stored before they were kept."""
+    warnings = report.get("warnings")
+    if not isinstance(warnings, (list, tuple)):
+        return ()
+    return tuple(w[:MAX_WARNING_CHARS] for w in warnings[:MAX_WARNINGS] if isinstance(w, str))
+
+
 def public_report(report: Mapping[str, Any], items: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The part of a test report that may leave the server (see the module docstring for the argument).
 
@@ -79,4 +120,8 @@ def public_report(report: Mapping[str, Any], items: Sequence[Mapping[str, Any]] 
     for key in GROUP_KEYS:
         if key in report:
             out[key] = _groups(report[key])
+    if "input_notes" in report:  # from the uploaded file alone (see the module docstring)
+        out["input_notes"] = input_notes(report["input_notes"])
+    if "warnings" in report:
+        out["warnings"] = list(input_warnings(report))
     return out

@@ -24,7 +24,7 @@ from madqa.metric.matching import match_predictions
 from madqa.metric.report import DEFAULT_OPTIONS, ReportOptions, build_report, score_predictions
 from madqa.metric.schema import Reference
 
-from .disclosure import public_report
+from .disclosure import input_warnings, public_report
 from .identity import MAX_FIELD_CHARS, REQUIRED_FIELDS, RateLimiter, SubmissionError, clean_form
 from .refusals import DuplicateFile, KeyReplay, RateLimited, RateRule
 from .storage import SubmissionStore
@@ -62,7 +62,8 @@ class Accepted:
     report: dict[str, Any]
     #: ``True`` when this answers a retry: the submission was stored by an earlier call with the same key.
     replayed: bool = False
-    #: What was scored leniently (the metric's input warnings; built from the file alone, never from labels).
+    #: What was scored leniently (the metric's input warnings; built from the file alone, never from labels). Read
+    #: from the stored report, so a replayed submission shows the warnings it was accepted with.
     warnings: tuple[str, ...] = ()
 
 
@@ -255,7 +256,7 @@ class Scorer:
                                   "nothing was stored") from None  # fmt: skip
         except RateLimited as exc:
             raise SubmissionError(RateLimiter.message(exc.rule.limit, exc.rule.window_s, exc.wait_s)) from None
-        accepted = replace(self.accepted(sid), warnings=done.warnings)
+        accepted = self.accepted(sid)  # its warnings are the stored ones: a replay shows the same
         logger.info("accepted submission %s (%s): rank %d", sid, form.get("system"), accepted.rank)
         for warning in done.warnings:
             logger.warning("submission %s: %s", sid, warning)
@@ -295,7 +296,7 @@ class Scorer:
         report = next(s.report for s in subs if s.id == sid)
         mine = report.get("accuracy") or 0.0
         rank = 1 + sum(1 for s in subs if (s.report.get("accuracy") or 0.0) > mine)
-        return Accepted(sid, rank, len(subs), report, replayed)
+        return Accepted(sid, rank, len(subs), report, replayed, input_warnings(report))
 
 
 def results_system_type(text: str) -> str:

@@ -141,3 +141,75 @@ def test_a_refused_file_does_no_gold_dependent_work(refs, monkeypatch) -> None:
     first_line = probe.split("\n")[0] + "\n"
     evaluate_results(first_line, refs, {r.id for r in refs}, {}, options=ReportOptions(n_resamples=10))
     assert calls  # the counter does see the scoring of an accepted file
+
+
+def _lenient(refs: list[Any]) -> str:
+    """A file the metric scores with warnings: a misspelt field, a line without answer, a model's huge page."""
+    text = _lines(refs, set(range(0, N, 2))).split("\n")
+    rows = [json.loads(line) for line in text if line]
+    rows[0]["citatons"] = rows[0].pop("citations")
+    del rows[1]["answer"]
+    rows[2]["citations"] = [{"document": refs[2].evidence[0].document, "page": 1506387294}]
+    rows[3]["anwser"] = rows[3].pop("answer")
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def test_a_stored_submission_shows_the_warnings_it_was_accepted_with(refs, tmp_path: Path) -> None:
+    """Issue 22: the stored report keeps the file's input notes, so a replay (same key: a retried request, or
+    the page reloaded after a lost answer) and any later read of the store show the same warnings."""
+    from madqa.metric.inputs import parse_results
+
+    text = _lenient(refs)
+    expected = tuple(parse_results(text, "results.jsonl").notes.warnings())  # from the file, no gold in sight
+    assert len(expected) == 4 and expected[0].startswith("results.jsonl line 1: unknown field 'citatons'")
+    store = SubmissionStore(tmp_path / "db.sqlite")
+    scorer = Scorer(refs, store, n_resamples=20)
+    first = scorer.submit_text(text, FORM, identity="user-1", key="k1")
+    replay = scorer.submit_text(text, FORM, identity="user-1", key="k1")
+    assert replay.replayed and replay.id == first.id and len(store.submissions()) == 1
+    assert first.warnings == replay.warnings == expected
+    assert format_accepted(replay) == format_accepted(first)
+    assert "**Warnings** (scored anyway):" in format_accepted(first)
+    # read back by another process (a restarted Space): the stored report holds notes and messages
+    stored = SubmissionStore(tmp_path / "db.sqlite").submissions()[0].report
+    assert stored["warnings"] == list(expected)
+    assert stored["input_notes"] == {"lines_without_answer": 2, "citations_above_max_page": 1,
+                                     "unknown_fields": {"citatons": "citations", "anwser": "answer"}}  # fmt: skip
+    assert Scorer(refs, SubmissionStore(tmp_path / "db.sqlite")).accepted(first.id).warnings == expected
+
+
+def test_stored_input_notes_come_from_the_file_never_from_the_labels(refs) -> None:
+    """The same file scored against other labels (other answers, evidence, hop types) stores the same notes and
+    warnings, although its scores differ: nothing in them depends on a gold value; none is quoted."""
+    from dataclasses import replace
+
+    from madqa.metric.schema import Citation
+    from madqa.space.submission import evaluate_results
+
+    other = [replace(r, answer_variants=((f"secret {i}",),), hop_type="cross_page",
+                     evidence=(Citation(r.evidence[0].document, 1 + (r.evidence[0].page % 4)),))
+             for i, r in enumerate(refs)]  # fmt: skip
+    text, ids = _lenient(refs), {r.id for r in refs}
+    a = evaluate_results(text, refs, ids, {}, options=ReportOptions(n_resamples=20))
+    b = evaluate_results(text, other, ids, {}, options=ReportOptions(n_resamples=20))
+    assert a.report["accuracy"] != b.report["accuracy"]  # the labels do matter to the scores ...
+    assert a.report["input_notes"] == b.report["input_notes"] and a.report["warnings"] == b.report["warnings"]
+    assert a.warnings == b.warnings == tuple(a.report["warnings"])  # ... not to the notes
+    shown = json.dumps([a.report["input_notes"], a.report["warnings"]])
+    assert not any(f"answer {i}" in shown or f"secret {i}" in shown for i in range(N))
+
+
+def test_public_report_keeps_input_notes_bounded() -> None:
+    from madqa.metric.notes import MAX_WARNED_KEYS
+    from madqa.space.disclosure import MAX_WARNING_CHARS, MAX_WARNINGS
+
+    junk = {"input_notes": {"lines_without_answer": 3, "citations_above_max_page": -1, "extra": "x" * 10**5,
+                            "unknown_fields": {f"fld{i}": "answer" for i in range(1000)} | {"y" * 500: "page"}},
+            "warnings": ["w" * 10**4] + [f"warning {i}" for i in range(100)] + [{"not": "text"}]}  # fmt: skip
+    public = public_report(junk)
+    notes = public["input_notes"]
+    assert notes["lines_without_answer"] == 3 and notes["citations_above_max_page"] == 0
+    assert "extra" not in notes and len(notes["unknown_fields"]) == MAX_WARNED_KEYS
+    assert len(public["warnings"]) == MAX_WARNINGS and len(public["warnings"][0]) == MAX_WARNING_CHARS
+    assert public_report(public) == public  # idempotent
+    assert "warnings" not in public_report({"accuracy": 0.5})  # rows stored before: no notes, no warnings
