@@ -28,9 +28,14 @@ from smolagents import LiteLLMModel, OpenAIServerModel
 from smolagents.utils import Retrying
 
 from .deadline import check, remaining
+from .llamacpp import bounded_schema
 from .model_options import ModelOptions, Profile
 
 logger = logging.getLogger(__name__)
+
+#: Longest string and array a structured reply may hold when a schema goes to a server as ``json_object``.
+SCHEMA_STRING_CHARS = 1000
+SCHEMA_ARRAY_ITEMS = 50
 
 __all__ = ["CompatLiteLLMModel", "CompatOpenAIModel", "adapt_request", "attempt_budget", "is_truncated_reply"]
 
@@ -49,8 +54,9 @@ def adapt_request(kwargs: dict[str, Any], options: ModelOptions, profile: Profil
     * smolagents' default ``tool_choice: "required"`` becomes the ``tool_choice`` option, except that with ``auto``
       and a single tool it becomes that function, forced (a forced function, as a dict, is always kept); ``none``
       drops the tools (the agents' prompts describe them, and smolagents reads a tool call written as JSON text);
-    * a ``json_schema`` response format becomes ``{"type": "json_object", "schema": …}`` (llama-cpp-python and
-      vLLM read the schema; OpenAI gets no schema key) or is dropped, per the ``response_format`` option;
+    * a ``json_schema`` response format becomes ``{"type": "json_object", "schema": …}`` with its strings and
+      arrays bounded (llama-cpp-python and vLLM read the schema; OpenAI gets no schema key) or is dropped, per the
+      ``response_format`` option;
     * the generation cap is ``max_completion_tokens`` on OpenAI's API (its reasoning models refuse ``max_tokens``)
       and ``max_tokens`` elsewhere.
 
@@ -84,8 +90,11 @@ def adapt_request(kwargs: dict[str, Any], options: ModelOptions, profile: Profil
             out.pop("response_format")
         else:
             schema = (fmt.get("json_schema") or {}).get("schema")
+            # Bounded strings: a server that decodes under the schema (llama-cpp-python) then always reaches its
+            # last field (a judge's verdict after its reasoning) within the generation cap.
             out["response_format"] = ({"type": "json_object"} if profile == "openai" or schema is None
-                                      else {"type": "json_object", "schema": schema})  # fmt: skip
+                                      else {"type": "json_object", "schema": bounded_schema(
+                                          schema, max_chars=SCHEMA_STRING_CHARS, max_items=SCHEMA_ARRAY_ITEMS)})
     cap = "max_completion_tokens" if profile == "openai" else "max_tokens"
     out.setdefault(cap, options.max_tokens)
     return out

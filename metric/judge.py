@@ -83,12 +83,15 @@ _VERDICTS: dict[str, Verdict] = {"correct": "correct", "partial": "partial", "in
 
 
 def parse_verdict(reply: Any) -> Verdict | None:
-    """Extract the verdict from a reply: a JSON object (or tool-call arguments dict) with a ``verdict`` field.
+    r"""Extract the verdict from a reply: a JSON object (or tool-call arguments dict) with a ``verdict`` field.
 
-    The last JSON object with a valid ``verdict`` wins; anything else gives ``None``.
+    The last JSON object with a valid ``verdict`` wins; anything else gives ``None``. Raw newlines and tabs inside
+    a string are accepted (models write them; a server that decodes under the schema lets them through).
 
     >>> parse_verdict('thinking... {"reasoning": "same value", "verdict": "Correct"}')
     'correct'
+    >>> parse_verdict('{"reasoning": "line one\nline two", "verdict": "incorrect"}')
+    'incorrect'
     >>> parse_verdict({"verdict": "partial"}), parse_verdict("looks right to me")
     ('partial', None)
     """
@@ -98,7 +101,7 @@ def parse_verdict(reply: Any) -> Verdict | None:
         return _VERDICTS.get(value) if value is not None else None
     if not isinstance(reply, str):
         return None
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     starts = [i for i, ch in enumerate(reply) if ch == "{"]
     for start in reversed(starts):
         try:

@@ -63,7 +63,8 @@ def test_requests_are_rewritten_for_a_compatible_server() -> None:
     assert out["messages"][0]["content"] == "a\nb"  # system: one string
     assert isinstance(out["messages"][1]["content"], list)  # a user message with an image keeps its parts
     assert out["tool_choice"] == "auto"
-    assert out["response_format"] == {"type": "json_object", "schema": schema}
+    assert out["response_format"]["type"] == "json_object"
+    assert out["response_format"]["schema"]["type"] == "object"
     assert out["max_tokens"] == options.max_tokens and "max_completion_tokens" not in out
     forced = {"type": "function", "function": {"name": "final_answer"}}
     final_only = [{"type": "function", "function": {"name": "final_answer"}}]

@@ -109,8 +109,11 @@ def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: L
     cache = tmp_path / "verdicts.jsonl"
     started = time.monotonic()
     proc = _madqa(["evaluate", str(out), "--split", "dev", "--mode", "judge", "--judge", f"openai:{ALIAS}",
-                   "--api-base", server.base_url, "--judge-cache", str(cache), "--model-option", "max_tokens=64",
-                   "--json"], env={"OPENAI_API_KEY": "x"}, timeout=300)  # fmt: skip
+                   "--api-base", server.base_url, "--judge-cache", str(cache), "--json",
+                   # Room for the whole verdict: the schema sent bounds "reasoning" to 1,000 characters (at most
+                   # ~1,000 tokens) before "verdict"; 64 tokens cut it (no verdict, seen in CI).
+                   "--model-option", "max_tokens=1536", "--model-option", "temperature=0"],
+                  env={"OPENAI_API_KEY": "x"}, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert time.monotonic() - started < 300
     cached = [json.loads(line) for line in cache.read_text().splitlines()]
