@@ -28,8 +28,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["ERROR_KINDS", "MAX_ERROR_CHARS", "RETRYABLE", "TABLE", "QuestionTimeoutError", "classify",
-           "kind_of_line", "short_error"]
+__all__ = ["ERROR_KINDS", "MAX_ERROR_CHARS", "RETRYABLE", "TABLE", "QuestionTimeoutError", "chain", "classify",
+           "http_status", "kind_of_line", "short_error"]
 
 ERROR_KINDS: tuple[str, ...] = ("provider", "transport", "timeout", "worker", "model")
 RETRYABLE: frozenset[str] = frozenset({"provider", "transport", "timeout", "worker"})
@@ -99,7 +99,7 @@ def _row(exc: BaseException) -> int | None:
     return None
 
 
-def _status(exc: BaseException) -> int | None:
+def http_status(exc: BaseException) -> int | None:
     """An HTTP status carried by an exception of an SDK not in the table (``status_code``, ``response``)."""
     for holder in (exc, getattr(exc, "response", None)):
         status = getattr(holder, "status_code", None)
@@ -133,7 +133,7 @@ def culprit(exc: BaseException) -> tuple[str, BaseException]:
     for e, row in zip(links, rows, strict=True):
         if row is not None:
             return TABLE[row][0], e
-        if _status(e) is not None:
+        if http_status(e) is not None:
             return "provider", e
     root = exc
     while root.__cause__ is not None:
@@ -150,7 +150,7 @@ def recognised_kind(exc: BaseException) -> str | None:
     True
     """
     links = list(chain(exc))
-    if any(_row(e) is not None or _status(e) is not None for e in links):
+    if any(_row(e) is not None or http_status(e) is not None for e in links):
         return culprit(exc)[0]
     return None
 

@@ -28,6 +28,7 @@ from smolagents import LiteLLMModel, OpenAIServerModel
 from smolagents.utils import Retrying
 
 from .deadline import check, remaining
+from .errors import chain
 from .llamacpp import bounded_schema
 from .model_options import ModelOptions, Profile
 
@@ -105,15 +106,10 @@ def is_truncated_reply(exc: BaseException) -> bool:
 
     The SDKs retry statuses and connection errors themselves; this is the case they leave out.
     """
-    seen: set[int] = set()
-    err: BaseException | None = exc
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        name = type(err).__name__
-        if isinstance(err, json.JSONDecodeError) or name in ("APIResponseValidationError", "RemoteProtocolError",
-                                                              "IncompleteRead", "JSONDecodeError"):  # fmt: skip
+    for err in chain(exc):
+        if isinstance(err, json.JSONDecodeError) or type(err).__name__ in (
+                "APIResponseValidationError", "RemoteProtocolError", "IncompleteRead", "JSONDecodeError"):
             return True
-        err = err.__cause__ or err.__context__
     return False
 
 

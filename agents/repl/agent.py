@@ -30,6 +30,7 @@ from smolagents.utils import AgentMaxStepsError
 
 from ..answer import MAX_ANSWER_ITEM_CHARS, FinalAnswerTool, normalise_answer
 from ..config import DEFAULT_MAX_STEPS
+from ..errors import chain, http_status
 from ..prepared import drain
 from ..prompts import load_prompts
 from .executor import ReplExecutor, SubLLM, default_observation_chars, default_sub_limits
@@ -206,9 +207,11 @@ class ReplAgent(CodeAgent):
 
 def _refused_format(exc: BaseException) -> bool:
     """Whether a failed call looks like a refusal of the request's response format (not a transport failure)."""
-    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
-    text = str(exc).lower()
-    return status in (400, 422) or "response_format" in text or "json_schema" in text
+    for err in chain(exc):  # smolagents may wrap the provider's error
+        text = str(err).lower()
+        if http_status(err) in (400, 422) or "response_format" in text or "json_schema" in text:
+            return True
+    return False
 
 
 def build_repl_agent(
