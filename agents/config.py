@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from .search import DEFAULT_BACKEND, DEFAULT_SEARCH_TIMEOUT
 
@@ -121,10 +122,13 @@ SECRET_WORDS = ("key", "apikey", "token", "secret", "password", "credentials", "
 
 def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     """The model options as a results line's ``config["model_options"]`` records them: JSON values, secrets removed
-    (:data:`SECRET_WORDS`, also inside nested mappings).
+    (:data:`SECRET_WORDS`, also inside nested mappings), and a URL's user and password (``https://u:p@host``) and
+    query string cut off (a base URL can carry a key).
 
     >>> public_options({"api_key": "sk-1", "max_tokens": 512, "hf_token": "x", "extra_body": {"AuthToken": "y"}})
     {'max_tokens': 512, 'extra_body': {}}
+    >>> public_options({"api_base": "https://me:sk-2@host:8000/v1?key=sk-3"})
+    {'api_base': 'https://host:8000/v1'}
     """
     def secret(name: str) -> bool:
         words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
@@ -133,6 +137,12 @@ def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     def clean(value: Any) -> Any:
         if isinstance(value, Mapping):
             return {str(k): clean(v) for k, v in value.items() if not secret(str(k))}
+        if isinstance(value, str) and "://" in value:
+            url = urlsplit(value)
+            if url.hostname:
+                host = f"[{url.hostname}]" if ":" in url.hostname else url.hostname  # IPv6
+                netloc = host + (f":{url.port}" if url.port else "")
+                return urlunsplit((url.scheme, netloc, url.path, "", ""))
         return json.loads(json.dumps(value, default=str))
 
     return clean(dict(options or {}))

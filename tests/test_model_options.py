@@ -35,6 +35,8 @@ def test_options_are_typed_and_checked() -> None:
 def test_secrets_are_never_recorded() -> None:
     options = {"api_key": "sk-1", "x_api_token": "t", "client_secret": "s", "max_tokens": 5, "api_base": "http://h"}
     assert public_options(options) == {"max_tokens": 5, "api_base": "http://h"}
+    # a key inside the base URL (user:password or a query parameter) is not recorded either
+    assert public_options({"api_base": "http://u:sk-9@[::1]:8080/v1?api-key=sk-8"}) == {"api_base": "http://[::1]:8080/v1"}
 
 
 def test_profiles_follow_the_endpoint() -> None:
