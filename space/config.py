@@ -20,6 +20,11 @@ Environment variables (all optional):
 ``MADQA_SPACE_SCORE_CPU_S``   CPU seconds one submission's scoring may use (default 0: 30 s + 0.25 s per test item).
 ``MADQA_SPACE_AGENT_MODEL``   model spec(s) of the "Try an agent" tab, comma-separated; the first is the default
                              (default ``local``).
+``MADQA_SPACE_PRIVATE_SHARE`` share of the test labels in the private part (default 0.5; rows of the labels file
+                             with an explicit ``part`` keep it).
+``MADQA_SPACE_LADDER_MARGIN`` the Ladder's margin of the official ranking (default 0.01: one accuracy point).
+``MADQA_SPACE_SNAPSHOT_DAYS`` days between automatic snapshots of the official ranking (default 7; 0: only
+                             ``python -m madqa.space.ladder snapshot``).
 """
 
 from __future__ import annotations
@@ -37,6 +42,19 @@ def _int(env: dict[str, str], key: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ValueError(f"{key} must be an integer, got {raw!r}") from None
+
+
+def _fraction(env: dict[str, str], key: str, default: float, *, low: float, high: float) -> float:
+    raw = env.get(key, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{key} must be a number, got {raw!r}") from None
+    if not low <= value <= high:  # also refuses nan
+        raise ValueError(f"{key} must be between {low:g} and {high:g}, got {raw!r}")
+    return value
 
 
 def _proxies(raw: str) -> list[str]:
@@ -77,6 +95,10 @@ class SpaceConfig:
         score_cpu_s: CPU seconds one submission's scoring may use (0: automatic, see ``scoring_pool.PoolLimits``).
         agent_models: model specs the agent tab offers (the first is preselected); no other spec runs.
         on_spaces: running on Hugging Face Spaces (``SPACE_ID`` set): enables the HF login button.
+        private_share: share of the test labels in the private part (labels rows without an explicit ``part``).
+        ladder_margin: the Ladder's margin η (a private score is published only when it beats the identity's
+            previous one by more than η, rounded to a multiple of η; ``space/ladder.py``).
+        snapshot_days: days between automatic snapshots of the official ranking (0: only by the maintainers).
     """
 
     db_path: Path
@@ -96,6 +118,9 @@ class SpaceConfig:
     score_cpu_s: int = 0
     agent_models: tuple[str, ...] = ("local",)
     on_spaces: bool = False
+    private_share: float = 0.5
+    ladder_margin: float = 0.01
+    snapshot_days: float = 7.0
 
     @property
     def agent_model(self) -> str:
@@ -138,4 +163,7 @@ class SpaceConfig:
             agent_models=tuple(s.strip() for s in (env.get("MADQA_SPACE_AGENT_MODEL") or "local").split(",")
                                if s.strip()) or ("local",),  # fmt: skip
             on_spaces=bool(env.get("SPACE_ID")),
+            private_share=_fraction(env, "MADQA_SPACE_PRIVATE_SHARE", 0.5, low=0.0, high=0.9),
+            ladder_margin=_fraction(env, "MADQA_SPACE_LADDER_MARGIN", 0.01, low=0.001, high=0.2),
+            snapshot_days=_fraction(env, "MADQA_SPACE_SNAPSHOT_DAYS", 7.0, low=0.0, high=3650.0),
         )
