@@ -56,10 +56,20 @@ def _set_limit(name: str, soft: int, hard: int | None = None) -> str:
         return f"not set ({exc})"
 
 
-def _drop_privileges() -> str:
-    """As root, become ``nobody`` (no supplementary groups); returns who the worker runs as."""
+def _drop_privileges(drop_root: bool = True) -> str:
+    """As root, become ``nobody`` (no supplementary groups); returns who the worker runs as.
+
+    This is the only uid change: a worker started by an ordinary user (a hosted Space) keeps that uid, the one that
+    owns the database and the labels. Switching to another uid needs privileges (root, ``CAP_SETUID``) or a set-uid
+    helper (``newuidmap`` with ``/etc/subuid`` entries), and madqa installs none; a user namespace of its own only
+    *shows* another uid, the kernel still checks the same one for file ownership and for other processes. So under a
+    shared uid the seccomp filter of :mod:`.walls` is what refuses metadata and scheduling changes outside the worker
+    (``drop_root=False``: tests of that case run as root without the switch).
+    """
     if os.getuid() != 0:
-        return f"uid {os.getuid()} (unchanged)"
+        return f"uid {os.getuid()} (unchanged: the parent's own uid)"
+    if not drop_root:
+        return "root (kept: tests of the shared-uid case)"
     import pwd
 
     try:
@@ -214,7 +224,8 @@ def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs i
     executor("import re\nimport json\nimport math\nprint(re.sub('a', 'b', json.dumps([math.sqrt(4)])))")  # warm-up
     base_state = {"__name__": "__main__"}
 
-    walls["user"] = _drop_privileges()  # before the limits: it reads /etc/passwd; and root ignores RLIMIT_NPROC
+    # before the limits: it reads /etc/passwd; and root ignores RLIMIT_NPROC
+    walls["user"] = _drop_privileges(bool(config.get("drop_root", True)))
     walls["descriptors"] = _descriptors()  # only the pipes, /dev/null and the parent's stderr file (close_fds)
     open_fds = [int(n) for n in walls["descriptors"]]
     # The kernel walls (Landlock, seccomp): after the last file this process opens itself, before any model code.

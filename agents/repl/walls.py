@@ -17,12 +17,18 @@ kernel enforces them on the process and they cannot be lifted again:
   aarch64 (any other audit arch, and x32 syscalls, kill the process) that answers ``EPERM`` to process creation and
   execution (``execve``, ``fork``, ``clone`` without ``CLONE_THREAD``; ``clone3`` gets ``ENOSYS`` so glibc falls back
   to ``clone`` and threads still work), sockets, tracing and other processes' memory, mounts and namespaces, kernel
-  modules, kexec, bpf, perf, keyrings, userfaultfd, io_uring, file handles, ``memfd_create``; signals and
-  ``prlimit64`` only for the worker itself.
+  modules, kexec, bpf, perf, keyrings, userfaultfd, io_uring, file handles, ``memfd_create``; every change of a
+  file's metadata (the ``chmod``, ``chown``, ``utime`` and ``xattr`` families with their ``*at``/``*at2`` forms, and
+  ``file_setattr``: Landlock does not cover them, and under the Space's own uid they would reach the database and
+  the labels) and watching files (``inotify_add_watch``, ``fanotify_*``: when the Space reads or writes them);
+  signals, ``prlimit64``, scheduling and I/O priority (``setpriority``, ``sched_set*``, ``ioprio_set``),
+  ``migrate_pages``/``move_pages`` only for the worker itself (pid 0 or its own pid; for ``setpriority``/
+  ``ioprio_set`` also only the one-process kind), and no core-scheduling ``prctl``. The arguments compared are
+  ``int``/``pid_t`` ones, whose low 32 bits are all the kernel reads.
 
-Each layer is checked after it is applied (a directory outside the rules must be refused; a socket must be
-refused). :func:`apply_walls` returns one line per layer: ``"landlock ABI 7 (...)"``/``"seccomp (N rules)"``, or
-``"unavailable (reason)"``. This module is stdlib-only: the worker loads it by file path.
+Each layer is checked after it is applied (a directory outside the rules must be refused; a socket and an
+``fchmod`` must be refused). :func:`apply_walls` returns one line per layer: ``"landlock ABI 7 (...)"``/
+``"seccomp (N rules)"``, or ``"unavailable (reason)"``. This module is stdlib-only: the worker loads it by file path.
 """
 
 from __future__ import annotations
@@ -51,17 +57,22 @@ PR_SET_NO_NEW_PRIVS = 38
 SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC = 1, 1
 RET_KILL_PROCESS, RET_ERRNO, RET_ALLOW = 0x80000000, 0x00050000, 0x7FFF0000
 LD_W_ABS, JMP_JEQ_K, JMP_JGE_K, JMP_JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
-OFF_NR, OFF_ARCH, OFF_ARG0 = 0, 4, 16  # struct seccomp_data; args[0]'s low 32 bits (little-endian)
+OFF_NR, OFF_ARCH, OFF_ARGS = 0, 4, 16  # struct seccomp_data; args[i]'s low 32 bits at 16 + 8 i (little-endian)
 X32_SYSCALL_BIT, CLONE_THREAD = 0x40000000, 0x00010000
+PRIO_PROCESS, IOPRIO_WHO_PROCESS, PR_SCHED_CORE = 0, 1, 62
 
 #: Denied syscalls by name (``EPERM``); a name missing from an arch's table does not exist there.
 DENIED = (
     "execve", "execveat", "fork", "vfork",                               # no new programs or processes
     "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",  # no sockets at all
     "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_open", "pidfd_getfd",
-    "pidfd_send_signal", "tkill",                                        # other processes
-    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "open_tree", "move_mount", "fsopen",
-    "fsconfig", "fsmount", "fspick", "mount_setattr",                    # mounts and namespaces
+    "pidfd_send_signal", "tkill", "process_madvise", "process_mrelease",  # other processes
+    "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+    "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "setxattrat", "removexattrat", "file_setattr",                       # file metadata (Landlock leaves it open)
+    "inotify_add_watch", "fanotify_init", "fanotify_mark",               # watching files (Landlock leaves it open)
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "open_tree", "open_tree_attr", "move_mount",
+    "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",          # mounts and namespaces
     "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "bpf", "perf_event_open",
     "keyctl", "add_key", "request_key", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
     "open_by_handle_at", "name_to_handle_at", "memfd_create", "memfd_secret", "personality", "acct", "swapon",
@@ -86,8 +97,29 @@ SYSCALLS: dict[str, tuple[int | None, int | None]] = {
     "personality": (135, 92), "acct": (163, 89), "swapon": (167, 224), "swapoff": (168, 225),
     "reboot": (169, 142), "syslog": (103, 116), "quotactl": (179, 60), "vhangup": (153, 58),
     "lookup_dcookie": (212, 18), "iopl": (172, None), "ioperm": (173, None), "uselib": (134, None),
-    "seccomp": (317, 277),
+    "seccomp": (317, 277), "process_madvise": (440, 440), "process_mrelease": (448, 448),
+    "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452), "chown": (92, None),
+    "fchown": (93, 55), "lchown": (94, None), "fchownat": (260, 54), "utime": (132, None), "utimes": (235, None),
+    "utimensat": (280, 88), "futimesat": (261, None), "setxattr": (188, 5), "lsetxattr": (189, 6),
+    "fsetxattr": (190, 7), "removexattr": (197, 14), "lremovexattr": (198, 15), "fremovexattr": (199, 16),
+    "setxattrat": (463, 463), "removexattrat": (466, 466), "open_tree_attr": (467, 467), "file_setattr": (469, 469),
+    "setpriority": (141, 140), "sched_setparam": (142, 118), "sched_setscheduler": (144, 119),
+    "sched_setaffinity": (203, 122), "sched_setattr": (314, 274), "ioprio_set": (251, 30),
+    "migrate_pages": (256, 238), "move_pages": (279, 239), "prctl": (157, 167), "inotify_add_watch": (254, 27),
+    "fanotify_init": (300, 262), "fanotify_mark": (301, 263),
 }  # fmt: skip
+SELF = "self"
+#: Syscalls allowed only on the worker itself: ``name -> ((argument index, allowed values), ...)``, every argument
+#: listed must have one of its values (``SELF``: the worker's pid, known when the filter is built), else ``EPERM``.
+OWN_ONLY: dict[str, tuple[tuple[int, tuple[int | str, ...]], ...]] = {
+    "kill": ((0, (SELF,)),), "tgkill": ((0, (SELF,)),), "rt_sigqueueinfo": ((0, (SELF,)),),
+    "rt_tgsigqueueinfo": ((0, (SELF,)),), "prlimit64": ((0, (0, SELF)),),
+    "setpriority": ((0, (PRIO_PROCESS,)), (1, (0, SELF))), "ioprio_set": ((0, (IOPRIO_WHO_PROCESS,)), (1, (0, SELF))),
+    "sched_setscheduler": ((0, (0, SELF)),), "sched_setparam": ((0, (0, SELF)),), "sched_setattr": ((0, (0, SELF)),),
+    "sched_setaffinity": ((0, (0, SELF)),), "migrate_pages": ((0, (0, SELF)),), "move_pages": ((0, (0, SELF)),),
+}  # fmt: skip
+#: ``prctl`` options answered ``EPERM`` (``PR_SCHED_CORE`` can change another process's core-scheduling cookie).
+DENIED_PRCTL = (PR_SCHED_CORE,)
 #: ``machine -> (audit arch, column in SYSCALLS)``; any other machine: seccomp is reported unavailable.
 ARCHES = {"x86_64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1)}
 
@@ -200,6 +232,17 @@ def apply_landlock(readable: Iterable[str]) -> str:
     return f"landlock ABI {abi} (read-only beneath {rules} Python dir(s){''.join('; ' + e for e in extra)})"
 
 
+def _own_block(nr: int, conditions: Iterable[tuple[int, tuple[int, ...]]]) -> list[tuple[int, int, int, int]]:
+    """``[LD nr, JEQ nr (else: past the block), (LD args[i], JEQ value...)..., RET ALLOW, RET EPERM]``: a matching
+    value jumps to the next argument's test (the last one's to ``ALLOW``), no match to ``EPERM``."""
+    tail = [(RET_K, 0, 0, RET_ALLOW), (RET_K, 0, 0, RET_ERRNO | errno.EPERM)]
+    for index, values in reversed(list(conditions)):
+        tests = [(JMP_JEQ_K, len(values) - 1 - i, 0 if i < len(values) - 1 else len(tail) - 1, v)
+                 for i, v in enumerate(values)]  # fmt: skip
+        tail = [(LD_W_ABS, 0, 0, OFF_ARGS + 8 * index), *tests, *tail]
+    return [(LD_W_ABS, 0, 0, OFF_NR), (JMP_JEQ_K, 0, len(tail), nr), *tail]
+
+
 def _filter(arch: int, column: int, pid: int) -> tuple[list[tuple[int, int, int, int]], int]:
     """The BPF program ``[(code, jt, jf, k)]`` and the number of syscalls it rules on (see the module doc)."""
     nrs = {name: pair[column] for name, pair in SYSCALLS.items() if pair[column] is not None}
@@ -211,20 +254,21 @@ def _filter(arch: int, column: int, pid: int) -> tuple[list[tuple[int, int, int,
     for nr in denied:
         prog += [(JMP_JEQ_K, 0, 1, nr), (RET_K, 0, 0, RET_ERRNO | errno.EPERM)]
     prog += [(JMP_JEQ_K, 0, 1, nrs["clone3"]), (RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
-    # Argument blocks, each [LD nr, JEQ nr (else: next block), LD args[0], tests..., RET EPERM, RET ALLOW]:
+    # Argument blocks, each [LD nr, JEQ nr (else: next block), LD args[i], tests..., RET ...]:
     # clone only for threads (CLONE_THREAD set: glibc's fork and posix_spawn use clone without it) ...
-    prog += [(LD_W_ABS, 0, 0, OFF_NR), (JMP_JEQ_K, 0, 4, nrs["clone"]), (LD_W_ABS, 0, 0, OFF_ARG0),
-             (JMP_JSET_K, 1, 0, CLONE_THREAD), (RET_K, 0, 0, RET_ERRNO | errno.EPERM), (RET_K, 0, 0, RET_ALLOW)]
-    # ... signals and prlimit64 only for this process: the first argument is our pid (or 0 for prlimit64)
-    own = [("kill", (pid,)), ("tgkill", (pid,)), ("rt_sigqueueinfo", (pid,)), ("rt_tgsigqueueinfo", (pid,)),
-           ("prlimit64", (0, pid))]  # fmt: skip
-    for name, values in own:
-        n = len(values)
-        prog += [(LD_W_ABS, 0, 0, OFF_NR), (JMP_JEQ_K, 0, n + 3, nrs[name]), (LD_W_ABS, 0, 0, OFF_ARG0)]
-        prog += [(JMP_JEQ_K, n - i, 0, v) for i, v in enumerate(values)]
-        prog += [(RET_K, 0, 0, RET_ERRNO | errno.EPERM), (RET_K, 0, 0, RET_ALLOW)]
+    prog += [(LD_W_ABS, 0, 0, OFF_NR), (JMP_JEQ_K, 0, 4, nrs["clone"]), (LD_W_ABS, 0, 0, OFF_ARGS),
+             (JMP_JSET_K, 1, 0, CLONE_THREAD), (RET_K, 0, 0, RET_ERRNO | errno.EPERM),
+             (RET_K, 0, 0, RET_ALLOW)]  # fmt: skip
+    # ... prctl but its core-scheduling option ...
+    prog += [(LD_W_ABS, 0, 0, OFF_NR), (JMP_JEQ_K, 0, 3 + len(DENIED_PRCTL), nrs["prctl"]),
+             (LD_W_ABS, 0, 0, OFF_ARGS)]  # fmt: skip
+    prog += [(JMP_JEQ_K, len(DENIED_PRCTL) - i, 0, v) for i, v in enumerate(DENIED_PRCTL)]
+    prog += [(RET_K, 0, 0, RET_ALLOW), (RET_K, 0, 0, RET_ERRNO | errno.EPERM)]
+    # ... and signals, limits, scheduling only for this process (OWN_ONLY)
+    for name, conditions in OWN_ONLY.items():
+        prog += _own_block(nrs[name], [(i, tuple(pid if v == SELF else int(v) for v in vs)) for i, vs in conditions])
     prog += [(RET_K, 0, 0, RET_ALLOW)]
-    return prog, len(denied) + 2 + len(own)  # + clone3 and clone
+    return prog, len(denied) + 3 + len(OWN_ONLY)  # + clone3, clone and prctl
 
 
 def apply_seccomp() -> str:
@@ -244,6 +288,8 @@ def apply_seccomp() -> str:
         return f"unavailable ({_err('seccomp')})"
     if _libc().socket(2, 1, 0) != -1 or ctypes.get_errno() != errno.EPERM:  # the check: AF_INET stream socket
         return "unavailable (installed, but a socket could still be created)"
+    if _libc().fchmod(-1, 0) != -1 or ctypes.get_errno() != errno.EPERM:  # and metadata: EPERM before EBADF
+        return "unavailable (installed, but fchmod was not refused)"
     return f"seccomp ({rules} rules, {len(prog)} BPF instructions)"
 
 
@@ -258,7 +304,7 @@ def apply_walls(protected: Iterable[str] = (), skip: Collection[str] = ()) -> di
     granted, refused = readable_dirs(python_dirs(), protected)
     walls: dict[str, str] = {}
     try:
-        walls["filesystem"] = ("unavailable (skipped)" if "filesystem" in skip else apply_landlock(granted))
+        walls["filesystem"] = "unavailable (skipped)" if "filesystem" in skip else apply_landlock(granted)
     except OSError as exc:
         walls["filesystem"] = f"unavailable ({exc})"
     if refused:

@@ -8,13 +8,16 @@ runs, the worker (:mod:`.sandbox`) puts up its own walls, each reported in :attr
 1. a new network namespace (``unshare(CLONE_NEWNET)``, with ``CLONE_NEWUSER`` as fallback) where the kernel allows
    it: only an unconfigured loopback, no route anywhere;
 2. started as root, it becomes the unprivileged user ``nobody`` (``walls["user"]``); a Space already runs as an
-   ordinary user, so the kernel walls below are what holds there;
+   ordinary user, and without privileges or a set-uid helper no other uid can be had, so the worker shares the
+   Space's uid there (the owner of its database and labels) and the kernel walls below are what holds;
 3. **Landlock** (``walls["filesystem"]``): read-only access beneath the directories Python was loaded from, and
    nothing else: no write anywhere, no ``/proc``, ``/dev``, ``/etc``, ``/tmp``, home or ``MADQA_HOME`` (a
    directory containing one of :attr:`ReplWorker.protected_paths` is never granted); no TCP; signals and abstract
    UNIX sockets scoped to the worker (see :mod:`.walls`);
 4. **seccomp** (``walls["syscalls"]``): no ``execve``, ``fork``/``clone`` of processes (threads still work), no
-   sockets, ``ptrace``, other processes' memory, mounts, namespaces, kernel modules, bpf, io_uring, ...;
+   sockets, ``ptrace``, other processes' memory, mounts, namespaces, kernel modules, bpf, io_uring, ...; no
+   ``chmod``/``chown``/``utime``/``xattr`` change of any file, and priority, scheduling, affinity, I/O priority and
+   limits only of the worker itself;
 5. resource limits: ``RLIMIT_AS`` (memory), ``RLIMIT_CPU`` (re-armed per step), ``RLIMIT_FSIZE`` = 0,
    ``RLIMIT_CORE`` = 0, ``RLIMIT_NOFILE`` at the descriptors already open, ``RLIMIT_NPROC`` = 0;
 6. smolagents' ``LocalPythonExecutor`` (an AST interpreter) with only :data:`ALLOWED_IMPORTS` authorised: no
@@ -67,6 +70,8 @@ STARTUP_CPU_S = 60
 SANDBOX_SCRIPT = Path(__file__).with_name("sandbox.py")
 #: Kernel layers every worker skips (``"filesystem"``, ``"syscalls"``): only for tests of the fail-closed path.
 SKIP_WALLS: tuple[str, ...] = ()
+#: A worker started as root becomes ``nobody``; ``False`` keeps the uid: only for tests of the shared-uid case.
+DROP_ROOT = True
 _warned_missing: set[str] = set()
 
 #: ``llm_handler(prompts, batched) -> answers``; raises :class:`SubCallError` with a message for the model.
@@ -166,7 +171,7 @@ class ReplWorker:
         config = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
                              "print_chars": self.limits.print_chars, "imports": list(ALLOWED_IMPORTS),
                              "startup_cpu_s": STARTUP_CPU_S, "protected": self._protected(),
-                             "skip_walls": list(SKIP_WALLS)})  # fmt: skip
+                             "skip_walls": list(SKIP_WALLS), "drop_root": DROP_ROOT})  # fmt: skip
         self._proc = subprocess.Popen(
             [sys.executable, "-I", str(SANDBOX_SCRIPT), config], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self._errfile, cwd=self._tmp, env=dict(WORKER_ENV), close_fds=True,
