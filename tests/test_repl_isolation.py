@@ -8,6 +8,9 @@ b. OS level with the interpreter bypassed: a harness process applies exactly :fu
 c. the worker's default limits are the documented ones and a default worker reports them;
 d. fail closed: a missing layer stops a ``require_isolation`` worker and the Space tab, and warns otherwise;
 e. the sample's ``questions.jsonl`` (every label, the test split's included) is 0600, also after ``madqa setup``.
+
+The worker under the Space's own uid (metadata and scheduling attacks, issue 23) is tested in
+``tests/test_repl_walls_shared_uid.py``.
 """
 
 from __future__ import annotations
@@ -114,7 +117,7 @@ def test_known_sandbox_escapes_never_read_the_secret(secret, layers: str, monkey
 
 # -- b. OS level, the interpreter bypassed --------------------------------------------------------------------------
 
-HARNESS = r'''
+HARNESS = r"""
 import ctypes, importlib.util, json, os, socket, subprocess, sys, threading
 cfg = json.loads(sys.argv[1])
 spec = importlib.util.spec_from_file_location("repl_walls", cfg["walls_file"])
@@ -190,7 +193,7 @@ for name, fn in {**normal, **attacks}.items():
     if name == "close_fd2_then_open":
         print(json.dumps(results), flush=True)  # execve (next) may replace this process: report before it
 print(json.dumps(results), flush=True)
-'''
+"""
 
 LANDLOCK_STOPS = ("open_secret", "list_secret_dir", "proc_self_mem", "parent_environ", "write_file", "make_dir",
                   "tcp_connect", "ctypes_open", "close_fd2_then_open", "subprocess", "execve")  # fmt: skip
@@ -247,7 +250,7 @@ def test_os_walls_hold_with_the_interpreter_bypassed(tmp_path: Path, secret, as_
     assert secret["token"] not in results["_stdout"]
     for name in {*LANDLOCK_STOPS, *SECCOMP_STOPS}:  # refused by the kernel (EACCES/EPERM), not failing otherwise
         assert results[name].startswith("denied PermissionError"), (name, results[name])
-    assert results["compute"] == "ALLOWED '{\"r\": \"bb\", \"m\": 4.0}'"
+    assert results["compute"] == 'ALLOWED \'{"r": "bb", "m": 4.0}\''
     assert results["thread"] == "ALLOWED 499500" and results["list_prefix"] == "ALLOWED True"
     if not as_nobody:  # nobody cannot read a standard library under /root (0700) with or without the walls
         assert results["lazy_import"] == "ALLOWED '1/3'"
@@ -291,7 +294,12 @@ def test_no_readable_directory_contains_or_lies_inside_a_protected_path(tmp_path
 def test_default_limits_are_the_documented_ones_and_reported() -> None:
     limits = WorkerLimits()
     assert (limits.memory_mb, limits.cpu_s, limits.wall_s, limits.start_s, limits.print_chars) == (
-        1024, 20, 30.0, 60.0, 20_000)  # README "The code-REPL agent": 1 GiB, 20 s CPU and 30 s wall-clock a step
+        1024,
+        20,
+        30.0,
+        60.0,
+        20_000,
+    )  # README "The code-REPL agent": 1 GiB, 20 s CPU and 30 s wall-clock a step
     worker = ReplWorker()
     try:
         worker.start()
@@ -366,7 +374,9 @@ def test_local_runs_warn_and_go_on_without_isolation(layout, monkeypatch, caplog
     row = json.loads(out.read_text(encoding="utf-8"))
     assert row["repl"]["walls"]["filesystem"] == "unavailable (skipped)" and row["error"] is None
     assert {r.getMessage().split(" wall ")[0] for r in caplog.records if "runs without" in r.getMessage()} == {
-        "the REPL worker runs without its filesystem", "the REPL worker runs without its syscalls"}
+        "the REPL worker runs without its filesystem",
+        "the REPL worker runs without its syscalls",
+    }
 
 
 # -- e. label files ------------------------------------------------------------------------------------------------
