@@ -18,6 +18,7 @@ BENCHES: tuple[tuple[str, str], ...] = (
     ("human", "madqa.bench.human"),
     ("scale", "madqa.bench.scale"),
     ("provider", "madqa.bench.provider"),
+    ("leakage", "madqa.bench.leakage"),
 )
 
 

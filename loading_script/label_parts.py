@@ -42,8 +42,9 @@ def partition_seed(rows: Sequence[Mapping[str, Any]]) -> int:
     return int.from_bytes(digest.digest()[:8], "big")
 
 
-def assign_parts(rows: Sequence[Mapping[str, Any]], *, seed: int | None = None,
-                 private_share: float = DEFAULT_PRIVATE_SHARE) -> dict[str, Part]:
+def assign_parts(
+    rows: Sequence[Mapping[str, Any]], *, seed: int | None = None, private_share: float = DEFAULT_PRIVATE_SHARE
+) -> dict[str, Part]:
     """Each row's part: explicit ``part`` fields kept, the others drawn per (hop type, domain) stratum.
 
     Within each stratum the rows are shuffled with the seed; the private counts are apportioned by largest
@@ -89,8 +90,9 @@ def assign_parts(rows: Sequence[Mapping[str, Any]], *, seed: int | None = None,
     return out
 
 
-def private_ids(rows: Sequence[Mapping[str, Any]], *, seed: int | None = None,
-                private_share: float = DEFAULT_PRIVATE_SHARE) -> frozenset[str]:
+def private_ids(
+    rows: Sequence[Mapping[str, Any]], *, seed: int | None = None, private_share: float = DEFAULT_PRIVATE_SHARE
+) -> frozenset[str]:
     """The ids of the private part (see :func:`assign_parts`)."""
     parts = assign_parts(rows, seed=seed, private_share=private_share)
     return frozenset(rid for rid, part in parts.items() if part == "private")

@@ -15,7 +15,14 @@ import gradio as gr
 
 from madqa.space import content
 from madqa.space.identity import identity_key
-from madqa.space.leaderboard import board_frame, filter_board, styled_board, system_choices
+from madqa.space.leaderboard import (
+    board_frame,
+    filter_board,
+    official_caption,
+    official_frame,
+    styled_board,
+    system_choices,
+)
 from madqa.space.plots import plot_systems
 from madqa.space.services import Services
 from madqa.space.submission import SubmissionError, format_accepted
@@ -47,6 +54,22 @@ def build_app(services: Services) -> gr.Blocks:
 
     def board(query: str = "") -> Any:
         return styled_board(filter_board(board_frame(store.submissions()), query))
+
+    snapshots = None
+    if scorer.private_ids:
+        from madqa.space.ladder import Snapshots
+
+        snapshots = Snapshots(store.path)
+
+    def official() -> tuple[str, Any]:
+        """The official ranking's caption and table (a due periodic snapshot is taken first)."""
+        snap = None
+        if snapshots is not None:
+            snapshots.take_if_due(config.ladder_margin, config.snapshot_days)
+            snap = snapshots.latest()
+        n_private = len(scorer.private_ids)
+        caption = official_caption(snap, len(scorer.test_ids) - n_private, n_private, config.snapshot_days)
+        return caption, official_frame(store, snap)
 
     def choices_update() -> Any:
         return gr.update(choices=system_choices(store))
@@ -86,6 +109,10 @@ def build_app(services: Services) -> gr.Blocks:
         if config.on_spaces:
             gr.LoginButton()
         with gr.Tab("Leaderboard", elem_id="tab-leaderboard"):
+            official_text = gr.Markdown(elem_id="official-caption")
+            official_table = gr.Dataframe(interactive=False, wrap=True, elem_id="official", max_height=400,
+                                          visible=bool(scorer.private_ids))  # fmt: skip
+            demo.load(official, None, [official_text, official_table], api_name="official")
             with gr.Row():
                 query = gr.Textbox(label="Search systems", placeholder="system, submitter, agent or model", scale=4)
                 refresh = gr.Button("Refresh", scale=1, elem_id="refresh")
@@ -97,7 +124,8 @@ def build_app(services: Services) -> gr.Blocks:
                 figure = gr.Plot(elem_id="plot")
             query.submit(board, query, table, api_name="search")
             refresh.click(board, query, table, api_name="refresh").then(choices_update, None, picked,
-                                                                        api_name=False)  # fmt: skip
+                                                                        api_name=False).then(
+                official, None, [official_text, official_table], api_name=False)  # fmt: skip
             draw.click(plot, picked, figure, api_name="plot")
         with gr.Tab("Submit", elem_id="tab-submit"):
             gr.Markdown(content.HOW_TO_SUBMIT)

@@ -36,6 +36,7 @@ They are kept bounded (:func:`input_notes`, :func:`input_warnings`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -125,3 +126,28 @@ def public_report(report: Mapping[str, Any], items: Sequence[Mapping[str, Any]] 
     if "warnings" in report:
         out["warnings"] = list(input_warnings(report))
     return out
+
+
+#: Distinct values of a percentage shown to 0.1 point, and of a Kuiper value shown to 0.01 on its 0–100 scale.
+_PCT_LEVELS, _KUIPER_LEVELS = 1001, 10001
+
+
+def public_bits_bound(n: int, group_sizes: Sequence[int] = (), *, judge: bool = False) -> float:
+    """Upper bound, in bits, on what one accepted test submission's shown numbers say about the public part.
+
+    ``n`` public items; ``group_sizes`` the hop groups large enough to be shown (:data:`MIN_GROUP`). Each shown
+    number is one of a known number of values, and the bound is the sum of their log2: accuracy (``n + 1`` values,
+    ``2n + 1`` with the judge's half credit; its CI, standard error and calibrated value are functions of it and of
+    public constants), ANLS*, Page F1 and Doc F1 to 0.1 point, the Kuiper statistic and its CI to 0.01, three H.3
+    error counts (the no-answer count is the file's own) and the cascade's found-document and found-page shares
+    (``n + 1`` values each), and each shown group's accuracy. Counts the participant knows from their own file
+    (coverage, mean steps, input notes) carry nothing. The private part adds nothing: no shown number depends on it.
+
+    >>> round(public_bits_bound(24), 1), round(public_bits_bound(250, [100, 80]), 1)
+    (97.6, 130.6)
+    """
+    levels = 2 * n + 1 if judge else n + 1
+    bits = math.log2(levels) + 3 * math.log2(_PCT_LEVELS) + 3 * math.log2(_KUIPER_LEVELS)
+    bits += 5 * math.log2(n + 1)
+    bits += sum(math.log2((2 * g + 1) if judge else (g + 1)) for g in group_sizes if g >= MIN_GROUP)
+    return bits

@@ -132,3 +132,53 @@ def filter_board(df: pd.DataFrame, query: str) -> pd.DataFrame:
 def system_choices(store: SubmissionStore) -> list[tuple[str, int]]:
     """(label, submission id) pairs for the plot selector."""
     return [(f"#{s.id} {s.form['system']}", s.id) for s in store.submissions()]
+
+
+#: Columns of the official ranking (a Ladder snapshot of the private part; see ``ladder.py``).
+OFFICIAL_COLUMNS = ("Rank", "System", "Submitter", "Origin", "Type", "Model", "Private accuracy", "Scored files",
+                    "Snapshot", "#")  # fmt: skip
+
+
+def official_frame(store: SubmissionStore, snapshot: Any) -> pd.DataFrame:
+    """The official ranking from a snapshot (``Snapshots.latest()``: taken, taken_at, margin, entries).
+
+    One row per identity: the Ladder value of its private part (a multiple of the margin, in percent), the
+    submission that set it, and how many of its files have a private score.
+    """
+    if snapshot is None:
+        return pd.DataFrame(columns=list(OFFICIAL_COLUMNS))
+    taken, _, _, entries = snapshot
+    subs = {s.id: s for s in store.submissions()}
+    rows = []
+    for entry in entries:
+        sub = subs.get(entry.submission_id)
+        if sub is None:
+            continue
+        rows.append({"System": sub.form["system"], "Submitter": sub.form["submitter"],
+                     "Origin": ORIGINS.get(sub.origin, sub.origin), "Type": system_type(sub),
+                     "Model": sub.form["model"], "Private accuracy": _pct(entry.value), "Scored files": entry.scored,
+                     "Snapshot": taken[:10], "#": sub.id})  # fmt: skip
+    if not rows:
+        return pd.DataFrame(columns=list(OFFICIAL_COLUMNS))
+    df = pd.DataFrame(rows)
+    df["Rank"] = df["Private accuracy"].rank(method="min", ascending=False).astype(int)
+    return df.sort_values(["Rank", "#"]).reset_index(drop=True)[list(OFFICIAL_COLUMNS)]
+
+
+def official_caption(snapshot: Any, n_public: int, n_private: int, every_days: float) -> str:
+    """What the two tables are and how the official one is made (Markdown)."""
+    if not n_private:
+        return ("**Live board** on all test items (this Space has no private part of the labels, so there is no "
+                "separate official ranking).")  # fmt: skip
+    when = f"snapshot of {snapshot[0]} UTC" if snapshot else "no snapshot yet"
+    margin = snapshot[2] if snapshot else None
+    every = f"every {every_days:g} days" if every_days > 0 else "when the maintainers take one"
+    ladder_text = f" with the Ladder's margin of {100 * margin:g} points" if margin else ""
+    return (
+        f"**Official ranking** ({when}; new snapshots {every}): accuracy on the **private part** of the test labels "
+        f"({n_private} items), one row per account, released through the Ladder{ladder_text}: an account's value "
+        "changes only when one of its files beats it by more than the margin, and is rounded to it. Nothing you "
+        "see at submission time depends on the private part.\n\n"
+        f"**Live board** below: every accepted file, scored at once on the **public part** ({n_public} items). "
+        "A file can be tuned to the public part; the official ranking is the private one."
+    )

@@ -22,15 +22,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .submission import Evaluation, SubmissionError
+from .identity import SubmissionError
+from .scoring import Evaluation
 
 logger = logging.getLogger(__name__)
 
 #: Shown when a submission's scoring ran out of CPU time or memory (nothing label-derived in it).
 BUDGET_MESSAGE = ("scoring this file used more than the Space's budget of {cpu_s} CPU seconds or {mem_mb} MB; "
                   "nothing was stored. Shorten the answers or contact the maintainers.")  # fmt: skip
-BUSY_MESSAGE = ("the Space is busy scoring other submissions; nothing was stored and your quota is untouched. "
-                "Retry soon.")
+BUSY_MESSAGE = (
+    "the Space is busy scoring other submissions; nothing was stored and your quota is untouched. Retry soon."
+)
 
 
 BASE_CPU_S = 30
@@ -67,8 +69,14 @@ def _set_cpu_budget(resource: Any, cpu_s: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def _worker_main(conn: Any, references: Sequence[Any], other_split_ids: Mapping[str, str], n_resamples: int,
-                 limits: PoolLimits) -> None:  # pragma: no cover - runs in the scoring process
+def _worker_main(
+    conn: Any,
+    references: Sequence[Any],
+    other_split_ids: Mapping[str, str],
+    n_resamples: int,
+    limits: PoolLimits,
+    scored_ids: frozenset[str] | None,
+) -> None:  # pragma: no cover - subprocess
     """Score texts received on ``conn`` until it closes.
 
     Each reply is ``("ok", Evaluation)``, ``("error", message)``, ``("budget",)`` or ``("internal", detail)``.
@@ -80,7 +88,7 @@ def _worker_main(conn: Any, references: Sequence[Any], other_split_ids: Mapping[
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     from madqa.metric.report import ReportOptions
 
-    from .submission import evaluate_results
+    from .scoring import evaluate_results
 
     test_ids = {r.id for r in references}
     if references:  # warm-up: every lazy import happens before the address-space limit
@@ -101,8 +109,10 @@ def _worker_main(conn: Any, references: Sequence[Any], other_split_ids: Mapping[
             return
         _set_cpu_budget(resource, limits.cpu_s)
         try:
-            reply: tuple[Any, ...] = ("ok", evaluate_results(text, references, test_ids, other_split_ids,
-                                                            options=options))
+            reply: tuple[Any, ...] = (
+                "ok",
+                evaluate_results(text, references, test_ids, other_split_ids, options=options, scored_ids=scored_ids),
+            )
         except SubmissionError as exc:
             reply = ("error", str(exc))
         except MemoryError:
@@ -139,15 +149,17 @@ class ScoringPool:
         other_split_ids: public ids of other splits, for better rejection messages.
         n_resamples: Kuiper bootstrap resamples.
         limits: the processes' limits.
+        scored_ids: the part of the labels these processes score (``None``: all; see ``evaluate_results``).
     """
 
     def __init__(self, references: Sequence[Any], other_split_ids: Mapping[str, str] | None = None, *,
-                 n_resamples: int = 1000, limits: PoolLimits | None = None) -> None:  # fmt: skip
+                 n_resamples: int = 1000, limits: PoolLimits | None = None,
+                 scored_ids: frozenset[str] | None = None) -> None:  # fmt: skip
         limits = limits or PoolLimits()
         if limits.cpu_s <= 0:
             limits = replace(limits, cpu_s=int(BASE_CPU_S + CPU_S_PER_ITEM * len(references)))
         self.limits = limits
-        self._args = (list(references), dict(other_split_ids or {}), n_resamples, self.limits)
+        self._args = (list(references), dict(other_split_ids or {}), n_resamples, self.limits, scored_ids)
         self._ctx = mp.get_context("spawn")  # never fork the threaded server
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._lock = threading.Lock()

@@ -75,12 +75,13 @@ def create_services(config: SpaceConfig, *, seed: bool = True, hub_api: Any = No
     scorer = Scorer.from_labels(
         labels_file(config), store, other_split_ids=_other_split_ids(config.dataset), mode=config.mode,
         judge=_judge(config), n_resamples=config.n_resamples, max_bytes=config.max_file_bytes,
+        private_share=config.private_share,
     )  # fmt: skip
     if config.score_workers and scorer.judge is None:
-        from .scoring_pool import PoolLimits, ScoringPool
-
-        scorer.pool = ScoringPool(scorer.references, scorer.other_split_ids, n_resamples=config.n_resamples,
-                                  limits=PoolLimits(workers=config.score_workers, cpu_s=config.score_cpu_s))
+        scorer.use_pools(config.score_workers, config.score_cpu_s)
+    resumed = scorer.resume_private()
+    if resumed:
+        logger.info("scoring the private part of %d submission(s) left by the previous process", resumed)
     if seed:
         from .seed import seed_board
 

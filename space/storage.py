@@ -241,15 +241,15 @@ class SubmissionStore:
             if n >= rate.limit:
                 raise RateLimited(rate, float(oldest) + rate.window_s - rate.now)
 
-    def precheck(self, *, file_sha256: str | None = None, idem_key: str | None = None,
-                 rate: RateRule | None = None) -> None:
+    def precheck(self, *, file_sha256: str | None = None, content_sha256: str | None = None,
+                 idem_key: str | None = None, rate: RateRule | None = None) -> None:
         """The guards of :meth:`add`, read-only, before any scoring work.
 
         Raises:
             KeyReplay, DuplicateFile, RateLimited: what :meth:`add` would refuse now.
         """
         with self._connect() as con:
-            self._guard(con, file_sha256, None, idem_key, rate)
+            self._guard(con, file_sha256, content_sha256, idem_key, rate)
 
     def set_origin(self, submission_id: int, origin: str) -> None:
         """Change a row's origin, e.g. to ``verified`` after the maintainers re-ran the system (see :func:`main`).

@@ -8,7 +8,6 @@ whole file is valid (the store writes one transaction per submission).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import threading
 from collections import Counter
@@ -19,37 +18,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from madqa.metric.inputs import InputError, parse_references, parse_results
-from madqa.metric.matching import match_predictions
-from madqa.metric.report import DEFAULT_OPTIONS, ReportOptions, build_report, score_predictions
+from madqa.metric.inputs import parse_references
+from madqa.metric.report import ReportOptions
 from madqa.metric.schema import Reference
 
-from .disclosure import input_warnings, public_report
+from .disclosure import input_warnings
 from .identity import MAX_FIELD_CHARS, REQUIRED_FIELDS, RateLimiter, SubmissionError, clean_form
 from .refusals import DuplicateFile, KeyReplay, RateLimited, RateRule
+from .scoring import SOURCE_NAME, Evaluation, canonical_sha256, evaluate_results, results_system_type
 from .storage import SubmissionStore
 
 __all__ = ["MAX_FIELD_CHARS", "REQUIRED_FIELDS", "Accepted", "RateLimiter", "Scorer", "SubmissionError",
-           "Evaluation", "clean_form", "evaluate_results", "format_accepted"]  # fmt: skip
+           "Evaluation", "canonical_sha256", "clean_form", "evaluate_results", "format_accepted",
+           "results_system_type"]  # fmt: skip
 
 logger = logging.getLogger(__name__)
-
-#: Name under which the uploaded file is referred to in messages (the server-side temp path is never echoed).
-SOURCE_NAME = "results.jsonl"
-
-
-def _deep_line(text: str) -> int:
-    """The first line whose JSON nesting is too deep for the parser."""
-    import json
-
-    for number, raw in enumerate(text.split("\n"), start=1):  # line numbers as the parser counts them
-        try:
-            json.loads(raw)
-        except RecursionError:
-            return number
-        except ValueError:
-            continue
-    return 0
 
 
 @dataclass(frozen=True)
@@ -67,69 +50,6 @@ class Accepted:
     warnings: tuple[str, ...] = ()
 
 
-def check_ids(predictions: Sequence[Any], test_ids: set[str], other_split_ids: Mapping[str, str]) -> None:
-    """Every line with an id must name a test question; other splits' ids get their own message."""
-    problems = []
-    for p in predictions:
-        if p.id is not None and p.id not in test_ids:
-            shown = p.id if len(p.id) <= 80 else p.id[:77] + "..."
-            split = other_split_ids.get(p.id)
-            why = f"is a {split} question, not a test question" if split else "is not a test-split id"
-            problems.append(f"{SOURCE_NAME} line {p.line}: field 'id' {shown!r} {why}")
-    if problems:
-        raise InputError(problems)
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """A scored results text: the public report, the per-item scores (server side), the content's hash, and the
-    metric's input warnings (from the file alone: safe to show)."""
-
-    report: dict[str, Any]
-    items: list[dict[str, Any]]
-    content_sha256: str
-    warnings: tuple[str, ...] = ()
-
-
-def evaluate_results(
-    text: str,
-    references: Sequence[Reference],
-    test_ids: set[str],
-    other_split_ids: Mapping[str, str],
-    *,
-    options: ReportOptions = DEFAULT_OPTIONS,
-    judge: Any = None,
-) -> Evaluation:
-    """Validate and score a results text against the test labels.
-
-    Pure (no I/O): the scoring processes of :mod:`.scoring_pool` call it as the Space's request threads do. Every
-    rejection happens before any work that touches a gold answer, so a refused file (which costs no quota) cannot
-    time the labels. The per-item scores are always computed (they are stored), whatever ``options.include_items``.
-
-    Raises:
-        SubmissionError: any validation problem (the message names line and field, never a gold value).
-    """
-    try:
-        try:
-            parsed = parse_results(text, SOURCE_NAME)
-            predictions = parsed.predictions
-        except RecursionError:
-            raise InputError(f"{SOURCE_NAME} line {_deep_line(text)}: JSON nested too deeply") from None
-        check_ids(predictions, test_ids, other_split_ids)
-        matching = match_predictions(predictions, references)
-        if matching.unknown:
-            first = matching.unknown[0]
-            raise InputError(f"{len(matching.unknown)} line(s) match no test question, e.g. {first[:160]}")
-    except InputError as exc:
-        raise SubmissionError(str(exc)) from None
-    run = score_predictions(predictions, references, mode=options.mode, judge=judge, matching=matching)
-    report = build_report(run, references, replace(options, include_items=True), parsed.notes)
-    items = report.pop("items")
-    # the warnings are computed before any gold-dependent work, from the uploaded text only (no label can leak)
-    warnings = tuple(parsed.notes.warnings())
-    return Evaluation(public_report(report, items), items, canonical_sha256(text), warnings)
-
-
 class Scorer:
     """Scores results files against the private test labels and stores accepted ones.
 
@@ -141,6 +61,10 @@ class Scorer:
         judge: batch judge for ``judge`` mode.
         n_resamples: Kuiper bootstrap resamples.
         max_bytes: size limit of a results file.
+        private_ids: the private part of the labels (:mod:`madqa.loading_script.label_parts`): everything a
+            participant sees is computed from the other items; an accepted file's private part is scored in the
+            background (:mod:`.private_part`) and published only through the Ladder (:mod:`.ladder`). Empty (the
+            default): one part, every item shown.
     """
 
     def __init__(
@@ -153,25 +77,69 @@ class Scorer:
         judge: Any = None,
         n_resamples: int = 1000,
         max_bytes: int = 20 * 1024 * 1024,
+        private_ids: frozenset[str] = frozenset(),
     ) -> None:
         self.references = list(references)
         self.test_ids = {r.id for r in self.references}
+        self.private_ids = frozenset(private_ids) & frozenset(self.test_ids)
+        #: The items every shown number is computed from (``None``: all of them, when there is no private part).
+        self.public_ids: frozenset[str] | None = (frozenset(self.test_ids) - self.private_ids
+                                                  if self.private_ids else None)  # fmt: skip
         self.store = store
         self.other_split_ids = dict(other_split_ids or {})
         self.judge, self.max_bytes = judge, max_bytes
         self.options = ReportOptions(mode=mode, n_resamples=n_resamples)  # type: ignore[arg-type]
         #: Walled scoring processes (:class:`~.scoring_pool.ScoringPool`); ``None`` scores in the calling thread.
         self.pool: Any = None
+        #: The private part's walled scoring process (``None``: scored in the background thread itself).
+        self.private_pool: Any = None
         self._busy: Counter[str] = Counter()  # submissions being scored, per identity
+        self._reserved: set[str] = set()  # idempotency keys and file hashes being scored
         self._lock = threading.Lock()
+        self.private: Any = None
+        if self.private_ids:
+            from .private_part import PrivateScorer, PrivateScores
+
+            self.private = PrivateScorer(PrivateScores(store.path), self.evaluate_private)
 
     @classmethod
-    def from_labels(cls, labels_path: Path, store: SubmissionStore, **kwargs: Any) -> Scorer:
-        """Build from the private labels JSONL (``Layout.test_labels``)."""
+    def from_labels(
+        cls, labels_path: Path, store: SubmissionStore, *, private_share: float = 0.0, **kwargs: Any
+    ) -> Scorer:
+        """Build from the private labels JSONL (``Layout.test_labels``); ``private_share`` of its rows without an
+        explicit ``part`` go to the private part (:func:`~madqa.loading_script.label_parts.private_ids`)."""
+        from madqa.loading_script.io import read_jsonl
+        from madqa.loading_script.label_parts import PartsError, private_ids
         from madqa.loading_script.load import load_gold
 
         rows = load_gold("test", labels_path=labels_path)
-        return cls(parse_references(rows, "test labels"), store, **kwargs)
+        raw = read_jsonl(labels_path)  # the explicit parts (load_gold keeps the question schema only)
+        parts = {str(r.get("id")): r.get("part") for r in raw}
+        try:
+            hidden = private_ids([{**r, "part": parts.get(r["id"])} for r in rows], private_share=private_share)
+        except PartsError as exc:
+            raise ValueError(f"{labels_path}: {exc}") from None
+        return cls(parse_references(rows, "test labels"), store, private_ids=hidden, **kwargs)
+
+    def use_pools(self, workers: int, cpu_s: int = 0, n_resamples: int | None = None) -> None:
+        """Score in walled processes: ``workers`` for the public part, one more for the private part."""
+        from .scoring_pool import PoolLimits, ScoringPool
+
+        n = self.options.n_resamples if n_resamples is None else n_resamples
+        self.pool = ScoringPool(self.references, self.other_split_ids, n_resamples=n, scored_ids=self.public_ids,
+                                limits=PoolLimits(workers=workers, cpu_s=cpu_s))  # fmt: skip
+        if self.private_ids:
+            self.private_pool = ScoringPool(
+                self.references,
+                self.other_split_ids,
+                n_resamples=n,
+                scored_ids=self.private_ids,
+                limits=PoolLimits(workers=1, cpu_s=cpu_s, queue_timeout_s=3600.0),
+            )
+
+    def resume_private(self) -> int:
+        """Queue the private parts a previous process left unscored (at start-up)."""
+        return self.private.resume() if self.private is not None else 0
 
     def read_upload(self, path: str | Path | None) -> str:
         """The uploaded file's text (size- and encoding-checked)."""
@@ -203,10 +171,25 @@ class Scorer:
         if self.pool is not None and self.judge is None:
             return self.pool.evaluate(text)  # type: ignore[no-any-return]
         return evaluate_results(text, self.references, self.test_ids, self.other_split_ids, options=self.options,
-                                judge=self.judge)  # fmt: skip
+                                judge=self.judge, scored_ids=self.public_ids)  # fmt: skip
 
-    def submit(self, path: str | Path | None, form: Mapping[str, Any], *, origin: str = "user",
-               identity: str | None = None, key: str | None = None, limiter: RateLimiter | None = None) -> Accepted:
+    def evaluate_private(self, text: str) -> Evaluation:
+        """Score an (accepted) text's private part: maintainers' side only, never shown (see :mod:`.ladder`)."""
+        if self.private_pool is not None and self.judge is None:
+            return self.private_pool.evaluate(text)  # type: ignore[no-any-return]
+        return evaluate_results(text, self.references, self.test_ids, self.other_split_ids, options=self.options,
+                                judge=self.judge, scored_ids=self.private_ids)  # fmt: skip
+
+    def submit(
+        self,
+        path: str | Path | None,
+        form: Mapping[str, Any],
+        *,
+        origin: str = "user",
+        identity: str | None = None,
+        key: str | None = None,
+        limiter: RateLimiter | None = None,
+    ) -> Accepted:
         """Check the form and the file, score, store; returns the stored submission's id and rank.
 
         Reserved names are refused unless ``origin`` is a maintainers' one; see :meth:`submit_text` for the rest.
@@ -215,8 +198,16 @@ class Scorer:
         text = self.read_upload(path)
         return self.submit_text(text, clean, origin=origin, identity=identity, key=key, limiter=limiter)
 
-    def submit_text(self, text: str, form: Mapping[str, str], *, origin: str = "user", identity: str | None = None,
-                    key: str | None = None, limiter: RateLimiter | None = None) -> Accepted:
+    def submit_text(
+        self,
+        text: str,
+        form: Mapping[str, str],
+        *,
+        origin: str = "user",
+        identity: str | None = None,
+        key: str | None = None,
+        limiter: RateLimiter | None = None,
+    ) -> Accepted:
         """Score and store a results text whose form is already clean.
 
         Args:
@@ -230,20 +221,22 @@ class Scorer:
             SubmissionError: invalid file, duplicate file, key reused for another file, or rate limit.
         """
         sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        content = canonical_sha256(text)  # the file's own JSON, no gold: a reordered copy is refused before scoring
         idem = None if not key else hashlib.sha256(f"{identity or ''}\0{key}".encode()).hexdigest()
 
         def rule() -> RateRule | None:
             return limiter.rule(identity) if limiter is not None and identity else None
 
         try:
-            self.store.precheck(file_sha256=sha, idem_key=idem, rate=rule())  # refuse before any scoring work
-            with self._in_flight(identity, rule()):
+            # every refusal happens here, before any gold is touched (also for files sent at once: _in_flight)
+            self.store.precheck(file_sha256=sha, content_sha256=content, idem_key=idem, rate=rule())
+            with self._in_flight(identity, rule(), [k for k in (idem, sha, content) if k]):
                 done = self.evaluate_text(text)
                 created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
                 kind = results_system_type(text)
                 report = {**done.report, "system_type": kind}  # also in the report: older readers and mirror files
                 sid = self.store.add(form, report, done.items, created=created, origin=origin,
-                                     file_sha256=sha, content_sha256=done.content_sha256, idem_key=idem,
+                                     file_sha256=sha, content_sha256=content, idem_key=idem,
                                      rate=rule(), system_type=kind)  # fmt: skip
         except KeyReplay as exc:
             if not exc.same_file:
@@ -256,6 +249,8 @@ class Scorer:
                                   "nothing was stored") from None  # fmt: skip
         except RateLimited as exc:
             raise SubmissionError(RateLimiter.message(exc.rule.limit, exc.rule.window_s, exc.wait_s)) from None
+        if self.private is not None:  # after the answer's numbers are fixed: nothing shown depends on it
+            self.private.submit(sid, ladder_identity(identity, origin, sid, form), text)
         accepted = self.accepted(sid)  # its warnings are the stored ones: a replay shows the same
         logger.info("accepted submission %s (%s): rank %d", sid, form.get("system"), accepted.rank)
         for warning in done.warnings:
@@ -263,32 +258,40 @@ class Scorer:
         return accepted
 
     @contextmanager
-    def _in_flight(self, identity: str | None, rule: RateRule | None) -> Iterator[None]:
-        """Count a submission being scored against its author's quota until it is stored or refused.
+    def _in_flight(self, identity: str | None, rule: RateRule | None, keys: Sequence[str] = ()) -> Iterator[None]:
+        """Count a submission being scored against its author's quota, and reserve its idempotency key and file
+        hashes, until it is stored or refused.
 
-        Without this, files sent at once by a user with one submission left would all pass the pre-check and be
-        scored (their response times observed) although only one can be stored: free probes of the labels.
+        Without this, files sent at once by a user with one submission left (or with one key, or the same file)
+        would all pass the pre-check and be scored (their response times observed) although only one can be
+        stored: free probes of the labels. Here the others are refused at once, before any scoring work.
         """
-        if identity is None or rule is None or rule.limit <= 0:
-            yield
-            return
+        limited = rule if identity is not None and rule is not None and rule.limit > 0 else None
+        who = identity or ""
         with self._lock:
-            busy = self._busy[identity]
-            if busy >= rule.limit:
-                raise SubmissionError(f"rate limit: {busy} of your submissions are being scored, which is your "
-                                      "whole quota; wait for their results (nothing was stored)")  # fmt: skip
-            try:  # stored in the window + in flight must stay under the limit
-                self.store.precheck(rate=replace(rule, limit=rule.limit - busy))
-            except RateLimited as exc:
-                raise SubmissionError(RateLimiter.message(rule.limit, rule.window_s, exc.wait_s)) from None
-            self._busy[identity] += 1
+            if any(k in self._reserved for k in keys):
+                raise SubmissionError("the same file or submission key is being scored right now; wait for its "
+                                      "result (nothing was stored)")  # fmt: skip
+            if limited is not None:
+                busy = self._busy[who]
+                if busy >= limited.limit:
+                    raise SubmissionError(f"rate limit: {busy} of your submissions are being scored, which is your "
+                                          "whole quota; wait for their results (nothing was stored)")  # fmt: skip
+                try:  # stored in the window + in flight must stay under the limit
+                    self.store.precheck(rate=replace(limited, limit=limited.limit - busy))
+                except RateLimited as exc:
+                    raise SubmissionError(RateLimiter.message(limited.limit, limited.window_s, exc.wait_s)) from None
+                self._busy[who] += 1
+            self._reserved.update(keys)
         try:
             yield
         finally:
             with self._lock:
-                self._busy[identity] -= 1
-                if not self._busy[identity]:
-                    del self._busy[identity]
+                self._reserved.difference_update(keys)
+                if limited is not None:
+                    self._busy[who] -= 1
+                    if not self._busy[who]:
+                        del self._busy[who]
 
     def accepted(self, sid: int, *, replayed: bool = False) -> Accepted:
         """The answer for stored submission ``sid``: its rank by accuracy among all submissions."""
@@ -299,39 +302,16 @@ class Scorer:
         return Accepted(sid, rank, len(subs), report, replayed, input_warnings(report))
 
 
-def results_system_type(text: str) -> str:
-    """``"human"`` when every line of a results file says ``system_type: "human"`` (``madqa human``), else
-    ``"agent"``; the board labels and filters rows by it.
+def ladder_identity(identity: str | None, origin: str, sid: int, form: Mapping[str, str]) -> str:
+    """Whose ladder a submission climbs (:mod:`.ladder`): the rate-limit identity (the Hub user on a Space); a
+    maintainers' seed row is its own; without an identity (no rate limit), the submitter's name."""
+    if origin == "seed":
+        return f"seed:{sid}"
+    if identity:
+        return identity
+    from .identity import name_keys
 
-    >>> results_system_type('{"id": "a", "system_type": "human"}\\n'), results_system_type('{"id": "a"}')
-    ('human', 'agent')
-    """
-    if '"system_type"' not in text:  # the common case costs one scan, no parsing
-        return "agent"
-    lines = [line for line in text.splitlines() if line.strip()]
-    try:
-        human = bool(lines) and all(json.loads(line).get("system_type") == "human" for line in lines)
-    except (ValueError, AttributeError):
-        human = False
-    return "human" if human else "agent"
-
-
-def canonical_sha256(text: str) -> str:
-    """sha256 of a results text's content: each JSON line re-serialised with sorted keys, the lines sorted.
-
-    Whitespace, key order, line order and blank lines do not make a file new (unparsable lines count as is).
-    """
-    import json
-
-    lines = []
-    for raw in text.split("\n"):
-        if not raw.strip():
-            continue
-        try:
-            lines.append(json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
-        except (ValueError, RecursionError):
-            lines.append(raw.strip())
-    return hashlib.sha256("\n".join(sorted(lines)).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"submitter:{name_keys(str(form.get('submitter', '')))[0]}"
 
 
 def format_accepted(acc: Accepted) -> str:

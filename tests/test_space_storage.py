@@ -234,8 +234,15 @@ def test_judge_mode_scores_with_the_configured_judge_and_is_labelled(layout, tmp
         lines.append(json.dumps({"id": r["id"], "answer": answer, "citations": r["evidence"], "steps": 2}) + "\n")
     acc = services.scorer.submit_text("".join(lines), clean_form(FORM))
     assert acc.report["mode"] == "judge" and acc.report["unscored"] == 0
-    assert len(VerdictModel.prompts) == len(rows) - 3  # exact matches are short-cut
-    assert acc.report["accuracy_raw"] == pytest.approx(7 / len(rows))
+    assert services.scorer.private.drain(120)  # the private part is judged after the answer, in the background
+    assert len(VerdictModel.prompts) == len(rows) - 3  # both parts judged once; exact matches are short-cut
+    public = services.scorer.public_ids  # what the answer shows is the public part's
+    right = sum(1 for r in rows[:7] if r["id"] in public)
+    assert acc.report["n"] == len(public) < len(rows)
+    assert acc.report["accuracy_raw"] == pytest.approx(right / len(public))
+    (private,) = services.scorer.private.scores.results()
+    assert private.status == "scored" and private.report["n"] == len(rows) - len(public)
+    assert private.report["accuracy_raw"] == pytest.approx((7 - right) / (len(rows) - len(public)))
     assert "scoring mode `judge`" in format_accepted(acc)
     assert list(board_frame(services.store.submissions())["Mode"]) == ["judge"]
     assert (tmp_path / "judge_cache.jsonl").is_file()  # verdicts are cached next to the board
