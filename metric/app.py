@@ -1,7 +1,7 @@
 """Widget of the MADQA metric Space: upload a results file, pick a public split, read the report and plots.
 
 On a metric Space the repository root *is* this folder (``madqa publish metric``), so this file runs flat with
-``python app.py``: no ``madqa`` package, no relative imports. It loads the metric the way any user would,
+``python app.py``: no ``madqa`` package, one relative import (below). It loads the metric the way any user would,
 ``evaluate.load("<this folder>/madqa.py")``, and scores with its ``compute``. Only to name the line and field of a
 bad file does it call the loaded metric's own validators (``inputs.parse_results_text`` and
 ``matching.match_predictions``, the modules evaluate copied next to the script), so the messages are the metric's.
@@ -10,18 +10,43 @@ Gold questions come from the public dev and train splits: of ``$MADQA_DATASET`` 
 folder (its README's ``configs:`` are read, as the ``datasets`` parquet builder would), else of the Hub dataset it
 names, else of ``OxRML/MADQA``. The test split is never offered: its labels are hidden (score it on the
 leaderboard Space). Accuracy is ANLS*-thresholded here; the LLM-judge mode needs a model and runs locally.
+
+Uploads pass the gate of ``upload_gate.py`` (results files by the names gradio stores, within
+:data:`MAX_FILE_BYTES`; the same gate as the leaderboard Space's), and each upload is deleted once it is scored,
+accepted or not; uploads never scored are deleted by gradio's ``delete_cache`` after an hour. ``upload_gate`` is
+the one sibling this file imports: run flat, the folder is made a package first so the relative import resolves
+(``madqa publish metric`` stages the relative imports of ``app.py``).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.machinery
+import importlib.util
 import logging
 import os
 import re
+import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+
+def _flat_package(folder: Path) -> str:
+    """Register ``folder`` as the package ``madqa_metric_widget`` (for a flat run) and return that name."""
+    name = "madqa_metric_widget"
+    if name not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = [str(folder)]
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+    return name
+
+
+if not __package__:  # run flat (``python app.py``, as on the metric Space): this folder's files form one package
+    __package__ = _flat_package(Path(__file__).resolve().parent)
+
+from .upload_gate import RESULTS_SUFFIXES, UploadGate, discard_upload  # noqa: E402
 
 logger = logging.getLogger("madqa.metric.app")
 
@@ -292,10 +317,12 @@ def plot_report(report: dict[str, Any]) -> Any:
 
 def score(file: Any, split: str) -> tuple[str, Any, dict[str, Any]]:
     """The button's handler: ``(markdown, figure or None, JSON)``; every failure becomes text, never a traceback."""
+    path = None if not file else Path(file if isinstance(file, (str, os.PathLike)) else file.name)
     try:
-        if not file:
+        if path is None:
             raise WidgetError("upload a results file (.jsonl) first")
-        path = Path(file if isinstance(file, (str, os.PathLike)) else file.name)
+        if not path.name.lower().endswith(RESULTS_SUFFIXES):
+            raise WidgetError(f"{path.name}: only results files ({', '.join(RESULTS_SUFFIXES)}) are scored")
         report, notes = score_text(read_upload(path), path.name, split)
         return format_report(report, notes), plot_report(report), report
     except WidgetError as exc:
@@ -303,16 +330,18 @@ def score(file: Any, split: str) -> tuple[str, Any, dict[str, Any]]:
     except Exception as exc:  # a bug, not the user's fault: log it, show one line
         logger.exception("scoring failed")
         return f"**Internal error:** {_one_line(exc)}", None, {"error": _one_line(exc)}
+    finally:
+        discard_upload(path)  # the server's copy (only files under gradio's upload folder are touched)
 
 
 def build_demo() -> Any:
     """The Blocks app (not launched)."""
     import gradio as gr
 
-    with gr.Blocks(title="MADQA metric") as demo:
+    with gr.Blocks(title="MADQA metric", delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
         with gr.Row():
-            upload = gr.File(label="results JSONL", file_types=[".jsonl"], type="filepath", elem_id="upload")
+            upload = gr.File(label="results JSONL", file_types=[*RESULTS_SUFFIXES], type="filepath", elem_id="upload")
             split = gr.Dropdown(choices=list(PUBLIC_SPLITS), value=PUBLIC_SPLITS[0], label="Split (public labels)",
                                 info=f"Gold questions from {dataset_spec()}; the test split's labels are hidden.",
                                 elem_id="split")  # fmt: skip
@@ -324,13 +353,30 @@ def build_demo() -> Any:
     return demo
 
 
+def launch(**kwargs: Any) -> Any:
+    """Build, queue and launch the widget behind the upload gate; ``kwargs`` go to ``Blocks.launch``.
+
+    Args:
+        **kwargs: ``Blocks.launch`` arguments (such as ``server_port`` or ``prevent_thread_lock``).
+
+    Returns:
+        The launched ``gr.Blocks``.
+    """
+    from starlette.middleware import Middleware
+
+    demo = build_demo()
+    demo.queue(default_concurrency_limit=2)
+    app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
+    app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), Middleware(UploadGate, max_bytes=MAX_FILE_BYTES)]
+    demo.launch(max_file_size=MAX_FILE_BYTES, app_kwargs=app_kwargs, **kwargs)
+    return demo
+
+
 def main() -> None:
     """``python app.py``: launch the widget (port and host from GRADIO_SERVER_PORT / GRADIO_SERVER_NAME)."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    demo = build_demo()
-    demo.queue(default_concurrency_limit=2)
-    demo.launch(max_file_size=MAX_FILE_BYTES)
+    launch()
 
 
 if __name__ == "__main__":

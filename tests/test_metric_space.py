@@ -28,7 +28,7 @@ from madqa.metric.install import relative_imports
 METRIC_DIR = Path(install.__file__).resolve().parent
 SPACE_README = METRIC_DIR.parent / "space" / "README.md"
 EXPECTED = {"madqa.py", "app.py", "README.md", "requirements.txt"} | {
-    f"{name}.py" for name in relative_imports(METRIC_DIR / "madqa.py")
+    f"{name}.py" for script in ("madqa.py", "app.py") for name in relative_imports(METRIC_DIR / script)
 }
 # Run app.py with `import madqa` failing, as on a metric Space where only the folder's files exist.
 FLAT_RUN = "import runpy, sys; sys.modules['madqa'] = None; runpy.run_path('app.py', run_name='__main__')"

@@ -32,8 +32,11 @@ def test_names_are_nfkc_normalised_and_whitespace_collapsed() -> None:
     assert out["system"] == "My system 2" and out["compute"] == "2 GPU-hours\n(A100)"
 
 
-@pytest.mark.parametrize("char", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u200e", "\u200f", "\u202a",
-                                  "\u202e", "\u2066", "\u2069", "\u061c", "\u2028", "\u2029", "\ue000", "\u3164"])
+INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u200e", "\u200f", "\u202a", "\u202e", "\u2066",
+             "\u2069", "\u061c", "\u2028", "\u2029", "\ue000", "\u3164"]  # fmt: skip
+
+
+@pytest.mark.parametrize("char", INVISIBLE)
 def test_invisible_and_bidi_characters_are_refused_in_every_field(char: str) -> None:
     from madqa.space.identity import SubmissionError, clean_form
 
@@ -54,6 +57,33 @@ def test_invisible_and_bidi_characters_are_refused_in_every_field(char: str) -> 
     ("submitter", "MADQA  Baselines"),
     ("submitter", "ｍａｄｑａ baselines"),
     ("submitter", "Maintainers"),
+    # issue 23: confusable skeletons (UTS #39) after case and punctuation folding
+    ("system", "BaseIine: no answer (floor)"),  # capital I for l
+    ("system", "Base1ine: no answer (floor)"),  # digit one for l
+    ("system", "Baseline: no answer (fl00r)"),  # digit zero for o
+    ("system", "Baseline:no answer(floor)"),
+    ("system", "B a s e l i n e"),
+    ("system", "base line"),
+    ("system", "Baseline_no_answer_floor"),
+    ("system", "B\u0430seline: no answer (floor)"),  # Cyrillic small a
+    ("system", "\u0392aseline: no answer (floor)"),  # Greek capital Beta
+    ("system", "Bas\u0435l\u0456n\u0435"),  # Cyrillic e, i
+    ("system", "Baseli\u03b7e"),  # Greek eta
+    ("system", "\u0412\u0410\u0405\u0415L\u0406N\u0415"),  # Cyrillic capitals
+    ("system", "Baseline: no answer (fl\u03bf\u03bfr)"),  # Greek omicron
+    ("system", "\U0001d401aseline"),  # mathematical bold B (NFKC)
+    ("system", "B\u00e1seline"),  # a mark: dropped
+    ("system", "Base|ine"),  # vertical line for l
+    ("submitter", "madqa_baselines"),
+    ("submitter", "MADQA-baselines"),
+    ("submitter", "m a d q a"),
+    ("submitter", "madqa"),
+    ("submitter", "rnadqa"),  # r n for m
+    ("submitter", "\u217fadqa"),  # small roman numeral one thousand
+    ("submitter", "m\u0430dq\u0430 fans"),  # Cyrillic a
+    ("submitter", "Ｍａｉｎｔａｉｎｅｒ"),
+    ("submitter", "maintainer-bot"),
+    ("submitter", "BaseIines"),
 ])  # fmt: skip
 def test_reserved_names_are_refused_for_users_with_lookalikes(field: str, value: str) -> None:
     from madqa.space.identity import SubmissionError, clean_form
@@ -76,10 +106,28 @@ def test_ordinary_names_pass_and_seed_names_are_the_reserved_ones() -> None:
     from madqa.space.identity import BASELINE_SYSTEMS, clean_form, is_reserved
     from madqa.space.seed import SEED_FORM, baseline_runs
 
-    for name in ("My baseline-free agent", "BM25 + GPT", "base line", "alice"):
+    for name in ("My baseline-free agent", "BM25 + GPT", "basalt line", "alice", "Madison", "GPT-4o 1-shot", "Iliad"):
         assert clean_form({**FORM, "system": name, "submitter": name})["system"] == name
     assert list(baseline_runs([], None, []).keys()) == list(BASELINE_SYSTEMS)
     assert all(is_reserved("system", s) for s in BASELINE_SYSTEMS) and is_reserved("submitter", SEED_FORM["submitter"])
+
+
+def test_the_confusables_table_is_unicodes() -> None:
+    """The skeleton comes from Unicode's confusables.txt (not a hand-written fold): its classes hold."""
+    from madqa.space.identity import _prototypes, name_keys
+
+    table = _prototypes()
+    assert len(table) > 6000  # confusables.txt has thousands of sources
+    assert table["I"] == "l" and table["1"] == "l" and table["0"] == "O" and table["m"] == "rn"
+    assert table["\u0430"] == "a" and table["\u043e"] == "o" and table["\u03bf"] == "o"  # Cyrillic a, o; Greek o
+
+    def meet(a: str, b: str) -> bool:
+        return any(x == y for x, y in zip(name_keys(a), name_keys(b), strict=True))
+
+    for a, b in [("I", "l"), ("1", "l"), ("0", "o"), ("O", "0"), ("rn", "m"), ("\uff41", "a"), ("\u0406", "I")]:
+        assert meet(a, b), (a, b)
+    for a, b in [("a", "b"), ("i", "l"), ("e", "c"), ("madqa", "madqb")]:  # (L and I meet: l folded, I a lookalike)
+        assert not meet(a, b), (a, b)
 
 
 def test_identity_key_prefers_the_hub_user_and_requires_login_on_a_space() -> None:
@@ -159,7 +207,7 @@ def test_duplicate_files_are_refused_with_the_earlier_number(scorer, layout) -> 
         scorer.submit_text(text, clean_form({**FORM, "system": "other name"}))
     lines = [json.loads(x) for x in text.splitlines()]
     reshaped = "\n\n".join(json.dumps(dict(reversed(list(d.items()))), indent=None, separators=(" ,", " : "))
-                           for d in reversed(lines))  # same content: other key order, line order, spacing
+                           for d in reversed(lines))  # same content: other key order, line order, spacing  # fmt: skip
     with pytest.raises(SubmissionError, match=rf"already submitted as #{first}\b"):
         scorer.submit_text(reshaped, clean_form(FORM))
     assert scorer.submit_text(results(rows, 5, steps=2), clean_form(FORM)).id == first + 1  # different content
@@ -209,7 +257,7 @@ def test_retry_after_a_kill_between_commit_and_response(layout, tmp_path: Path) 
         scorer.submit(Path({str(tmp_path / 'results.jsonl')!r}), {FORM!r}, identity="ip:a", key="key-7",
                       limiter=RateLimiter(1, 3600))
         raise SystemExit("not killed")
-    """)
+    """)  # fmt: skip
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 137, proc.stderr[-2000:]
     store = SubmissionStore(tmp_path / "db.sqlite")
