@@ -175,8 +175,11 @@ class UploadGate:
             return
         raw = list(scope.get("headers") or [])
         headers = dict(raw)
-        if any(sum(k == name for k, _ in raw) > 1 for name in (b"content-length", b"content-type")):
-            await _refuse(send, 400, "an upload has one Content-Length and one Content-Type")
+        if sum(k == b"content-length" for k, _ in raw) > 1:
+            await _refuse(send, 400, "an upload has one Content-Length")
+            return
+        if sum(k == b"content-type" for k, _ in raw) > 1:  # gradio reads the first, a dict the last
+            await _refuse(send, 415, "an upload has one Content-Type")
             return
         length = headers.get(b"content-length", b"")
         if not length.isdigit():

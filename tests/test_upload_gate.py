@@ -57,6 +57,16 @@ REFUSED_TOO: dict[str, bytes] = {
 }
 
 
+#: Two Content-Type headers: gradio (starlette) reads the first boundary, a dict of the headers the last; the body
+#: holds a part with ``x.jsonl`` framed by the second boundary inside a part with ``evil.html`` framed by the first.
+TWO_TYPES = [
+    ("content-type", "multipart/form-data; boundary=AAA"),
+    ("content-type", "multipart/form-data; boundary=BBB"),
+]
+TWO_TYPES_BODY = (f'--AAA\r\n{CD}filename="evil.html"\r\n\r\n<p>--BBB\r\n{CD}filename="x.jsonl"\r\n\r\nhi\r\n'
+                  "--BBB--\r\n</p>\r\n--AAA--\r\n").encode()  # fmt: skip
+
+
 def files_under(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} if folder.is_dir() else set()
 
@@ -123,6 +133,12 @@ def test_ungated_gradio_stores_what_the_bypass_names(bare, case: str) -> None:
     assert files_under(folder), "gradio keeps a file on disk (for another field: a nameless temp file)"
 
 
+def test_ungated_gradio_reads_the_first_of_two_content_types(bare) -> None:
+    url, _ = bare
+    response = httpx.post(url, content=TWO_TYPES_BODY, headers=TWO_TYPES)
+    assert response.status_code == 200 and [Path(p).name for p in response.json()] == ["evil.html"]
+
+
 def check_refused(url: str, folder: Path) -> None:
     before = files_under(folder)
     for case, data in [*((c, d) for c, (d, _) in BYPASSES.items()), *REFUSED_TOO.items()]:
@@ -135,6 +151,8 @@ def check_refused(url: str, folder: Path) -> None:
         response = httpx.post(url + "gradio_api/upload", content=body(CD + 'filename="x.jsonl"'),
                               headers={"content-type": other})  # fmt: skip
         assert response.status_code == 415, (other, response.text)
+    response = httpx.post(url + "gradio_api/upload", content=TWO_TYPES_BODY, headers=TWO_TYPES)
+    assert response.status_code == 415, response.text
     assert httpx.post(url + "gradio_api/process_recording", content=body(CD + 'filename="v.mp4"'),
                       headers=HEADERS).status_code == 404  # fmt: skip
     assert files_under(folder) == before
