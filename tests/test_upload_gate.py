@@ -52,6 +52,9 @@ BYPASSES: dict[str, tuple[bytes, list[str]]] = {
 REFUSED_TOO: dict[str, bytes] = {
     "harmless duplicate": body(CD + 'filename="evil.html"; filename="x.jsonl"'),
     "no filename": body('Content-Disposition: form-data; name="files"'),
+    "filename* only": body(CD + "filename*=UTF-8''x.jsonl"),
+    "file without a field name": body('Content-Disposition: form-data; filename="x.jsonl"'),
+    "look-alike suffix": body(CD + 'filename="x.\uff4a\uff53\uff4f\uff4e\uff4c"'),
     "no closing delimiter": body(CD + 'filename="x.jsonl"', close=False),
     "extra parameter": body(CD + 'filename="x.jsonl"; size=3'),
 }
