@@ -162,7 +162,7 @@ def build_app(services: Services) -> gr.Blocks:
         with gr.Tab("Solve it yourself", elem_id="tab-human"):
             from madqa.agents.human.practice import build_practice_tab
 
-            build_practice_tab(config.dataset, services.practice)
+            build_practice_tab(config.dataset, services.practice, client_of=identity_key)
         with gr.Tab("About", elem_id="tab-about"):
             gr.Markdown(content.ABOUT)
     return demo

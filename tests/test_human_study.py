@@ -307,6 +307,46 @@ def test_registry_drops_the_run_used_longest_ago(tmp_path: Path) -> None:
     assert memory_run("a") is a and memory_run("b") is not _b  # b was dropped, a kept
 
 
+def test_registry_limits_new_runs_per_client_and_drops_only_a_fair_share(tmp_path: Path) -> None:
+    """The policy of the practice tab's registry, on a fake clock (the API attack is tests/test_practice_keys.py):
+    new runs per client and window, re-attaching is free, a full registry drops the run of the client holding the
+    most, and a fresh run of a one-run client is never dropped for a newcomer (who is refused instead)."""
+    from madqa.agents.human.study import RunLimitError, new_visitor_key, visitor_name
+
+    now = [0.0]
+    registry = StudyRegistry(max_memory_runs=3, new_runs_per_client=2, window_s=100, fresh_s=50,
+                             clock=lambda: now[0])  # fmt: skip
+
+    def run(key: str, client: str | None) -> StudyRun:
+        return registry.open(None, visitor_name(key), "Andromeda", lambda: StudyRun(
+            QUESTIONS, None, annotator=visitor_name(key), batch="Andromeda", settings=StudySettings(split="dev")),
+            key=key, client=client)  # fmt: skip
+
+    a = run("ka", "A")
+    b1 = run("kb1", "B")
+    run("kb2", "B")
+    with pytest.raises(RunLimitError, match="at most 2 per 100 s"):
+        run("kb3", "B")
+    assert run("kb1", "B") is b1 and registry.memory_runs() == 3  # coming back is not a new run
+    now[0] = 101  # B's starts left the window
+    run("kb3", "B")  # full, and B holds the most: B's own run used longest ago goes
+    assert registry.find("kb2", "Andromeda") is None and registry.find("kb1", "Andromeda") is b1
+    assert registry.find("ka", "Andromeda") is a
+    run("kc", "C")  # a newcomer: the client holding the most (B, 2 runs) loses its run used longest ago
+    assert not registry.holds("kb3") and registry.holds("kb1") and registry.holds("ka")  # kb1 was used since
+    with pytest.raises(RunLimitError, match="the practice tab is full"):
+        run("kd", "D")  # every other client holds one run, the eldest used 0 s ago
+    now[0] = 152
+    run("kd", "D")  # the eldest (kb1) is now idle for 51 s
+    assert not registry.holds("kb1") and registry.holds("kd") and registry.find("ka", "Andromeda") is a
+    assert not registry.holds(visitor_name("kd")) and registry.memory_runs() == 3
+    for n in range(5):  # a trusted caller (no client) has no limit of new runs
+        run(f"local{n}", None)
+    key = new_visitor_key()
+    assert len(key) >= 22 and key != new_visitor_key() and key not in visitor_name(key)  # >= 128 bits
+    assert visitor_name(key) == visitor_name(key) and len(visitor_name(key)) == len("visitor-") + 12
+
+
 def test_fixed_annotator_and_output(tmp_path: Path) -> None:
     service = HumanService(plan(tmp_path, annotator="me", output=tmp_path / "me.jsonl"), corpus())
     assert service.start("", "Andromeda").path == tmp_path / "me.jsonl"

@@ -6,8 +6,10 @@ page in view, the answer box (one answer per line), and a sidebar with progress,
 
 Per-browser state (``gr.State``) stays on the server and holds only the annotator, batch and the page in view; the
 run itself lives in the service's registry, so a reload (the URL carries ``?annotator=…&batch=…``) re-attaches to
-it. In test mode no handler returns anything derived from labels: the service holds none, and feedback is only
-computed for practice splits.
+it. Embedded in the Space, a visitor's runs are named by a server-made secret (:func:`.study.new_visitor_key`)
+that only the visitor's browser holds (``gr.BrowserState``); the annotator id shown is a one-way digest of it, so
+nothing shown or logged lets another session attach to the run. In test mode no handler returns anything derived
+from labels: the service holds none, and feedback is only computed for practice splits.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import logging
 import math
 import tempfile
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from . import view
 from .batches import BatchError
 from .images import ImageFiles
 from .service import HumanService
-from .study import StudyError, StudyRun
+from .study import StudyError, StudyRun, new_visitor_key, visitor_name
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,15 @@ class HumanHandles:
     run_of: Callable[[dict[str, Any] | None], StudyRun | None]
 
 
+def direct_client(request: Any, profile: Any = None) -> str:
+    """A visitor's client for the practice limits: ``hf:<user>`` when logged in, else ``ip:<direct peer address>``
+    (the Space passes its own :func:`madqa.space.identity.identity_key`, which decides the same way)."""
+    username = getattr(profile, "username", None) if profile is not None else None
+    if username:
+        return f"hf:{username}"
+    return f"ip:{getattr(getattr(request, 'client', None), 'host', None) or 'unknown'}"
+
+
 def build_human_app(service: HumanService, *, title: str = "MADQA human study") -> gr.Blocks:
     """The standalone app over ``service`` (nothing is launched): sidebar, address-bar resume."""
     with gr.Blocks(title=title) as demo:
@@ -65,7 +75,7 @@ def build_human_app(service: HumanService, *, title: str = "MADQA human study") 
 
 def human_interface(
     service: HumanService, *, title: str = "MADQA human study", demo: gr.Blocks | None = None,
-    embedded: bool = False, api_prefix: str | None = "",
+    embedded: bool = False, api_prefix: str | None = "", client_of: Callable[[Any, Any], str] = direct_client,
 ) -> HumanHandles:  # fmt: skip
     """Build the interface into the current Blocks context.
 
@@ -74,15 +84,17 @@ def human_interface(
         title: heading of the start panel.
         demo: the standalone Blocks (its ``load`` resumes a run named in the address bar); ``None`` when embedded.
         embedded: inside another app (the Space's "Solve it yourself" tab): no page sidebar, no address-bar resume,
-            a random annotator id per browser kept in its local storage (a reload, then Start, resumes the run while
-            the server keeps it), and a download of the visitor's own answers.
+            runs named by a secret per browser kept in its local storage (a reload, then Start, resumes the run
+            while the server keeps it), and a download of the visitor's own answers.
         api_prefix: prefix of the API endpoint names; ``None`` hides them from the API (the Space, whose every
             named endpoint is checked for label leaks, has its own ``search`` and ``submit``).
+        client_of: ``(request, profile) -> str``, the client a new embedded run counts against (its limits are the
+            service registry's, :class:`~.study.StudyRegistry`).
     """
     plan = service.plan
     oracle = plan.mode == "oracle"
     state = gr.State(None)
-    visitor = gr.BrowserState(None, storage_key="madqa-practice-visitor") if embedded else None
+    visitor = gr.BrowserState(None, storage_key="madqa-practice-key") if embedded else None
     with gr.Row(equal_height=False):
         side = gr.Column(scale=1, min_width=220, elem_id="sidebar") if embedded else gr.Sidebar(
             open=True, elem_id="sidebar")  # fmt: skip
@@ -138,10 +150,20 @@ def human_interface(
     def run_of(st: dict[str, Any] | None) -> StudyRun | None:
         if not st:
             return None
+        if embedded:  # only the run of this session's own key, and never a new one (Start makes those)
+            return service.registry.find(st["key"], st["batch"]) if st.get("key") else None
         try:
             return service.start(st["annotator"], st["batch"])
         except (StudyError, BatchError):
             return None
+
+    def lost(st: dict[str, Any] | None) -> dict[Any, Any]:
+        """An action on a run the server no longer keeps (dropped from memory): back to Start, saying so."""
+        if not (embedded and st and st.get("key")):
+            return unchanged()
+        return {start_box: gr.update(visible=True), main_box: gr.update(visible=False),
+                start_msg: "Your practice run is no longer kept on this server (it keeps a bounded number of runs "
+                           "in memory). Press **Start** for a new one."}  # fmt: skip
 
     def sidebar(run: StudyRun, *, searches_only: bool = False) -> dict[Any, Any]:
         session = run.session()
@@ -200,7 +222,7 @@ def human_interface(
     def on_search(text: str, st: dict[str, Any] | None) -> dict[Any, Any]:
         run = run_of(st)
         if run is None or st is None or oracle:
-            return unchanged()
+            return lost(st) if run is None else unchanged()
         outcome = service.search(run, text)
         st = {**st, "results": list(outcome.pages)}
         out = {state: st, results: gallery(list(outcome.pages)), search_msg: outcome.error or
@@ -211,7 +233,7 @@ def human_interface(
     def open_page(st: dict[str, Any] | None, doc: str | None, page: int, via: str) -> dict[Any, Any]:
         run = run_of(st)
         if run is None or st is None or not doc:
-            return unchanged()
+            return lost(st) if run is None else unchanged()
         in_view = (st["doc"], int(st.get("page") or 0)) if st.get("doc") else None
         shown = service.view(run, doc, page, via, shown=in_view)
         if shown is None:
@@ -243,14 +265,14 @@ def human_interface(
     def on_cite(add: bool, st: dict[str, Any] | None) -> dict[Any, Any]:
         run = run_of(st)
         if run is None or st is None or not st.get("doc"):
-            return unchanged()
+            return lost(st) if run is None else unchanged()
         service.cite(run, st["doc"], int(st["page"]), add)
         return {**sidebar(run), **show_page(run, st)}
 
     def on_submit(text: str, gave_up: bool, st: dict[str, Any] | None) -> dict[Any, Any]:
         run = run_of(st)
         if run is None or st is None:
-            return unchanged()
+            return lost(st)
         record, fb = service.submit(run, str(st.get("qid")), text, gave_up=gave_up)
         if record is None:  # a double click or a stale tab: the question was already answered
             return fresh_question(run, st)
@@ -264,13 +286,23 @@ def human_interface(
     def api(name: str) -> str | bool:
         return False if api_prefix is None else f"{api_prefix}{name}"
 
-    def on_start_embedded(batch_name: str, st: dict[str, Any] | None, known: Any = None) -> dict[Any, Any]:
-        """A visitor of the Space: one random annotator id per browser, kept in its local storage."""
-        name = (st or {}).get("annotator") or (known if isinstance(known, str) and known.startswith("visitor-")
-                                               else None) or f"visitor-{uuid.uuid4().hex[:12]}"  # fmt: skip
-        out = on_start(name, batch_name, st)
+    def on_start_embedded(batch_name: str, st: dict[str, Any] | None, known: Any = None,
+                          request: gr.Request | None = None,
+                          profile: gr.OAuthProfile | None = None) -> dict[Any, Any]:  # fmt: skip
+        """A visitor of the Space: runs named by a secret this server made, kept in the browser's local storage.
+
+        The session's state (server side) keeps the key it was given; a key from the browser is taken only if the
+        registry holds a run under it (a key it handed out), else the visitor gets a new key and a new run."""
+        key = (st or {}).get("key")
+        if not key:
+            key = known if isinstance(known, str) and service.registry.holds(known) else new_visitor_key()
+        try:
+            run = service.start(visitor_name(key), batch_name, key=key, client=client_of(request, profile))
+        except (StudyError, BatchError) as exc:
+            return {start_msg: f"**Cannot start:** {exc}", start_box: gr.update(visible=True)}
+        out = fresh_question(run, {"key": key, "annotator": run.annotator, "batch": run.batch})
         out[download] = gr.update(visible=True)
-        out[visitor] = name
+        out[visitor] = key
         return out
 
     def on_download(st: dict[str, Any] | None) -> Any:

@@ -1,7 +1,10 @@
 """The Space's "Solve it yourself" tab: the human interface on dev questions, in practice mode.
 
-A visitor gets a random annotator id kept in the browser's local storage; the run is kept in the server's memory
-only (:class:`~.study.StudyRun` with no file) and is gone when the Space restarts. After each answer the gold answer,
+A visitor's runs are named by a random secret the server makes and the browser keeps in its local storage (the
+annotator id shown is a digest of it, never enough to attach to the run); the run is kept in the server's memory
+only (:class:`~.study.StudyRun` with no file) and is gone when the Space restarts. New runs are limited per client
+(address, or Hub user): :data:`ENV_NEW_RUNS` per hour, and one client's Starts only ever drop its own runs
+(:class:`~.study.StudyRegistry`). After each answer the gold answer,
 evidence pages and score are shown (dev labels are public). Nothing is stored unless the visitor chooses to: they
 may download the answers as a results file (``system_type: "human"``) to score with ``madqa evaluate --split dev``
 or compare with ``madqa compare``, or, when the host app gives a :class:`RunShelf`, **share** the run on the
@@ -13,15 +16,19 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import gradio as gr
 
-from .app import human_interface
+from .app import direct_client, human_interface
 from .service import HumanService
+from .study import NEW_RUNS_PER_CLIENT
 
 logger = logging.getLogger(__name__)
+
+#: New practice runs one client may start per hour (default :data:`~.study.NEW_RUNS_PER_CLIENT`; 0: no limit).
+ENV_NEW_RUNS = "MADQA_SPACE_PRACTICE_NEW_RUNS"
 
 INTRO = """Answer MADQA dev questions with the same search engine the agents use. Nothing you do here is stored
 unless you share it: your answers live in this server's memory for your browser. After each answer you see the
@@ -48,9 +55,24 @@ class RunShelf(Protocol):
         """The practice board (a pandas DataFrame)."""
 
 
-def build_practice_tab(dataset: str | os.PathLike[str] | None, shelf: RunShelf | None = None) -> HumanService | None:
+def new_runs_per_hour(env: Mapping[str, str] | None = None) -> int:
+    """:data:`ENV_NEW_RUNS` (a malformed or negative value is logged and the default used)."""
+    raw = (os.environ if env is None else env).get(ENV_NEW_RUNS, "").strip()
+    if not raw:
+        return NEW_RUNS_PER_CLIENT
+    if raw.isdigit():
+        return int(raw)
+    logger.warning("%s=%r is not a whole number: using %d", ENV_NEW_RUNS, raw, NEW_RUNS_PER_CLIENT)
+    return NEW_RUNS_PER_CLIENT
+
+
+def build_practice_tab(
+    dataset: str | os.PathLike[str] | None, shelf: RunShelf | None = None, *,
+    client_of: Callable[[Any, Any], str] = direct_client,
+) -> HumanService | None:  # fmt: skip
     """Build the tab into the current Blocks context and return its service (``None``: the dataset cannot be read,
-    and the tab says so). With ``shelf``, visitors may share their runs on the practice board."""
+    and the tab says so). With ``shelf``, visitors may share their runs on the practice board. ``client_of(request,
+    profile)`` names the client a new run counts against (the Space: its identity key)."""
     from madqa.loading_script.load import DatasetUnavailableError
 
     from .corpus import HumanCorpus
@@ -64,7 +86,9 @@ def build_practice_tab(dataset: str | os.PathLike[str] | None, shelf: RunShelf |
         return None
     gr.Markdown(INTRO)
     service = HumanService(plan, lambda: HumanCorpus.open(dataset))
-    handles = human_interface(service, title="Solve it yourself", embedded=True, api_prefix=None)
+    service.registry.new_runs_per_client = new_runs_per_hour()  # the window is the registry's hour
+    handles = human_interface(service, title="Solve it yourself", embedded=True, api_prefix=None,
+                              client_of=client_of)  # fmt: skip
     if shelf is None:
         return service
     with gr.Accordion("Practice board: share my run (optional)", open=True, elem_id="practice-share"):

@@ -149,11 +149,13 @@ class HumanService:
             return None
         return default_output(self.plan.out_dir, self.plan.split, batch, annotator, self.plan.mode)
 
-    def start(self, annotator: str, batch: str) -> StudyRun:
-        """Open (or re-attach to) the run of ``annotator`` on ``batch``.
+    def start(self, annotator: str, batch: str, *, key: str | None = None, client: str | None = None) -> StudyRun:
+        """Open (or re-attach to) the run of ``annotator`` on ``batch``; a run kept in memory is named by ``key``
+        (default: the annotator) and a new one counts against ``client``'s limits (:class:`~.study.StudyRegistry`).
 
         Raises:
-            StudyError: a bad annotator id, another annotator than the fixed one, or a file in use.
+            StudyError: a bad annotator id, another annotator than the fixed one, a file in use, or (a
+                :class:`~.study.RunLimitError`) a new in-memory run refused.
             madqa.agents.human.batches.BatchError: an unknown batch.
         """
         annotator = check_annotator((annotator or "").strip() or self.plan.annotator or "")
@@ -168,7 +170,8 @@ class HumanService:
         settings = StudySettings(split=self.plan.split, mode=self.plan.mode, dataset=self.plan.dataset,
                                  config={**dict(self.plan.config), "k": self.corpus.k})  # fmt: skip
         return self.registry.open(path, annotator, chosen.name, lambda: StudyRun(
-            rows, path, annotator=annotator, batch=chosen.name, settings=settings, clock=self.clock))  # fmt: skip
+            rows, path, annotator=annotator, batch=chosen.name, settings=settings, clock=self.clock),
+            key=key, client=client)  # fmt: skip
 
     def search(self, run: StudyRun, query: str) -> SearchOutcome:
         """Search and log the query (also a refused or empty one: it was an attempt) on the current question."""
