@@ -35,6 +35,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     labels.add_argument("--file", required=True, type=Path, help="the labels JSONL (question schema, labelled)")
     labels.add_argument("--dataset", metavar="SPEC", help="whose public test split they label (default: sample)")
     labels.add_argument("--repo", required=True, metavar="ORG/NAME", help="target private Hub dataset repo")
+    labels.add_argument("--private-share", type=float, default=0.5, metavar="F",
+                        help="share of the questions in the private part, for rows without a 'part' (default 0.5)")
     labels.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     metric = sub.add_parser("metric", help="push metric/ as an evaluate metric Space (app.py widget)")
     metric.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub Space repo")
@@ -71,11 +73,13 @@ def run(args: argparse.Namespace) -> int:
             from madqa.loading_script.load import DatasetUnavailableError
 
             try:
-                pushed = publish_labels(args.file, args.dataset, args.repo)
+                if not 0.0 <= args.private_share <= 0.9:
+                    raise UserError(f"--private-share must be between 0 and 0.9, got {args.private_share}")
+                pushed = publish_labels(args.file, args.dataset, args.repo, private_share=args.private_share)
             except (LabelsError, DatasetUnavailableError) as exc:
                 raise UserError(str(exc)) from None
             summary = {"repo": pushed.repo_id, "url": "", "files": ["test_labels.jsonl"],
-                       "questions": pushed.questions}  # fmt: skip
+                       "questions": pushed.questions, "private": pushed.private}  # fmt: skip
         else:
             from madqa.cli.publish_metric import publish_metric
 

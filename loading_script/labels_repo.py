@@ -4,10 +4,15 @@ The leaderboard Space reads ``test_labels.jsonl`` from a private Hub dataset (``
 labels file that does not cover exactly the public test questions would make every submission's score wrong, and
 a labels repo that is public would end the benchmark, so :func:`publish_labels` refuses both before uploading.
 Messages name ids, lines and fields, never an answer.
+
+What is uploaded carries each row's part (``"part": "public"`` or ``"private"``, :mod:`.label_parts`): rows of the
+file that name their part keep it, the others are drawn (seeded by the labels, stratified), so the partition is
+fixed by the upload and does not move when a label is corrected later. The local file is not modified.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +20,7 @@ from typing import Any
 
 from .features import HIDDEN_SPLIT, SchemaError, validate_question
 from .io import read_jsonl
+from .label_parts import DEFAULT_PRIVATE_SHARE, PartsError, with_parts
 from .load import load_documents, load_questions
 
 logger = logging.getLogger(__name__)
@@ -32,6 +38,7 @@ class PublishLabelsResult:
 
     repo_id: str
     questions: int
+    private: int = 0  #: questions in the private part
 
 
 def _some(ids: set[str]) -> str:
@@ -79,13 +86,21 @@ def check_labels(path: Path, dataset: str | None) -> int:
 
 
 def publish_labels(path: Path, dataset: str | None, repo_id: str, *, token: str | None = None,
-                   api: Any = None) -> PublishLabelsResult:
-    """Check ``path`` (:func:`check_labels`) and upload it as ``test_labels.jsonl`` to a private Hub dataset.
+                   api: Any = None, private_share: float = DEFAULT_PRIVATE_SHARE) -> PublishLabelsResult:
+    """Check ``path`` (:func:`check_labels`) and upload it, every row with its part, as ``test_labels.jsonl`` to a
+    private Hub dataset.
 
     Raises:
         LabelsError: the file is not fit, or ``repo_id`` exists and is public (nothing is uploaded then).
     """
     n = check_labels(path, dataset)
+    rows = [{k: v for k, v in r.items() if k != "_line"} for r in read_jsonl(path)]
+    try:
+        rows = with_parts(rows, private_share=private_share)
+    except PartsError as exc:
+        raise LabelsError(f"{path}: {exc}") from None
+    private = sum(1 for r in rows if r["part"] == "private")
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
     if api is None:
         from huggingface_hub import HfApi
 
@@ -95,7 +110,7 @@ def publish_labels(path: Path, dataset: str | None, repo_id: str, *, token: str 
     if not getattr(info, "private", False):
         raise LabelsError(f"the Hub dataset {repo_id} is public: the hidden labels go to a private repo only "
                           "(make it private on the Hub or choose another name)")  # fmt: skip
-    api.upload_file(path_or_fileobj=str(path), path_in_repo=LABELS_FILE, repo_id=repo_id, repo_type="dataset",
-                    commit_message=f"hidden test labels ({n} questions)")  # fmt: skip
-    logger.info("uploaded the labels of %d test questions to the private dataset %s", n, repo_id)
-    return PublishLabelsResult(repo_id, n)
+    api.upload_file(path_or_fileobj=data, path_in_repo=LABELS_FILE, repo_id=repo_id, repo_type="dataset",
+                    commit_message=f"hidden test labels ({n} questions, {private} in the private part)")  # fmt: skip
+    logger.info("uploaded the labels of %d test questions (%d private) to the private dataset %s", n, private, repo_id)
+    return PublishLabelsResult(repo_id, n, private)

@@ -55,6 +55,19 @@ class HubMirror:
         except Exception as exc:  # noqa: BLE001 - the local store already holds the submission
             logger.warning("could not mirror submission %s to %s: %s", sid, self.repo_id, exc)
 
+    def save_private(self, sid: int, identity: str, status: str, report: Mapping[str, Any],
+                     items: Sequence[Mapping[str, Any]]) -> None:
+        """Write one submission's private-part result (:mod:`.private_part`) beside its submission file."""
+        rows = [{k: it.get("id" if k == "item_id" else k) for k in ITEM_FIELDS} for it in items]
+        record = {"id": sid, "identity": identity, "status": status, "report": dict(report), "items": rows}
+        try:
+            with self._lock:
+                scheduler = self._get_scheduler()
+                with scheduler.lock:
+                    (self.folder / f"private-{sid:06d}.json").write_text(json.dumps(record), encoding="utf-8")
+        except Exception as exc:  # noqa: BLE001 - the local store already holds the result
+            logger.warning("could not mirror the private part of submission %s to %s: %s", sid, self.repo_id, exc)
+
     def stop(self) -> None:
         """Stop the background scheduler (tests)."""
         if self._scheduler is not None:
@@ -63,17 +76,29 @@ class HubMirror:
 
 def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
     """Re-insert mirrored submission files (e.g. a downloaded Hub snapshot) into an empty store; returns the count."""
-    added = 0
+    added, new_ids = 0, {}
     for path in sorted(Path(folder).glob("sub-*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
         header = record["header"]
         report = json.loads(header["report"])
         items = [{**it, "id": it["item_id"]} for it in record["items"]]
         form = {k: header.get(k, "") for k in FORM_FIELDS}
-        store.add(form, report, items, created=header["created"], origin=header["origin"],
-                  file_sha256=header["file_sha256"], content_sha256=header.get("content_sha256"),
-                  idem_key=header.get("idem_key"), system_type=_system_type(header, report))  # fmt: skip
+        sid = store.add(form, report, items, created=header["created"], origin=header["origin"],
+                        file_sha256=header["file_sha256"], content_sha256=header.get("content_sha256"),
+                        idem_key=header.get("idem_key"), system_type=_system_type(header, report))  # fmt: skip
+        new_ids[int(record.get("id", sid))] = sid
         added += 1
+    private = sorted(Path(folder).glob("private-*.json"))
+    if private:  # the private part's results, under the restored submissions' ids
+        from .private_part import PrivateScores
+
+        scores = PrivateScores(store.path)
+        for path in private:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            sid = new_ids.get(int(record["id"]))
+            if sid is not None:
+                items = [{**it, "id": it["item_id"]} for it in record["items"]]
+                scores.record(sid, str(record["identity"]), str(record["status"]), record["report"], items)
     return added
 
 
@@ -90,8 +115,9 @@ def restore_from_hub(store: SubmissionStore, repo_id: str, token: str | None, fo
         return 0
     from huggingface_hub import snapshot_download
 
+    patterns = ["submissions/sub-*.json", "submissions/private-*.json"]
     local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=private_dir(folder),
-                                   allow_patterns=["submissions/sub-*.json"]))  # fmt: skip
+                                   allow_patterns=patterns))  # fmt: skip
     return rebuild_from_folder(store, local / "submissions")
 
 

@@ -145,8 +145,9 @@ class PrivateScorer:
         evaluate: ``text -> Evaluation`` for the private part (a scoring pool's, or in-thread).
     """
 
-    def __init__(self, scores: PrivateScores, evaluate: Callable[[str], Any]) -> None:
-        self.scores, self._evaluate = scores, evaluate
+    def __init__(self, scores: PrivateScores, evaluate: Callable[[str], Any],
+                 mirror: Callable[[], Any] | None = None) -> None:
+        self.scores, self._evaluate, self._mirror = scores, evaluate, mirror or (lambda: None)
         self._queue: queue.Queue[tuple[int, str, str] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -185,12 +186,17 @@ class PrivateScorer:
 
         try:
             done = self._evaluate(text)
-            self.scores.record(sid, identity, "scored", done.report, done.items)
+            status, report, items = "scored", done.report, done.items
         except SubmissionError as exc:  # e.g. the CPU budget: recorded, counted as unscored by the Ladder
-            self.scores.record(sid, identity, "failed", {"reason": str(exc)[:300]}, [])
+            status, report, items = "failed", {"reason": str(exc)[:300]}, []
             logger.warning("private part of submission %s not scored: %s", sid, exc)
         except Exception:  # noqa: BLE001 - a bug: kept queued for the next start, logged for the maintainers
             logger.exception("private part of submission %s failed", sid)
+            return
+        self.scores.record(sid, identity, status, report, items)
+        mirror = self._mirror()
+        if mirror is not None and hasattr(mirror, "save_private"):
+            mirror.save_private(sid, identity, status, report, items)
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every queued file is scored (tests, shutdown); ``False`` on time-out."""

@@ -100,7 +100,8 @@ class Scorer:
         if self.private_ids:
             from .private_part import PrivateScorer, PrivateScores
 
-            self.private = PrivateScorer(PrivateScores(store.path), self.evaluate_private)
+            self.private = PrivateScorer(PrivateScores(store.path), self.evaluate_private,
+                                         mirror=lambda: store.mirror)  # fmt: skip
 
     @classmethod
     def from_labels(

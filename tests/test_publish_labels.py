@@ -38,13 +38,26 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def test_sample_labels_are_pushed_to_a_private_repo(layout) -> None:
+def test_sample_labels_are_pushed_to_a_private_repo(layout, tmp_path: Path) -> None:
     api = FakeHfApi()
     done = publish_labels(layout.test_labels, "sample", "org/labels", api=api)
     assert done.questions == len(_rows(layout.test_labels))
     assert api.calls[0] == ("create_repo", {"repo_id": "org/labels", "repo_type": "dataset", "private": True,
                                             "exist_ok": True})  # fmt: skip
     assert api.calls[1][1]["path_in_repo"] == "test_labels.jsonl" and api.calls[1][1]["repo_type"] == "dataset"
+    uploaded = [json.loads(x) for x in api.calls[1][1]["path_or_fileobj"].decode().splitlines()]
+    local = _rows(layout.test_labels)
+    assert [{k: v for k, v in r.items() if k != "part"} for r in uploaded] == local  # the labels, unchanged
+    assert all("part" not in r for r in local)  # the local file is not modified
+    private = sum(r["part"] == "private" for r in uploaded)
+    assert private == done.private == round(len(local) / 2)
+    # the Space reads the uploaded parts back as they are
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import Scorer
+
+    pushed = _write(tmp_path / "pushed.jsonl", uploaded)
+    scorer = Scorer.from_labels(pushed, SubmissionStore(tmp_path / "db.sqlite"), private_share=0.3)
+    assert scorer.private_ids == {r["id"] for r in uploaded if r["part"] == "private"}
 
 
 def test_a_public_repo_gets_nothing(layout) -> None:

@@ -122,6 +122,7 @@ def test_no_test_label_in_any_endpoint_output(app, layout, tmp_path: Path) -> No
         "/search": [("",), ("Baseline",), (rows[0]["answer_variants"][0][0],), ("' OR 1=1 --",)],
         "/refresh": [("",), ("zzz",)],
         "/board": [()],
+        "/official": [()],
         "/plot": [(ids[:3],), ([],), ([10**9],)],
         "/submit": [(handle_file(str(p)), *FORM) for p in (good, wrong, bad, dup)] + [(None, *FORM)],
         "/run_agent": [(None, "Who signed the letter?", "BM25 search agent", FAKE_SPEC),

@@ -90,7 +90,8 @@ def test_a_shown_number_never_changes_when_only_private_items_change(tmp_path: P
     b = scorer.evaluate_text(_text(refs, base | set(scorer.private_ids)))  # every private item right as well
     assert a.report == b.report and a.items == b.items
     assert a.report["n"] == len(public) and {it["id"] for it in a.items} == set(public)
-    pa, pb = scorer.evaluate_private(_text(refs, base)), scorer.evaluate_private(_text(refs, base | scorer.private_ids))
+    pa = scorer.evaluate_private(_text(refs, base))
+    pb = scorer.evaluate_private(_text(refs, base | scorer.private_ids))
     assert pa.report["accuracy"] == 0.0 and pb.report["accuracy"] == 1.0  # the private part is really scored
 
 
@@ -143,7 +144,7 @@ def test_files_sent_at_once_are_refused_before_any_gold_work(tmp_path: Path, mon
         gate.clear()
         out: list[str] = []
 
-        def send(text: str, key: str | None = key) -> None:
+        def send(text: str, key: str | None = key, out: list[str] = out) -> None:
             try:
                 out.append(f"accepted #{scorer.submit_text(text, FORM, key=key).id}")
             except SubmissionError as exc:
@@ -234,3 +235,40 @@ def test_snapshot_command(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stdout.strip() == "snapshot #1: 1 identities ranked", done.stderr
     missing = subprocess.run([*cmd[:-1], str(tmp_path / "none.sqlite")], capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "no board database" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_private_results_are_mirrored_and_restored_with_the_board(tmp_path: Path) -> None:
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoUrl
+
+    from madqa.space.hub import HubMirror, rebuild_from_folder
+    from madqa.space.private_part import PrivateScores
+
+    class FakeHfApi(HfApi):
+        def __init__(self) -> None:
+            super().__init__(token="hf_fake")
+            self.commits: list[list[str]] = []
+
+        def create_repo(self, repo_id, **kw):  # type: ignore[no-untyped-def, override]
+            return RepoUrl(f"https://huggingface.co/datasets/{repo_id}")
+
+        def create_commit(self, repo_id, operations, **kw):  # type: ignore[no-untyped-def, override]
+            self.commits.append([op.path_in_repo for op in operations])
+
+    scorer, refs = _scorer(tmp_path)
+    api = FakeHfApi()
+    mirror = HubMirror("me/subs", "hf_fake", tmp_path / "mirror", every_min=60, api=api)
+    scorer.store.mirror = mirror
+    scorer.submit_text(_text(refs, set()), FORM)  # a first one, so that ids move in the rebuilt store
+    scorer.submit_text(_text(refs, set(scorer.private_ids)), {**FORM, "submitter": "v"})
+    assert scorer.private.drain(30)
+    mirror._scheduler.trigger().result()
+    mirror.stop()
+    pushed = {p for c in api.commits for p in c}
+    assert {"submissions/private-000001.json", "submissions/private-000002.json"} <= pushed
+    rebuilt = SubmissionStore(tmp_path / "rebuilt.sqlite")
+    assert rebuild_from_folder(rebuilt, tmp_path / "mirror") == 2
+    before = [(r.submission_id, r.identity, r.accuracy) for r in scorer.private.scores.results()]
+    after = [(r.submission_id, r.identity, r.accuracy) for r in PrivateScores(rebuilt.path).results()]
+    assert after == before == [(1, "submitter:u", 0.0), (2, "submitter:v", 1.0)]
+    assert PrivateScores(rebuilt.path).item_scores(2) == scorer.private.scores.item_scores(2)

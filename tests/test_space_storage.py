@@ -263,7 +263,8 @@ def test_restore_from_hub_rebuilds_an_empty_store(scorer, layout, tmp_path: Path
     scorer.submit_text(results(gold(layout), 4), clean_form(FORM))
 
     def fake_snapshot(repo_id, **kw):  # what snapshot_download would fetch: the mirrored files
-        assert repo_id == "me/subs" and kw["allow_patterns"] == ["submissions/sub-*.json"]
+        assert repo_id == "me/subs"
+        assert kw["allow_patterns"] == ["submissions/sub-*.json", "submissions/private-*.json"]
         return str(tmp_path / "snap")
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
