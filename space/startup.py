@@ -253,12 +253,47 @@ def prepare(env: Mapping[str, str] | None = None, *, progress: bool = False) -> 
     return replace(prepared, labels_path=resolve_labels(config, env))  # the spec as given decides the labels
 
 
+def check_board(config: SpaceConfig, env: Mapping[str, str]) -> None:
+    """Step 4a: ``PRAGMA integrity_check`` of the board's database (:mod:`.db_health`). A damaged file is moved
+    aside (never deleted); the board is then restored from the Hub mirror when one is configured, else (or when the
+    restore fails) a :class:`ConfigError` says so and where the damaged copy is kept."""
+    from .db_health import DatabaseUnusable, check_database
+
+    variable = ENV_DB if env.get(ENV_DB) else ENV_HOME
+    try:
+        damaged = check_database(config.db_path)
+    except DatabaseUnusable as exc:
+        raise ConfigError(Problem((variable,), f"{variable}: the board's database {config.db_path} cannot be "
+                                  f"opened: {exc}")) from None  # fmt: skip
+    if damaged is None:
+        return
+    what = (f"{variable}: the board's database {damaged.path} is damaged ({damaged.reason}); it was moved aside "
+            f"to {damaged.kept} (kept, not deleted)")  # fmt: skip
+    if not (config.hub_repo and config.hub_token):
+        raise ConfigError(Problem((variable, "MADQA_SPACE_HUB_REPO"), f"{what}. No Hub mirror is configured to "
+                                  "restore the board from: repair the kept copy (sqlite3 .recover) and put it back, "
+                                  "or restart to start an empty board"))  # fmt: skip
+    from .hub import restore_from_hub
+    from .storage import SubmissionStore
+
+    try:
+        restored = restore_from_hub(SubmissionStore(config.db_path), config.hub_repo, config.hub_token,
+                                    config.db_path.parent / "restore")  # fmt: skip
+    except Exception as exc:
+        if not _unreachable(exc):
+            raise
+        raise ConfigError(Problem((variable, "MADQA_SPACE_HUB_REPO", "HF_TOKEN"), f"{what}; restoring the board from "
+                                  f"'{config.hub_repo}' failed: {_hub_reason(exc)}")) from None  # fmt: skip
+    logger.warning("%s; restored %d submission(s) from the Hub mirror %s", what, restored, config.hub_repo)
+
+
 def start(env: Mapping[str, str] | None = None, *, seed: bool | None = None, progress: bool = False) -> Any:
     """The whole sequence up to the services (``seed``: default from ``MADQA_SPACE_SEED``, on unless ``0``)."""
     from .services import create_services
 
     env = _env(env)
     config = prepare(env, progress=progress)
+    check_board(config, env)
     if seed is None:
         seed = env.get(ENV_SEED, "1").strip() != "0"
     return create_services(config, seed=seed)
