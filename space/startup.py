@@ -1,4 +1,4 @@
-"""Start-up of the Space: settings, then the public dataset, then the private test labels, then the services.
+"""Start-up of the Space: settings, the public dataset, the private test labels, the board's database, the services.
 
 A Space must start anywhere. With no variables it builds (idempotently) and serves the sample, as ``make demo``
 does. With the release configured (``MADQA_DATASET``, ``MADQA_PAGES_REPO``, ``MADQA_SPACE_LABELS`` or
