@@ -91,6 +91,23 @@ def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, 
     assert not [p for p in tmp_path.rglob("*.jsonl")] and not list(layout.root.rglob("human-*.jsonl"))
 
 
+def test_the_new_runs_limit_is_read_from_the_environment(layout, monkeypatch, caplog) -> None:
+    from madqa.agents.human.practice import ENV_NEW_RUNS, new_runs_per_hour
+    from madqa.agents.human.study import NEW_RUNS_PER_CLIENT
+
+    assert new_runs_per_hour({}) == NEW_RUNS_PER_CLIENT == 20
+    assert new_runs_per_hour({ENV_NEW_RUNS: " 5 "}) == 5 and new_runs_per_hour({ENV_NEW_RUNS: "0"}) == 0
+    assert new_runs_per_hour({ENV_NEW_RUNS: "-3"}) == NEW_RUNS_PER_CLIENT and ENV_NEW_RUNS in caplog.text
+    import gradio as gr
+
+    from madqa.agents.human.practice import build_practice_tab
+
+    monkeypatch.setenv(ENV_NEW_RUNS, "7")
+    with gr.Blocks():
+        practice = build_practice_tab(None)
+    assert practice is not None and practice.registry.new_runs_per_client == 7
+
+
 def test_practice_actions_are_queued_with_a_shared_limit(layout) -> None:
     """Attack: many visitors (or one script with many sessions) fire searches at once at the Space's practice tab.
     At most ``PUBLIC_ACTIONS_CONCURRENCY`` run at a time; the rest wait in the queue and are all answered. The
