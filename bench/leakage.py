@@ -26,6 +26,7 @@ import random
 import re
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -70,8 +71,9 @@ def probe_text(probe: Probe, *, private_right: bool) -> str:
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
-def simulated_row(public_refs: Sequence[Any], probe: Probe, pattern: Sequence[bool],
-                  n_resamples: int) -> dict[str, Any]:
+def simulated_row(
+    public_refs: Sequence[Any], probe: Probe, pattern: Sequence[bool], n_resamples: int
+) -> dict[str, Any]:
     """The board row the Space would show if the chosen items' correctness were ``pattern`` (the metric's code)."""
     from madqa.metric.inputs import parse_results_text
     from madqa.metric.report import ReportOptions, build_report, score_predictions
@@ -79,8 +81,9 @@ def simulated_row(public_refs: Sequence[Any], probe: Probe, pattern: Sequence[bo
     from madqa.space.leaderboard import row_of
     from madqa.space.storage import StoredSubmission
 
-    submitted = [ref.answer_variants[0][0] if right else "no idea" for ref, right in zip(probe.public, probe.truth,
-                                                                                             strict=True)]
+    submitted = [
+        ref.answer_variants[0][0] if right else "no idea" for ref, right in zip(probe.public, probe.truth, strict=True)
+    ]
     chosen = {r.id: i for i, r in enumerate(probe.public)}
     refs = []
     for ref in public_refs:  # the hypothesis: gold that makes the submitted answer right exactly on ``pattern``
@@ -95,8 +98,9 @@ def simulated_row(public_refs: Sequence[Any], probe: Probe, pattern: Sequence[bo
     return row_of(StoredSubmission(0, "", "user", {**FORM, "model": "m"}, "anls", "", report, "agent"))
 
 
-def decode(public_refs: Sequence[Any], probe: Probe, shown: Mapping[str, Any],
-           n_resamples: int) -> list[tuple[bool, ...]]:
+def decode(
+    public_refs: Sequence[Any], probe: Probe, shown: Mapping[str, Any], n_resamples: int
+) -> list[tuple[bool, ...]]:
     """Every correctness pattern of the chosen items whose simulated board row equals the shown one."""
     want = tuple(_norm(shown.get(c)) for c in DECODED_COLUMNS)
     left = []
@@ -134,8 +138,14 @@ def _shown(client: Any, message: str, system: str) -> dict[str, Any]:
     return {"message": text, "row": row, "official_caption": official[0]}
 
 
-def attack(items: int = 500, probes: int = 3, chosen: int = 8, n_resamples: int = 200, seed: int = 0,
-           break_private: bool = False) -> dict[str, Any]:
+def attack(
+    items: int = 500,
+    probes: int = 3,
+    chosen: int = 8,
+    n_resamples: int = 200,
+    seed: int = 0,
+    break_private: bool = False,
+) -> dict[str, Any]:
     """Launch a synthetic Space and run the attack; returns the figures (see the module docstring).
 
     ``break_private`` makes the Space score every item in what it shows (the guard removed), for tests that must
@@ -159,8 +169,14 @@ def attack(items: int = 500, probes: int = 3, chosen: int = 8, n_resamples: int 
     hidden = private_ids([{"id": r.id, "hop_type": r.hop_type, "domain": ""} for r in refs], seed=seed + 1)
     public_refs = [r for r in refs if r.id not in hidden]
     private_refs = [r for r in refs if r.id in hidden]
-    out: dict[str, Any] = {"items": items, "public_items": len(public_refs), "private_items": len(private_refs),
-                           "chosen": chosen, "probes": [], "bound_bits": public_bits_bound(len(public_refs))}
+    out: dict[str, Any] = {
+        "items": items,
+        "public_items": len(public_refs),
+        "private_items": len(private_refs),
+        "chosen": chosen,
+        "probes": [],
+        "bound_bits": public_bits_bound(len(public_refs), list(Counter(r.hop_type for r in public_refs).values())),
+    }
     with tempfile.TemporaryDirectory(prefix="madqa-bench-leakage-") as tmp:
         folder = Path(tmp)
         config = SpaceConfig(db_path=folder / "db.sqlite", labels_path=folder / "none.jsonl", dataset=str(folder),
@@ -207,11 +223,17 @@ def run(args: argparse.Namespace) -> int:
     """Run `madqa bench leakage` and print its figures."""
     r = attack(max(20, args.items), max(1, args.probes), max(1, min(args.chosen, 12)), max(10, args.resamples),
                args.seed)  # fmt: skip
-    lines = [f"synthetic Space: {r['public_items']} public + {r['private_items']} private test items; "
-             f"{len(r['probes'])} probes of {r['chosen']} chosen public items (distinct steps) + as many private"]
+    lines = [
+        f"synthetic Space: {r['public_items']} public + {r['private_items']} private test items; "
+        f"{len(r['probes'])} probes of {r['chosen']} chosen public items (distinct steps) + as many private"
+    ]
     for i, p in enumerate(r["probes"]):
-        lines.append(f"  probe {i}: {p['patterns_left']} patterns left, {p['bits']:.1f} bits on the public part "
-                     f"(truth among them: {p['truth_found']}); private twin identical: {p['private_identical']}")
-    lines.append(f"most bits per submission {r['max_bits']:.1f} (bound {r['bound_bits']:.1f}); the private part's "
-                 f"answers changed nothing shown: {r['private_identical']}")
+        lines.append(
+            f"  probe {i}: {p['patterns_left']} patterns left, {p['bits']:.1f} bits on the public part "
+            f"(truth among them: {p['truth_found']}); private twin identical: {p['private_identical']}"
+        )
+    lines.append(
+        f"most bits per submission {r['max_bits']:.1f} (bound {r['bound_bits']:.1f}); the private part's "
+        f"answers changed nothing shown: {r['private_identical']}"
+    )
     return emit(r, lines, args.json)

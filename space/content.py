@@ -14,6 +14,11 @@ the citations, and the **Kuiper** statistic of effort calibration (lower is bett
 is highlighted. Rows named *Baseline* are simple deterministic systems computed by the maintainers on the public
 test questions; none of them saw the hidden test labels.
 
+The hidden test labels have two parts. The **official ranking** (first table) is accuracy on the **private part**,
+published in periodic snapshots through the Ladder (a value changes only when it improves by more than a margin,
+rounded to it). The **live board** scores every accepted file at once on the **public part** only; nothing shown at
+submission time depends on the private part.
+
 **Origin** says where a row comes from: *maintainer baseline* (computed by the maintainers), *verified* (a
 submission the maintainers checked), or *self-reported* (an uploaded results file: its answers and citations are
 scored here, but its effort figures — **Mean steps** and the **Kuiper** calibration, computed from the file's
@@ -29,7 +34,8 @@ HOW_TO_SUBMIT = """\
 3. Fill in the form, including the disclosure: models used, training data, compute budget.
 
 Your file is validated with the metric's own checks (ids must be test ids, no duplicates, types checked) and scored
-against the hidden labels on the server. A rejected file is not stored; the message names the line and field.
+against the hidden labels on the server: at once on the public part (the message and the live board), later on the
+private part (the official ranking, at its next snapshot). A rejected file is not stored; the message names the line and field.
 Missing test items count as wrong. The contact field is stored but never shown.
 
 Only `.jsonl`/`.json` files are accepted, within the size limit; the uploaded copy is deleted after scoring. On the
@@ -42,7 +48,8 @@ error, just submit again: a retry of the same submission is answered with its nu
 
 ABOUT = """\
 ### About
-The test labels never leave the server: the board shows aggregate scores only. Submissions are stored in SQLite and,
+The test labels never leave the server: the board shows aggregate scores only, the live board of the public part
+at once, the official ranking of the private part in Ladder snapshots (see the Space's README). Submissions are stored in SQLite and,
 when configured, mirrored to a private Hub dataset.
 
 ```
