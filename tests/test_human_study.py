@@ -347,6 +347,20 @@ def test_registry_limits_new_runs_per_client_and_drops_only_a_fair_share(tmp_pat
     assert visitor_name(key) == visitor_name(key) and len(visitor_name(key)) == len("visitor-") + 12
 
 
+def test_registry_remembers_a_bounded_number_of_clients(monkeypatch) -> None:
+    """Attack: a new address for every Start (IPv6 rotation): the registry's memory of clients stays bounded."""
+    import madqa.agents.human.study as study
+
+    monkeypatch.setattr(study, "MAX_TRACKED_CLIENTS", 300)
+    registry = StudyRegistry(max_memory_runs=4, new_runs_per_client=1, fresh_s=0)
+    for n in range(1000):
+        key = f"k{n}"
+        registry.open(None, key, "Andromeda", lambda key=key: StudyRun(
+            QUESTIONS, None, annotator=key, batch="Andromeda", settings=StudySettings(split="dev")),
+            key=key, client=f"ip:2001:db8::{n:x}")  # fmt: skip
+    assert len(registry._starts) <= 301 and registry.memory_runs() == 4
+
+
 def test_fixed_annotator_and_output(tmp_path: Path) -> None:
     service = HumanService(plan(tmp_path, annotator="me", output=tmp_path / "me.jsonl"), corpus())
     assert service.start("", "Andromeda").path == tmp_path / "me.jsonl"

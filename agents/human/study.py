@@ -221,6 +221,9 @@ NEW_RUNS_PER_CLIENT, NEW_RUNS_WINDOW_S = 20, 3600.0
 #: When the registry is full, a run of a client holding no more runs than the newcomer is dropped only if it was
 #: last used this many seconds ago; otherwise the newcomer is refused.
 FRESH_RUN_S = 900.0
+#: Clients whose recent Starts are remembered (about 1 KB each at the limit); past it the longest-known are
+#: forgotten, so addresses rotated by the million cost bounded memory (each is a client with its own limit anyway).
+MAX_TRACKED_CLIENTS = 10_000
 
 
 class RunLimitError(StudyError):
@@ -328,6 +331,8 @@ class StudyRegistry:
             return
         if len(self._starts) > 256:
             for other in [c for c, times in self._starts.items() if not times or times[-1] <= now - self.window_s]:
+                del self._starts[other]
+            for other in list(self._starts)[: max(0, len(self._starts) - MAX_TRACKED_CLIENTS)]:
                 del self._starts[other]
         times = self._starts.get(client, deque())
         while times and times[0] <= now - self.window_s:
