@@ -90,3 +90,9 @@ def check_database(path: Path) -> DamagedDatabase | None:
     kept = keep_aside(path)
     logger.warning("the board's database %s is damaged (%s): moved aside to %s", path, reason, kept)
     return DamagedDatabase(path, kept, reason)
+
+
+def discard_partial(path: Path) -> None:
+    """Delete a database this start-up created itself and could not fill (a failed restore), with its side files."""
+    for side in ("", *SIDE_FILES):
+        Path(f"{path}{side}").unlink(missing_ok=True)

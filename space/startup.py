@@ -273,17 +273,22 @@ def check_board(config: SpaceConfig, env: Mapping[str, str]) -> None:
         raise ConfigError(Problem((variable, "MADQA_SPACE_HUB_REPO"), f"{what}. No Hub mirror is configured to "
                                   "restore the board from: repair the kept copy (sqlite3 .recover) and put it back, "
                                   "or restart to start an empty board"))  # fmt: skip
+    from .db_health import discard_partial
     from .hub import restore_from_hub
     from .storage import SubmissionStore
 
     try:
         restored = restore_from_hub(SubmissionStore(config.db_path), config.hub_repo, config.hub_token,
                                     config.db_path.parent / "restore")  # fmt: skip
-    except Exception as exc:
-        if not _unreachable(exc):
-            raise
+    except Exception as exc:  # noqa: BLE001 - the page says what failed; a bug's traceback goes to the log
+        discard_partial(config.db_path)  # the next start restores again, from nothing
+        if _unreachable(exc):
+            reason = _hub_reason(exc)
+        else:
+            logger.warning("restoring the board from %s failed", config.hub_repo, exc_info=True)
+            reason = f"{type(exc).__name__} (details in the server log)"
         raise ConfigError(Problem((variable, "MADQA_SPACE_HUB_REPO", "HF_TOKEN"), f"{what}; restoring the board from "
-                                  f"'{config.hub_repo}' failed: {_hub_reason(exc)}")) from None  # fmt: skip
+                                  f"'{config.hub_repo}' failed: {reason}")) from None  # fmt: skip
     logger.warning("%s; restored %d submission(s) from the Hub mirror %s", what, restored, config.hub_repo)
 
 

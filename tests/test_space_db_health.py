@@ -192,3 +192,32 @@ def test_a_sound_board_is_left_alone_and_an_unopenable_one_is_not_moved(board, t
         con.rollback()
         con.close()
     assert locked.exists() and not [p for p in folder.iterdir() if ".damaged-" in p.name]
+
+
+@pytest.mark.parametrize("failure", ["unreachable", "broken mirror file"])
+def test_a_failed_restore_is_reported_and_leaves_no_partial_board(failure: str, board, built_home: Path,
+                                                                  tmp_path: Path, monkeypatch) -> None:  # fmt: skip
+    """The mirror cannot be read, or its second file is broken after the first was restored: the page says the
+    database is damaged and the restore failed, and no half-restored board is left to be served at the next start."""
+    import huggingface_hub
+
+    from madqa.space.startup import ConfigError, start
+
+    source, hub = board
+    (hub / "submissions" / "sub-000002.json").write_text("{not json", encoding="utf-8")
+    db = tmp_path / "space" / "board.sqlite"
+    db.parent.mkdir()
+    damage(source, db, "garbage")
+
+    def fake_snapshot(repo_id: str, **kw: Any) -> str:
+        if failure == "unreachable":
+            raise OSError("network is unreachable")
+        return str(hub)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
+    with pytest.raises(ConfigError) as caught:
+        start(_env(built_home, db, MADQA_SPACE_HUB_REPO="me/subs", HF_TOKEN="hf_fake_token_0123"), seed=False)
+    message = str(caught.value)
+    assert "damaged" in message and str(_kept(db)) in message and "from 'me/subs' failed" in message
+    assert ("cannot be reached" if failure == "unreachable" else "JSONDecodeError") in message
+    assert not db.exists() and "MADQA_SPACE_HUB_REPO" in caught.value.variables
