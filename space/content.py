@@ -35,8 +35,8 @@ HOW_TO_SUBMIT = """\
 
 Your file is validated with the metric's own checks (ids must be test ids, no duplicates, types checked) and scored
 against the hidden labels on the server: at once on the public part (the message and the live board), later on the
-private part (the official ranking, at its next snapshot). A rejected file is not stored; the message names the line and field.
-Missing test items count as wrong. The contact field is stored but never shown.
+private part (the official ranking, at its next snapshot). A rejected file is not stored; the message names the
+line and field. Missing test items count as wrong. The contact field is stored but never shown.
 
 Only `.jsonl`/`.json` files are accepted, within the size limit; the uploaded copy is deleted after scoring. On the
 hosted Space you must be logged in with your Hugging Face account. Each account (locally: each client address)
@@ -49,8 +49,8 @@ error, just submit again: a retry of the same submission is answered with its nu
 ABOUT = """\
 ### About
 The test labels never leave the server: the board shows aggregate scores only, the live board of the public part
-at once, the official ranking of the private part in Ladder snapshots (see the Space's README). Submissions are stored in SQLite and,
-when configured, mirrored to a private Hub dataset.
+at once, the official ranking of the private part in Ladder snapshots (see the Space's README). Submissions are
+stored in SQLite and, when configured, mirrored to a private Hub dataset.
 
 ```
 @misc{madqa,
