@@ -93,7 +93,7 @@ def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, 
 
 def test_the_new_runs_limit_is_read_from_the_environment(layout, monkeypatch, caplog) -> None:
     from madqa.agents.human.practice import ENV_NEW_RUNS, new_runs_per_hour
-    from madqa.agents.human.study import NEW_RUNS_PER_CLIENT
+    from madqa.agents.human.registry import NEW_RUNS_PER_CLIENT
 
     assert new_runs_per_hour({}) == NEW_RUNS_PER_CLIENT == 20
     assert new_runs_per_hour({ENV_NEW_RUNS: " 5 "}) == 5 and new_runs_per_hour({ENV_NEW_RUNS: "0"}) == 0

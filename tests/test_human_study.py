@@ -16,9 +16,10 @@ import pytest
 
 from madqa.agents.human.batches import BatchError, code_name, find_batch, make_batches
 from madqa.agents.human.corpus import HumanCorpus
+from madqa.agents.human.registry import StudyRegistry
 from madqa.agents.human.service import HumanService, StudyPlan
 from madqa.agents.human.session import parse_answer_text
-from madqa.agents.human.study import StudyError, StudyRegistry, StudyRun, StudySettings, default_output
+from madqa.agents.human.study import StudyError, StudyRun, StudySettings, default_output
 from madqa.agents.search import PageHit, QuerySyntaxError
 from madqa.metric.inputs import parse_results_text
 
@@ -311,7 +312,7 @@ def test_registry_limits_new_runs_per_client_and_drops_only_a_fair_share(tmp_pat
     """The policy of the practice tab's registry, on a fake clock (the API attack is tests/test_practice_keys.py):
     new runs per client and window, re-attaching is free, a full registry drops the run of the client holding the
     most, and a fresh run of a one-run client is never dropped for a newcomer (who is refused instead)."""
-    from madqa.agents.human.study import RunLimitError, new_visitor_key, visitor_name
+    from madqa.agents.human.registry import RunLimitError, new_visitor_key, visitor_name
 
     now = [0.0]
     registry = StudyRegistry(max_memory_runs=3, new_runs_per_client=2, window_s=100, fresh_s=50,
@@ -349,9 +350,9 @@ def test_registry_limits_new_runs_per_client_and_drops_only_a_fair_share(tmp_pat
 
 def test_registry_remembers_a_bounded_number_of_clients(monkeypatch) -> None:
     """Attack: a new address for every Start (IPv6 rotation): the registry's memory of clients stays bounded."""
-    import madqa.agents.human.study as study
+    import madqa.agents.human.registry as registry_module
 
-    monkeypatch.setattr(study, "MAX_TRACKED_CLIENTS", 300)
+    monkeypatch.setattr(registry_module, "MAX_TRACKED_CLIENTS", 300)
     registry = StudyRegistry(max_memory_runs=4, new_runs_per_client=1, fresh_s=0)
     for n in range(1000):
         key = f"k{n}"

@@ -124,7 +124,7 @@ def test_a_flood_of_starts_from_one_address_is_refused_and_evicts_only_its_own_r
     addresses: they drop the flooder's runs first, then are refused ("full") rather than drop a fresh run."""
     import httpx
 
-    from madqa.agents.human.study import NEW_RUNS_PER_CLIENT
+    from madqa.agents.human.registry import NEW_RUNS_PER_CLIENT
 
     service, url = practice
     service.registry.max_memory_runs = 8

@@ -6,7 +6,7 @@ page in view, the answer box (one answer per line), and a sidebar with progress,
 
 Per-browser state (``gr.State``) stays on the server and holds only the annotator, batch and the page in view; the
 run itself lives in the service's registry, so a reload (the URL carries ``?annotator=…&batch=…``) re-attaches to
-it. Embedded in the Space, a visitor's runs are named by a server-made secret (:func:`.study.new_visitor_key`)
+it. Embedded in the Space, a visitor's runs are named by a server-made secret (:func:`.registry.new_visitor_key`)
 that only the visitor's browser holds (``gr.BrowserState``); the annotator id shown is a one-way digest of it, so
 nothing shown or logged lets another session attach to the run. In test mode no handler returns anything derived
 from labels: the service holds none, and feedback is only computed for practice splits.
@@ -27,8 +27,9 @@ import gradio as gr
 from . import view
 from .batches import BatchError
 from .images import ImageFiles
+from .registry import new_visitor_key, visitor_name
 from .service import HumanService
-from .study import StudyError, StudyRun, new_visitor_key, visitor_name
+from .study import StudyError, StudyRun
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def human_interface(
         api_prefix: prefix of the API endpoint names; ``None`` hides them from the API (the Space, whose every
             named endpoint is checked for label leaks, has its own ``search`` and ``submit``).
         client_of: ``(request, profile) -> str``, the client a new embedded run counts against (its limits are the
-            service registry's, :class:`~.study.StudyRegistry`).
+            service registry's, :class:`~.registry.StudyRegistry`).
     """
     plan = service.plan
     oracle = plan.mode == "oracle"

@@ -4,7 +4,7 @@ A visitor's runs are named by a random secret the server makes and the browser k
 annotator id shown is a digest of it, never enough to attach to the run); the run is kept in the server's memory
 only (:class:`~.study.StudyRun` with no file) and is gone when the Space restarts. New runs are limited per client
 (address, or Hub user): :data:`ENV_NEW_RUNS` per hour, and one client's Starts only ever drop its own runs
-(:class:`~.study.StudyRegistry`). After each answer the gold answer,
+(:class:`~.registry.StudyRegistry`). After each answer the gold answer,
 evidence pages and score are shown (dev labels are public). Nothing is stored unless the visitor chooses to: they
 may download the answers as a results file (``system_type: "human"``) to score with ``madqa evaluate --split dev``
 or compare with ``madqa compare``, or, when the host app gives a :class:`RunShelf`, **share** the run on the
@@ -22,8 +22,8 @@ from typing import Any, Protocol
 import gradio as gr
 
 from .app import direct_client, human_interface
+from .registry import NEW_RUNS_PER_CLIENT
 from .service import HumanService
-from .study import NEW_RUNS_PER_CLIENT
 
 logger = logging.getLogger(__name__)
 

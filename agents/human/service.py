@@ -22,8 +22,9 @@ from madqa.agents.search import MAX_QUERY_CHARS
 from .batches import DEFAULT_SEED, Batch, find_batch, make_batches
 from .corpus import HumanCorpus, SearchOutcome
 from .feedback import may_reveal, practice_feedback
+from .registry import StudyRegistry
 from .session import Clock, parse_answer_text, utc_now
-from .study import StudyError, StudyRegistry, StudyRun, StudySettings, check_annotator, default_output
+from .study import StudyError, StudyRun, StudySettings, check_annotator, default_output
 
 logger = logging.getLogger(__name__)
 
@@ -151,11 +152,11 @@ class HumanService:
 
     def start(self, annotator: str, batch: str, *, key: str | None = None, client: str | None = None) -> StudyRun:
         """Open (or re-attach to) the run of ``annotator`` on ``batch``; a run kept in memory is named by ``key``
-        (default: the annotator) and a new one counts against ``client``'s limits (:class:`~.study.StudyRegistry`).
+        (default: the annotator) and a new one counts against ``client``'s limits (:class:`~.registry.StudyRegistry`).
 
         Raises:
             StudyError: a bad annotator id, another annotator than the fixed one, a file in use, or (a
-                :class:`~.study.RunLimitError`) a new in-memory run refused.
+                :class:`~.registry.RunLimitError`) a new in-memory run refused.
             madqa.agents.human.batches.BatchError: an unknown batch.
         """
         annotator = check_annotator((annotator or "").strip() or self.plan.annotator or "")
