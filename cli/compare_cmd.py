@@ -3,7 +3,9 @@
 ``madqa compare RUN1.jsonl RUN2.jsonl … --split dev [--names A B …] [--plot curves.png] [--json]`` scores every run
 against the same gold (as ``madqa evaluate`` does, ANLS* mode) and prints, per run, accuracy with its 95% CI,
 Kuiper and Page F1; then the pairwise Cohen's κ matrix on per-item correctness, the "solved only by A / only by B"
-counts of every pair, and the accuracy-vs-step-budget curve of each run as a table (``--plot``: a PNG).
+counts of every pair, and the accuracy-vs-step-budget curve of each run as a table (``--plot``: a PNG). Each run's
+inference cost (:mod:`madqa.metric.cost`: USD per question and per run) is shown when the price table (shipped
+``agents/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not.
 
 A run whose lines carry ``system_type: "human"`` (written by ``madqa human``) is labelled ``(human)`` everywhere.
 The pure parts (:func:`pair_counts`, :func:`budget_table`, :func:`is_human`) take plain data and are tested with
@@ -17,6 +19,7 @@ import json
 import logging
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_prices_argument(parser)
+
+
+def add_prices_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--prices FILE`` (``compare`` and ``figures``)."""
+    parser.add_argument("--prices", type=Path, metavar="FILE.yaml",
+                        help="USD per million input/output tokens per model id (default: shipped table)")  # fmt: skip
+
+
+def price_table(path: Path | None) -> Any:
+    """The price table of ``--prices`` (or the shipped one); a bad file is a one-line error naming it."""
+    from madqa.agents.prices import load_prices
+    from madqa.metric.cost import PriceError
+
+    try:
+        return load_prices(path)
+    except PriceError as exc:
+        raise UserError(str(exc)) from None
 
 
 def is_human(lines: Sequence[Mapping[str, Any]]) -> bool:
@@ -124,15 +145,36 @@ def _read_lines(path: Path) -> tuple[str, list[dict[str, Any]]]:
     return text, lines
 
 
-def score_runs(args: argparse.Namespace, names: Sequence[str]) -> dict[str, Any]:
-    """Score every run against the gold; the comparison as one JSON-ready dict."""
+@dataclass
+class Scored:
+    """What :func:`score_files` read and scored: the gold, and per run its lines, per-item scores and report.
+
+    Attributes:
+        references: the gold items, in order.
+        runs: name → the metric's :class:`~madqa.metric.report.ScoredRun` (items in gold order).
+        lines: name → the file's raw line objects.
+        reports: name → :func:`~madqa.metric.report.build_report`'s report.
+        result: the comparison as one JSON-ready dict (what ``--json`` prints).
+    """
+
+    references: list[Any]
+    runs: dict[str, Any]
+    lines: dict[str, list[dict[str, Any]]]
+    reports: dict[str, dict[str, Any]]
+    result: dict[str, Any]
+
+
+def score_files(args: argparse.Namespace, names: Sequence[str], prices: Any = None) -> Scored:
+    """Score every run against the gold (``prices``: a :class:`~madqa.metric.cost.PriceTable`, or no cost)."""
     from madqa.cli.evaluate_cmd import check_provenance, gold_dataset, load_references
     from madqa.metric.aggregate import budget_curve, cohen_kappa
+    from madqa.metric.cost import run_cost, unpriced_reason
     from madqa.metric.inputs import InputError, parse_results_text
     from madqa.metric.report import ReportOptions, build_report, score_predictions
 
     references, gold = load_references(args), gold_dataset(args)
-    scored, systems = {}, []
+    gold_ids = {r.id for r in references}
+    scored, systems, raw = {}, [], {}
     for name, path in zip(names, args.runs, strict=True):
         text, lines = _read_lines(path)
         try:
@@ -141,17 +183,23 @@ def score_runs(args: argparse.Namespace, names: Sequence[str]) -> dict[str, Any]
         except InputError as exc:
             raise UserError(exc.problems[0] if exc.problems else str(exc)) from None
         check_provenance(path, predictions, gold)
-        scored[name] = run
+        scored[name], raw[name] = run, lines
         systems.append({"name": name, "path": str(path), "human": is_human(lines)})
     top = args.max_budget or max([it.steps or 0 for run in scored.values() for it in run.items] + [1])
-    out_systems = []
+    out_systems, reports = [], {}
     for system in systems:
         run = scored[system["name"]]
-        report = build_report(run, references, ReportOptions(n_resamples=args.resamples, seed=args.seed,
-                                                             max_budget=top))
-        keys = ("n", "n_predicted", "accuracy", "accuracy_ci", "kuiper", "kuiper_ci", "page_f1", "doc_f1",
-                "mean_steps")  # fmt: skip
-        out_systems.append({**system, **{k: report[k] for k in keys}, "budget_curve": budget_curve(run.items, top)})
+        options = ReportOptions(n_resamples=args.resamples, seed=args.seed, max_budget=top)
+        report = build_report(run, references, options)
+        reports[system["name"]] = report
+        keys = ("n", "n_predicted", "accuracy", "accuracy_ci", "accuracy_se", "kuiper", "kuiper_ci", "page_f1",
+                "doc_f1", "mean_steps")  # fmt: skip
+        cost: dict[str, Any] | None = None
+        if prices is not None:  # the lines of gold items only, as accuracy counts them
+            priced = run_cost([ln for ln in raw[system["name"]] if str(ln.get("id")) in gold_ids], prices)
+            cost = {**priced.summary(), "reason": unpriced_reason(priced)}
+        out_systems.append({**system, **{k: report[k] for k in keys}, "cost": cost,
+                            "budget_curve": budget_curve(run.items, top)})  # fmt: skip
     outcomes = {name: [it.correct for it in run.items] for name, run in scored.items()}
     pairs, kappa = [], {}
     for i, a in enumerate(names):
@@ -162,9 +210,16 @@ def score_runs(args: argparse.Namespace, names: Sequence[str]) -> dict[str, Any]
             if i < j:
                 pairs.append({"a": a, "b": b, "kappa": kappa[a][b], **pair_counts(outcomes[a], outcomes[b])})
     curves = {s["name"]: s["budget_curve"] for s in out_systems}
-    return {"split": None if args.gold else args.split, "n_gold": len(references), "systems": out_systems,
-            "kappa": kappa, "pairs": pairs, "max_budget": top,
-            "budget_table": budget_table(curves, table_budgets(top))}  # fmt: skip
+    result = {"split": None if args.gold else args.split, "n_gold": len(references), "systems": out_systems,
+              "kappa": kappa, "pairs": pairs, "max_budget": top,
+              "prices": None if prices is None else prices.source,
+              "budget_table": budget_table(curves, table_budgets(top))}  # fmt: skip
+    return Scored(list(references), scored, raw, reports, result)
+
+
+def score_runs(args: argparse.Namespace, names: Sequence[str], prices: Any = None) -> dict[str, Any]:
+    """Score every run against the gold; the comparison as one JSON-ready dict."""
+    return score_files(args, names, prices).result
 
 
 def label(system: Mapping[str, Any]) -> str:
@@ -174,6 +229,21 @@ def label(system: Mapping[str, Any]) -> str:
 
 def _pct(value: Any) -> str:
     return "—" if value is None else f"{100 * value:.1f}"
+
+
+def cost_text(cost: Mapping[str, Any] | None) -> str:
+    """A run's cost as shown: ``$total ($per question/q)``, or why there is none.
+
+    >>> cost_text({"complete": True, "total_usd": 0.5, "per_question_usd": 0.125})
+    '$0.5000 ($0.1250/q)'
+    >>> cost_text({"complete": False, "reason": "human run: no model tokens"})
+    '— (human run: no model tokens)'
+    """
+    if not cost:
+        return "—"
+    if not cost.get("complete"):
+        return f"— ({cost.get('reason')})"
+    return f"${cost['total_usd']:.4f} (${cost['per_question_usd']:.4f}/q)"
 
 
 def format_comparison(result: Mapping[str, Any]) -> str:
@@ -189,6 +259,9 @@ def format_comparison(result: Mapping[str, Any]) -> str:
         steps = "—" if s["mean_steps"] is None else f"{s['mean_steps']:.2f}"
         lines.append(f"{label(s):<{width}}  {_pct(s['accuracy']):>8}  {ci_text:<14}  {kuiper:>6}  "
                      f"{_pct(s['page_f1']):>7}  {steps:>10}")  # fmt: skip
+    if any(s.get("cost") is not None for s in systems):
+        lines += ["", f"inference cost (prices: {result.get('prices')})"]
+        lines += [f"{label(s):<{width}}  {cost_text(s.get('cost'))}" for s in systems]
     names = [s["name"] for s in systems]
     lines += ["", "Cohen's kappa (per-item correctness)", " " * (width + 2) + "".join(f"{n[:10]:>11}" for n in names)]
     for s in systems:
@@ -246,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--resamples must be positive")
     if args.max_budget is not None and args.max_budget < 1:
         raise UserError("--max-budget must be positive")
-    result = score_runs(args, names)
+    result = score_runs(args, names, price_table(args.prices))
     if args.plot is not None:
         plot_curves(result, args.plot)
         logger.info("wrote the budget curves to %s", args.plot)

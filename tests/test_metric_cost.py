@@ -1,0 +1,119 @@
+"""Inference cost (metric/cost.py, agents/prices.py): prices applied to the token counts of constructed lines equal
+hand-computed dollars; an unknown model is counted and named, never free; `--prices` replaces the shipped table;
+a bad price file is one line naming the file, line, model and field (exit 2)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from madqa.agents.prices import load_prices, parse_price_text
+from madqa.cli import main
+from madqa.metric.cost import Price, PriceError, PriceTable, line_usage, run_cost, unpriced_reason
+
+TABLE = PriceTable({"gpt-4.1": Price(2.0, 8.0, 0.5), "cheap": Price(0.1, 0.2)}, "test")
+
+
+def agent_line(i: int, model: str, tokens_in: int, tokens_out: int, **extra) -> dict:
+    return {"id": f"g{i}", "question": f"q{i}?", "answer": [f"Answer{i}"], "citations": [], "model": model,
+            "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}, **extra}  # fmt: skip
+
+
+def test_doctests() -> None:
+    result = doctest.testmod(importlib.import_module("madqa.metric.cost"))
+    assert result.attempted > 5 and result.failed == 0
+
+
+def test_run_cost_by_hand() -> None:
+    lines = [
+        agent_line(1, "openai:gpt-4.1", 1_000_000, 100_000),  # 1.0 M x $2 + 0.1 M x $8 = $2.80
+        # 0.1 M fresh x $2 + 0.4 M cached x $0.5 = $0.20 + $0.20 = $0.40
+        agent_line(
+            2, "gpt-4.1", 0, 0, usage={"input_tokens": 500_000, "output_tokens": 0, "cached_input_tokens": 400_000}
+        ),
+        agent_line(3, "litellm:acme/mystery-1", 10, 10),  # unknown model: unpriced, counted
+        {"id": "g4", "question": "q4?", "answer": [], "model": "gpt-4.1"},  # no token counts
+    ]
+    cost = run_cost(lines, TABLE)
+    assert cost.total_usd == pytest.approx(2.80 + 0.40)
+    assert cost.per_question_usd == pytest.approx(3.20 / 2)
+    assert (cost.n_lines, cost.n_priced, cost.n_unknown_model, cost.n_no_tokens) == (4, 2, 1, 1)
+    assert cost.unknown_models == {"litellm:acme/mystery-1": 1} and not cost.complete
+    assert cost.input_tokens == 1_500_010 and cost.output_tokens == 100_010
+    reason = unpriced_reason(cost)
+    assert reason is not None and "mystery-1" in reason and "1 line(s) without token counts" in reason
+
+
+def test_sub_model_tokens_priced_apart() -> None:
+    line = agent_line(1, "openai:gpt-4.1", 3_000_000, 1_000_000, config={"sub_model": "cheap"},
+                      effort={"sub_input_tokens": 1_000_000, "sub_output_tokens": 1_000_000})  # fmt: skip
+    parts = line_usage(line)
+    assert parts is not None and [(u.model, u.input_tokens, u.output_tokens) for u in parts] == [
+        ("openai:gpt-4.1", 2_000_000, 0), ("cheap", 1_000_000, 1_000_000)]  # fmt: skip
+    # root: 2 M x $2 = $4; sub: 1 M x $0.1 + 1 M x $0.2 = $0.3
+    assert run_cost([line], TABLE).total_usd == pytest.approx(4.3)
+    # an unpriced sub-model makes the whole line unpriced, never half free
+    other = {**line, "config": {"sub_model": "unlisted"}}
+    assert run_cost([other], TABLE).unknown_models == {"unlisted": 1}
+
+
+def test_human_lines_are_not_free() -> None:
+    cost = run_cost([{"id": "g1", "system_type": "human", "model": "human:a"}], TABLE)
+    assert cost.total_usd is None and cost.n_human == 1 and unpriced_reason(cost) == "human run: no model tokens"
+
+
+def test_shipped_table_and_bad_tables(tmp_path: Path) -> None:
+    shipped = load_prices()
+    assert shipped.lookup("local") == Price(0.0, 0.0) and shipped.lookup("openai:gpt-4.1") is not None
+    assert shipped.lookup("litellm:anthropic/claude-sonnet-4-5") is not None
+    with pytest.raises(PriceError, match=r"p.yaml line 2: model 'b': field 'output': must be a number"):
+        parse_price_text("a: {input: 1, output: 2}\nb: {input: 1, output: cheap}\n", "p.yaml")
+    with pytest.raises(PriceError, match=r"p.yaml line 1: model 'a': unknown field 'inptu'"):
+        parse_price_text("a: {inptu: 1, output: 2}\n", "p.yaml")
+    with pytest.raises(PriceError, match=r"p.yaml line 1: model 'a': field 'input': must be a number >= 0"):
+        parse_price_text("a: {input: -1, output: 2}\n", "p.yaml")
+    with pytest.raises(PriceError, match=r"p.yaml line 2: not valid YAML"):
+        parse_price_text("a: {input: 1\nb: [\n", "p.yaml")
+    with pytest.raises(PriceError, match="no such price file"):
+        load_prices(tmp_path / "none.yaml")
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    gold = [{"id": f"g{i}", "question": f"q{i}?", "answer_variants": [[f"Answer{i}"]],
+             "evidence": [{"document": "x.pdf", "page": i}]} for i in (1, 2)]  # fmt: skip
+    rows = {"gold": gold, "a": [agent_line(i, "openai:gpt-4.1", 1000, 100) for i in (1, 2)],
+            "h": [{"id": f"g{i}", "question": f"q{i}?", "answer": [f"Answer{i}"], "citations": [],
+                   "system_type": "human", "model": "human:me"} for i in (1, 2)]}  # fmt: skip
+    out = {}
+    for name, lines in rows.items():
+        out[name] = tmp_path / f"{name}.jsonl"
+        out[name].write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return out
+
+
+def test_compare_shows_cost_and_prices_override(files: dict[str, Path], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    base = ["compare", str(files["a"]), str(files["h"]), "--gold", str(files["gold"]), "--resamples", "20"]
+    assert main([*base, "--json"]) == 0
+    a, h = json.loads(capsys.readouterr().out)["systems"]
+    # shipped gpt-4.1: per question 1000 x $2/M + 100 x $8/M = $0.0028; two questions: $0.0056
+    assert a["cost"]["per_question_usd"] == pytest.approx(0.0028) and a["cost"]["total_usd"] == pytest.approx(0.0056)
+    assert h["cost"]["reason"] == "human run: no model tokens"
+    prices = tmp_path / "p.yaml"
+    prices.write_text("gpt-4.1: {input: 10, output: 100}\n", encoding="utf-8")
+    assert main([*base, "--json", "--prices", str(prices)]) == 0
+    a = json.loads(capsys.readouterr().out)["systems"][0]
+    # 1000 x $10/M + 100 x $100/M = $0.02 per question
+    assert a["cost"]["per_question_usd"] == pytest.approx(0.02)
+    assert main(base) == 0
+    assert "$0.0056 ($0.0028/q)" in capsys.readouterr().out
+    prices.write_text("gpt-4.1: {input: 10}\n", encoding="utf-8")
+    assert main([*base, "--prices", str(prices)]) == 2
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors == [f"{prices} line 1: model 'gpt-4.1': field 'output' is missing"]
