@@ -23,6 +23,8 @@ Environment variables (all optional):
 ``MADQA_SPACE_PRIVATE_SHARE`` share of the test labels in the private part (default 0.5; rows of the labels file
                              with an explicit ``part`` keep it).
 ``MADQA_SPACE_LADDER_MARGIN`` the Ladder's margin of the official ranking (default 0.01: one accuracy point).
+``MADQA_SPACE_PRACTICE_NEW_RUNS`` new practice runs one client may start per hour (default 20; read by the practice
+                             tab, ``agents/human/practice.py``).
 ``MADQA_SPACE_SNAPSHOT_DAYS`` days between automatic snapshots of the official ranking (default 7; 0: only
                              ``python -m madqa.space.ladder snapshot``).
 """
