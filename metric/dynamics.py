@@ -10,9 +10,8 @@ All functions are pure: results-line values and gold evidence in, numbers out. Q
 * An item whose line has **no** ``search_history`` (``None``), or whose history does not record the pages each
   query returned (the public harness's list of query strings), is *excluded and counted*, never scored 0. An empty
   history (``[]``: answered without searching) is a real trajectory of zero queries.
-* An item without gold evidence is excluded and counted. An unscored item (``correct`` is ``None``) is left out
-  of accuracy denominators and counted.
-* A rate whose denominator is 0 is ``None``, next to the count that explains it.
+* An item without gold evidence is excluded and counted; an unscored item (``correct`` ``None``) is left out of
+  accuracy denominators and counted. A rate whose denominator is 0 is ``None``, next to the count explaining it.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .correlates import Correlation, Summary, cosine_distance, summarize, system_correlation
-from .schema import Citation
+from .schema import Citation, ItemScore
 from .scoring import doc_key
 
 #: Retrieval level: a gold document or a gold page.
@@ -90,22 +89,26 @@ def parse_search_history(value: Any) -> tuple[SearchStep, ...] | None:
             steps.append(SearchStep(entry, None))
         elif isinstance(entry, Mapping):
             results = entry.get("results")
-            pages = None if not isinstance(results, list) else tuple(_pages(results))
+            pages = _pages(results) if isinstance(results, list) else None
             steps.append(SearchStep(str(entry.get("query") or ""), pages))
         else:
             raise ValueError(f"a search_history entry must be a string or an object, got {type(entry).__name__}")
     return tuple(steps)
 
 
-def _pages(results: list[Any]) -> list[Citation]:
-    out = []
-    for r in results:
-        if not isinstance(r, Mapping):
-            continue
-        doc, page = r.get("document") or r.get("file"), r.get("page")
-        if isinstance(doc, str) and doc.strip() and isinstance(page, int) and not isinstance(page, bool) and page > 0:
-            out.append(Citation(doc, page))
-    return out
+def trajectories(records: Sequence[Mapping[str, Any]], items: Sequence[ItemScore]) -> list[Trajectory]:
+    """One trajectory per scored item: the ``search_history`` of its results line (matched by ``id``).
+
+    An item whose line is missing (or has no ``id``) has no history (``searches = None``).
+    """
+    lines = {str(r["id"]): r for r in records if r.get("id") is not None}
+    return [Trajectory(it.id, parse_search_history(lines.get(it.id, {}).get("search_history")), it.correct)
+            for it in items]  # fmt: skip
+
+
+def _pages(results: list[Any]) -> tuple[Citation, ...]:
+    found = [(r.get("document") or r.get("file"), r.get("page")) for r in results if isinstance(r, Mapping)]
+    return tuple(Citation(d, p) for d, p in found if isinstance(d, str) and d.strip() and type(p) is int and p > 0)
 
 
 def _hits(step: SearchStep, evidence: Sequence[Citation], level: Level) -> bool:
@@ -119,24 +122,21 @@ def _hits(step: SearchStep, evidence: Sequence[Citation], level: Level) -> bool:
 
 @dataclass(frozen=True)
 class Excluded:
-    """Items a retrieval analysis could not use, by reason.
-
-    Attributes:
-        no_history: the line has no ``search_history``.
-        no_pages: the history does not record the pages each query returned.
-        no_gold: the item has no gold evidence.
-    """
+    """Items a retrieval analysis could not use: no ``search_history``, no returned pages, or no gold evidence."""
 
     no_history: int = 0
     no_pages: int = 0
     no_gold: int = 0
 
 
+WithGold = list[tuple[Trajectory, tuple[Citation, ...]]]
+
+
 def usable_trajectories(
     trajectories: Sequence[Trajectory], evidence: Mapping[str, Sequence[Citation]]
-) -> tuple[list[tuple[Trajectory, tuple[Citation, ...]]], Excluded]:
+) -> tuple[WithGold, Excluded]:
     """The ``(trajectory, gold evidence)`` pairs a retrieval analysis can use, and the counted exclusions."""
-    items: list[tuple[Trajectory, tuple[Citation, ...]]] = []
+    items: WithGold = []
     no_history = no_pages = no_gold = 0
     for t in trajectories:
         gold = tuple(evidence.get(t.id, ()))

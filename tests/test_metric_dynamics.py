@@ -35,9 +35,11 @@ from madqa.metric.dynamics import (
     recovery_after_failure,
     retrieval_by_iteration,
     single_vs_multi_query,
+    trajectories,
     trajectory_drift,
 )
 from madqa.metric.schema import Citation as C
+from madqa.metric.schema import ItemScore
 
 R2 = math.sqrt(2)
 
@@ -98,6 +100,23 @@ def test_parse_search_history_reads_both_formats():
         parse_search_history("q")
     with pytest.raises(ValueError, match="string or an object"):
         parse_search_history([3])
+
+
+def test_trajectories_pair_lines_with_scored_items():
+    def item(i, correct):
+        return ItemScore(i, float(correct), correct, 0, 0, 0, 1, None, "anls")
+
+    records = [
+        {"id": "a", "search_history": [{"query": "q", "results": [{"document": "d", "page": 1}]}]},
+        {"id": "b", "steps": 3},  # the REPL agent: no search_history
+        {"question": "no id", "search_history": ["x"]},  # not matched by id
+    ]
+    got = trajectories(records, [item("a", True), item("b", False), item("c", False)])
+    assert got == [
+        Trajectory("a", (SearchStep("q", (C("d", 1),)),), True),
+        Trajectory("b", None, False),
+        Trajectory("c", None, False),  # missing line: no history, excluded by the analyses (counted)
+    ]
 
 
 def test_first_hit_normalises_document_names():
