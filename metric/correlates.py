@@ -290,7 +290,7 @@ class DistanceVsAccuracy:
         by_semantic: accuracy by semantic-distance bin (the paper's Tables 14–15).
         semantic_r: correlation of semantic distance with accuracy.
         physical_r: correlation of page gap with accuracy (same-document only, else ``None``).
-        n_no_distance: questions without a distance (excluded).
+        n_no_distance: questions of either kind without a distance (excluded; their kind is not known).
     """
 
     by_semantic: Binned

@@ -4,7 +4,10 @@ Input everywhere: the per-item binary correctness of several systems, as ``{syst
 ``correct`` is ``True``/``False`` or ``None`` (unscored: a judge failure). A missing prediction is an incorrect
 item (``False``), as in every other aggregate of the metric; an item absent from a system's mapping, or ``None``
 there, is *not observed* for that system and is left out of that item's denominator (so runs over different item
-sets can be combined). :func:`outcomes_from_items` builds the mapping from scored runs.
+sets can be combined). :func:`outcomes_from_items` builds the mapping from scored runs. Correctness is binary
+(``schema.CORRECT_THRESHOLD``: a judge's partial counts as correct), as for κ and CTT. For the paper's spectrum
+pass the model systems only ("% of models correct"); a human run is compared with them by
+:func:`human_only_failures`.
 
 Definitions:
 
