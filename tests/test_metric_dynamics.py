@@ -312,3 +312,23 @@ def test_time_vs_accuracy():
     # sum dxdy = -73.2 - 67.2 + 73.8 - 5.2 - 292.2 = -364; dx2 = 314180; dy2 = 1.2 -> r = -364 / sqrt(377016)
     assert r.r.pearson == pytest.approx(-364 / math.sqrt(314180 * 1.2))  # -0.592819
     assert r.r.n == 5
+
+
+def test_the_writers_lines_are_read():
+    """Contract: the lines `madqa human` and the search agent write give trajectories and response times."""
+    from datetime import UTC, datetime, timedelta
+
+    from madqa.agents.bm25.tools import SearchRecord
+    from madqa.agents.human.session import QuestionSession, build_human_record
+
+    ticks = iter([datetime(2026, 12, 1, 8, 0, tzinfo=UTC) + timedelta(seconds=s) for s in (0, 10, 20, 95)])
+    session = QuestionSession({"id": "i1", "question": "q?"}, clock=lambda: next(ticks))
+    session.record_search("alpha", [("a.pdf", 1)])  # t = 10 s
+    session.record_search("beta", [("a.pdf", 3), ("b.pdf", 2)])  # t = 20 s
+    line = build_human_record(session, ["x"], annotator="ann", batch="b", split="dev", mode="search", gave_up=False)
+    assert elapsed_seconds(line) == 95.0  # started at 0, submitted at 95 s
+    searches = parse_search_history(line["search_history"])
+    assert searches == (step("alpha", ("a.pdf", 1)), step("beta", ("a.pdf", 3), ("b.pdf", 2)))
+    assert first_hit(searches, GOLD["i1"], "document") == 1 and first_hit(searches, GOLD["i1"], "page") == 2
+    agent = [SearchRecord("gamma", [{"document": "a.pdf", "page": 3}], 1).as_dict(), SearchRecord("bad q").as_dict()]
+    assert parse_search_history(agent) == (step("gamma", ("a.pdf", 3)), step("bad q"))
