@@ -31,6 +31,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("publish", "madqa.cli.publish_cmd"),
     ("human", "madqa.cli.human_cmd"),
     ("compare", "madqa.cli.compare_cmd"),
+    ("figures", "madqa.cli.figures_cmd"),
     ("sweep", "madqa.cli.sweep_cmd"),
     ("view", "madqa.cli.view_cmd"),
 )

@@ -302,10 +302,8 @@ def plot_curves(result: Mapping[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Score the runs and print the comparison."""
-    if len(args.runs) < 2:
-        raise UserError("compare needs at least two results files")
+def run_names(args: argparse.Namespace) -> list[str]:
+    """The runs' display names (``--names``, else the file stems, else the paths); checks the shared arguments."""
     if len({str(p.resolve()) for p in args.runs}) != len(args.runs):
         raise UserError("the same results file is given twice")
     names = list(args.names) if args.names else [p.stem for p in args.runs]
@@ -319,6 +317,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--resamples must be positive")
     if args.max_budget is not None and args.max_budget < 1:
         raise UserError("--max-budget must be positive")
+    return names
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the runs and print the comparison."""
+    if len(args.runs) < 2:
+        raise UserError("compare needs at least two results files")
+    names = run_names(args)
     result = score_runs(args, names, price_table(args.prices))
     if args.plot is not None:
         plot_curves(result, args.plot)

@@ -1,0 +1,128 @@
+"""``madqa figures``: the paper's Table 3 and figures for a set of runs, as PNGs, ``figures.json`` and one HTML page.
+
+``madqa figures a.jsonl b.jsonl human.jsonl --split dev --out figs [--names A B H] [--prices FILE]
+[--embedder SPEC]`` scores every run as ``madqa compare`` does (the same function, so the same numbers), then
+writes under ``--out``: ``<figure>.png`` for every figure that can be drawn, ``figures.json`` (every number behind
+every figure, and for a skipped one the reason) and ``index.html`` (self-contained: figures as ``data:`` URIs, no
+network). The figures, in the paper's order: Table 3, accuracy vs inference cost (Fig. 7), failure classes per
+system (Figs. 8, 17) and per domain (Fig. 19), the failure cascade (Fig. 20), budget curves (Fig. 9), the κ matrix
+(Fig. 21), the item difficulty spectrum (Fig. 22), retrieval by search iteration and recovery (Figs. 23, 24),
+single- vs multi-query accuracy (H.6), drift (Figs. 25, 26), response time vs accuracy (§5.2) and semantic vs
+physical evidence distance (H.1). Human runs (``system_type: "human"``) are marked in every figure.
+
+The drift and distance figures embed texts with ``--embedder`` (default ``wordllama``, offline; ``none`` skips
+them); the distance figure reads page texts from the split's dataset (its ``pages`` config; not with ``--gold``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+from madqa.cli.errors import UserError
+
+HELP = "the paper's Table 3 and figures for several runs: PNGs, figures.json and one self-contained HTML page"
+
+logger = logging.getLogger(__name__)
+
+#: The offline default embedder (its weights ship in its wheel).
+DEFAULT_EMBEDDER = "wordllama"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``figures`` arguments."""
+    from madqa.cli.compare_cmd import add_prices_argument
+
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.jsonl", help="one or more results files")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the figures to")
+    parser.add_argument("--split", default="dev", help="labelled split to score against (default: dev)")
+    gold = parser.add_mutually_exclusive_group()
+    gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
+    gold.add_argument("--dataset", metavar="PATH", help="dataset folder (or sample, or a Hub id) to read --split from")
+    parser.add_argument("--names", nargs="+", metavar="NAME", help="display names, one per run (default: file stems)")
+    add_prices_argument(parser)
+    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="SPEC",
+                        help=f"query/page embedder for drift and evidence distance (default: {DEFAULT_EMBEDDER}; "
+                             "none: skip those figures)")  # fmt: skip
+    parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+
+
+def embedder(spec: str) -> tuple[Any, str | None]:
+    """``(embedder, None)``, or ``(None, why not)``: figures that need it are skipped, not failed."""
+    if spec.lower() == "none":
+        return None, "--embedder none"
+    try:
+        from madqa.agents.embeddings import make_embedder
+    except ImportError as exc:
+        return None, f"the embedder module is not available ({exc})"
+    try:
+        model = make_embedder(spec)
+    except Exception as exc:  # an unknown spec, a missing extra or model: the figures say why
+        return None, f"embedder {spec!r} unavailable: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+    return model, None
+
+
+def page_texts(args: argparse.Namespace) -> tuple[dict[tuple[str, int], str] | None, str | None]:
+    """The split's page texts by ``(doc_key(document), page)``, or ``(None, why not)``."""
+    if args.gold is not None:
+        return None, "--gold gives no dataset to read page texts from (use --split with --dataset)"
+    from madqa.metric.scoring import doc_key
+
+    try:
+        from madqa.loading_script.load import load_pages
+
+        rows = load_pages(args.dataset)
+    except Exception as exc:  # no pages config, an unreadable dataset: the distance figure says why
+        return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+    return {(doc_key(str(r["document"])), int(r["page"])): str(r.get("text") or "") for r in rows}, None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the runs, compute and draw every figure, write them under ``--out``."""
+    from madqa.cli.compare_cmd import price_table, run_names, score_files
+
+    names = run_names(args)
+    prices = price_table(args.prices)
+    scored = score_files(args, names, prices)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UserError("madqa figures needs matplotlib: pip install -e '.[space]'") from None
+    from madqa.space.explore.paper_data import PaperRuns, build_static, gold_records
+    from madqa.space.explore.paper_dynamics import FiguresError, build_dynamics
+    from madqa.space.explore.paper_page import write_figures
+
+    systems = scored.result["systems"]
+    runs = PaperRuns(
+        references=scored.references, names=names, human={s["name"]: s["human"] for s in systems},
+        items={n: r.items for n, r in scored.runs.items()},
+        records={n: gold_records(scored.lines[n], scored.references) for n in names},
+        reports=scored.reports, comparison=scored.result,
+    )  # fmt: skip
+    model, embed_reason = embedder(args.embedder)
+    texts, pages_reason = page_texts(args)
+    embed = None if model is None else model.embed
+    try:
+        figures = build_static(runs, prices) + build_dynamics(
+            runs, embed, texts, embed_reason=embed_reason, pages_reason=pages_reason
+        )
+    except FiguresError as exc:
+        raise UserError(str(exc)) from None
+    meta = {"split": scored.result["split"], "n_gold": scored.result["n_gold"],
+            "runs": [{"name": s["name"], "path": s["path"], "human": s["human"]} for s in systems],
+            "prices": prices.source, "embedder": model.name if model is not None else f"none ({embed_reason})",
+            "pages": "the dataset's pages config" if texts is not None else f"none ({pages_reason})"}  # fmt: skip
+    try:
+        write_figures(args.out, figures, runs, meta)
+    except OSError as exc:
+        raise UserError(f"{args.out}: cannot write the figures ({exc.strerror or exc})") from None
+    drawn = [f.id for f in figures if f.status == "ok"]
+    logger.info("wrote %d figure(s) to %s: %s", len(drawn), args.out, ", ".join(drawn))
+    for f in figures:
+        if f.status != "ok":
+            logger.info("skipped %s: %s", f.id, f.reason)
+    return 0
