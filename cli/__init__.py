@@ -34,6 +34,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("figures", "madqa.cli.figures_cmd"),
     ("sweep", "madqa.cli.sweep_cmd"),
     ("view", "madqa.cli.view_cmd"),
+    ("retrieval", "madqa.cli.retrieval_cmd"),
 )
 
 

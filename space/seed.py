@@ -21,7 +21,6 @@ from .submission import Scorer, SubmissionError
 
 logger = logging.getLogger(__name__)
 
-_WORD = re.compile(r"[A-Za-z0-9]{3,}")
 SEED_FORM = {
     "submitter": MAINTAINER_SUBMITTER, "contact": "maintainers", "models_used": "none (no language model)",
     "training_data": "none; the majority answer uses the public dev labels only",
@@ -30,9 +29,10 @@ SEED_FORM = {
 
 
 def bm25_query(question: str, max_terms: int = 24) -> str:
-    """An OR query of the question's words (the index's default is AND, which rarely matches a whole question)."""
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(question)))[:max_terms]
-    return " OR ".join(words)
+    """An OR query of the question's words (:func:`madqa.agents.search.query.or_query`)."""
+    from madqa.agents.search.query import or_query
+
+    return or_query(question, max_terms)
 
 
 def top_pages(index: Any, question: str, k: int) -> list[dict[str, Any]]:

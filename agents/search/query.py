@@ -201,3 +201,18 @@ class ExpansionBudget:
             self.query, f"The query {self.query!r} is too broad: {part} matches {terms:,} different words{total}; "
             f"at most {self.max_terms:,} are searched per query. {advice}", part=part, terms=terms,
         )  # fmt: skip
+
+
+#: Words of a question kept by :func:`or_query` (letters and digits, at least 3 characters: no operator, no wildcard).
+_QUESTION_WORD = re.compile(r"[A-Za-z0-9]{3,}")
+
+
+def or_query(text: str, max_terms: int = 24) -> str:
+    """An OR query of a question's distinct words, lower-cased (the index's default is AND between words, which
+    rarely matches a whole question): what the seed baselines and the ``bm25`` retriever send.
+
+    >>> or_query("What did the Board approve in 2019? The BOARD approved...")
+    'what OR did OR the OR board OR approve OR 2019 OR approved'
+    """
+    words = list(dict.fromkeys(w.lower() for w in _QUESTION_WORD.findall(text)))[:max_terms]
+    return " OR ".join(words)

@@ -1,0 +1,47 @@
+"""Retrievers made of retrievers: ``rrf:A+B`` (reciprocal-rank fusion) and ``hybrid:A>B`` (two-stage re-ranking)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from madqa.agents.search.base import PageHit
+
+from .base import DEFAULT_CANDIDATES, RRF_K, Reranker, RetrievalError, Retriever
+
+
+class RRFRetriever:
+    """Reciprocal-rank fusion (Cormack, Clarke & Büttcher 2009): a page's score is the sum over the parts of
+    ``1 / (RRF_K + rank)`` (rank 1-based) in each part's top ``depth``; ties by the first part's order."""
+
+    def __init__(self, parts: Sequence[Retriever], depth: int = 100, k_constant: int = RRF_K) -> None:
+        if len(parts) < 2:
+            raise RetrievalError("rrf: needs two or more retrievers, e.g. rrf:bm25+dense:wordllama")
+        self.parts, self.depth, self.k_constant = list(parts), depth, k_constant
+        self.name = "rrf:" + "+".join(p.name for p in self.parts)
+
+    def search(self, query: str, k: int = 10) -> list[PageHit]:
+        scores: dict[tuple[str, int], float] = {}
+        first_seen: dict[tuple[str, int], int] = {}
+        for part in self.parts:
+            for rank, hit in enumerate(part.search(query, k=max(k, self.depth)), start=1):
+                key = (hit.document, hit.page)
+                scores[key] = scores.get(key, 0.0) + 1.0 / (self.k_constant + rank)
+                first_seen.setdefault(key, len(first_seen))
+        best = sorted(scores, key=lambda key: (-scores[key], first_seen[key]))[:k]
+        return [PageHit(doc, page, scores[(doc, page)]) for doc, page in best]
+
+
+class HybridRetriever:
+    """Candidates from ``first`` (its top ``candidates``) re-ranked by ``second`` (HEAVEN's two stages, G.3)."""
+
+    def __init__(self, first: Retriever, second: Retriever, candidates: int = DEFAULT_CANDIDATES) -> None:
+        if not isinstance(second, Reranker):
+            raise RetrievalError(f"hybrid: the second stage {second.name!r} cannot re-rank given pages; use a "
+                                 "vector retriever there, e.g. hybrid:bm25>dense:wordllama")  # fmt: skip
+        self.first, self.second, self.candidates = first, second, candidates
+        self.name = f"hybrid:{first.name}>{second.name}"
+
+    def search(self, query: str, k: int = 10) -> list[PageHit]:
+        pool = self.first.search(query, k=max(k, self.candidates))
+        reranked = self.second.rerank(query, [(h.document, h.page) for h in pool])  # type: ignore[attr-defined]
+        return list(reranked[:k])
