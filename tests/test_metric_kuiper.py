@@ -27,6 +27,48 @@ def reference_k(effort, y, order):
     return max(points) - min(points)
 
 
+def reference_q(effort, y, order, *, n_resamples, seed, alpha=0.05):
+    """The CI's half-width by loops: for each resample (the same seeded draws), the range over the curve's points
+    of ``D*(t) - D(t)`` with ``D(t) = sum_{items <= t} (y - ybar)`` (``D*`` with resample weights and mean)."""
+    effort, y = np.asarray(effort), np.asarray(y)
+    n = len(y)
+    rank = np.argsort(effort, kind="stable")
+    if order == "block":  # points: the distinct efforts
+        points = [[i for i in range(n) if effort[i] == v] for v in sorted(set(effort.tolist()))]
+    else:  # points: the items in stable effort order
+        points = [[int(i)] for i in rank]
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+    ranges = []
+    for row in idx:
+        w = np.bincount(row, minlength=n)
+        ybar_star, ybar = (w * y).sum() / n, y.mean()
+        d_star = d = 0.0
+        diffs = [0.0]
+        for block in points:
+            d_star += sum(w[i] * (y[i] - ybar_star) for i in block)
+            d += sum(y[i] - ybar for i in block)
+            diffs.append(d_star - d)
+        ranges.append(max(diffs) - min(diffs))
+    return float(np.quantile(ranges, 1 - alpha))
+
+
+def old_percentile_ci(effort, y, order="block", *, n_resamples=1000, seed=0):
+    """The interval this module used before: percentiles of the resampled ``K`` (kept to show its failure)."""
+    effort, y = np.asarray(effort), np.asarray(y)
+    idx = np.random.default_rng(seed).integers(0, len(y), size=(n_resamples, len(y)))
+    if order == "file":
+        idx.sort(axis=1)
+    stats = _range_scaled(*_sort_rows(effort[idx], y[idx]), order) / len(y)
+    return tuple(np.quantile(stats, [0.025, 0.975]))
+
+
+def blocks(sizes, corrects):
+    """Efforts 0, 1, ... with ``sizes[j]`` items of effort ``j``, the first ``corrects[j]`` of them correct."""
+    effort = np.repeat(np.arange(len(sizes)), sizes)
+    y = np.concatenate([[1] * c + [0] * (m - c) for m, c in zip(sizes, corrects, strict=True)])
+    return effort, y
+
+
 def test_hand_computed_ties():
     # efforts [1, 1, 2], outcomes [1, 0, 1], ybar = 2/3
     # block: D at k=2 (end of the effort-1 block) = 1/3 - 2/3 = -1/3, D_3 = 0 -> K = 1/3
@@ -186,13 +228,18 @@ def test_file_order_statistic_and_bootstrap_follow_the_file():
     assert report["kuiper"] == pytest.approx(10.0) and report["kuiper_normalized"] == pytest.approx(0.25)
     assert max(report["kuiper_curve"]["d"]) == pytest.approx(10.0)
     assert evaluate_predictions(preds, gold, ReportOptions(n_resamples=10))["kuiper"] == 0.0
-    # A resample keeps file order, so with a correct and b wrong draws its K is a * b / 40 (all correct first):
-    # about 9 to 10. A bootstrap that shuffled ties or used gold order would give K of about 1 to 3.
+    # The CI is K +- q with q the 95% quantile of the range of (resampled curve - curve). In file order every line
+    # is its own point (ties in file order); the same seeded draws, by the loop reference, give the same q.
     low, high = report["kuiper_ci"]
-    assert 7.5 <= low <= high <= 10.0
-    idx = np.random.default_rng(1).integers(0, 40, size=(500, 40))  # the same seeded draws
-    a = np.array([1] * 20 + [0] * 20)[idx].sum(axis=1)
-    assert [low, high] == pytest.approx(list(np.quantile(a * (40 - a) / 40, [0.025, 0.975])))
+    y_file, effort_file = np.array([1] * 20 + [0] * 20), np.full(40, 3)
+    q = reference_q(effort_file, y_file, "file", n_resamples=500, seed=1)
+    assert [low, high] == pytest.approx([10.0 - q, 10.0 + q])
+    assert 0.5 < low < 10.0 < high
+    # in gold order (alternating lines) the curve and its resamples are another: a different interval
+    gold_ci = kuiper_bootstrap(
+        np.full(40, 3), np.array([1 - i % 2 for i in range(40)]), "file", n_resamples=500, seed=1
+    )
+    assert gold_ci != (low, high) and gold_ci[0] == 0.0
     # the same through the function, with arrays in gold order and the file positions given
     y_gold = np.array([1 - i % 2 for i in range(40)])
     position = np.array([i // 2 if i % 2 == 0 else 20 + i // 2 for i in range(40)])
@@ -200,3 +247,79 @@ def test_file_order_statistic_and_bootstrap_follow_the_file():
     assert kuiper_statistic(effort, y_gold, "file", position) == pytest.approx(10.0)
     assert kuiper_statistic(effort, y_gold, "file") == pytest.approx(0.5)  # gold order: a different number
     assert kuiper_bootstrap(effort, y_gold, "file", position, n_resamples=500, seed=1) == (low, high)
+
+
+def test_ci_half_width_matches_the_loop_reference():
+    rng = np.random.default_rng(8)
+    for order in ("block", "file"):
+        for _ in range(4):
+            n = int(rng.integers(3, 40))
+            effort, y = rng.integers(0, 5, size=n), rng.integers(0, 2, size=n)
+            k = kuiper_statistic(effort, y, order)
+            q = reference_q(effort, y, order, n_resamples=60, seed=2)
+            low, high = kuiper_bootstrap(effort, y, order, n_resamples=60, seed=2)
+            assert (low, high) == pytest.approx((max(k - q, 0.0), k + q))
+
+
+@pytest.mark.parametrize(
+    ("effort_y", "k_expected", "old_expected"),
+    [
+        # block order near the floor, like the "0.59 with CI [0.71, 3.53]" seen: K = 26/44
+        (blocks([9, 9, 7, 10, 9], [6, 6, 5, 6, 6]), 26 / 44, (0.795, 4.091)),
+        # 2,100 items in 20 effort blocks of nearly equal accuracy, like "Kuiper 10.28 95% CI [11.89, 37.00]"
+        (blocks([105] * 20, [73 + x for x in [5, 5, -5, -5] * 5]), 10.0, (16.19, 38.0)),
+    ],
+)
+def test_ci_contains_the_estimate_where_the_percentile_ci_did_not(effort_y, k_expected, old_expected):
+    effort, y = effort_y
+    k = kuiper_statistic(effort, y)
+    assert k == pytest.approx(k_expected)
+    old_low, old_high = old_percentile_ci(effort, y)  # the report's defaults: 1,000 resamples, seed 0
+    assert (old_low, old_high) == pytest.approx(old_expected, abs=0.01)
+    assert old_low > k  # the old interval lay wholly above its own estimate
+    low, high = kuiper_bootstrap(effort, y)
+    assert low <= k <= high and low == max(0.0, 2 * k - high)
+    assert low == 0.0  # an effort-invariant population (K = 0) is not excluded
+
+
+def population_k(pi, p, n):
+    """``N * kappa`` of efforts ``0..len(pi)-1`` with probabilities ``pi`` and accuracy ``p[s]`` at effort ``s``."""
+    pi, p = np.asarray(pi), np.asarray(p)
+    g = np.concatenate([[0.0], np.cumsum(pi * (p - (pi * p).sum()))])
+    return n * (g.max() - g.min())
+
+
+EFFORT_PI = [0.05, 0.15, 0.2, 0.2, 0.15, 0.1, 0.05, 0.05, 0.03, 0.02]
+
+
+@pytest.mark.parametrize(
+    ("name", "accuracy", "n", "order", "lowest", "highest"),
+    [
+        # at the floor (P(correct) independent of effort, population K = 0) the interval is near-exact ...
+        ("flat", [0.7] * 10, 100, "block", 0.92, 0.98),
+        ("flat", [0.7] * 10, 400, "block", 0.92, 0.98),
+        ("flat", [0.7] * 10, 400, "file", 0.92, 1.0),
+        # ... and conservative away from it (population K of 3.7, 9.4 and 24.3 here)
+        ("slight", np.linspace(0.75, 0.65, 10), 400, "block", 0.92, 1.0),
+        ("mid", np.linspace(0.8, 0.55, 10), 400, "block", 0.92, 1.0),
+        ("strong", np.linspace(0.95, 0.3, 10), 400, "block", 0.92, 1.0),
+        ("strong", np.linspace(0.95, 0.3, 10), 400, "file", 0.92, 1.0),
+    ],
+)
+def test_ci_coverage_of_the_population_value(name, accuracy, n, order, lowest, highest):
+    # 400 synthetic runs from a known process, 300 resamples each (the report uses 1,000): coverage of the
+    # population N * kappa, computed exactly from the process. Binomial SE of a 95% coverage over 400 runs: 1.1%.
+    runs, target = 400, population_k(EFFORT_PI, accuracy, n)
+    rng = np.random.default_rng([len(name), n, order == "file"])
+    covered = old_covered = 0
+    for r in range(runs):
+        effort = rng.choice(len(EFFORT_PI), size=n, p=EFFORT_PI)
+        y = (rng.random(n) < np.asarray(accuracy)[effort]).astype(np.int64)
+        low, high = kuiper_bootstrap(effort, y, order, n_resamples=300, seed=r)
+        covered += low <= target <= high
+        if name == "flat" and r < 100:
+            old_low, old_high = old_percentile_ci(effort, y, order, n_resamples=300, seed=r)
+            old_covered += old_low <= target <= old_high
+    assert lowest <= covered / runs <= highest, covered / runs
+    if name == "flat":
+        assert old_covered == 0  # the percentile interval never reached the population value at the floor
