@@ -10,8 +10,9 @@ system (Figs. 8, 17) and per domain (Fig. 19), the failure cascade (Fig. 20), bu
 single- vs multi-query accuracy (H.6), drift (Figs. 25, 26), response time vs accuracy (§5.2) and semantic vs
 physical evidence distance (H.1). Human runs (``system_type: "human"``) are marked in every figure.
 
-The drift and distance figures embed texts with ``--embedder`` (default ``wordllama``, offline; ``none`` skips
-them); the distance figure reads page texts from the split's dataset (its ``pages`` config; not with ``--gold``).
+The drift and distance figures embed texts with ``--embedder`` (default ``wordllama``, offline; ``st:MODEL``; a
+``py:MODULE:NAME`` object with ``embed(texts)``; ``none`` skips them); the distance figure reads page texts from
+the split's dataset (its ``pages`` config; not with ``--gold``).
 """
 
 from __future__ import annotations
@@ -52,15 +53,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def embedder(spec: str) -> tuple[Any, str | None]:
-    """``(embedder, None)``, or ``(None, why not)``: figures that need it are skipped, not failed."""
+    """``(embedder, None)``, or ``(None, why not)``: figures that need it are skipped, not failed.
+
+    ``spec`` is an :mod:`madqa.agents.embeddings` spec (``wordllama``, ``st:MODEL``), ``none``, or
+    ``py:MODULE:NAME``: an object with ``embed(texts)``, or a callable that returns one.
+    """
     if spec.lower() == "none":
         return None, "--embedder none"
     try:
-        from madqa.agents.embeddings import make_embedder
-    except ImportError as exc:
-        return None, f"the embedder module is not available ({exc})"
-    try:
-        model = make_embedder(spec)
+        if spec.startswith("py:"):
+            from madqa.agents.resolve import load_object
+
+            found = load_object(spec)
+            model = found() if isinstance(found, type) or not hasattr(found, "embed") else found
+        else:
+            from madqa.agents.embeddings import make_embedder
+
+            model = make_embedder(spec)
     except Exception as exc:  # an unknown spec, a missing extra or model: the figures say why
         return None, f"embedder {spec!r} unavailable: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     return model, None
@@ -114,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     meta = {"split": scored.result["split"], "n_gold": scored.result["n_gold"],
             "runs": [{"name": s["name"], "path": s["path"], "human": s["human"]} for s in systems],
-            "prices": prices.source, "embedder": model.name if model is not None else f"none ({embed_reason})",
+            "prices": prices.source,
+            "embedder": getattr(model, "name", args.embedder) if model else f"none ({embed_reason})",
             "pages": "the dataset's pages config" if texts is not None else f"none ({pages_reason})"}  # fmt: skip
     try:
         write_figures(args.out, figures, runs, meta)
