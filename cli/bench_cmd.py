@@ -19,6 +19,7 @@ BENCHES: tuple[tuple[str, str], ...] = (
     ("scale", "madqa.bench.scale"),
     ("provider", "madqa.bench.provider"),
     ("leakage", "madqa.bench.leakage"),
+    ("retrieval", "madqa.bench.retrieval"),
 )
 
 

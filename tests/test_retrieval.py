@@ -170,3 +170,14 @@ def test_cli_prints_the_table_and_writes_trec_runs(layout, tmp_path: Path) -> No
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["01.trec", "02.trec", "03.trec", "qrels.txt"]
     bad = subprocess.run([*cmd[:5], "colpali:x", "--split", "dev"], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "not part of this version" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_bench_retrieval_measures_each_spec_from_scratch(layout) -> None:
+    from madqa.bench.retrieval import bench_retrieval
+
+    r = bench_retrieval(["bm25", "dense:wordllama"], pages=300, queries=5)
+    assert r["pages"] == 300 and r["queries"] == 5 and list(r["retrievers"]) == ["bm25", "dense:wordllama:256"]
+    bm25, dense = r["retrievers"]["bm25"], r["retrievers"]["dense:wordllama:256"]
+    assert bm25["index_bytes"] > 0 and bm25["vector_bytes"] == 0
+    assert dense["vector_bytes"] >= 300 * 256 * 4 and dense["index_bytes"] == 0  # float32 vectors of every page
+    assert all(f["build_s"] > 0 and f["query_p95_ms"] >= f["query_p50_ms"] > 0 for f in (bm25, dense))
