@@ -117,3 +117,17 @@ def test_compare_shows_cost_and_prices_override(files: dict[str, Path], tmp_path
     assert main([*base, "--prices", str(prices)]) == 2
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert errors == [f"{prices} line 1: model 'gpt-4.1': field 'output' is missing"]
+
+
+def test_explorer_summary_shows_cost(files: dict[str, Path]) -> None:
+    from madqa.metric.inputs import parse_references, read_jsonl_text
+    from madqa.space.explore.html import summary_html
+    from madqa.space.explore.runs import open_workspace
+
+    gold = files["gold"]
+    refs = parse_references([r for _, r in read_jsonl_text(gold.read_text(encoding="utf-8"), str(gold))], "gold")
+    ws = open_workspace([(str(files[n]), files[n].read_text(encoding="utf-8")) for n in ("a", "h")], refs, split="dev",
+                        resamples=20)  # fmt: skip
+    html = summary_html(ws, with_figures=False)
+    # two questions at 1000 x $2/M + 100 x $8/M = $0.0028 each (shipped gpt-4.1 price)
+    assert "a: $0.0028 per question ($0.0056)" in html and "h: – (human run: no model tokens)" in html

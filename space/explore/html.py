@@ -69,10 +69,26 @@ def summary_table(ws: Workspace) -> str:
     return f"<table class='summary' style='border-collapse:collapse'><tr><th></th>{head}</tr>{''.join(body)}</table>"
 
 
+def cost_html(ws: Workspace) -> str:
+    """Each run's inference cost at the shipped prices (:mod:`madqa.metric.cost`), or why it has none."""
+    from madqa.agents.prices import load_prices
+    from madqa.metric.cost import run_cost, unpriced_reason
+
+    table = load_prices()
+    parts = []
+    for r in ws.runs:
+        cost = run_cost(list(r.records.values()), table)
+        why = unpriced_reason(cost)
+        priced = f"${cost.per_question_usd:.4f} per question (${cost.total_usd:.4f})" if why is None else ""
+        text = priced or f"– ({why})"
+        parts.append(f"<span class='cost' data-cost-run='{escape(r.name)}'>{escape(r.name)}: {escape(text)}</span>")
+    return f"<p>Inference cost (prices: {escape(table.source)}): {' · '.join(parts)}</p>"
+
+
 def summary_html(ws: Workspace, *, with_figures: bool = True) -> str:
     """Numbers, then the figures (Kuiper curve, budget curve, error cascade, effort histograms)."""
     parts = [f"<div id='explore-summary'><h3>Summary ({escape(ws.split)} split, {len(ws.references)} questions)</h3>",
-             summary_table(ws)]  # fmt: skip
+             summary_table(ws), cost_html(ws)]  # fmt: skip
     if with_figures:
         uris = [figures.kuiper_figure(ws.runs), figures.budget_figure(ws.runs), figures.cascade_figure(ws.runs)]
         uris += [figures.effort_figure(r) for r in ws.runs]
