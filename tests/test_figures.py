@@ -154,6 +154,12 @@ def test_table3(made: dict[str, Any]) -> None:
     for r in (a, b, h):
         assert r["n"] == N and r["accuracy"] == pytest.approx(2 / N)
         assert r["accuracy_se"] == pytest.approx(math.sqrt(2 / N * (1 - 2 / N) / N))
+    # 95% CI (anls mode: Agresti-Coull): n~ = 38 + z^2, p~ = (2 + z^2/2) / n~, p~ ± z sqrt(p~ (1 - p~) / n~)
+    z = 1.959963984540054
+    nt = N + z * z
+    pt = (2 + z * z / 2) / nt
+    half = z * math.sqrt(pt * (1 - pt) / nt)
+    assert a["accuracy_ci"] == pytest.approx([max(0.0, pt - half), pt + half])
     # X-Page: the dev split has 3 cross_page questions (q0028, q0097, q0162); A and H solve CP, B none
     assert (a["x_page"], b["x_page"], h["x_page"]) == (pytest.approx(1 / 3), 0.0, pytest.approx(1 / 3))
     assert a["x_page_n"] == 3 and a["x_page_se"] == pytest.approx(math.sqrt(1 / 3 * 2 / 3 / 3))
@@ -189,6 +195,12 @@ def test_accuracy_vs_cost(made: dict[str, Any]) -> None:
     assert points["A"]["accuracy"] == pytest.approx(2 / N)
     assert fig["skipped_systems"] == {"H": "human run: no model tokens"}
     assert fig["data"]["cost"]["H"]["n_human"] == 4 and fig["data"]["prices"] == "built-in prices.yaml"
+    # the four lines of gold ids each run has, all priced for A and B
+    cost_a = fig["data"]["cost"]["A"]
+    assert {k: cost_a[k] for k in ("n_lines", "n_priced", "n_human", "n_no_tokens", "n_unknown_model",
+                                   "unknown_models", "complete")} == {
+        "n_lines": 4, "n_priced": 4, "n_human": 0, "n_no_tokens": 0, "n_unknown_model": 0, "unknown_models": {},
+        "complete": True}  # fmt: skip
 
 
 def test_failure_classes(made: dict[str, Any]) -> None:
@@ -277,7 +289,8 @@ def test_retrieval_and_recovery(made: dict[str, Any]) -> None:
                         (3, 1, 1.0, 1.0, 0.75, 0.75)]  # fmt: skip
     # H: S1, CP, CD at 1; S2 at 2 (document and page alike)
     assert pts("H") == [(1, 4, 0.75, 0.75, 0.75, 0.75), (2, 2, 1.0, 1.0, 1.0, 1.0)]
-    assert curves["A"]["n"] == 4 and curves["A"]["excluded"] == {"no_history": 34, "no_pages": 0, "no_gold": 0}
+    for name in "ABH":  # the 34 questions without a line have no history
+        assert curves[name]["n"] == 4 and curves[name]["excluded"] == {"no_history": 34, "no_pages": 0, "no_gold": 0}
     rec = made["figs"]["recovery"]["data"]
 
     def r(name: str, level: str) -> tuple:
@@ -317,6 +330,8 @@ def test_drift(made: dict[str, Any]) -> None:
     assert drifts == {"A": {S1: pytest.approx(1.0), S2: pytest.approx(0.5)}, "B": {CP: pytest.approx(0.5)},
                       "H": {CP: pytest.approx(0.5), S2: pytest.approx(1.0)}}  # fmt: skip
     assert d["items"]["B"][CD] == {"drift": None, "correct": False, "queries": 0}
+    assert d["items"]["A"][S1] == {"drift": pytest.approx(1.0), "correct": True, "queries": 2}
+    assert d["items"]["H"]["q0012"] == {"drift": None, "correct": False, "queries": 0}  # no line: no history
     s = d["summaries"]
     # A and H: values 0.5 and 1: mean = median 0.75, quartiles (linear) 0.625 and 0.875; B: 0.5 alone
     for name in "AH":
@@ -366,8 +381,14 @@ def test_response_time(made: dict[str, Any]) -> None:
         pytest.approx(pearson),
         pytest.approx(1 - abs(tt) / math.sqrt(tt**2 + 2)),
     )
-    # Spearman: ranks (1, 2, 3, 4) and (3.5, 3.5, 1.5, 1.5): rho = -4 / sqrt(5 * 4)
-    assert r["spearman"] == pytest.approx(-4 / math.sqrt(20))
+    # Spearman: ranks (1, 2, 3, 4) and (3.5, 3.5, 1.5, 1.5): rho = -4 / sqrt(5 * 4), p as above
+    rho = -4 / math.sqrt(20)
+    ts = rho * math.sqrt(2) / math.sqrt(1 - rho**2)
+    assert (r["spearman"], r["spearman_p"]) == pytest.approx((rho, 1 - abs(ts) / math.sqrt(ts**2 + 2)))
+    # B [5, 20, 40, 100]: mean 41.25, median 30, q1 5 + 0.75 * 15, q3 40 + 0.25 * 60; H [50, 70, 200, 400]: mean 180,
+    # median 135, q1 50 + 0.75 * 20, q3 200 + 0.25 * 200
+    assert [t["B"]["seconds"][k] for k in ("mean", "median", "q1", "q3")] == [41.25, 30.0, 16.25, 55.0]
+    assert [t["H"]["seconds"][k] for k in ("mean", "median", "q1", "q3")] == [180.0, 135.0, 65.0, 250.0]
 
 
 def test_evidence_distance(made: dict[str, Any]) -> None:
@@ -386,6 +407,11 @@ def test_evidence_distance(made: dict[str, Any]) -> None:
                                                                                (0, None), (1, 0.5)]  # fmt: skip
     assert (same["by_semantic"]["n"], same["by_semantic"]["accuracy"]) == (3, pytest.approx(1 / 6))
     assert (same["semantic_r"]["pearson"], same["semantic_r"]["spearman"]) == pytest.approx((1.0, 1.0))
+    # a perfect correlation: both p-values 0
+    assert (same["semantic_r"]["pearson_p"], same["semantic_r"]["spearman_p"]) == pytest.approx((0, 0), abs=1e-6)
+    # the paper's bins (Tables 14-15): < 0.15, 0.15-0.30, 0.30-0.45, 0.45-0.60, >= 0.60
+    assert [(b["low"], b["high"]) for b in same["by_semantic"]["bins"]] == [(None, 0.15), (0.15, 0.3), (0.3, 0.45),
+                                                                             (0.45, 0.6), (0.6, None)]  # fmt: skip
     # page gap (3, 1, 3) vs (1/2, 0, 0): dx = (2/3, -4/3, 2/3), dy = (1/3, -1/6, -1/6): cov 1/3, sxx 24/9, syy 1/6
     # -> r = (1/3) / sqrt(24/54) = 1/2; p (t with 1 df, Cauchy): t = 1/sqrt(3) -> p = 1 - 2 atan(t) / pi = 2/3.
     # Spearman ranks (2.5, 1, 2.5) vs (3, 1.5, 1.5): rho = 0.75 / 1.5 = 1/2, p = 2/3
