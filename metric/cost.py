@@ -10,7 +10,7 @@ another model, those tokens are priced at the sub-model's price and the rest at 
 table has one, else at the input price.
 
 A model the table does not price is never counted as free: its lines are left out of the total, counted in
-``n_unknown_model`` and named in ``unknown_models``; lines without token counts are counted in ``n_no_tokens``;
+``n_unknown_model`` and named in ``unknown_models``; lines without a model or token counts are in ``n_no_tokens``;
 human lines (``system_type: "human"``) have no model tokens and are counted in ``n_human``.
 
 Model lookup: the exact spec first, then the id after the provider prefix (``openai:gpt-4.1`` → ``gpt-4.1``), then
@@ -257,7 +257,7 @@ class RunCost:
         n_lines: lines priced or not.
         n_priced: lines with a cost.
         n_human: human lines (no model tokens).
-        n_no_tokens: lines without token counts.
+        n_no_tokens: lines without a model id or token counts.
         n_unknown_model: lines with a model the table has no price for.
         unknown_models: model spec → its lines left unpriced.
         input_tokens: input tokens over every line that has counts (priced or not).
@@ -336,7 +336,7 @@ def unpriced_reason(cost: RunCost) -> str | None:
         names = ", ".join(f"{m} ({n} line(s))" for m, n in cost.unknown_models.items())
         parts.append(f"no price for model {names}")
     if cost.n_no_tokens:
-        parts.append(f"{cost.n_no_tokens} line(s) without token counts")
+        parts.append(f"{cost.n_no_tokens} line(s) without a model id or token counts")
     if cost.n_human:
         parts.append(f"{cost.n_human} human line(s)")
     return f"{cost.n_priced} of {cost.n_lines} lines priced: " + "; ".join(parts)

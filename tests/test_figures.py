@@ -461,7 +461,8 @@ def test_missing_inputs_are_skipped_with_reasons(made: dict[str, Any], tmp_path)
     figs = json.loads((out / "figures.json").read_text(encoding="utf-8"))["figures"]
     reasons = {k: f["reason"] for k, f in figs.items() if f["status"] == "skipped"}
     assert reasons == {
-        "accuracy_vs_cost": "no run is fully priced: bare: 0 of 4 lines priced: 4 line(s) without token counts",
+        "accuracy_vs_cost": "no run is fully priced: bare: 0 of 4 lines priced: 4 line(s) without a model id or "
+        "token counts",
         "budget_curves": "no run records its effort",
         "kappa": "κ needs two or more runs",
         "difficulty": "the spectrum needs two or more model runs (humans are not counted); given 1",
@@ -493,3 +494,24 @@ def test_mistakes_are_one_line_and_exit_2(made: dict[str, Any], tmp_path, caplog
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and errors[0].startswith(f"{broken} line 2") and "answer" in errors[0]
     assert not (tmp_path / "o").exists()
+
+
+def test_page_opens_offline_in_a_browser(made: dict[str, Any]) -> None:
+    from browser_support import ARGS, CHROMIUM, require_browser
+
+    sync_api = require_browser()
+    requests: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_context(offline=True).new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto((made["out"] / "index.html").as_uri(), timeout=30_000)
+            images = page.locator("section img")
+            loaded = [images.nth(i).evaluate("img => img.complete && img.naturalWidth > 0")
+                      for i in range(images.count())]  # fmt: skip
+            cells = page.locator("#table3 tr").count()
+        finally:
+            browser.close()
+    assert [u for u in requests if not u.startswith(("file:", "data:"))] == []
+    assert len(loaded) == len(made["figs"]) and all(loaded) and cells == 4  # header + A, B, H

@@ -45,7 +45,7 @@ def test_run_cost_by_hand() -> None:
     assert cost.unknown_models == {"litellm:acme/mystery-1": 1} and not cost.complete
     assert cost.input_tokens == 1_500_010 and cost.output_tokens == 100_010
     reason = unpriced_reason(cost)
-    assert reason is not None and "mystery-1" in reason and "1 line(s) without token counts" in reason
+    assert reason is not None and "mystery-1" in reason and "1 line(s) without a model id or token counts" in reason
 
 
 def test_sub_model_tokens_priced_apart() -> None:
