@@ -66,6 +66,7 @@ class RunConfig:
         step_timeout: (repl) wall-clock seconds per code step (sub-model time excluded).
         search_timeout: (bm25) wall-clock seconds one search may take before the agent is told to narrow the query
             (0 or ``None``: no limit); see :class:`madqa.agents.search.SearchLimits`.
+        retriever: (rag) retriever spec (:mod:`madqa.agents.retrieval`); ``None``: the agent's default.
     """
 
     model: str = "local"
@@ -88,6 +89,7 @@ class RunConfig:
     observation_chars: int | None = None
     step_timeout: float = 30.0
     search_timeout: float | None = DEFAULT_SEARCH_TIMEOUT
+    retriever: str | None = None
 
     def check(self) -> None:
         """Raise :class:`RunError` for common settings that cannot work (the agent checks its own fields)."""

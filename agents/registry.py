@@ -4,7 +4,7 @@ An entry is a ``MODULE:NAME`` target (:func:`madqa.agents.resolve.load_object`),
 imports another one's dependencies, and this module imports no agent. A new agent is one more entry here.
 
 >>> names()
-('bm25', 'repl')
+('bm25', 'repl', 'rag')
 >>> get_agent("bm25").fields[:2]
 ('top_k', 'observe')
 """
@@ -19,6 +19,7 @@ from .resolve import load_object
 AGENTS: dict[str, str] = {
     "bm25": "madqa.agents.bm25.prepare:AGENT",
     "repl": "madqa.agents.repl.prepare:AGENT",
+    "rag": "madqa.agents.rag.prepare:AGENT",
 }
 
 

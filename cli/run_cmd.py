@@ -39,7 +39,8 @@ logger = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``run`` arguments."""
     parser.add_argument("--agent", default="bm25", choices=registry.names(),
-                        help="bm25: search agent (paper G.1, default); repl: code-REPL agent (paper G.5)")  # fmt: skip
+                        help="bm25: search agent (paper G.1, default); repl: code-REPL agent (paper G.5); rag: "
+                             "static RAG, one retrieval and one model call (§4)")  # fmt: skip
     parser.add_argument("--model", default="local", metavar="SPEC",
                         help="local | litellm:ID | openai:ID | hf:ID | transformers:ID | py:MODULE:FACTORY "
                              "(default: local, the bundled offline model)")  # fmt: skip
@@ -76,6 +77,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--search-timeout", type=float, default=DEFAULT_SEARCH_TIMEOUT, metavar="S",
                         help="wall-clock seconds per search; a slower query is stopped and the agent told to narrow "
                              f"it (default: {DEFAULT_SEARCH_TIMEOUT:g}; 0: no limit)")  # fmt: skip
+    parser.add_argument("--retriever", metavar="SPEC",
+                        help="rag: page retriever (bm25, dense:wordllama, rrf:A+B, hybrid:A>B; default "
+                             "rrf:bm25+dense:wordllama)")  # fmt: skip
     repl = parser.add_argument_group("repl agent")
     repl.add_argument("--sub-model", metavar="SPEC", help="model behind llm_query in the code (default: --model)")
     repl.add_argument("--sub-calls", type=int, metavar="N",
@@ -260,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
         search_backend=args.search_backend, page_chars=args.page_chars, image_steps=args.image_steps,
         min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
         sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
-        search_timeout=args.search_timeout, question_timeout=args.question_timeout,
+        search_timeout=args.search_timeout, question_timeout=args.question_timeout, retriever=args.retriever,
     )  # fmt: skip
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)

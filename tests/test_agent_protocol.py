@@ -29,7 +29,7 @@ def dev_item() -> dict[str, Any]:
 
 
 def test_registry_names_and_unknown_agent() -> None:
-    assert names() == ("bm25", "repl")
+    assert names() == ("bm25", "repl", "rag")
     with pytest.raises(RunError, match="unknown agent 'nope'; available: bm25, repl"):
         get_agent("nope")
     fields = {name: get_agent(name).fields for name in names()}
@@ -133,7 +133,7 @@ def test_the_answer_format_is_written_once_and_shared() -> None:
     from madqa.agents.prompts import load_prompts, shared_fragments
 
     fragment = shared_fragments()["answer_format"]
-    for name in ("bm25", "repl"):
+    for name in ("bm25", "repl", "rag"):
         prompt = load_prompts(name)["system_prompt"]
         assert fragment.splitlines()[0] in prompt and fragment.splitlines()[-1].strip() in prompt
         assert "[[" not in str(load_prompts(name))
