@@ -113,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
         reports=scored.reports, comparison=scored.result,
     )  # fmt: skip
     model, embed_reason = embedder(args.embedder)
+    if model is None and args.embedder.lower() != "none":
+        logger.warning("the drift and evidence-distance figures are skipped: %s", embed_reason)
     texts, pages_reason = page_texts(args)
     embed = None if model is None else model.embed
     try:
