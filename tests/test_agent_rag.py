@@ -89,3 +89,42 @@ def test_rag_refuses_what_it_cannot_run(layout, tmp_path: Path, args: list[str],
            str(tmp_path / "x.jsonl"), "--no-progress", *args]  # fmt: skip
     done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def semantic_searcher(**_: Any) -> ScriptedModel:
+    """Searches once with a free-text query, then answers citing the first page it was shown."""
+
+    def reply(text: str, tools: list[str]) -> Any:
+        if "search_documents" in tools and "--- 1. " not in text and "Page 1:" not in text:
+            return ("search_documents", {"query": "monthly water service charge for a household"})
+        first = re.search(r"(\S+\.pdf), page (\d+)", text.split("monthly water service charge")[-1])
+        cites = [{"file": first.group(1), "page": int(first.group(2))}] if first else []
+        return ("final_answer", {"answer": ["no idea"], "citations": cites})
+
+    return ScriptedModel([reply], text_only=True, model_id="fake-semantic")
+
+
+def test_the_search_agent_can_search_through_a_retriever(layout) -> None:
+    from madqa.agents.config import RunConfig
+    from madqa.agents.registry import get_agent
+    from madqa.loading_script.load import load_gold
+
+    row = load_gold("dev")[0]
+    entry = get_agent("bm25")
+    config = RunConfig(model="py:test_agent_rag:semantic_searcher", agent="bm25", retriever="dense:wordllama",
+                       max_steps=3, top_k=4)  # fmt: skip
+    entry.check(config)
+    sys.path.insert(0, str(TESTS))
+    prepared = entry.prepare(config)
+    try:
+        assert prepared.settings["retriever"] == "dense:wordllama:256"
+        line = prepared.answer(row)
+        (search,) = line["search_history"]
+        expected = prepared.index.search("monthly water service charge for a household", k=4)
+        assert search["results"] == [{"document": h.document, "page": h.page} for h in expected]
+        model = prepared._slots.get()
+        assert "ranked by meaning" in model.calls[0]["text"]  # the semantic tool's description, not BM25 syntax
+    finally:
+        prepared.close()
+    with pytest.raises(Exception, match="exclude each other"):
+        entry.check(RunConfig(agent="bm25", retriever="bm25", oracle=True))

@@ -29,7 +29,7 @@ from ..models import is_text_only
 from ..prepared import drain
 from ..prompts import load_prompts
 from ..search import SearchIndex
-from .tools import DEFAULT_PAGE_CHARS, Observe, SearchDocumentsTool
+from .tools import DEFAULT_PAGE_CHARS, Observe, SearchDocumentsTool, SemanticSearchTool
 
 if TYPE_CHECKING:
     from ..render import PageRenderer
@@ -201,6 +201,7 @@ def build_search_agent(
     image_steps: int = 1,
     min_searches: int = 0,
     prompts: str = "bm25",
+    semantic: bool = False,
 ) -> SearchAgent:
     """The BM25 agent for one question at a time (call :meth:`SearchAgent.solve`; an agent is not thread-safe).
 
@@ -217,6 +218,8 @@ def build_search_agent(
         min_searches: searches required before ``final_answer`` is offered (the last step always offers it); 0 is
             the paper's protocol. The bundled tiny model otherwise answers at once without searching.
         prompts: prompt file name under ``agents/prompts`` (:func:`madqa.agents.prompts.load_prompts`).
+        semantic: ``index`` is a :mod:`madqa.agents.retrieval` retriever: the search tool takes free text
+            (:class:`~.tools.SemanticSearchTool`).
 
     Raises:
         ValueError: bad numbers, images for a text-only model, or no index without oracle pages.
@@ -239,7 +242,8 @@ def build_search_agent(
                            oracle_content=content)  # fmt: skip
     if index is None:
         raise ValueError("build_search_agent needs a search index unless oracle_pages are given")
-    tool = SearchDocumentsTool(index, renderer, top_k=top_k, observe=observe, page_chars=page_chars,
-                               image_steps=image_steps)  # fmt: skip
+    tool_class = SemanticSearchTool if semantic else SearchDocumentsTool
+    tool = tool_class(index, renderer, top_k=top_k, observe=observe, page_chars=page_chars,
+                      image_steps=image_steps)  # fmt: skip
     return SearchAgent(search_tool=tool, model=model, prompts=templates, max_steps=max_steps,
                        min_searches=min_searches)  # fmt: skip

@@ -48,14 +48,30 @@ def default_min_searches(model: Model) -> int:
 
 
 def open_corpus(config: RunConfig, *, progress: bool = True) -> tuple[SearchIndex | None, PageRenderer]:
-    """The page index (``None`` with ``oracle``: nothing is searched) and the renderer of ``config.dataset``."""
+    """The page index (``None`` with ``oracle``: nothing is searched) and the renderer of ``config.dataset``.
+
+    With ``config.retriever`` the "index" is that :mod:`madqa.agents.retrieval` retriever (a semantic search tool).
+
+    Raises:
+        RunError: a retriever spec that cannot be built.
+    """
     from madqa.loading_script.load import load_pages
 
     pages = load_pages(config.dataset)
+    renderer = PageRenderer(config.dataset, pages=pages)
+    if config.oracle:
+        return None, renderer
+    if config.retriever:
+        from ..retrieval.base import RetrievalError
+        from ..retrieval.spec import make_retriever
+
+        try:
+            return make_retriever(config.retriever, pages, progress=progress), renderer  # type: ignore[return-value]
+        except RetrievalError as exc:
+            raise RunError(str(exc)) from None
     limits = SearchLimits(timeout=config.search_timeout or None)
     backend = cast("Backend", config.search_backend)  # open_index refuses an unknown one
-    index = None if config.oracle else open_index(pages, backend=backend, limits=limits, progress=progress)
-    return index, PageRenderer(config.dataset, pages=pages)
+    return open_index(pages, backend=backend, limits=limits, progress=progress), renderer
 
 
 def record_fields(agent: SearchAgent | None) -> dict[str, Any]:
@@ -84,7 +100,7 @@ class PreparedSearchAgent(SmolagentsPrepared[Model]):
             slot, self.index, self.renderer, max_steps=c.max_steps, top_k=c.top_k, observe=c.observe,
             oracle_pages=self.evidence.get(str(item["id"]), item.get("evidence")) if c.oracle else None,
             page_chars=c.page_chars or 0,
-            image_steps=c.image_steps, min_searches=c.min_searches or 0,
+            image_steps=c.image_steps, min_searches=c.min_searches or 0, semantic=c.retriever is not None,
         )  # fmt: skip
 
     def step_events(self, agent: SearchAgent, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
@@ -105,7 +121,7 @@ class SearchAgentEntry:
 
     name: str = "bm25"
     fields: tuple[str, ...] = ("top_k", "observe", "oracle", "search_backend", "page_chars", "image_steps",
-                               "min_searches", "search_timeout")  # fmt: skip
+                               "min_searches", "search_timeout", "retriever")  # fmt: skip
 
     def check(self, config: RunConfig) -> None:
         """Raise :class:`RunError` for search settings that cannot work."""
@@ -123,6 +139,8 @@ class SearchAgentEntry:
                            f"{config.search_timeout}")  # fmt: skip
         if config.sub_model is not None:
             raise RunError("--sub-model is for --agent repl")
+        if config.retriever is not None and config.oracle:
+            raise RunError("--retriever and --oracle exclude each other (the oracle shows the gold pages)")
 
     def prepare(self, config: RunConfig, *, slots: int = 1, model_options: Mapping[str, Any] | None = None,
                 dataset: Mapping[str, Any] | None = None, host: Host = Host()) -> PreparedSearchAgent:  # noqa: B008
@@ -141,6 +159,8 @@ class SearchAgentEntry:
         min_searches = default_min_searches(first) if config.min_searches is None else config.min_searches
         config = replace(config, observe=observe, page_chars=page_chars, min_searches=min_searches)
         index, renderer = open_corpus(config, progress=host.progress)
+        if config.retriever is not None:
+            config = replace(config, retriever=getattr(index, "name", config.retriever))  # the full spec
         evidence = {}
         if config.oracle:
             from madqa.loading_script.load import load_gold

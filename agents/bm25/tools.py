@@ -169,3 +169,15 @@ class SearchDocumentsTool(Tool):
         with_images = [s for s in agent.memory.steps if isinstance(s, ActionStep) and s.observations_images]
         for old in with_images[: max(0, len(with_images) - (self.image_steps - 1))]:
             old.observations_images = None
+
+
+class SemanticSearchTool(SearchDocumentsTool):
+    """``search_documents(query)`` over a :mod:`madqa.agents.retrieval` retriever (``madqa run --retriever SPEC``):
+    the same tool, pages and records, but the query is free text ranked by the retriever, not keyword syntax."""
+
+    description = (
+        "Search the document collection and show the best-matching pages (each result is one page of a PDF, "
+        "with its file name and page number). The query is ranked by meaning: write a short description of what "
+        "the page you need says (a phrase or a question), not a boolean query."
+    )
+    inputs = {"query": {"type": "string", "description": "what the page you need says, in a few words"}}
