@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from fakes import ScriptedModel
 
 TESTS = Path(__file__).resolve().parent
