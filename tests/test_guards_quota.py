@@ -1,0 +1,80 @@
+"""The Space's quota counts submissions being scored (space/submission.py, ``Scorer._in_flight``; issue 29).
+
+Documented: "stored in the window + in flight must stay under the limit"; files sent at once beyond the quota are
+refused before any scoring work. Here with a quota of 3, one already stored and two held in scoring at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from madqa.bench.space import results_text, synthetic_references
+
+
+def test_stored_plus_in_flight_submissions_never_exceed_the_quota(tmp_path) -> None:
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
+
+    refs = synthetic_references(60)
+    form = clean_form({"system": "s", "submitter": "u", "agent": "a", "model": "m", "contact": "c",
+                       "models_used": "m", "training_data": "t", "compute": "c"})  # fmt: skip
+    scorer = Scorer(refs, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
+    limiter = RateLimiter(3, 3600)
+    real = scorer.evaluate_text
+    held, release, scored = threading.Semaphore(0), threading.Event(), []
+    lock = threading.Lock()
+
+    def slow(text: str) -> Any:
+        with lock:
+            scored.append(text)
+            hold = len(scored) in (2, 3)  # the 2nd and 3rd files are held in scoring
+        if hold:
+            held.release()
+            release.wait(30)
+        return real(text)
+
+    scorer.evaluate_text = slow  # type: ignore[method-assign]
+
+    def submit(seed: int, who: str = "ip:a") -> Any:
+        return scorer.submit_text(results_text(refs, seed), form, identity=who, limiter=limiter)
+
+    submit(1)  # stored: one of three used
+    done: list[Any] = []
+    threads = [threading.Thread(target=lambda s=s: done.append(submit(s))) for s in (2, 3)]
+    for t in threads:
+        t.start()
+    try:
+        assert held.acquire(timeout=30) and held.acquire(timeout=30)  # two in flight now
+        for seed in (4, 5):
+            with pytest.raises(SubmissionError, match="rate limit"):
+                submit(seed)  # 1 stored + 2 in flight = the whole quota
+        assert len(scored) == 3  # refused before scoring
+        submit(6, who="ip:b")  # another identity goes on meanwhile
+    finally:
+        release.set()
+        for t in threads:
+            t.join(30)
+    assert len(done) == 2 and scorer.store.count() == 4
+    with pytest.raises(SubmissionError, match="rate limit"):
+        submit(7)
+    assert len(scored) == 4
+
+
+def test_in_flight_count_is_released_after_a_refusal(tmp_path) -> None:
+    """A file refused while scoring (invalid) does not keep its quota share: the quota is for stored ones."""
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
+
+    refs = synthetic_references(60)
+    form = clean_form({"system": "s", "submitter": "u", "agent": "a", "model": "m", "contact": "c",
+                       "models_used": "m", "training_data": "t", "compute": "c"})  # fmt: skip
+    scorer = Scorer(refs, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
+    limiter = RateLimiter(1, 3600)
+    with pytest.raises(SubmissionError):
+        scorer.submit_text('{"not": "a results file"}\n', form, identity="ip:a", limiter=limiter)
+    scorer.submit_text(results_text(refs, 1), form, identity="ip:a", limiter=limiter)
+    with pytest.raises(SubmissionError, match="rate limit"):
+        scorer.submit_text(results_text(refs, 2), form, identity="ip:a", limiter=limiter)

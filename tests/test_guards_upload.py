@@ -1,0 +1,102 @@
+"""The upload gate (metric/upload_gate.py) with lying ``Content-Length`` values (issue 29).
+
+The gate is documented to pass an upload on only once its whole body is read within the declared length and its
+part names are checked. Here it wraps a recording app and is driven as ASGI, the way a server hands it a request,
+so bodies can disagree with their header both ways (an HTTP server would itself cut a longer body at the header's
+length, which would hide the gate's own check): longer in one message or in chunks is refused (400) and never
+reaches the app; shorter, then the client goes away, reaches nothing either; an honest body is passed on intact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from madqa.metric.upload_gate import UploadGate
+
+BOUNDARY = "lyingLengthBoundary"
+BODY = (f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="results.jsonl"\r\n'
+        f'Content-Type: application/octet-stream\r\n\r\n{{"id": "q1", "answer": ["x"]}}\r\n--{BOUNDARY}--\r\n'
+        ).encode()  # fmt: skip
+
+
+class Recorder:
+    """The wrapped app: records the bodies it was given, answers 200."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        self.bodies.append(b"".join(chunks))
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def post(gate: UploadGate, declared: int | str | None, messages: list[dict]) -> int | None:
+    """POST …/upload with ``declared`` as Content-Length and the given ASGI messages; the status sent, if any."""
+    headers = [(b"content-type", f"multipart/form-data; boundary={BOUNDARY}".encode())]
+    if declared is not None:
+        headers.append((b"content-length", str(declared).encode()))
+    scope = {"type": "http", "method": "POST", "path": "/gradio_api/upload", "headers": headers}
+    queue = list(messages)
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.run(gate(scope, receive, send))
+    starts = [m["status"] for m in sent if m["type"] == "http.response.start"]
+    return starts[0] if starts else None
+
+
+def chunks(data: bytes, size: int) -> list[dict]:
+    parts = [data[i:i + size] for i in range(0, len(data), size)]
+    return [{"type": "http.request", "body": p, "more_body": i < len(parts) - 1} for i, p in enumerate(parts)]
+
+
+def test_an_honest_upload_is_passed_on_intact() -> None:
+    app = Recorder()
+    assert post(UploadGate(app, max_bytes=10_000), len(BODY), chunks(BODY, 17)) == 200
+    assert app.bodies == [BODY]
+
+
+@pytest.mark.parametrize("extra", [1, 100, 5_000])
+@pytest.mark.parametrize("size", [10_000_000, 23], ids=["one message", "chunked"])
+def test_a_body_longer_than_its_content_length_is_refused(extra: int, size: int) -> None:
+    app = Recorder()
+    body = BODY + b"x" * extra  # the declared length is the honest part's: the rest rides along
+    assert post(UploadGate(app, max_bytes=10_000), len(BODY), chunks(body, size)) == 400
+    assert app.bodies == []
+
+
+@pytest.mark.parametrize("declared_extra", [1, 1_000])
+def test_a_body_shorter_than_its_content_length_never_reaches_the_app(declared_extra: int) -> None:
+    """The client stops sending (then goes away): nothing is passed on, and nothing hangs."""
+    app = Recorder()
+    messages = chunks(BODY, 23)
+    messages[-1]["more_body"] = True  # the server still waits for the declared rest, which never comes
+    assert post(UploadGate(app, max_bytes=10_000), len(BODY) + declared_extra, messages) is None
+    assert app.bodies == []
+
+
+def test_a_declared_length_over_the_cap_is_refused_before_reading() -> None:
+    app = Recorder()
+    assert post(UploadGate(app, max_bytes=1_000), 10_000_000, chunks(BODY, 10_000)) == 413
+    assert app.bodies == []
+
+
+@pytest.mark.parametrize("declared", [None, "-5", "12x", ""])
+def test_no_or_a_malformed_content_length_is_refused(declared: str | None) -> None:
+    app = Recorder()
+    assert post(UploadGate(app, max_bytes=10_000), declared, chunks(BODY, 100)) == 411
+    assert app.bodies == []
