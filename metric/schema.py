@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-#: Version of the scoring definitions; stored in every report so results stay comparable.
-METRIC_VERSION = "1.0.0"
+#: Version of the scoring definitions; stored in every report so results stay comparable. 1.1.0: the Kuiper CI is
+#: K ± q, q the bootstrap quantile of the curve's deviation range (1.0.0's percentile CI could exclude K).
+METRIC_VERSION = "1.1.0"
 
 #: Version of the results-line schema: `madqa run` writes it as ``schema_version`` in every line, next to
 #: ``dataset`` (``{"name", "revision"}``). Lines without them (written before they existed) still parse; a newer
