@@ -35,6 +35,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("sweep", "madqa.cli.sweep_cmd"),
     ("view", "madqa.cli.view_cmd"),
     ("retrieval", "madqa.cli.retrieval_cmd"),
+    ("import-inspect", "madqa.cli.import_inspect_cmd"),
 )
 
 

@@ -1,0 +1,106 @@
+"""The inspect task ``madqa/bm25``: one split of a MADQA dataset, answered by the search agent, scored by the metric.
+
+``inspect eval madqa/bm25 --model PROVIDER/MODEL -T split=dev`` (the ``inspect_ai`` entry point of pyproject names
+:mod:`._registry`), or by file path: ``inspect eval agents/inspect_task/task.py@bm25``. The imports here are
+absolute, so that inspect can load this file by its path.
+
+Task arguments (``-T name=value``): ``split`` (``dev``; ``train``; ``test`` scores only where its labels are at
+hand: the sample's private labels; a release's test split runs unscored, for ``madqa import-inspect`` and the
+leaderboard), ``dataset`` (a dataset spec: ``sample``, a prepared release such as ``OxRML/MADQA``, a folder;
+default ``MADQA_DATASET`` or the sample), ``max_steps`` (T = 10 model calls, the paper's budget), ``top_k`` (5
+pages per search), ``limit`` (the first N questions), ``observe`` (``text``: page texts, for any model; ``image``:
+page images, for vision models), ``page_chars`` (6,000 characters of text per page) and ``search_timeout`` (5 s per
+search; 0: none).
+
+Each sample is one question: ``input`` the question, ``target`` its answer variants (each variant's strings joined
+by ``" | "``, for display), ``metadata`` the gold the scorer reads (``answer_variants``, ``evidence``, ``hop_type``,
+``domain``, ``document_category``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from madqa.agents.bm25.tools import OBSERVE_MODES
+from madqa.agents.config import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
+from madqa.agents.inspect_task.lines import TASK_METADATA
+from madqa.agents.inspect_task.scorer import GOLD_FIELDS, madqa_scorer
+from madqa.agents.inspect_task.solver import Corpus, message_limit, search_agent
+
+#: The task's version (inspect records it in each log); raise it when a change can change the scores.
+TASK_VERSION = "1.0.0"
+DEFAULT_PAGE_CHARS = 6000
+DEFAULT_SEARCH_TIMEOUT = 5.0
+
+
+def question_rows(split: str, dataset: str | None) -> tuple[list[dict[str, Any]], bool]:
+    """The split's question rows and whether they carry labels (a release's test split does not)."""
+    from madqa.loading_script.load import DatasetUnavailableError, load_gold, load_questions
+
+    try:
+        return load_gold(split, dataset), True
+    except DatasetUnavailableError:
+        if split != "test":
+            raise
+        return load_questions(split, dataset), False
+
+
+def to_sample(row: dict[str, Any]) -> Sample:
+    """One question as an inspect sample."""
+    variants = [" | ".join(v) for v in row.get("answer_variants") or []]
+    return Sample(id=str(row["id"]), input=str(row["question"]), target=variants,
+                  metadata={k: row.get(k) for k in GOLD_FIELDS})  # fmt: skip
+
+
+def open_corpus(dataset: str | None, search_timeout: float) -> Corpus:
+    """The dataset's page index (built once, then reused from disk) and page renderer."""
+    from madqa.agents.render import PageRenderer
+    from madqa.agents.search import SearchLimits, open_index
+    from madqa.loading_script.load import load_pages
+
+    pages = load_pages(dataset)
+    index = open_index(pages, limits=SearchLimits(timeout=search_timeout or None), progress=False)
+    return Corpus(index, PageRenderer(dataset, pages=pages))
+
+
+@task(name="bm25")
+def madqa_bm25(
+    split: str = "dev",
+    dataset: str | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    top_k: int = DEFAULT_TOP_K,
+    limit: int | None = None,
+    observe: str = "text",
+    page_chars: int = DEFAULT_PAGE_CHARS,
+    search_timeout: float = DEFAULT_SEARCH_TIMEOUT,
+) -> Task:
+    """MADQA with the paper's BM25 search agent (G.1): search pages, then a final answer with cited pages."""
+    from madqa.loading_script.load import dataset_spec
+    from madqa.loading_script.release import dataset_provenance
+
+    if observe not in OBSERVE_MODES:
+        raise ValueError(f"observe must be one of {', '.join(OBSERVE_MODES)}, got {observe!r}")
+    for name, value in (("max_steps", max_steps), ("top_k", top_k), ("page_chars", page_chars)):
+        if int(value) < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    if limit is not None and int(limit) < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    rows, labelled = question_rows(split, dataset)
+    rows = rows[: int(limit)] if limit is not None else rows
+    spec = dataset_spec(dataset)
+    settings = {"split": split, "dataset": spec, "provenance": dataset_provenance(dataset),
+                "max_steps": int(max_steps), "top_k": int(top_k), "observe": observe, "page_chars": int(page_chars),
+                "search_timeout": float(search_timeout), "labelled": labelled}  # fmt: skip
+    corpus = open_corpus(dataset, float(search_timeout))
+    return Task(
+        dataset=MemoryDataset([to_sample(r) for r in rows], name=f"madqa:{spec}:{split}"),
+        solver=search_agent(corpus, max_steps=int(max_steps), top_k=int(top_k), observe=observe,  # type: ignore[arg-type]
+                            page_chars=int(page_chars)),
+        scorer=madqa_scorer() if labelled else None,
+        message_limit=message_limit(int(max_steps)),
+        metadata={TASK_METADATA: settings},
+        version=TASK_VERSION,
+    )  # fmt: skip
