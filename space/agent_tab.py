@@ -26,9 +26,11 @@ from .config import SpaceConfig
 
 logger = logging.getLogger(__name__)
 
-BM25, REPL = "BM25 search agent", "code-REPL agent"
+BM25, REPL, RAG = "BM25 search agent", "code-REPL agent", "static RAG (one retrieval)"
 #: The agents offered, by label: their registry names.
-AGENTS = {BM25: "bm25", REPL: "repl"}
+AGENTS = {BM25: "bm25", REPL: "repl", RAG: "rag"}
+#: The static RAG agent's retriever here: the page index, which needs nothing beyond the Space's own packages.
+SPACE_RAG_RETRIEVER = "bm25"
 MAX_CODE_CHARS = 1500
 THUMB_SIDE = 320
 MAX_STEPS = 6
@@ -60,7 +62,8 @@ class AgentRuntime:
             from madqa.agents.protocol import Host
             from madqa.agents.registry import get_agent
 
-            run = RunConfig(model=spec, agent=name, dataset=self.config.dataset, max_steps=MAX_STEPS, min_searches=1)
+            run = RunConfig(model=spec, agent=name, dataset=self.config.dataset, max_steps=MAX_STEPS, min_searches=1,
+                            retriever=SPACE_RAG_RETRIEVER if name == "rag" else None)  # fmt: skip
             host = Host(require_isolation=True, sandbox_per_question=True, progress=False,
                         protected_paths=(str(self.config.db_path), str(self.config.labels_path)))  # fmt: skip
             agent = get_agent(name)

@@ -62,9 +62,9 @@ stored in SQLite and, when configured, mirrored to a private Hub dataset.
 
 AGENT_HELP = """\
 Pick a dev question (its gold answer and the item's score are shown) or type your own, then run the BM25 search
-agent or the code-REPL agent with the configured model. Each search with the pages it returned (or each code step
-with its output) and the final answer with its cited pages appear as the agent works. The REPL agent's code runs in
-a separate walled worker process, never in this server.
+agent, the code-REPL agent or static RAG (one BM25 retrieval, one answer) with the configured model. Each search
+with the pages it returned (or each code step with its output) and the final answer with its cited pages appear as
+the agent works. The REPL agent's code runs in a separate walled worker process, never in this server.
 """
 
 EXPLORE_HELP = """\

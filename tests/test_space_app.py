@@ -325,5 +325,8 @@ def test_agent_tab_streams_the_trajectory_and_scores_a_dev_question(app) -> None
     assert shown_gold in bm25 and "score 0" in bm25  # dev labels are public
     repl = json.dumps(client.predict(row["id"], "", "code-REPL agent", FAKE_SPEC, api_name="/run_agent"))
     assert "print(documents[0])" in repl and f"**Final answer:** {FAKE_ANSWER}" in repl and "cited: " in repl
+    rag = json.dumps(client.predict(row["id"], "", "static RAG (one retrieval)", FAKE_SPEC, api_name="/run_agent"),
+                     ensure_ascii=False)  # fmt: skip
+    assert "step 1: search" in rag and f"**Final answer:** {FAKE_ANSWER}" in rag  # the retrieval, then the answer
     with pytest.raises(Exception, match="not in the list of choices"):  # only configured models run
         client.predict(row["id"], "", "BM25 search agent", "openai:gpt-4.1", api_name="/run_agent")
