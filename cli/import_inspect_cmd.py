@@ -2,8 +2,8 @@
 
 Each LOG is an inspect log file (``.eval`` or ``.json``) or a folder of them (its ``*.eval`` and ``*.json`` files,
 inspect's ``logs.json`` listing left out). Every sample of ``--epoch`` (1) becomes one results line
-(:mod:`madqa.agents.inspect_task.lines`), so that ``madqa evaluate``, ``madqa view``, ``madqa figures`` and the
-Space read them. All logs must be of one split (``--split`` names it and refuses others) and no question may appear
+(:mod:`madqa.agents.inspect_task.lines`) in the format ``madqa run`` writes, which ``madqa evaluate`` and
+``madqa view`` read. All logs must be of one split (``--split`` names it and refuses others) and no question may appear
 twice. ``-o`` is written whole (an existing file only with ``--force``). Needs the ``inspect`` extra.
 """
 
