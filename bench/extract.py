@@ -26,7 +26,7 @@ from typing import Any
 from madqa.loading_script.extract import extract_corpus
 from madqa.loading_script.pdf_text import ExtractSettings, extract_pdf, has_usable_text, normalise_text, tessdata_dir
 
-from .measure import best_of, child_peak_rss_mib, cpu_seconds, emit, peak_rss_mib
+from .measure import best_of, best_of_alternating, child_peak_rss_mib, cpu_seconds, emit, peak_rss_mib
 
 #: OCR runs per side at least (the pages that need OCR, repeated).
 MIN_OCR_RUNS = 24
@@ -231,8 +231,7 @@ def bench_extract(pdfs: Sequence[Path], *, repeats: int = 3, workers: int | None
         time to raw time; the OCR comparison of :func:`bench_ocr` and the A0 figures of :func:`bench_a0`
         (their keys are absent without Tesseract); peak RSS of this process.
     """
-    raw_s, n_pages = best_of(repeats, lambda: _raw_get_text(pdfs))
-    ours_s, _ = best_of(repeats, lambda: _ours_text_layer(pdfs))
+    raw_s, ours_s, n_pages = best_of_alternating(repeats, lambda: _raw_get_text(pdfs), lambda: _ours_text_layer(pdfs))
     pool_s, _ = best_of(
         1, lambda: len(extract_corpus(list(pdfs), cache_dir=None, workers=workers, ocr=False, progress=False).pages)
     )
