@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 import pytest
 
@@ -29,7 +30,15 @@ TASKS = [("ok", 0), ("die", 1), ("ok", 2), ("ok", 3), ("exit", 4), ("ok", 5), ("
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_workers_killed_more_than_once_are_replaced_and_every_other_task_runs(workers: int) -> None:
-    outcomes = {o.index: o for o in run_isolated(task, TASKS, workers=workers, timeout_s=60)}
+    outcomes = {}
+
+    def run() -> None:  # in a thread: a pool that lost its workers would wait forever
+        outcomes.update((o.index, o) for o in run_isolated(task, TASKS, workers=workers, timeout_s=60))
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    runner.join(40)
+    assert not runner.is_alive(), f"the pool stopped making progress after {sorted(outcomes)}"
     assert sorted(outcomes) == list(range(len(TASKS)))
     for index, (kind, n) in enumerate(TASKS):
         outcome = outcomes[index]

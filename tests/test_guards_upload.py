@@ -10,6 +10,10 @@ reaches the app; shorter, then the client goes away, reaches nothing either; an 
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -100,3 +104,77 @@ def test_no_or_a_malformed_content_length_is_refused(declared: str | None) -> No
     app = Recorder()
     assert post(UploadGate(app, max_bytes=10_000), declared, chunks(BODY, 100)) == 411
     assert app.bodies == []
+
+
+# -- the same over HTTP, against a launched gated gradio app ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory) -> Any:
+    """A gradio app with a File behind the gate (as the Space and the metric widget install it)."""
+    gr = pytest.importorskip("gradio")
+    from starlette.middleware import Middleware
+    from test_space_app import free_port
+
+    folder = tmp_path_factory.mktemp("gated-uploads")
+    saved = os.environ.get("GRADIO_TEMP_DIR")
+    os.environ["GRADIO_TEMP_DIR"] = str(folder)
+    try:
+        with gr.Blocks() as demo:
+            gr.File()
+        port = free_port()
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                    app_kwargs={"middleware": [Middleware(UploadGate, max_bytes=10_000)]})  # fmt: skip
+    finally:
+        os.environ.pop("GRADIO_TEMP_DIR") if saved is None else os.environ.update(GRADIO_TEMP_DIR=saved)
+    try:
+        yield port, folder
+    finally:
+        demo.close()
+
+
+def raw_post(port: int, declared: int, data: bytes, close_write: bool) -> bytes:
+    """POST /gradio_api/upload with a hand-written Content-Length over a plain socket; what came back."""
+    head = (f"POST /gradio_api/upload HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {declared}\r\n"
+            "Connection: close\r\n\r\n").encode()  # fmt: skip
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        sock.sendall(head + data)
+        if close_write:
+            sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except (TimeoutError, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _stored(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_over_http_a_longer_body_is_cut_at_its_content_length_and_the_rest_stores_nothing(gated) -> None:
+    port, folder = gated
+    tail = (f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="evil.html"\r\n\r\n'
+            f"<p>hi</p>\r\n--{BOUNDARY}--\r\n").encode()  # fmt: skip
+    answer = raw_post(port, len(BODY), BODY + tail, close_write=False)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
+    stored = _stored(folder)
+    assert "evil.html" not in stored and all(b"<p>hi</p>" not in data for data in stored.values())
+    assert stored.get("results.jsonl") == b'{"id": "q1", "answer": ["x"]}'
+
+
+@pytest.mark.parametrize("missing", [1, 5_000])
+def test_over_http_a_shorter_body_stores_nothing_and_does_not_hang(gated, missing: int) -> None:
+    port, folder = gated
+    before = _stored(folder)
+    started = time.monotonic()
+    answer = raw_post(port, len(BODY) + missing, BODY.replace(b"results.jsonl", b"short.jsonl"), close_write=True)
+    assert not answer.startswith(b"HTTP/1.1 200"), answer[:300]
+    assert time.monotonic() - started < 10
+    assert _stored(folder) == before
