@@ -254,3 +254,40 @@ def test_bad_logs_are_clear_errors(run, tmp_path: Path, caplog) -> None:
     assert main(["import-inspect", str(run["location"]), "-o", str(out)]) == 2 and "--force" in caplog.text
     assert main(["import-inspect", str(run["location"].parent), "-o", str(out), "--force"]) == 0
     assert len(out.read_text(encoding="utf-8").splitlines()) == LIMIT
+
+
+def test_page_images_for_vision_models_and_no_answer_by_the_last_step(layout, tmp_path: Path, offline_guard) -> None:
+    """``observe=image``: the search result pages reach the model as images; a model that never answers ends with
+    ``no_answer`` (a ``model`` error), and its searches are kept."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, get_model
+
+    from madqa.agents.inspect_task.lines import log_lines
+    from madqa.agents.inspect_task.task import madqa_bm25
+
+    shown: list[int] = []
+
+    def reply(messages: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> Any:
+        tool_results = [m for m in messages if m.role == "tool"]
+        if not tool_results:
+            output = ModelOutput.for_tool_call("mockllm/model", "search_documents", {"query": "water OR report"})
+        else:
+            after = messages[messages.index(tool_results[-1]) + 1:]  # inspect moves tool images to a user message
+            parts = [p for m in after if not isinstance(m.content, str) for p in m.content]
+            shown.append(sum(1 for p in parts if p.type == "image"))
+            output = ModelOutput.from_content("mockllm/model", "I would rather not say.")  # no tool call
+        output.usage = _usage(1)
+        return output
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+        (log,) = inspect_eval(madqa_bm25(split="dev", limit=1, max_steps=2, top_k=2, observe="image"),
+                              model=get_model("mockllm/model", custom_outputs=reply), log_dir=str(tmp_path / "logs"),
+                              display="none")  # fmt: skip
+    assert offline_guard == []
+    assert shown == [2]  # the two result pages, as images, after the text that lists them
+    (line,) = log_lines(log, split="dev")
+    assert line["final_state"] == "no_answer" and line["error_kind"] == "model" and line["answer"] == []
+    assert line["error"].startswith("no final answer after 2 steps") and line["steps"] == 1
+    assert line["search_history"][0]["count"] == 2 and line["trajectory"][0]["images"] == 2
+    assert log.samples[0].scores["madqa_scorer"].value["accuracy"] == 0.0
