@@ -1,6 +1,7 @@
 """The inspect_ai task ``madqa/bm25`` with inspect's own mock model, and ``madqa import-inspect``.
 
-One eval of three dev questions of the sample runs with ``mockllm/model`` scripted per question: a search then the
+One eval of three dev questions of the sample (the task by its registered name ``madqa/bm25``; a second one by file
+path, with page images) runs with ``mockllm/model`` scripted per question: a search then the
 gold answer citing the gold page (correct), a search then a wrong answer citing the first page found, and a refused
 search, a second search and a malformed last-step answer (salvaged: ``forced``). Logs go to ``tmp_path``
 (``INSPECT_LOG_DIR``) and every non-loopback connection is refused and recorded (there must be none): each scripted
@@ -24,6 +25,7 @@ pytest.importorskip("inspect_ai")
 LIMIT, MAX_STEPS = 3, 3
 PAGE = re.compile(r"--- 1\. file (\S+), page (\d+) ---")
 LOOPBACK = ("localhost", "127.0.0.1", "::1", None, "")
+TASK_FILE = Path(__file__).resolve().parents[1] / "agents" / "inspect_task" / "task.py"
 
 
 def _usage(step: int) -> Any:
@@ -94,7 +96,6 @@ def run(layout, tmp_path_factory: pytest.TempPathFactory, offline_guard: list[st
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
-    from madqa.agents.inspect_task.task import madqa_bm25
     from madqa.cli import main
     from madqa.loading_script.load import load_gold
 
@@ -107,8 +108,9 @@ def run(layout, tmp_path_factory: pytest.TempPathFactory, offline_guard: list[st
         mp.setenv("XDG_DATA_HOME", str(root / "data"))  # inspect's traces and caches
         mp.setenv("XDG_CACHE_HOME", str(root / "cache"))
         model = get_model("mockllm/model", custom_outputs=scripted(gold, seen))
-        (log,) = inspect_eval(madqa_bm25(split="dev", limit=LIMIT, max_steps=MAX_STEPS), model=model,
-                              display="none", max_samples=1)  # fmt: skip
+        # by its registered name, as `inspect eval madqa/bm25` finds it (pyproject's inspect_ai entry point)
+        (log,) = inspect_eval("madqa/bm25", task_args={"split": "dev", "limit": LIMIT, "max_steps": MAX_STEPS},
+                              model=model, display="none", max_samples=1)  # fmt: skip
     assert offline_guard == [], offline_guard
     assert log.status == "success", log.error
     location = Path(log.location)
@@ -263,7 +265,6 @@ def test_page_images_for_vision_models_and_no_answer_by_the_last_step(layout, tm
     from inspect_ai.model import ModelOutput, get_model
 
     from madqa.agents.inspect_task.lines import log_lines
-    from madqa.agents.inspect_task.task import madqa_bm25
 
     shown: list[int] = []
 
@@ -281,9 +282,10 @@ def test_page_images_for_vision_models_and_no_answer_by_the_last_step(layout, tm
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-        (log,) = inspect_eval(madqa_bm25(split="dev", limit=1, max_steps=2, top_k=2, observe="image"),
-                              model=get_model("mockllm/model", custom_outputs=reply), log_dir=str(tmp_path / "logs"),
-                              display="none")  # fmt: skip
+        # by file path, as `inspect eval agents/inspect_task/task.py@bm25` runs it
+        args = {"split": "dev", "limit": 1, "max_steps": 2, "top_k": 2, "observe": "image"}
+        (log,) = inspect_eval(f"{TASK_FILE}@bm25", task_args=args, log_dir=str(tmp_path / "logs"),
+                              model=get_model("mockllm/model", custom_outputs=reply), display="none")  # fmt: skip
     assert offline_guard == []
     assert shown == [2]  # the two result pages, as images, after the text that lists them
     (line,) = log_lines(log, split="dev")
