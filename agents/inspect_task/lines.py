@@ -20,7 +20,6 @@ This module does not import ``inspect_ai`` at module level: it reads the log obj
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -187,8 +186,3 @@ def log_lines(log: Any, *, split: str | None = None, epoch: int = 1, source: str
     if not log.samples:
         raise LogError("the log holds no samples (written with --no-log-samples, or the run stopped before any)")
     return [sample_line(s, log, settings, source) for s in log.samples if s.epoch == epoch]
-
-
-def dumps(record: Mapping[str, Any]) -> str:
-    """One results line as JSON text."""
-    return json.dumps(record, ensure_ascii=False)

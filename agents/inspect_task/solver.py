@@ -24,7 +24,7 @@ from inspect_ai.tool import ToolFunction
 from smolagents.agents import populate_template
 
 from ..answer import FinalAnswerTool, normalise_answer
-from ..bm25.tools import Observe, SearchDocumentsTool
+from ..bm25.tools import DEFAULT_PAGE_CHARS, Observe, SearchDocumentsTool
 from ..prompts import load_prompts
 from ..render import PageRenderer
 from ..search import SearchIndex
@@ -85,7 +85,7 @@ def _last_final_call(state: TaskState) -> Any:
 
 @solver
 def search_agent(corpus: Corpus, max_steps: int = 10, top_k: int = 5, observe: Observe = "text",
-                 page_chars: int = 6000) -> Solver:  # fmt: skip
+                 page_chars: int = DEFAULT_PAGE_CHARS) -> Solver:  # fmt: skip
     """The BM25 search agent: at most ``max_steps`` model calls over ``search_documents`` and ``final_answer``."""
     if max_steps < 1:
         raise ValueError(f"max_steps must be at least 1, got {max_steps}")

@@ -24,16 +24,15 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from madqa.agents.bm25.tools import OBSERVE_MODES
+from madqa.agents.bm25.tools import DEFAULT_PAGE_CHARS, OBSERVE_MODES
 from madqa.agents.config import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
 from madqa.agents.inspect_task.lines import TASK_METADATA
 from madqa.agents.inspect_task.scorer import GOLD_FIELDS, madqa_scorer
 from madqa.agents.inspect_task.solver import Corpus, message_limit, search_agent
+from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT
 
 #: The task's version (inspect records it in each log); raise it when a change can change the scores.
 TASK_VERSION = "1.0.0"
-DEFAULT_PAGE_CHARS = 6000
-DEFAULT_SEARCH_TIMEOUT = 5.0
 
 
 def question_rows(split: str, dataset: str | None) -> tuple[list[dict[str, Any]], bool]:
