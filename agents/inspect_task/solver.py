@@ -25,6 +25,7 @@ from smolagents.agents import populate_template
 
 from ..answer import FinalAnswerTool, normalise_answer
 from ..bm25.tools import DEFAULT_PAGE_CHARS, Observe, SearchDocumentsTool
+from ..config import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
 from ..prompts import load_prompts
 from ..render import PageRenderer
 from ..search import SearchIndex
@@ -84,8 +85,8 @@ def _last_final_call(state: TaskState) -> Any:
 
 
 @solver
-def search_agent(corpus: Corpus, max_steps: int = 10, top_k: int = 5, observe: Observe = "text",
-                 page_chars: int = DEFAULT_PAGE_CHARS) -> Solver:  # fmt: skip
+def search_agent(corpus: Corpus, max_steps: int = DEFAULT_MAX_STEPS, top_k: int = DEFAULT_TOP_K,
+                 observe: Observe = "text", page_chars: int = DEFAULT_PAGE_CHARS) -> Solver:  # fmt: skip
     """The BM25 search agent: at most ``max_steps`` model calls over ``search_documents`` and ``final_answer``."""
     if max_steps < 1:
         raise ValueError(f"max_steps must be at least 1, got {max_steps}")
