@@ -13,8 +13,9 @@ ignored ones) into a temporary folder, and runs the listed tests there with the 
 is installed editable with a ``package-dir`` mapping (``madqa.agents`` -> ``agents/``, ...) whose finder is consulted
 *after* ``sys.path``; so the copy is made importable as ``madqa.*`` by a folder of symbolic links named in
 ``PYTHONPATH`` (``madqa/agents -> COPY/agents``, ...), outside the copy's root (a ``madqa/`` folder there would shadow
-``load_dataset("madqa")``). Before any mutant, the script checks that ``madqa`` is imported from the copy and that
-the listed tests pass on the unmutated copy. The shared working tree is never written to.
+``load_dataset("madqa")``). Before any mutant, the script checks that ``madqa`` is imported from the copy (by its
+``__file__``, and by a canary: the first mutant's module made unloadable must fail its first test file) and that the
+listed tests pass on the unmutated copy. The shared working tree is never written to.
 
 A mutant is *killed* when its tests fail (or time out); *survived* when they pass. Prints a table and exits 1 if
 any mutant survived (2: a setup problem: a snippet not found once, the baseline failing, the copy not imported).
@@ -154,6 +155,18 @@ def main(argv: list[str] | None = None) -> int:
         where = imported_from_copy(dest)
         if where is not None:
             print(f"madqa is not imported from the copy: {where}", file=sys.stderr)
+            return 2
+        canary = mutants[0]  # a deliberate failing mutant: its module cannot be loaded at all; its tests must fail
+        path = repo / canary.file
+        original = path.read_text(encoding="utf-8")
+        path.write_text('raise RuntimeError("mutants.py canary")\n' + original, encoding="utf-8")
+        try:
+            status, seconds, tail = run_tests(dest, canary.tests[:1], args.timeout)
+        finally:
+            path.write_text(original, encoding="utf-8")
+        print(f"canary ({canary.file} unloadable, {canary.tests[0]}): {status} in {seconds:.0f} s", flush=True)
+        if status != "failed":
+            print("the canary was not caught: the tests do not import the copy", file=sys.stderr)
             return 2
         if not args.no_baseline:
             union = tuple(dict.fromkeys(t for m in mutants for t in m.tests))

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 import pytest
 
-from madqa.loading_script.pdf_pool import run_isolated
+from madqa.loading_script.pdf_pool import Outcome, run_isolated
 
 
 def task(kind: str, n: int) -> tuple[int, int]:
@@ -30,14 +31,19 @@ TASKS = [("ok", 0), ("die", 1), ("ok", 2), ("ok", 3), ("exit", 4), ("ok", 5), ("
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_workers_killed_more_than_once_are_replaced_and_every_other_task_runs(workers: int) -> None:
-    outcomes = {}
+    outcomes: dict[int, Outcome] = {}
 
     def run() -> None:  # in a thread: a pool that lost its workers would wait forever
-        outcomes.update((o.index, o) for o in run_isolated(task, TASKS, workers=workers, timeout_s=60))
+        for outcome in run_isolated(task, TASKS, workers=workers, timeout_s=60):
+            outcomes[outcome.index] = outcome
 
     runner = threading.Thread(target=run, daemon=True)
     runner.start()
-    runner.join(40)
+    seen, last = 0, time.monotonic()
+    while runner.is_alive() and time.monotonic() - last < 20:  # each task takes well under a second
+        runner.join(0.2)
+        if len(outcomes) != seen:
+            seen, last = len(outcomes), time.monotonic()
     assert not runner.is_alive(), f"the pool stopped making progress after {sorted(outcomes)}"
     assert sorted(outcomes) == list(range(len(TASKS)))
     for index, (kind, n) in enumerate(TASKS):
