@@ -12,8 +12,10 @@ downloads its vocabulary.
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,6 +106,10 @@ def run(layout, tmp_path_factory: pytest.TempPathFactory, offline_guard: list[st
     gold = {r["question"]: r for r in rows}
     seen: list[tuple[str, int, list[str], str]] = []
     with pytest.MonkeyPatch.context() as mp:
+        # `python -m pytest` (make test) puts the repo root on sys.path, where the editable install's
+        # madqa.egg-info (no direct_url.json) hides the installed distribution's metadata: inspect then sees no
+        # installed package and registers the task as "bm25", not "madqa/bm25". Installed users never have it.
+        mp.setattr(sys, "path", [p for p in sys.path if p not in ("", os.getcwd())])
         mp.setenv("INSPECT_LOG_DIR", str(root / "logs"))
         mp.setenv("XDG_DATA_HOME", str(root / "data"))  # inspect's traces and caches
         mp.setenv("XDG_CACHE_HOME", str(root / "cache"))
