@@ -95,12 +95,19 @@ def board_frame(subs: Sequence[StoredSubmission]) -> pd.DataFrame:
 
 
 def best_values(df: pd.DataFrame) -> dict[str, Any]:
-    """The best value of each metric column (direction from ``METRICS``)."""
+    """The best value of each metric column (direction from ``METRICS``).
+
+    The lowest Kuiper value is looked for among rows with an accuracy strictly between 0 and 100 only: a run that
+    answers nothing (or everything) right has a flat cumulative-difference curve (Kuiper 0), which says nothing about
+    calibration.
+    """
     out: dict[str, Any] = {}
     directions = {m.label: m.higher_is_better for m in BOARD_METRICS}
     directions.update({label: True for _, label in HOP_COLUMNS})
+    accuracy = pd.to_numeric(df["Accuracy"], errors="coerce") if "Accuracy" in df else pd.Series(dtype=float)
     for col, higher in directions.items():
-        series = pd.to_numeric(df[col], errors="coerce").dropna() if col in df else pd.Series(dtype=float)
+        rows = df[(accuracy > 0) & (accuracy < 100)] if col == "Kuiper" and "Accuracy" in df else df
+        series = pd.to_numeric(rows[col], errors="coerce").dropna() if col in rows else pd.Series(dtype=float)
         if not series.empty:
             out[col] = series.max() if higher else series.min()
     return out

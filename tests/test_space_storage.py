@@ -174,11 +174,18 @@ def test_board_columns_come_from_metrics_and_best_is_marked(scorer, layout) -> N
     labels = {m.label for m in METRICS if m.key not in hidden}
     assert labels <= set(board_columns())
     rows = gold(layout)
-    for n, name in ((10, "mid"), (len(rows), "top"), (0, "floor")):
+    for n, name in ((len(rows), "top"), (0, "floor")):
         scorer.submit_text(results(rows, n), clean_form({**FORM, "system": name}))
+    mid = "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0] if i < 10 else ["zzzz-wrong"],
+                              "citations": r["evidence"], "steps": 1 if i < 10 else 5}) + "\n"
+                  for i, r in enumerate(rows))  # fmt: skip
+    scorer.submit_text(mid, clean_form({**FORM, "system": "mid"}))
     df = board_frame(scorer.store.submissions())
     assert list(df["System"]) == ["top", "mid", "floor"] and list(df["Rank"]) == [1, 2, 3]
     assert best_values(df)["Accuracy"] == 100.0
+    kuiper = dict(zip(df["System"], df["Kuiper"], strict=True))
+    assert kuiper["floor"] == kuiper["top"] == 0.0 < kuiper["mid"]  # all wrong or all right: a flat curve
+    assert best_values(df)["Kuiper"] == kuiper["mid"]  # the trivial 0 of the floor and of the top is not "best"
     assert "background-color" in styled_board(df).to_html()
     assert list(filter_board(df, "MID")["System"]) == ["mid"]
 
