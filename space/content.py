@@ -46,19 +46,33 @@ was already submitted (same content) is refused with the number of the earlier s
 error, just submit again: a retry of the same submission is answered with its number and never stored twice.
 """
 
-ABOUT = """\
+CITATION = r"""@misc{borchmann2026madqa,
+  title         = {Strategic Navigation or Stochastic Search? How Agents and Humans Reason Over Document Collections},
+  author        = {Borchmann, {\L}ukasz and Van Landeghem, Jordy and Turski, Micha{\l} and Padarha, Shreyansh and
+                   Kearns, Ryan Othniel and Mahdi, Adam and Rogge, Niels and Fourrier, Cl{\'e}mentine and
+                   Han, Siwei and Yao, Huaxiu and Llabr{\'e}s, Artemis and Xu, Yiming and
+                   Karatzas, Dimosthenis and Zhang, Hao and Datta, Anupam},
+  year          = {2026},
+  eprint        = {2603.12180},
+  archivePrefix = {arXiv},
+  url           = {https://arxiv.org/abs/2603.12180}
+}
+"""
+
+ABOUT = (
+    """\
 ### About
 The test labels never leave the server: the board shows aggregate scores only, the live board of the public part
 at once, the official ranking of the private part in Ladder snapshots (see the Space's README). Submissions are
 stored in SQLite and, when configured, mirrored to a private Hub dataset.
 
-```
-@misc{madqa,
-  title  = {MADQA: agentic question answering over PDF collections},
-  note   = {benchmark and evaluation harness}
-}
-```
+If you use MADQA, please cite the paper (the same entry as the dataset card's):
+
+```bibtex
 """
+    + CITATION
+    + "```\n"
+)
 
 AGENT_HELP = """\
 Pick a dev question (its gold answer and the item's score are shown) or type your own, then run the BM25 search

@@ -64,3 +64,12 @@ def test_rate_limit_key_prefers_the_hf_user_over_the_ip() -> None:
     assert user_key(request, None) == "ip:10.1.2.3"
     assert user_key(request, SimpleNamespace(username="alice")) == "hf:alice"
     assert user_key(None, None) == "ip:unknown"
+
+
+def test_the_about_tab_cites_the_paper_as_the_dataset_card_does() -> None:
+    from madqa.space.content import ABOUT, CITATION
+
+    card = (Path(__file__).resolve().parents[1] / "dataset_card" / "README.md").read_text(encoding="utf-8")
+    (entry,) = re.findall(r"```bibtex\n(.*?)```", card, re.S)
+    assert CITATION == entry and CITATION in ABOUT  # one citation, no placeholder
+    assert "2603.12180" in CITATION and "Borchmann" in CITATION
