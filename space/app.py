@@ -127,6 +127,7 @@ def build_app(services: Services) -> gr.Blocks:
                                                                         api_name=False).then(
                 official, None, [official_text, official_table], api_name=False)  # fmt: skip
             draw.click(plot, picked, figure, api_name="plot")
+            demo.load(choices_update, None, picked, api_name=False)  # a visitor sees the systems stored by now
         with gr.Tab("Submit", elem_id="tab-submit"):
             gr.Markdown(content.HOW_TO_SUBMIT)
             upload = gr.File(label="results JSONL", file_types=list(RESULTS_SUFFIXES), type="filepath",

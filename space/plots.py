@@ -61,6 +61,21 @@ def plot_data(store: SubmissionStore, ids: Sequence[Any]) -> list[dict[str, Any]
     return out
 
 
+def tick_label(label: str, width: int = 16, lines: int = 3) -> str:
+    """A system's label on a narrow axis: wrapped onto at most ``lines`` lines (cut with "…" beyond), not cut short.
+
+    >>> print(tick_label("#4 Baseline: BM25 top-3 pages"))
+    #4 Baseline:
+    BM25 top-3 pages
+    """
+    import textwrap
+
+    wrapped = textwrap.wrap(label, width) or [""]
+    if len(wrapped) > lines:
+        wrapped = [*wrapped[: lines - 1], textwrap.shorten(" ".join(wrapped[lines - 1 :]), width, placeholder="…")]
+    return "\n".join(wrapped)
+
+
 def _bar(ax: Any, x: float, value: float | None, width: float, label: str | None, **kw: Any) -> None:
     if value is not None:
         ax.bar([x], [value], width=width, label=label, **kw)
@@ -94,7 +109,7 @@ def plot_systems(store: SubmissionStore, ids: Sequence[Any]) -> Any:
     ax_s.set(title="Accuracy (95% CI), Page F1, Doc F1", ylabel="%")
     ax_s.set_xticks([x + offset for x in range(3)], ["accuracy", "Page F1", "Doc F1"])
     ax_k.set(title="Kuiper statistic (95% bootstrap CI)", ylabel="Kuiper (lower: effort better calibrated)")
-    ax_k.set_xticks(range(len(data)), [d["label"][:14] for d in data])
+    ax_k.set_xticks(range(len(data)), [tick_label(d["label"]) for d in data])
     ax_c.set(title="Error cascade", ylabel="% of test items")
     ax_c.set_xticks([x + offset for x in range(3)], [name for _, name in CASCADE_STEPS])
     if not data:

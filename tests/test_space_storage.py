@@ -204,6 +204,9 @@ def test_plots_draw_three_panels(scorer, layout) -> None:
     (drawn,) = plot_data(scorer.store, [acc.id, 12345])
     assert drawn["cascade"] == [pytest.approx(100 * shares[k]) for k in ("found_doc", "found_page", "correct")]
     assert len(plot_systems(scorer.store, []).axes) == 3
+    named = scorer.submit_text(results(rows, 3), clean_form({**FORM, "system": "Long system name: BM25 top-3"}))
+    ticks = [t.get_text() for t in plot_systems(scorer.store, [named.id]).axes[1].get_xticklabels()]
+    assert ticks == [f"#{named.id} Long system\nname: BM25 top-3"]  # wrapped, never cut to 14 characters
 
 
 class VerdictModel(Model):
