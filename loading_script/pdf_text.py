@@ -205,6 +205,10 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
         if doc.needs_pass or doc.is_encrypted:
             return PdfResult(name, sha, error="encrypted PDF (needs a password)")
         if doc.page_count == 0:
+            if doc.is_repaired:  # e.g. a corrupt xref stream over broken object streams: nothing to recover
+                problem = _mupdf_problem()
+                return PdfResult(name, sha, error="damaged PDF: MuPDF repaired it and recovered no page"
+                                 + (f" ({problem[:300]})" if problem else ""))  # fmt: skip
             return PdfResult(name, sha, error="PDF has zero pages")
         result = PdfResult(name, sha)
         reader = _PageReader(doc, result, tessdata=tessdata if ocr else None, ocr=ocr, settings=settings)
