@@ -46,27 +46,24 @@ class HubMirror:
     def save(self, sid: int, header: Mapping[str, Any], items: Sequence[Sequence[Any]]) -> None:
         """Write one submission file; push errors are logged, never raised to the submitter."""
         rows = [dict(zip(ITEM_FIELDS, row, strict=True)) for row in items]  # one value per field
-        record = {"id": sid, "header": dict(header), "items": rows}
+        self._write(f"sub-{sid:06d}.json", {"id": sid, "header": dict(header), "items": rows}, f"submission {sid}")
+
+    def _write(self, filename: str, record: Mapping[str, Any], what: str) -> None:
+        """Write one mirror file under the scheduler's lock; errors are logged (the local store holds the data)."""
         try:
             with self._lock:
                 scheduler = self._get_scheduler()
                 with scheduler.lock:
-                    (self.folder / f"sub-{sid:06d}.json").write_text(json.dumps(record), encoding="utf-8")
-        except Exception as exc:  # noqa: BLE001 - the local store already holds the submission
-            logger.warning("could not mirror submission %s to %s: %s", sid, self.repo_id, exc)
+                    (self.folder / filename).write_text(json.dumps(record), encoding="utf-8")
+        except Exception as exc:  # noqa: BLE001 - the local store already holds it
+            logger.warning("could not mirror %s to %s: %s", what, self.repo_id, exc)
 
     def save_private(self, sid: int, identity: str, status: str, report: Mapping[str, Any],
                      items: Sequence[Mapping[str, Any]]) -> None:
         """Write one submission's private-part result (:mod:`.private_part`) beside its submission file."""
         rows = [{k: it.get("id" if k == "item_id" else k) for k in ITEM_FIELDS} for it in items]
         record = {"id": sid, "identity": identity, "status": status, "report": dict(report), "items": rows}
-        try:
-            with self._lock:
-                scheduler = self._get_scheduler()
-                with scheduler.lock:
-                    (self.folder / f"private-{sid:06d}.json").write_text(json.dumps(record), encoding="utf-8")
-        except Exception as exc:  # noqa: BLE001 - the local store already holds the result
-            logger.warning("could not mirror the private part of submission %s to %s: %s", sid, self.repo_id, exc)
+        self._write(f"private-{sid:06d}.json", record, f"the private part of submission {sid}")
 
     def stop(self) -> None:
         """Stop the background scheduler (tests)."""

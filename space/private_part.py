@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .storage import ITEM_FIELDS
+from .storage import ITEM_FIELDS, item_row, item_table
 
 logger = logging.getLogger(__name__)
 
@@ -41,13 +41,7 @@ CREATE TABLE IF NOT EXISTS private_reports (
     scored TEXT NOT NULL,
     report TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS private_item_scores (
-    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    item_id TEXT NOT NULL, score REAL, correct INTEGER, anls REAL, page_f1 REAL, doc_f1 REAL, steps INTEGER,
-    error TEXT, source TEXT, missing INTEGER NOT NULL,
-    PRIMARY KEY (submission_id, item_id)
-);
-"""
+""" + item_table("private_item_scores")
 
 
 @dataclass(frozen=True)
@@ -96,9 +90,7 @@ class PrivateScores:
         self, sid: int, identity: str, status: str, report: dict[str, Any], items: list[dict[str, Any]]
     ) -> None:
         """Store one result and drop its queued text, in one transaction."""
-        rows = [(sid, it["id"], it["score"], None if it["correct"] is None else int(it["correct"]), it["anls"],
-                 it["page_f1"], it["doc_f1"], it["steps"], it["error"], it["source"], int(bool(it["missing"])))
-                for it in items]  # fmt: skip
+        rows = [(sid, *item_row(it)) for it in items]
         scored = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
         with self._connect() as con, con:
             con.execute("BEGIN IMMEDIATE")

@@ -54,6 +54,22 @@ ITEM_FIELDS: tuple[str, ...] = (
     "item_id", "score", "correct", "anls", "page_f1", "doc_f1", "steps", "error", "source", "missing",
 )  # fmt: skip
 
+def item_table(name: str) -> str:
+    """The DDL of a per-item score table (:data:`ITEM_FIELDS`; also the private part's, :mod:`.private_part`)."""
+    return f"""CREATE TABLE IF NOT EXISTS {name} (
+    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    item_id TEXT NOT NULL, score REAL, correct INTEGER, anls REAL, page_f1 REAL, doc_f1 REAL, steps INTEGER,
+    error TEXT, source TEXT, missing INTEGER NOT NULL,
+    PRIMARY KEY (submission_id, item_id)
+);"""
+
+
+def item_row(it: Mapping[str, Any]) -> tuple[Any, ...]:
+    """One scored item (``build_report``'s ``items``) as an item-table row, in :data:`ITEM_FIELDS` order."""
+    return (it["id"], it["score"], None if it["correct"] is None else int(it["correct"]), it["anls"], it["page_f1"],
+            it["doc_f1"], it["steps"], it["error"], it["source"], int(bool(it["missing"])))  # fmt: skip
+
+
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS submissions (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -65,12 +81,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     file_sha256 TEXT NOT NULL,
     report TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS item_scores (
-    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    item_id TEXT NOT NULL, score REAL, correct INTEGER, anls REAL, page_f1 REAL, doc_f1 REAL, steps INTEGER,
-    error TEXT, source TEXT, missing INTEGER NOT NULL,
-    PRIMARY KEY (submission_id, item_id)
-);
+{item_table("item_scores")}
 CREATE TABLE IF NOT EXISTS accepted_events (
     submission_id INTEGER PRIMARY KEY REFERENCES submissions(id) ON DELETE CASCADE,
     identity TEXT NOT NULL,
@@ -195,11 +206,7 @@ class SubmissionStore:
                   idem_key, system_type]  # fmt: skip
         columns = ["created", "origin", *FORM_FIELDS, "mode", "metric_version", "file_sha256", "report",
                    "content_sha256", "idem_key", "system_type"]  # fmt: skip
-        rows = [
-            (it["id"], it["score"], None if it["correct"] is None else int(it["correct"]), it["anls"], it["page_f1"],
-             it["doc_f1"], it["steps"], it["error"], it["source"], int(bool(it["missing"])))
-            for it in items
-        ]  # fmt: skip
+        rows = [item_row(it) for it in items]
         with self._lock, self._connect() as con:
             with con:  # one transaction: guards, both tables and the event, or nothing
                 con.execute("BEGIN IMMEDIATE")
