@@ -142,7 +142,7 @@ def system_choices(store: SubmissionStore) -> list[tuple[str, int]]:
 
 
 #: Columns of the official ranking (a Ladder snapshot of the private part; see ``ladder.py``).
-OFFICIAL_COLUMNS = ("Rank", "System", "Submitter", "Origin", "Type", "Model", "Private accuracy", "Scored files",
+OFFICIAL_COLUMNS = ("Rank", "System", "Submitter", "Origin", "Type", "Model", "Private accuracy", "Files",
                     "Snapshot", "#")  # fmt: skip
 
 
@@ -150,7 +150,9 @@ def official_frame(store: SubmissionStore, snapshot: Any) -> pd.DataFrame:
     """The official ranking from a snapshot (``Snapshots.latest()``: taken, taken_at, margin, entries).
 
     One row per identity: the Ladder value of its private part (a multiple of the margin, in percent), the
-    submission that set it, and how many of its files have a private score.
+    submission that set it, and how many of its files the snapshot saw. Files whose private part could not be
+    scored (its CPU budget, which depends on the private gold answers' lengths) are counted with the others, never
+    apart: a separate count would say which files crossed it.
     """
     if snapshot is None:
         return pd.DataFrame(columns=list(OFFICIAL_COLUMNS))
@@ -163,8 +165,8 @@ def official_frame(store: SubmissionStore, snapshot: Any) -> pd.DataFrame:
             continue
         rows.append({"System": sub.form["system"], "Submitter": sub.form["submitter"],
                      "Origin": ORIGINS.get(sub.origin, sub.origin), "Type": system_type(sub),
-                     "Model": sub.form["model"], "Private accuracy": _pct(entry.value), "Scored files": entry.scored,
-                     "Snapshot": taken[:10], "#": sub.id})  # fmt: skip
+                     "Model": sub.form["model"], "Private accuracy": _pct(entry.value),
+                     "Files": entry.scored + entry.unscored, "Snapshot": taken[:10], "#": sub.id})  # fmt: skip
     if not rows:
         return pd.DataFrame(columns=list(OFFICIAL_COLUMNS))
     df = pd.DataFrame(rows)

@@ -210,6 +210,12 @@ def test_the_official_table_shows_the_snapshot_not_the_live_private_scores(tmp_p
     snaps.take(0.01)
     df = official_frame(scorer.store, snaps.latest())
     assert list(df["Private accuracy"]) == [100.0] and list(df["Submitter"]) == ["u"]
+    failed = scorer.submit_text(_text(refs, set()), FORM)
+    scorer.private.drain(30)
+    scorer.private.scores.record(failed.id, "submitter:u", "failed", {"reason": "budget"}, [])  # as a budget would
+    snaps.take(0.01)
+    assert "Scored files" not in official_frame(scorer.store, snaps.latest()).columns  # a failure is not told apart
+    assert list(official_frame(scorer.store, snaps.latest())["Files"]) == [2]  # the failed file counts the same
     caption = official_caption(snaps.latest(), 20, 20, 7)
     assert "private part" in caption and "(20 items)" in caption and "1 points" in caption
 
