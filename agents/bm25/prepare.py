@@ -74,6 +74,18 @@ def open_corpus(config: RunConfig, *, progress: bool = True) -> tuple[SearchInde
     return open_index(pages, backend=backend, limits=limits, progress=progress), renderer
 
 
+def load_models(config: RunConfig, slots: int, model_options: Mapping[str, Any] | None) -> tuple[list[Model], str]:
+    """One model per slot and the observation mode (``config.observe``, else text for text-only models).
+
+    Raises:
+        RunError: ``observe="image"`` with a text-only model.
+    """
+    models = [make_model(config.model, **dict(model_options or {})) for _ in range(max(1, slots))]
+    if config.observe == "image" and is_text_only(models[0]):
+        raise RunError(f"model {config.model} takes text only: use --observe text")
+    return models, config.observe or ("text" if is_text_only(models[0]) else "image")
+
+
 def record_fields(agent: SearchAgent | None) -> dict[str, Any]:
     """The search agent's part of a results line: ``search_history`` and ``steps`` (= the number of searches)."""
     history = agent.search_tool.history if agent is not None and agent.search_tool is not None else []
@@ -150,11 +162,8 @@ class SearchAgentEntry:
             RunError: ``observe="image"`` with a text-only model.
             ValueError: an invalid model spec or a missing model dependency.
         """
-        models = [make_model(config.model, **dict(model_options or {})) for _ in range(max(1, slots))]
+        models, observe = load_models(config, slots, model_options)
         first = models[0]
-        if config.observe == "image" and is_text_only(first):
-            raise RunError(f"model {config.model} takes text only: use --observe text")
-        observe = config.observe or ("text" if is_text_only(first) else "image")
         page_chars = config.page_chars or default_page_chars(first, config.top_k, config.max_steps)
         min_searches = default_min_searches(first) if config.min_searches is None else config.min_searches
         config = replace(config, observe=observe, page_chars=page_chars, min_searches=min_searches)

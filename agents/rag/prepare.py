@@ -21,10 +21,9 @@ from smolagents import Model
 from smolagents.memory import ActionStep
 
 from ..bm25.agent import SearchAgent, build_search_agent
-from ..bm25.prepare import default_page_chars
+from ..bm25.prepare import default_page_chars, load_models
 from ..bm25.tools import OBSERVE_MODES
 from ..config import RunConfig, RunError
-from ..models import is_text_only, make_model
 from ..prepared import SmolagentsPrepared
 from ..protocol import Citation, Host, SearchEvent, StepEvent
 from ..render import PageRenderer
@@ -98,12 +97,8 @@ class RAGAgentEntry:
         from ..retrieval.base import RetrievalError
         from ..retrieval.spec import make_retriever
 
-        models = [make_model(config.model, **dict(model_options or {})) for _ in range(max(1, slots))]
-        first = models[0]
-        if config.observe == "image" and is_text_only(first):
-            raise RunError(f"model {config.model} takes text only: use --observe text")
-        observe = config.observe or ("text" if is_text_only(first) else "image")
-        page_chars = config.page_chars or default_page_chars(first, config.top_k, 2)
+        models, observe = load_models(config, slots, model_options)
+        page_chars = config.page_chars or default_page_chars(models[0], config.top_k, 2)
         pages = load_pages(config.dataset)
         try:
             retriever = make_retriever(config.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
