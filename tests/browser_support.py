@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,3 +34,27 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+#: Where the README's screenshots live; re-taken there only when asked (``MADQA_UPDATE_SCREENSHOTS=1``), so that a
+#: plain test run leaves the tracked files as they are.
+SCREENS = Path(__file__).resolve().parent.parent / "docs" / "screens"
+
+
+def save_screens(page: Any, name: str, tmp_dir: Path | None = None) -> list[Path]:
+    """Screenshot the page's viewport (JPEG, quality 70) as ``<name>.jpg``.
+
+    It always goes to ``tmp_dir`` (the test's ``tmp_path``; a fresh temporary folder when ``None``), and also to
+    ``docs/screens/`` when ``MADQA_UPDATE_SCREENSHOTS=1``. Put the viewport width in ``name`` (``board-1440``).
+    Returns the files written.
+    """
+    folders = [tmp_dir if tmp_dir is not None else Path(tempfile.mkdtemp(prefix="screens-"))]
+    if os.environ.get("MADQA_UPDATE_SCREENSHOTS") == "1":
+        SCREENS.mkdir(parents=True, exist_ok=True)
+        folders.append(SCREENS)
+    shots = []
+    for folder in folders:
+        shot = folder / f"{name}.jpg"
+        page.screenshot(path=str(shot), type="jpeg", quality=70, scale="css", full_page=False)
+        shots.append(shot)
+    return shots
