@@ -1,4 +1,5 @@
-# The two commands of the README: `make demo` (main job on the embedded sample) and `make test`.
+# The two commands of the README: `make demo` (main job on the embedded sample; `make demo PORT=8000`, or
+# GRADIO_SERVER_PORT=8000, to serve elsewhere than 7860) and `make test`.
 .PHONY: demo test lint setup bench install clean
 
 install:
@@ -7,7 +8,7 @@ install:
 demo: install
 	.venv/bin/madqa setup
 	.venv/bin/madqa info
-	.venv/bin/madqa space
+	.venv/bin/madqa space $(if $(PORT),--port $(PORT))
 
 test:
 	MADQA_WITH_BROWSER=1 bash scripts/bootstrap.sh

@@ -65,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("madqa").error("%s", exc)
         return 2
     except KeyboardInterrupt:
+        logging.getLogger("madqa").warning("interrupted (Ctrl+C)")
         return 130
     except Exception as exc:
         if not _is_dataset_error(exc):

@@ -18,6 +18,9 @@ import sys
 from pathlib import Path
 
 from madqa.cli.errors import UserError
+from madqa.cli.serve import check_free, port_help, resolve_port, serve
+
+DEFAULT_PORT = 7862
 
 HELP = "serve the human-baseline study app (same search engine as the agents); answers go to a results JSONL"
 
@@ -38,7 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help="batch shuffle seed (default: 2025)")
     parser.add_argument("--k", type=int, default=None, help="results per search (default: 5, as the agent)")
     parser.add_argument("--backend", choices=("whoosh", "tantivy"), help="search engine (default: whoosh)")
-    parser.add_argument("--port", type=int, default=7862, help="port (default: 7862)")
+    parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
     parser.add_argument("--list-batches", action="store_true", help="print the batches and exit")
     parser.add_argument("--json", action="store_true", help="with --list-batches: one JSON object on stdout")
@@ -71,6 +74,9 @@ def build_service(args: argparse.Namespace):  # noqa: ANN201 - lazy import of th
 def run(args: argparse.Namespace) -> int:
     """List the batches, or serve the app until interrupted."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    port = None if args.list_batches else resolve_port(args.port, DEFAULT_PORT)
+    if port is not None:
+        check_free(args.host, port)  # before the search index is opened
     service = build_service(args)
     plan = service.plan
     if args.list_batches:
@@ -87,10 +93,10 @@ def run(args: argparse.Namespace) -> int:
     where = plan.output or plan.out_dir
     logger.info("human study on split %s (%s mode, %d batch(es)); answers go to %s", plan.split, plan.mode,
                 len(plan.batches), where)  # fmt: skip
-    logger.info("serving on http://%s:%d (Ctrl+C to stop; answers are saved as they are submitted)", args.host,
-                args.port)  # fmt: skip
+    logger.info("answers are saved as they are submitted")
+    assert port is not None
     try:
-        launch_human(service, host=args.host, port=args.port, quiet=True)
+        return serve(lambda: launch_human(service, host=args.host, port=port, quiet=True, prevent_thread_lock=True),
+                     host=args.host, port=port, what="the human study")  # fmt: skip
     finally:
         service.close()
-    return 0

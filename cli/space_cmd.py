@@ -12,6 +12,9 @@ import argparse
 import logging
 import os
 
+from madqa.cli.serve import check_free, port_help, resolve_port, serve
+
+DEFAULT_PORT = 7860
 HELP = "launch the Gradio Space (leaderboard, submissions, agent tab) on http://127.0.0.1:PORT"
 
 logger = logging.getLogger(__name__)
@@ -19,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa space`."""
-    parser.add_argument("--port", type=int, default=7860, help="port (default: 7860)")
+    parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
     parser.add_argument("--no-seed", action="store_true", help="do not seed an empty board with the baselines")
 
@@ -29,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from madqa.cli.errors import UserError
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    port = resolve_port(args.port, DEFAULT_PORT)
+    check_free(args.host, port)  # before the set-up work, which can take a while
     try:
         from madqa.space.app import launch
         from madqa.space.startup import ConfigError, start
@@ -39,6 +44,5 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise UserError(str(exc)) from None
     logger.info("board: %d submission(s) in %s", services.store.count(), services.config.db_path)
-    logger.info("serving the MADQA Space on http://%s:%d (Ctrl+C to stop)", args.host, args.port)
-    launch(services, port=args.port, host=args.host)
-    return 0
+    return serve(lambda: launch(services, port=port, host=args.host, prevent_thread_lock=True, quiet=True),
+                 host=args.host, port=port, what="the MADQA Space")  # fmt: skip

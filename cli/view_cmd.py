@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from madqa.cli.errors import UserError
+from madqa.cli.serve import check_free, port_help, resolve_port, serve
+
+DEFAULT_PORT = 7861
 
 HELP = "explore results files in the browser (trajectories, error classes, runs side by side) or --export HTML"
 
@@ -30,7 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
     parser.add_argument("--export", type=Path, metavar="REPORT.html", help="write a self-contained HTML report, exit")
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=7861, help="port to serve on (default: 7861)")
+    parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
     parser.add_argument("--no-thumbnails", action="store_true", help="do not render page thumbnails")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the Kuiper CI")
 
@@ -78,6 +81,9 @@ def prepare(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Export the report, or serve the explorer until interrupted."""
+    port = None if args.export is not None else resolve_port(args.port, DEFAULT_PORT)
+    if port is not None:
+        check_free(args.host, port)  # before the files are scored
     ws, thumbs = prepare(args)
     if args.export is not None:
         from madqa.space.explore.export import write_export
@@ -91,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
     from madqa.space.explore.ui import build_view_app
 
     demo = build_view_app(ws, thumbs)
-    logger.info("serving the explorer on http://%s:%d/ (Ctrl-C to stop)", args.host, args.port)
-    demo.launch(server_name=args.host, server_port=args.port, quiet=True)
-    return 0
+    assert port is not None
+
+    def launch() -> Any:
+        demo.launch(server_name=args.host, server_port=port, quiet=True, prevent_thread_lock=True)
+        return demo
+
+    return serve(launch, host=args.host, port=port, what="the explorer")

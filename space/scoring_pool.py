@@ -17,6 +17,7 @@ import logging
 import multiprocessing as mp
 import os
 import queue
+import signal
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -83,6 +84,7 @@ def _worker_main(
     """
     import resource
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle (see _Worker)
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"  # one scoring process = one core; BLAS threads would also inflate RLIMIT_AS
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -129,7 +131,13 @@ class _Worker:
     def __init__(self, ctx: Any, args: tuple[Any, ...]) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, *args), daemon=True, name="madqa-scoring")
-        self.proc.start()
+        # Ctrl+C reaches the whole process group; the worker must not die of it mid-import with a traceback (the
+        # parent closes it). A blocked signal mask survives fork and exec, so the worker starts with SIGINT blocked.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self.proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
         child.close()
 
     def stop(self) -> None:
