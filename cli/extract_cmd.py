@@ -60,9 +60,7 @@ def run(args: argparse.Namespace) -> int:
     """Extract, write the pages, report skipped files; exit 3 when OCR was needed but Tesseract is missing."""
     from madqa.cli.errors import UserError
     from madqa.loading_script.extract import DEFAULT_FILE_TIMEOUT_S, extract_corpus, scan_pdfs
-    from madqa.loading_script.features import PAGE_FEATURES
-    from madqa.loading_script.io import write_jsonl
-    from madqa.loading_script.load import DatasetUnavailableError, materialize_documents
+    from madqa.loading_script.page_spool import PageSpool
     from madqa.loading_script.paths import Layout
 
     if args.out.suffix not in {".parquet", ".jsonl"}:
@@ -97,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         if not pdfs.files and not pdfs.refused:
             raise UserError(f"--pdfs {args.pdfs}: no *.pdf files in the folder")
     else:
+        from madqa.loading_script.load import DatasetUnavailableError, materialize_documents
+
         slug = args.dataset.replace("/", "__").replace(".", "_")
         try:
             pdfs = materialize_documents(args.dataset, layout.root / "pdfs" / slug)
@@ -104,17 +104,13 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(str(exc)) from None
         if not pdfs:
             raise UserError("no PDF files to extract")
-    report = extract_corpus(pdfs, cache_dir=layout.page_cache_dir, workers=args.workers, ocr=not args.no_ocr,
-                            progress=not args.no_progress, settings=settings, file_timeout_s=timeout,
-                            isolate=not args.in_process, pool=pool)  # fmt: skip
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    if args.out.suffix == ".jsonl":
-        write_jsonl(args.out, report.pages)
-    else:
-        import datasets
-
-        datasets.Dataset.from_list(report.pages, features=PAGE_FEATURES).to_parquet(str(args.out))
-    logger.info("%d pages from %d PDFs (%d by OCR, %d skipped files, %d warnings) -> %s", len(report.pages),
+    # Page rows wait on disk, not in this process: in a memory cgroup the parent stays smaller than a worker.
+    with PageSpool(args.out.parent) as spool:
+        report = extract_corpus(pdfs, cache_dir=layout.page_cache_dir, workers=args.workers, ocr=not args.no_ocr,
+                                progress=not args.no_progress, settings=settings, file_timeout_s=timeout,
+                                isolate=not args.in_process, pool=pool, spool=spool)  # fmt: skip
+        _write_pages(args.out, spool)
+    logger.info("%d pages from %d PDFs (%d by OCR, %d skipped files, %d warnings) -> %s", report.page_count,
                 len(report.num_pages), report.ocr_pages, len(report.skipped), len(report.warnings), args.out)
     if any(reason.startswith("timed out") for _, reason in report.skipped):
         logger.info("a file that timed out may just be long: run again with a larger --file-timeout (the others "
@@ -125,3 +121,28 @@ def run(args: argparse.Namespace) -> int:
         logger.error("--strict: %d file(s) skipped (named above)", len(report.skipped))
         return 1
     return 0
+
+
+def _write_pages(out: Path, spool: Any) -> None:
+    """Write the spooled rows, sorted, as JSONL or Parquet (pages schema), streaming: never all rows in memory."""
+    from madqa.loading_script.io import write_jsonl
+
+    if out.suffix == ".jsonl":
+        write_jsonl(out, spool.rows())  # type: ignore[arg-type]
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from madqa.loading_script.features import PAGE_FEATURES  # imports datasets: only now, with the workers gone
+
+    schema = PAGE_FEATURES.arrow_schema
+    tmp = out.with_name(f".{out.name}.tmp")
+    with pq.ParquetWriter(str(tmp), schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for row in spool.rows():
+            batch.append(row)
+            if len(batch) == 2000:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                batch.clear()
+        writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    tmp.replace(out)

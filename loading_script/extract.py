@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .page_spool import PageSpool
 from .pdf_listing import PdfListing, check_pdfs, scan_pdfs
 from .pdf_text import (
     EXTRACTOR_VERSION,
@@ -143,7 +144,7 @@ class ExtractionReport:
     """What :func:`extract_corpus` did.
 
     Attributes:
-        pages: all page rows, sorted by (document, page).
+        pages: all page rows, sorted by (document, page); empty when they went to a :class:`.page_spool.PageSpool`.
         skipped: ``(file name, reason)`` for each file that gave no pages: not a PDF, unreadable, a worker crash
             or time-out.
         warnings: ``(document, message)`` for what did not stop a file (a lost page, a repaired file, an escaped
@@ -163,6 +164,12 @@ class ExtractionReport:
     cached: int = 0
     sha256: dict[str, str] = field(default_factory=dict)
     num_pages: dict[str, int] = field(default_factory=dict)
+    spool: Any = None
+
+    @property
+    def page_count(self) -> int:
+        """How many page rows were extracted (kept here or in the spool)."""
+        return self.spool.count if self.spool is not None else len(self.pages)
 
     @property
     def ocr_missing(self) -> bool:
@@ -191,7 +198,10 @@ class ExtractionReport:
         self.ocr_pages += sum(row["text_source"] == "ocr" for row in result.pages)
         self.sha256[result.document] = result.sha256
         self.num_pages[result.document] = len(result.pages)
-        self.pages.extend(result.pages)
+        if self.spool is not None:
+            self.spool.add(result.pages)
+        else:
+            self.pages.extend(result.pages)
 
 
 def list_pdfs(folder: Path) -> list[Path]:
@@ -214,6 +224,7 @@ def extract_corpus(
     isolate: bool | None = None,
     worker: Callable[..., PdfResult] | None = None,
     pool: Callable[..., Iterable[Any]] | None = None,
+    spool: PageSpool | None = None,
 ) -> ExtractionReport:
     """Extract the pages of many PDFs, in parallel, with a per-file cache.
 
@@ -232,6 +243,8 @@ def extract_corpus(
             :func:`extract_pdf`); with worker processes it must be importable by name.
         pool: runs the isolated tasks, with :func:`.pdf_pool.run_isolated`'s signature and outcomes (default: that
             function, on this machine; :func:`.extract_ray.ray_pool` runs them on a Ray cluster).
+        spool: where the page rows go as each file finishes (read them back with ``spool.rows()``); ``None``:
+            in :attr:`ExtractionReport.pages`. With a spool this process holds no page text (``madqa extract``).
 
     Returns:
         An :class:`ExtractionReport`. Results of files that needed OCR without Tesseract are not cached.
@@ -245,7 +258,7 @@ def extract_corpus(
         listing = scan_pdfs(pdfs) if isinstance(pdfs, Path) else check_pdfs(pdfs)
     tessdata = tessdata_dir() if ocr else None
     installed = _installed_data(tessdata)
-    report = ExtractionReport()
+    report = ExtractionReport(spool=spool)
     for name, message in listing.notes:
         report.warn(name, message)
     for name, reason in listing.refused:

