@@ -5,33 +5,34 @@ from __future__ import annotations
 import argparse
 import importlib
 
-HELP = ("benchmarks: `madqa bench extract` (page extraction), `madqa bench metric` (scoring), `madqa bench search`, "
-        "`madqa bench provider` (runner overhead against a real model server), …")
-
-#: (name, module): each module has ``configure(parser)`` for its options and ``run(args) -> int``.
-BENCHES: tuple[tuple[str, str], ...] = (
-    ("extract", "madqa.bench.extract"),
-    ("metric", "madqa.bench.metric"),
-    ("search", "madqa.bench.search"),
-    ("space", "madqa.bench.space"),
-    ("view", "madqa.bench.view"),
-    ("human", "madqa.bench.human"),
-    ("scale", "madqa.bench.scale"),
-    ("provider", "madqa.bench.provider"),
-    ("leakage", "madqa.bench.leakage"),
-    ("retrieval", "madqa.bench.retrieval"),
+#: (name, module, one line): each module has ``configure(parser)`` for its options and ``run(args) -> int``.
+BENCHES: tuple[tuple[str, str, str], ...] = (
+    ("extract", "madqa.bench.extract", "page extraction: text layer and OCR against raw PyMuPDF and tesseract"),
+    ("metric", "madqa.bench.metric", "scoring 500 predictions and the Kuiper bootstrap CI"),
+    ("search", "madqa.bench.search", "search index build and queries at full scale, and page rendering"),
+    ("space", "madqa.bench.space", "the Space's submission, board refresh and start-up latency (gradio_client)"),
+    ("view", "madqa.bench.view", "opening a large run in the explorer and switching questions"),
+    ("human", "madqa.bench.human", "the human-study app's search and page latency in a real browser"),
+    ("scale", "madqa.bench.scale", "a release-sized rehearsal: every stage's time and memory against its target"),
+    ("provider", "madqa.bench.provider", "the runner's own cost per question against a real model server"),
+    ("leakage", "madqa.bench.leakage", "the board-probing attack against a launched Space, and what it learns"),
+    ("retrieval", "madqa.bench.retrieval", "build time, index size and query throughput of each retriever"),
 )
+
+HELP = "benchmarks, measured side by side in one run: " + ", ".join(name for name, _, _ in BENCHES)
+EPILOG = "`madqa bench NAME -h` lists a benchmark's options."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add one sub-parser per benchmark (a benchmark whose module is missing is left out)."""
+    parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="bench", metavar="BENCH", required=True)
-    for name, module_name in BENCHES:
+    for name, module_name, line in BENCHES:
         try:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
-        sp = sub.add_parser(name, help=f"{name} benchmark")
+        sp = sub.add_parser(name, help=line, description=line)
         module.configure(sp)
         sp.set_defaults(_bench=module.run)
 

@@ -17,12 +17,13 @@ import logging
 import sys
 from pathlib import Path
 
-HELP = "push the page corpus of a prepared dataset, or the metric Space, to the Hugging Face Hub (maintainers)"
+HELP = ("maintainers: push to the Hugging Face Hub the page corpus of a prepared dataset (pages), the hidden "
+        "test labels (labels, private) or the metric Space (metric)")  # fmt: skip
 logger = logging.getLogger("madqa.publish")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add `publish pages` and `publish metric`."""
+    """Add `publish pages`, `publish labels` and `publish metric`."""
     sub = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
     pages = sub.add_parser("pages", help="push the page corpus of a prepared dataset as a Hub dataset")
     pages.add_argument("--dataset", metavar="SPEC", help="the prepared dataset (default: $MADQA_DATASET or sample)")
@@ -35,8 +36,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     labels.add_argument("--file", required=True, type=Path, help="the labels JSONL (question schema, labelled)")
     labels.add_argument("--dataset", metavar="SPEC", help="whose public test split they label (default: sample)")
     labels.add_argument("--repo", required=True, metavar="ORG/NAME", help="target private Hub dataset repo")
-    labels.add_argument("--private-share", type=float, default=0.5, metavar="F",
-                        help="share of the questions in the private part, for rows without a 'part' (default 0.5)")
+    share = "share of the questions in the private part, for rows without a 'part' (default 0.5)"
+    labels.add_argument("--private-share", type=float, default=0.5, metavar="F", help=share)
     labels.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     metric = sub.add_parser("metric", help="push metric/ as an evaluate metric Space (app.py widget)")
     metric.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub Space repo")

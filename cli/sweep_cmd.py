@@ -45,6 +45,8 @@ from madqa.cli.errors import UserError
 
 HELP = "run a list of configurations (agent, model, k, T, …) from a YAML file, one resumable results file each"
 logger = logging.getLogger(__name__)
+#: ``madqa sweep -h``'s text after the options: the file format (this module's docstring, its one home).
+EPILOG = __doc__.split("\n", 2)[2].strip().replace("::", ":").replace("``", "`").replace(":class:", "")
 
 #: Fields of a configuration besides RunConfig's.
 EXTRA_FIELDS = ("name", "output", "workers", "api_base")
@@ -68,7 +70,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``sweep`` arguments."""
     from madqa.cli.run_cmd import add_ray_options
 
-    parser.add_argument("config", type=Path, metavar="CONFIG.yaml", help="the configurations (see `madqa sweep -h`)")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
+    parser.add_argument("config", type=Path, metavar="CONFIG.yaml", help="the YAML file of configurations (below)")
     parser.add_argument("--retry-errors", action="store_true", help="also rerun questions that ended with an error")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these configurations")
     parser.add_argument("--dry-run", action="store_true", help="check the file and list the configurations")
@@ -143,7 +147,7 @@ def load_sweep(path: Path) -> list[SweepEntry]:
 
 
 def run_sweep(entries: Sequence[SweepEntry], *, backend: Any = None, retry_errors: bool = False,
-              progress: bool = True) -> list[dict[str, Any]]:
+              progress: bool = True) -> list[dict[str, Any]]:  # fmt: skip
     """Run (or resume) every configuration in turn; one status row per configuration.
 
     A configuration that cannot run (its file holds another model's results, its dataset is missing …) gets its
