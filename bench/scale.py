@@ -46,6 +46,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ocr-pages", type=int, default=16, help="scanned pages OCR is measured on (16)")
     parser.add_argument("--skip", nargs="+", default=[], metavar="STAGE",
                         choices=("ocr", "whoosh", "ray", "space"), help="leave stages out: ocr whoosh ray space")
+    from .space import add_port_option
+
+    add_port_option(parser)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
 
 
@@ -138,6 +141,10 @@ def bench_scale(args: argparse.Namespace) -> dict[str, Any]:
 
     if not 0 < args.scale <= 1 or args.workers < 1 or args.latency < 0:
         raise BenchError("--scale must be in (0, 1], --workers at least 1, --latency not negative")
+    if "space" not in args.skip:
+        from .space import require_free
+
+        require_free(args.port)  # before the long stages
     spec = CorpusSpec().scaled(round(CorpusSpec().pages * args.scale)) if args.scale < 1 else CorpusSpec()
     spec = replace(spec, vocabulary=min(spec.vocabulary, max(20_000, spec.tokens // 40)))
     n = args.questions or max(1, round(RELEASE_QUESTIONS * args.scale))
@@ -168,14 +175,25 @@ def bench_scale(args: argparse.Namespace) -> dict[str, Any]:
     if "space" not in args.skip:
         from .space import bench_space
 
-        _stage(figures, "space", lambda: bench_space(n, args.submissions, repeats=1, burst=0))
+        _stage(figures, "space", lambda: bench_space(n, args.submissions, repeats=1, burst=0, port=args.port))
     return figures
 
 
-def _row(name: str, stage: dict[str, Any] | None, measure: str, target: str) -> str:
+def verdict(ok: bool | None) -> str:
+    """``PASS``/``FAIL`` beside a target (empty where a stage has no target or no figure)."""
+    return "" if ok is None else "PASS" if ok else "FAIL"
+
+
+def _row(name: str, stage: dict[str, Any] | None, measure: str, target: str, ok: bool | None = None) -> str:
     if stage is None:
         return f"  {name:<22} {'skipped':>9}"
-    return f"  {name:<22} {stage['wall_s']:>8.1f}s {stage['peak_rss_mib']:>7.0f} MiB  {measure:<44} {target}"
+    row = f"  {name:<22} {stage['wall_s']:>8.1f}s {stage['peak_rss_mib']:>7.0f} MiB  {measure:<44} {target:<14}"
+    return f"{row} {verdict(ok)}".rstrip()
+
+
+def _sub(measure: str, target: str, ok: bool) -> str:
+    """A second figure of the stage above, in the same columns."""
+    return f"  {'':<22} {'':>9} {'':>11}  {measure:<44} {target:<14} {verdict(ok)}"
 
 
 def report_lines(f: dict[str, Any]) -> list[str]:
@@ -183,36 +201,43 @@ def report_lines(f: dict[str, Any]) -> list[str]:
     g, e, o = f["generate"], f["extract"], f.get("ocr")
     lines = [f"madqa bench scale: {g['documents']} PDFs, {g['pages']} pages (longest {g['max_doc_pages']}), "
              f"scale {f['scale']:g}, {f['cpus']} CPUs", f"  {'stage':<22} {'wall':>9} {'peak RSS':>11}  "
-             f"{'measured':<44} target"]  # fmt: skip
+             f"{'measured':<44} {'target':<14} verdict"]  # fmt: skip
     lines.append(_row("generate PDFs", g, f"{g['bytes'] / 2**20:.0f} MiB of PDF", ""))
-    lines.append(_row("extract, text layer", e, f"{e['pages_per_s']:.0f} pages/s", ">= 300 pages/s"))
+    rate_e = e["pages_per_s"]
+    lines.append(_row("extract, text layer", e, f"{rate_e:.0f} pages/s", ">= 300 pages/s", rate_e >= 300))
     if o is not None:
         rate = o.get("pages_per_s")
         hours = (g["blank_pages"] / rate / 3600) if rate else None
         text = (f"{rate:.2f} pages/s; {g['blank_pages']} blank pages -> {hours:.2f} h" if rate else o.get("note", ""))
         lines.append(_row("OCR (scanned pages)", o, text, "(measured)"))
     t, w = f["index_tantivy"], f.get("index_whoosh")
-    lines.append(_row("index, Tantivy", t, f"{t['build_s']:.1f} s", "<= 20 s"))
-    lines.append(_row("index, Whoosh", w, f"{w['build_s']:.1f} s" if w else "", "<= 250 s"))
+    lines.append(_row("index, Tantivy", t, f"{t['build_s']:.1f} s", "<= 20 s", t["build_s"] <= 20))
+    lines.append(_row("index, Whoosh", w, f"{w['build_s']:.1f} s" if w else "", "<= 250 s",
+                      w["build_s"] <= 250 if w else None))  # fmt: skip
     r = f["run"]
     lines.append(_row(f"run, {r['workers']} threads", r, f"{r['run_s']:.1f} s = {r['ratio']:.2f}x ideal "
-                      f"{r['ideal_s']:.1f} s, {r['errors']} errors", "<= 1.5x ideal"))  # fmt: skip
-    lines.append(f"  {'':<22} {'':>9} {'':>11}  {r['overhead_ms_per_question']:.1f} ms overhead per question"
-                 f"{'':<14} <= 50 ms")  # fmt: skip
+                      f"{r['ideal_s']:.1f} s, {r['errors']} errors", "<= 1.5x ideal",
+                      r["ratio"] <= 1.5 and not r["errors"]))  # fmt: skip
+    lines.append(_sub(f"{r['overhead_ms_per_question']:.1f} ms overhead per question", "<= 50 ms",
+                      r["overhead_ms_per_question"] <= 50))  # fmt: skip
     v = f["evaluate"]
-    lines.append(_row("evaluate", v, f"{v['lines']} lines in {v['evaluate_s']:.2f} s", "< 2 s"))
+    lines.append(_row("evaluate", v, f"{v['lines']} lines in {v['evaluate_s']:.2f} s", "< 2 s", v["evaluate_s"] < 2))
     y = f.get("run_ray")
     if y is not None and "run_s" in y:
         extra = y["run_s"] / r["run_s"] - 1
         lines.append(_row("run, Ray 2 nodes", y, f"{y['run_s']:.1f} s, {100 * extra:+.0f}% vs local, "
-                          f"{y['errors']} errors", "<= +20%"))  # fmt: skip
+                          f"{y['errors']} errors", "<= +20%", extra <= 0.2 and not y["errors"]))  # fmt: skip
     elif y is not None:
-        lines.append(_row("run, Ray 2 nodes", y, y.get("note", "")[:44], "<= +20%"))
+        lines.append(_row("run, Ray 2 nodes", y, y.get("note", "")[:44], "<= +20%"))  # not run: no verdict
     s = f.get("space")
     if s is not None:
-        lines.append(_row("Space", s, f"submit {s['items']} lines {s['submit_s']:.2f} s", "< 5 s"))
-        lines.append(f"  {'':<22} {'':>9} {'':>11}  board of {s['board_submissions']}+ loads in "
-                     f"{s['refresh_s']:.2f} s{'':<16} < 1 s")  # fmt: skip
+        lines.append(_row("Space", s, f"submit {s['items']} lines {s['submit_s']:.2f} s", "< 5 s",
+                          s["submit_s"] < 5))  # fmt: skip
+        lines.append(_sub(f"board of {s['board_submissions']}+ loads in {s['refresh_s']:.2f} s", "< 1 s",
+                          s["refresh_s"] < 1))  # fmt: skip
+    checked = [x for x in lines[2:] if x.endswith(("PASS", "FAIL"))]
+    failed = sum(x.endswith("FAIL") for x in checked)
+    lines.append(f"  {len(checked) - failed} of {len(checked)} targets met" + (f", {failed} FAIL" if failed else ""))
     return lines
 
 

@@ -35,6 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-startup", action="store_true",
                         help="skip the start-up figure (`python -m madqa.space.app` on the built sample; skipped "
                              "anyway, and said so, when the sample is not built)")
+    add_port_option(parser)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
 
 
@@ -62,8 +63,34 @@ def results_text(refs: list[Any], seed: int) -> str:
     return "".join(json.dumps(x) + "\n" for x in lines)
 
 
-def bench_space(items: int, submissions: int, repeats: int, burst: int = 4) -> dict[str, Any]:
-    """Launch a synthetic Space, time a submission and a refresh; returns the figures."""
+def add_port_option(parser: argparse.ArgumentParser) -> None:
+    """``--port`` of the benchmarks that launch a Space (``bench space``, ``bench scale``)."""
+    parser.add_argument("--port", type=int, default=None, metavar="N",
+                        help="port of the Space it launches on 127.0.0.1 (default: a free one)")  # fmt: skip
+
+
+def require_free(port: int | None) -> None:
+    """Fail before any work when the ``--port`` given is taken.
+
+    Raises:
+        BenchError: ``127.0.0.1:port`` cannot be bound.
+    """
+    import socket
+
+    from . import BenchError
+
+    if port is None:
+        return
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            raise BenchError(f"port {port} on 127.0.0.1 is already in use: choose another with --port N") from None
+
+
+def bench_space(items: int, submissions: int, repeats: int, burst: int = 4, port: int | None = None) -> dict[str, Any]:
+    """Launch a synthetic Space (on ``port``, default a free one), time a submission and a refresh; the figures."""
+    require_free(port)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from gradio_client import Client, handle_file
 
@@ -90,8 +117,8 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4) -> d
             scorer.submit_text(results_text(refs, k), {**form, "system": f"bench-{k}"})
         fill_s = time.perf_counter() - t0
         with contextlib.redirect_stdout(sys.stderr):  # gradio prints its banners; stdout is for the figures
-            demo = launch(Services(config, store, scorer, RateLimiter(0, 1)), port=free_port(), host="127.0.0.1",
-                          prevent_thread_lock=True, quiet=True)  # fmt: skip
+            services = Services(config, store, scorer, RateLimiter(0, 1))
+            demo = launch(services, port=port or free_port(), host="127.0.0.1", prevent_thread_lock=True, quiet=True)
         try:
             client = Client(f"http://127.0.0.1:{demo.server_port}/", verbose=False)
             client.predict("", api_name="/refresh")  # warm-up
@@ -131,8 +158,9 @@ def run(args: argparse.Namespace) -> int:
     """Run `madqa bench space` and print its figures."""
     from .space_startup import startup_figures, startup_lines
 
-    startup = startup_figures(args.no_startup)  # first: nothing else running in this process yet
-    r = {**bench_space(args.items, args.submissions, max(1, args.repeats), max(0, args.burst)), **startup}
+    require_free(args.port)
+    startup = startup_figures(args.no_startup, port=args.port)  # first: nothing else running in this process yet
+    r = {**bench_space(args.items, args.submissions, max(1, args.repeats), max(0, args.burst), args.port), **startup}
     lines = [
         f"madqa bench space: gradio_client on 127.0.0.1, anls mode, median of {r['repeats']}",
         f"  submit {r['items']} predictions, scored in the request thread  {r['submit_s']:.3f} s   (target < 3 s)",

@@ -52,7 +52,7 @@ def _stop(proc: subprocess.Popen) -> None:
         pass
 
 
-def measure_startup(*, seed: bool = True, timeout_s: float = 900) -> dict[str, Any]:
+def measure_startup(*, seed: bool = True, timeout_s: float = 900, port: int | None = None) -> dict[str, Any]:
     """Start the Space on the sample in a subprocess; time to the first answer and peak memory.
 
     Raises:
@@ -60,7 +60,7 @@ def measure_startup(*, seed: bool = True, timeout_s: float = 900) -> dict[str, A
     """
     from madqa.loading_script.paths import Layout
 
-    port = free_port()
+    port = port or free_port()
     with tempfile.TemporaryDirectory(prefix="madqa-bench-startup-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MADQA_SPACE_", "GRADIO_"))}
         env.pop("MADQA_DATASET", None)
@@ -104,12 +104,12 @@ def measure_startup(*, seed: bool = True, timeout_s: float = 900) -> dict[str, A
             "startup_tree_peak_rss_mib": tree_peak_kib / 1024, "startup_processes": len(pids)}  # fmt: skip
 
 
-def startup_figures(skip: bool, seed: bool = True) -> dict[str, Any]:
+def startup_figures(skip: bool, seed: bool = True, port: int | None = None) -> dict[str, Any]:
     """The start-up figures, or ``{"startup_skipped": reason}`` (``--no-startup``, or no built sample)."""
     if skip:
         return {"startup_skipped": "--no-startup"}
     reason = sample_missing()
-    return {"startup_skipped": reason} if reason else measure_startup(seed=seed)
+    return {"startup_skipped": reason} if reason else measure_startup(seed=seed, port=port)
 
 
 def startup_lines(r: dict[str, Any]) -> list[str]:

@@ -198,7 +198,9 @@ def score_files(args: argparse.Namespace, names: Sequence[str], prices: Any = No
         if prices is not None:  # the lines of gold items only, as accuracy counts them
             priced = run_cost([ln for ln in raw[system["name"]] if str(ln.get("id")) in gold_ids], prices)
             cost = {**priced.summary(), "reason": unpriced_reason(priced)}
-        out_systems.append({**system, **{k: report[k] for k in keys}, "cost": cost,
+        n_items = int(report["n"] or 0)
+        coverage = int(report["n_predicted"] or 0) / n_items if n_items else None
+        out_systems.append({**system, **{k: report[k] for k in keys}, "coverage": coverage, "cost": cost,
                             "budget_curve": budget_curve(run.items, top)})  # fmt: skip
     outcomes = {name: [it.correct for it in run.items] for name, run in scored.items()}
     pairs, kappa = [], {}
@@ -246,19 +248,29 @@ def cost_text(cost: Mapping[str, Any] | None) -> str:
     return f"${cost['total_usd']:.4f} (${cost['per_question_usd']:.4f}/q)"
 
 
+def coverage_text(system: Mapping[str, Any]) -> str:
+    """How many gold items a run answered: ``answered/n (percent)``; unanswered items are scored incorrect.
+
+    >>> coverage_text({"n": 8, "n_predicted": 6})
+    '6/8 (75%)'
+    """
+    n, answered = int(system.get("n") or 0), int(system.get("n_predicted") or 0)
+    return f"{answered}/{n} ({100 * answered / n:.0f}%)" if n else "—"
+
+
 def format_comparison(result: Mapping[str, Any]) -> str:
     """The comparison as plain-text tables."""
     systems = result["systems"]
     width = max(len(label(s)) for s in systems)
     lines = [f"{result['n_gold']} gold items" + (f" (split {result['split']})" if result["split"] else ""), "",
-             f"{'system':<{width}}  accuracy  95% CI          Kuiper  Page F1  mean steps"]  # fmt: skip
+             f"{'system':<{width}}  accuracy  95% CI          Kuiper  Page F1  mean steps  coverage"]  # fmt: skip
     for s in systems:
         ci = s["accuracy_ci"]
         ci_text = "" if not ci or ci[0] is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
         kuiper = "—" if s["kuiper"] is None else f"{s['kuiper']:.2f}"
         steps = "—" if s["mean_steps"] is None else f"{s['mean_steps']:.2f}"
         lines.append(f"{label(s):<{width}}  {_pct(s['accuracy']):>8}  {ci_text:<14}  {kuiper:>6}  "
-                     f"{_pct(s['page_f1']):>7}  {steps:>10}")  # fmt: skip
+                     f"{_pct(s['page_f1']):>7}  {steps:>10}  {coverage_text(s)}")  # fmt: skip
     if any(s.get("cost") is not None for s in systems):
         lines += ["", f"inference cost (prices: {result.get('prices')})"]
         lines += [f"{label(s):<{width}}  {cost_text(s.get('cost'))}" for s in systems]
