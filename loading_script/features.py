@@ -18,8 +18,11 @@ HOP_TYPES: tuple[HopType, ...] = ("single", "cross_page", "cross_doc")
 QA_SPLITS: tuple[str, ...] = ("train", "dev", "test")
 #: Split holding the hidden labels; its public rows carry empty ``answer_variants``/``evidence``/``hop_type``.
 HIDDEN_SPLIT = "test"
-#: Split names of the other configs (``links`` is the release's name for the documents config).
-DOCUMENTS_SPLIT = "links"
+#: Split names of the other configs. Every config's only split is ``train``, the Hub's convention
+#: (``load_dataset("madqa", "documents", split="train")``); the public release calls its documents split ``links``,
+#: and folders built before were named so too: readers take the only split whatever its name.
+DOCUMENTS_SPLIT = "train"
+LEGACY_DOCUMENTS_SPLIT = "links"
 PAGES_SPLIT = "train"
 
 TEXT_SOURCES: tuple[str, ...] = ("pdf", "ocr", "none")

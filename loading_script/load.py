@@ -19,7 +19,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .features import DOCUMENT_FEATURES, DOCUMENTS_SPLIT, HIDDEN_SPLIT, PAGES_SPLIT, QA_FEATURES, QA_SPLITS, hop_type
+from .features import (
+    DOCUMENT_FEATURES,
+    DOCUMENTS_SPLIT,
+    HIDDEN_SPLIT,
+    LEGACY_DOCUMENTS_SPLIT,
+    PAGES_SPLIT,
+    QA_FEATURES,
+    QA_SPLITS,
+    hop_type,
+)
 from .io import quiet_datasets, read_jsonl
 from .paths import PREPARED_FILE, Layout
 
@@ -244,7 +253,7 @@ def load_gold(
 def load_documents(dataset: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The documents config (one row per PDF), with every column of :data:`DOCUMENT_FEATURES`."""
     data = load_config("documents", dataset)
-    split = DOCUMENTS_SPLIT if DOCUMENTS_SPLIT in data else next(iter(data))
+    split = next((s for s in (DOCUMENTS_SPLIT, LEGACY_DOCUMENTS_SPLIT) if s in data), next(iter(data)))
     return [{k: row.get(k) for k in DOCUMENT_FEATURES} for row in data[split]]
 
 

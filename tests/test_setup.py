@@ -87,7 +87,7 @@ def test_literal_load_dataset_madqa_offline_from_another_directory(layout, tmp_p
         "from datasets import load_dataset\n"
         "d = load_dataset('madqa')\n"
         "print({k: len(v) for k, v in d.items()})\n"
-        "print(len(load_dataset('madqa', 'documents')['links']), len(load_dataset('madqa', 'pages')['train']))\n"
+        "print(len(load_dataset('madqa', 'documents')['train']), len(load_dataset('madqa', 'pages')['train']))\n"
         "d2 = load_dataset('madqa')\n"  # a second bare call still works after the other configs were read
         "print(sorted(d2))\n"
     )
@@ -102,7 +102,7 @@ def test_load_dataset_on_the_folder(layout, tmp_path):
     code = (
         "import sys\nfrom datasets import load_dataset\nf = sys.argv[1]\n"
         "print({k: len(v) for k, v in load_dataset(f).items()})\n"
-        "print(load_dataset(f, 'documents')['links'].column_names)\n"
+        "print(load_dataset(f, 'documents')['train'].column_names)\n"
         "print(load_dataset(f, 'pages')['train'].column_names)\n"
     ).replace("sys.argv[1]", repr(str(layout.dataset_dir)))
     out = _run_python(code, tmp_path, _subprocess_env(layout, hf_home=tmp_path / "other_hf")).splitlines()
