@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .page_spool import PageSpool
+from .pdf_attachments import from_entry, name_attachments, to_entry, walk
 from .pdf_listing import PdfListing, check_pdfs, scan_pdfs
 from .pdf_text import (
     EXTRACTOR_VERSION,
@@ -105,16 +106,20 @@ def _load_cached(cache_dir: Path | None, name: str, sha: str, ocr: bool, setting
         return None
     for row in pages:  # the cache is keyed by content, so the same bytes may come under another name
         row["document"] = name
-    return PdfResult(name, sha, pages=pages, from_cache=True, warnings=warnings)
+    result = PdfResult(name, sha, pages=pages, from_cache=True, warnings=warnings)
+    result.attachments = [from_entry(child, PdfResult) for child in entry.get("attachments", [])]
+    name_attachments(result)
+    return result
 
 
 def _store_cached(cache_dir: Path, result: PdfResult, ocr: bool, settings: ExtractSettings,
                   installed: list[str] | None) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = _cache_path(cache_dir, result.sha256, ocr, settings)
-    ocr_done = any(row["text_source"] == "ocr" for row in result.pages)
+    ocr_done = any(row["text_source"] == "ocr" for part in walk(result) for row in part.pages)
     entry = {"pages": result.pages, "warnings": result.warnings,
-             "tesseract_data": installed if ocr_done else None}
+             "tesseract_data": installed if ocr_done else None,
+             "attachments": [to_entry(child) for child in result.attachments]}
     tmp = target.with_suffix(f".tmp{os.getpid()}")
     tmp.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
     tmp.replace(target)
@@ -154,6 +159,7 @@ class ExtractionReport:
         cached: PDFs served from the cache.
         sha256: document name → sha256 of the PDF.
         num_pages: document name → page count.
+        parents: attached PDF's document name → its parent's (:mod:`.pdf_attachments`).
     """
 
     pages: list[dict[str, Any]] = field(default_factory=list)
@@ -164,6 +170,7 @@ class ExtractionReport:
     cached: int = 0
     sha256: dict[str, str] = field(default_factory=dict)
     num_pages: dict[str, int] = field(default_factory=dict)
+    parents: dict[str, str] = field(default_factory=dict)
     spool: Any = None
 
     @property
@@ -187,7 +194,10 @@ class ExtractionReport:
         self.warnings.append((name, message))
 
     def add(self, result: PdfResult) -> None:
-        """Fold one file's result in."""
+        """Fold one file's result in, and its attachments' (each a document of its own)."""
+        for child in result.attachments:
+            self.parents[child.document] = result.document
+            self.add(child)
         for message in result.warnings:
             self.warn(result.document, message)
         if result.error:
@@ -283,7 +293,8 @@ def extract_corpus(
         result.document = name
         for row in result.pages:
             row["document"] = name
-        if cache_dir is not None and not result.error and result.ocr_needed_missing == 0:
+        name_attachments(result)
+        if cache_dir is not None and not result.error and not any(r.ocr_needed_missing for r in walk(result)):
             try:
                 _store_cached(cache_dir, result, ocr, settings, installed)  # now: a crash later keeps this file
             except OSError as exc:  # a full disk costs the cache, not the run

@@ -29,7 +29,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 #: Bump when extraction output changes: it is part of the cache key.
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 #: A page whose text layer has fewer letters and digits than this (any script) goes through OCR.
 MIN_TEXT_CHARS = 16
 #: ... as does one where more than this share of the characters are undecodable glyph codes.
@@ -158,6 +158,9 @@ class PdfResult:
         error: why the file was skipped (``None`` on success).
         ocr_needed_missing: pages that needed OCR while Tesseract was unavailable.
         warnings: one-line messages about this file that did not stop it (a repaired file, a page that failed).
+        attachments: the results of the PDFs attached to it (:mod:`.pdf_attachments`), named
+            ``<document>#<name>``.
+        name_in_parent: for an attachment, its name in the parent; ``parent``: the parent's document name.
     """
 
     document: str
@@ -167,10 +170,13 @@ class PdfResult:
     ocr_needed_missing: int = 0
     from_cache: bool = False
     warnings: list[str] = field(default_factory=list)
+    attachments: list[PdfResult] = field(default_factory=list)
+    name_in_parent: str | None = None
+    parent: str | None = None
 
 
 def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: str | None = None,
-                settings: ExtractSettings | None = None) -> PdfResult:
+                settings: ExtractSettings | None = None, depth: int = 0) -> PdfResult:
     """Extract every page of one PDF.
 
     Args:
@@ -179,6 +185,7 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
         ocr: whether to OCR pages without a usable text layer at all.
         sha256: the file's digest when the caller already has it (saves reading the file twice).
         settings: OCR languages, resolution, pixel cap, orientation detection (default :class:`ExtractSettings`).
+        depth: how deep this file is attached in another (0: a file of the corpus; see :mod:`.pdf_attachments`).
 
     Returns:
         A :class:`PdfResult`; ``error`` is set (and ``pages`` empty) for a corrupt, encrypted or empty PDF, or
@@ -187,6 +194,7 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
     import pymupdf
 
     from .ocr import missing_languages_message
+    from .pdf_attachments import extract_attachments
 
     settings = settings or ExtractSettings()
     name = path.name
@@ -216,6 +224,11 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
             result.pages.append(reader.read(index))
         result.warnings[:0] = _repair_warnings(doc)
         result.warnings.extend(reader.notes())
+
+        def attached(child: Path, level: int) -> PdfResult:
+            return extract_pdf(child, tessdata=tessdata, ocr=ocr, settings=settings, depth=level)
+
+        extract_attachments(doc, result, attached, depth)
     return result
 
 
@@ -231,14 +244,21 @@ class _PageReader:
         """The row of page ``index`` (0-based); never raises for a bad page."""
         import pymupdf
 
+        from .pdf_content import read_page
+
         number = index + 1
         pymupdf.TOOLS.mupdf_warnings(reset=True)
         try:
             page = self.doc.load_page(index)
-            text = normalise_text(page.get_text())
+            content = read_page(page)
         except Exception as exc:  # noqa: BLE001 - one page's failure is that page's
             return self._lost(number, f"cannot be read ({_reason(exc)})")
+        text = normalise_text(content.text)
         source = "pdf" if text.strip() else "none"
+        if content.hidden and text_counts(content.hidden)[0]:  # hidden text: the rule of .pdf_hidden_text
+            text, source, checked = self._hidden(page, number, content, text)
+            if checked:
+                return self._row(number, text, source)
         if not has_usable_text(text) and self.ocr:
             if self.tessdata is None:
                 self.result.ocr_needed_missing += 1
@@ -250,6 +270,22 @@ class _PageReader:
         if not text.strip() and (mupdf := _mupdf_problem()):
             return self._lost(number, f"no text ({mupdf})")
         return self._row(number, text, source)
+
+    def _hidden(self, page: Any, number: int, content: Any, visible: str) -> tuple[str, str, bool]:
+        """``(text, source, OCR done)`` for a page with hidden text (see :func:`.pdf_hidden_text.judge_hidden`)."""
+        from .pdf_hidden_text import judge_hidden
+
+        ocr = self._ocr(page, number, visible) if self.tessdata is not None else None
+        verdict = judge_hidden(visible=visible, full=normalise_text(content.full), hidden=content.hidden,
+                               kinds=content.kinds, ocr=ocr, visible_usable=has_usable_text(visible))  # fmt: skip
+        if verdict.warning:
+            self.result.warnings.append(f"page {number}: {verdict.warning}")
+        if verdict.note:
+            self._notes.setdefault(verdict.note, []).append(number)
+        text, source = verdict.text, verdict.source
+        if ocr is not None and not has_usable_text(text) and text_counts(ocr)[0] >= text_counts(text)[0]:
+            text, source = ocr, "ocr"  # as for any page: a short real text layer beats OCR noise, not the reverse
+        return text, source if text.strip() else "none", ocr is not None
 
     def _ocr(self, page: Any, number: int, text: str) -> str | None:
         """The page's OCR text, or ``None`` (with a warning) when rendering or OCR failed."""

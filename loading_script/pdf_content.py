@@ -1,0 +1,75 @@
+"""One page's text layer as the corpus gets it: visible and hidden spans apart, form fields, reading order.
+
+:func:`read_page` is what :mod:`.pdf_text` calls for every page: one ``get_text("dict")`` pass, then
+
+* **hidden spans** (:mod:`.pdf_hidden_text`) are kept apart: :attr:`PageContent.text` leaves them out,
+  :attr:`PageContent.full` has them in place, and the page reader applies the stated rule to choose;
+* **form fields** (:mod:`.pdf_forms`): their widgets' drawn appearance is replaced by ``label: value`` lines;
+* **reading order** (:mod:`.pdf_layout`): vertical CJK joined into lines, columns read one after the other.
+
+Without hidden text, form fields, vertical writing or columns the text is exactly ``page.get_text()``'s (a test
+checks every page of the sample).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from .pdf_forms import form_lines
+from .pdf_hidden_text import BACKGROUND, needs_colour_check, same_colour_as_background, span_hidden_kind
+from .pdf_layout import Line, Span, column_order, join_vertical
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PageContent:
+    """A page's text layer, read by :func:`read_page`.
+
+    Attributes:
+        text: the visible text in reading order (a line per line, each ending in a newline).
+        full: the same with the hidden spans in place.
+        hidden: the hidden spans' text only.
+        kinds: how the hidden spans are hidden, distinct, in order of appearance.
+    """
+
+    text: str
+    full: str
+    hidden: str
+    kinds: list[str]
+
+
+def read_page(page: Any) -> PageContent:
+    """Read one ``pymupdf.Page`` (see the module docstring)."""
+    import pymupdf
+
+    data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)
+    lines: list[Line] = []
+    colour: list[tuple[Span, dict[str, Any]]] = []
+    for block in data["blocks"]:
+        for raw in block.get("lines", ()):
+            x0, y0, x1, y1 = raw["bbox"]
+            line = Line(x0, y0, x1, y1, vertical=raw.get("wmode") == 1)
+            for span in raw["spans"]:
+                line.spans.append(Span(span["text"], span_hidden_kind(span)))
+                if line.spans[-1].hidden is None and needs_colour_check(span):
+                    colour.append((line.spans[-1], span))
+            lines.append(line)
+    for (span, _), hidden in zip(colour, same_colour_as_background(page, [raw for _, raw in colour]), strict=True):
+        if hidden:
+            span.hidden = BACKGROUND
+    try:
+        if page.first_widget is not None:
+            lines = form_lines(page, lines)
+        lines = column_order(join_vertical(lines))
+    except Exception:  # noqa: BLE001 - a layout step that fails keeps MuPDF's order, never the page
+        logger.warning("page %d: layout analysis failed; MuPDF's line order kept", page.number + 1, exc_info=True)
+    kinds = list(dict.fromkeys(s.hidden for line in lines for s in line.spans if s.hidden is not None))
+    hidden = "\n".join(text for line in lines if (text := "".join(s.text for s in line.spans if s.hidden)))
+    return PageContent(_join(lines, hidden=False), _join(lines, hidden=True), hidden.strip(), kinds)
+
+
+def _join(lines: list[Line], *, hidden: bool) -> str:
+    return "".join(text + "\n" for line in lines if (text := line.text(hidden=hidden)))

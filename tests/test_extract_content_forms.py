@@ -1,0 +1,78 @@
+"""AcroForm fields (issue 28, item 6): each value with its label, the selected options only, check boxes as
+checked/unchecked. The form is generated here with PyMuPDF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+
+from madqa.loading_script.pdf_text import extract_pdf
+
+
+def _widget(page: pymupdf.Page, kind: int, name: str, rect: tuple[float, float, float, float], **values) -> None:
+    widget = pymupdf.Widget()
+    widget.field_type, widget.field_name, widget.rect = kind, name, pymupdf.Rect(rect)
+    for key, value in values.items():
+        setattr(widget, key, value)
+    page.add_widget(widget)
+
+
+def _form_pdf(path: Path) -> Path:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((50, 60), "Ferry season pass application", fontsize=14)
+    page.insert_text((50, 100), "Name:", fontsize=11)
+    _widget(page, pymupdf.PDF_WIDGET_TYPE_TEXT, "applicant", (110, 88, 300, 104), field_value="Jane Doe")
+    page.insert_text((50, 140), "Home port:", fontsize=11)
+    _widget(
+        page,
+        pymupdf.PDF_WIDGET_TYPE_LISTBOX,
+        "port",
+        (110, 128, 300, 190),
+        choice_values=["Dover", "Calais", "Ostend"],
+        field_value="Calais",
+    )
+    page.insert_text((50, 220), "Cabin:", fontsize=11)
+    _widget(
+        page,
+        pymupdf.PDF_WIDGET_TYPE_COMBOBOX,
+        "cabin",
+        (110, 208, 300, 224),
+        choice_values=["Standard", "Deluxe", "Suite"],
+        field_value="Deluxe",
+    )
+    _widget(page, pymupdf.PDF_WIDGET_TYPE_CHECKBOX, "terms", (50, 250, 62, 262), field_value=True)
+    page.insert_text((70, 260), "I accept the terms", fontsize=11)
+    _widget(
+        page,
+        pymupdf.PDF_WIDGET_TYPE_CHECKBOX,
+        "news",
+        (50, 270, 62, 282),
+        field_value=False,
+        field_label="Send me the newsletter",
+    )
+    page.insert_text((50, 320), "Phone:", fontsize=11)
+    _widget(page, pymupdf.PDF_WIDGET_TYPE_TEXT, "phone", (110, 308, 300, 324), field_value="")
+    doc.save(path)
+    return path
+
+
+def test_form_fields_come_out_as_label_value_lines(tmp_path: Path):
+    path = _form_pdf(tmp_path / "form.pdf")
+    with pymupdf.open(path) as doc:
+        raw = doc[0].get_text()
+    assert "Dover" in raw and "\n3\n" in raw and "Name:\nHome port" in raw  # MuPDF alone: appearances, apart
+
+    result = extract_pdf(path, tessdata=None, ocr=False)
+    (row,) = result.pages
+    assert result.error is None and row["text_source"] == "pdf"
+    assert row["text"].splitlines() == [
+        "Ferry season pass application",
+        "Name: Jane Doe",
+        "Home port: Calais",  # the selected option only
+        "Cabin: Deluxe",
+        "I accept the terms: checked",  # the label beside the box, not the ZapfDingbats "3" of its appearance
+        "Send me the newsletter: unchecked",  # the tooltip
+        "Phone:",  # an empty field adds nothing
+    ]

@@ -1,0 +1,106 @@
+"""Reading order from the layout (issue 28, items 7 and 8): vertical CJK joined into lines, and two columns drawn
+row by row read one column after the other. PDFs are generated here with PyMuPDF."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pymupdf
+
+from madqa.loading_script.pdf_layout import Line, Span, column_order, join_vertical
+from madqa.loading_script.pdf_text import extract_pdf
+
+#: Two Japanese columns of vertical writing, read right to left (the first is the rightmost). The search index
+#: keeps a run of CJK characters as one term (``\w+``) and drops one-character terms: MuPDF's one character per
+#: line gave the page no term at all.
+VERTICAL = ["東京都庁舎", "縦書き文書"]
+LEFT = [
+    "The harbour committee met on Tuesday morning",
+    "to review the budget for the new ferry pier",
+    "and heard a report on the storm damage done",
+    "to the breakwater during the winter months.",
+    "Members agreed that repairs must start soon.",
+]
+RIGHT = [
+    "In other business the council approved the",
+    "permit for the warehouse on Harbor Lane and",
+    "asked the engineer for an estimate of costs",
+    "before the next meeting of the full council",
+    "which is planned for the first week of May.",
+]
+
+
+def _vertical_pdf(path: Path) -> Path:
+    """Each character placed on its own, stacked top to bottom; columns right to left."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 60), "案内", fontsize=12, fontname="japan")  # a short horizontal title
+    for column, text in enumerate(VERTICAL):
+        x = 420 - column * 32
+        for i, char in enumerate(text):
+            page.insert_text((x, 110 + i * 20), char, fontsize=16, fontname="japan")
+    doc.save(path)
+    return path
+
+
+def _row_by_row_pdf(path: Path) -> Path:
+    """Two columns whose lines the content stream alternates: left line 1, right line 1, left line 2, …"""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((50, 60), "Harbour Committee: Minutes of the March Meeting, Both Columns Below", fontsize=13)
+    for i, (left, right) in enumerate(zip(LEFT, RIGHT, strict=True)):
+        page.insert_text((50, 100 + 14 * i), left, fontsize=10)
+        page.insert_text((320, 100 + 14 * i), right, fontsize=10)
+    doc.save(path)
+    return path
+
+
+def _similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, " ".join(a.split()), " ".join(b.split())).ratio()
+
+
+def test_vertical_japanese_is_one_line_per_column_and_searchable(tmp_path: Path):
+    from madqa.agents.search import open_index
+
+    path = _vertical_pdf(tmp_path / "tate.pdf")
+    with pymupdf.open(path) as doc:
+        assert "東京都庁舎" not in doc[0].get_text()  # MuPDF alone: one character per line
+    result = extract_pdf(path, tessdata=None, ocr=False)
+    (row,) = result.pages
+    assert row["text"] == "案内\n" + "\n".join(VERTICAL) + "\n"  # right column first
+    with open_index(result.pages, index_dir=tmp_path / "index", progress=False) as index:
+        assert [(h.document, h.page) for h in index.search("東京都庁舎")] == [("tate.pdf", 1)]
+        assert [(h.document, h.page) for h in index.search("縦書き文書")] == [("tate.pdf", 1)]
+
+
+def test_two_columns_drawn_row_by_row_come_out_column_after_column(tmp_path: Path):
+    path = _row_by_row_pdf(tmp_path / "columns.pdf")
+    expected = "Harbour Committee: Minutes of the March Meeting, Both Columns Below\n" + "\n".join(LEFT + RIGHT)
+    with pymupdf.open(path) as doc:
+        stream_order = doc[0].get_text()
+    assert _similarity(stream_order, expected) < 0.7  # interleaved
+    (row,) = extract_pdf(path, tessdata=None, ocr=False).pages
+    assert _similarity(row["text"], expected) >= 0.95
+    text = row["text"]
+    assert max(text.index(line) for line in LEFT) < min(text.index(line) for line in RIGHT)
+
+
+def _line(x0: float, y0: float, x1: float, text: str) -> Line:
+    return Line(x0, y0, x1, y0 + 10, [Span(text)])
+
+
+def test_a_table_of_short_cells_keeps_its_row_order():
+    """Short cells in two groups are not prose columns: rows stay rows."""
+    rows = [("Item", "Price"), ("Ferry ticket", "12.50"), ("Parking", "4.00"), ("Pier fee", "1.00")]
+    lines = [
+        line
+        for i, (a, b) in enumerate(rows)
+        for line in (_line(50, 100 + 14 * i, 50 + 8 * len(a), a), _line(400, 100 + 14 * i, 400 + 6 * len(b), b))
+    ]
+    assert column_order(lines) == lines
+
+
+def test_horizontal_text_is_left_alone_by_the_vertical_join():
+    lines = [_line(50, 100, 300, "The harbour committee met"), _line(50, 114, 300, "on Tuesday morning.")]
+    assert join_vertical(lines) == lines
