@@ -67,6 +67,7 @@ class RunConfig:
         search_timeout: (bm25) wall-clock seconds one search may take before the agent is told to narrow the query
             (0 or ``None``: no limit); see :class:`madqa.agents.search.SearchLimits`.
         retriever: (rag) retriever spec (:mod:`madqa.agents.retrieval`); ``None``: the agent's default.
+        image_retriever: (mdoc) the image side's retriever spec; ``None``: the text-retrieved pages' renders.
     """
 
     model: str = "local"
@@ -90,6 +91,7 @@ class RunConfig:
     step_timeout: float = 30.0
     search_timeout: float | None = DEFAULT_SEARCH_TIMEOUT
     retriever: str | None = None
+    image_retriever: str | None = None
 
     def check(self) -> None:
         """Raise :class:`RunError` for common settings that cannot work (the agent checks its own fields)."""

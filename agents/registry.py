@@ -3,7 +3,7 @@
 An entry is a ``MODULE:NAME`` target (:func:`madqa.agents.resolve.load_object`), so looking up one agent never
 imports another one's dependencies, and this module imports no agent. A new agent is one more entry here.
 
->>> names()
+>>> names()[:3]
 ('bm25', 'repl', 'rag')
 >>> get_agent("bm25").fields[:2]
 ('top_k', 'observe')
@@ -20,6 +20,8 @@ AGENTS: dict[str, str] = {
     "bm25": "madqa.agents.bm25.prepare:AGENT",
     "repl": "madqa.agents.repl.prepare:AGENT",
     "rag": "madqa.agents.rag.prepare:AGENT",
+    "mdoc": "madqa.agents.mdoc.prepare:AGENT",
+    "shell": "madqa.agents.shell.prepare:AGENT",
 }
 
 

@@ -40,7 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``run`` arguments."""
     parser.add_argument("--agent", default="bm25", choices=registry.names(),
                         help="bm25: search agent (paper G.1, default); repl: code-REPL agent (paper G.5); rag: "
-                             "static RAG, one retrieval and one model call (§4)")  # fmt: skip
+                             "static RAG, one retrieval and one model call (§4); mdoc: MDocAgent's five agents (§4); "
+                             "shell: Semtools-style search and read-only ls/grep/cat/head (G.4)")  # fmt: skip
     parser.add_argument("--model", default="local", metavar="SPEC",
                         help="local | litellm:ID | openai:ID | hf:ID | transformers:ID | py:MODULE:FACTORY "
                              "(default: local, the bundled offline model)")  # fmt: skip
@@ -63,7 +64,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interrupt-wait", type=float, default=DEFAULT_INTERRUPT_WAIT, metavar="S",
                         help="on Ctrl+C, seconds to wait for the questions in flight before stopping (default: "
                              f"{DEFAULT_INTERRUPT_WAIT:g}; a second Ctrl+C stops at once)")  # fmt: skip
-    parser.add_argument("--top-k", type=int, default=5, metavar="K", help="pages per search (default: 5)")
+    parser.add_argument("--top-k", type=int, metavar="K",
+                        help="pages per search (default: 5; mdoc 4, shell 3, as in their papers)")  # fmt: skip
     parser.add_argument("--observe", choices=("image", "text"),
                         help="show result pages as images or texts (default: text for text-only models)")  # fmt: skip
     parser.add_argument("--oracle", action="store_true", help="show the gold evidence pages instead of searching")
@@ -79,7 +81,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              f"it (default: {DEFAULT_SEARCH_TIMEOUT:g}; 0: no limit)")  # fmt: skip
     parser.add_argument("--retriever", metavar="SPEC",
                         help="rag: page retriever (bm25, dense:wordllama, rrf:A+B, hybrid:A>B; default "
-                             "rrf:bm25+dense:wordllama)")  # fmt: skip
+                             "rrf:bm25+dense:wordllama; mdoc: its text side, default bm25; shell: its search "
+                             "tool, default dense:wordllama)")  # fmt: skip
+    parser.add_argument("--image-retriever", metavar="SPEC",
+                        help="mdoc: image-side retriever (default: renders of the text side's pages)")  # fmt: skip
     repl = parser.add_argument_group("repl agent")
     repl.add_argument("--sub-model", metavar="SPEC", help="model behind llm_query in the code (default: --model)")
     repl.add_argument("--sub-calls", type=int, metavar="N",
@@ -251,6 +256,15 @@ def _interrupts(stop: Any, resume: str) -> Iterator[None]:
             signal.signal(signal.SIGINT, previous)
 
 
+def _top_k(args: argparse.Namespace) -> int:
+    """``--top-k``, else the agent's own default (``default_top_k``: its paper's), else 5."""
+    from madqa.agents.config import DEFAULT_TOP_K
+
+    if args.top_k is not None:
+        return int(args.top_k)
+    return int(getattr(registry.get_agent(args.agent), "default_top_k", DEFAULT_TOP_K))
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the agent and report where the results are."""
     from madqa.agents.run import RunConfig, RunError, StopRequest, run_benchmark
@@ -260,11 +274,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--retry-errors needs --resume")
     config = RunConfig(
         model=args.model, agent=args.agent, split=args.split, dataset=args.dataset, limit=args.limit,
-        max_steps=args.max_steps, top_k=args.top_k, observe=args.observe, oracle=args.oracle,
+        max_steps=args.max_steps, top_k=_top_k(args), observe=args.observe, oracle=args.oracle,
         search_backend=args.search_backend, page_chars=args.page_chars, image_steps=args.image_steps,
         min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
         sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
         search_timeout=args.search_timeout, question_timeout=args.question_timeout, retriever=args.retriever,
+        image_retriever=args.image_retriever,
     )  # fmt: skip
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)

@@ -3,7 +3,8 @@
 How a page goes through OCR (:func:`ocr_page`):
 
 1. It is rendered in grayscale at the settings' dpi, or lower when that would exceed ``max_pixels`` (an A0 scan
-   at 300 dpi is 139 million pixels; capped, memory stays bounded and the effective dpi is recorded).
+   at 300 dpi is 139 million pixels; capped, memory stays bounded and the effective dpi is recorded). A big
+   progressive JPEG, which MuPDF would decode whole, is decoded scaled first, or refused (:mod:`.ocr_images`).
 2. It is recognised upright with the explicit ``ocr_lang``, or with English. A result whose mean word confidence
    is at least :data:`CONFIDENT_OCR` is kept: most pages of a collection are upright and in the base language,
    and orientation detection costs a quarter of an OCR pass.
@@ -166,6 +167,8 @@ def render_gray(page: Any, dpi: int, max_pixels: int) -> tuple[Any, float]:
     """
     import pymupdf
 
+    from .ocr_images import prepare_page
+
     zoom = dpi / 72.0
     rect = page.rect
     pixels = rect.width * zoom * rect.height * zoom
@@ -173,6 +176,7 @@ def render_gray(page: Any, dpi: int, max_pixels: int) -> tuple[Any, float]:
         zoom *= (max_pixels / pixels) ** 0.5
         while math.ceil(rect.width * zoom) * math.ceil(rect.height * zoom) > max_pixels:  # MuPDF rounds up
             zoom *= 0.999
+    prepare_page(page, zoom)  # raises OcrError for an image that cannot be decoded within the memory bound
     pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csGRAY, alpha=False)
     pymupdf.TOOLS.store_shrink(100)  # drop MuPDF's cache of decoded images: a 300 dpi A0 scan's is 139 MB
     return pix, zoom * 72.0

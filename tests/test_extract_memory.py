@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -149,3 +150,93 @@ def test_the_spool_keeps_no_rows_in_memory_and_gives_them_back_sorted(tmp_path):
         ("b.pdf", 2, "zwei"),
     ]
     assert not path.exists()
+
+
+A0 = (2384, 3370)  # points
+MAKE_A0_SCAN = """
+import sys
+from PIL import Image, ImageDraw, ImageFont
+import pymupdf
+dpi, out = int(sys.argv[1]), sys.argv[2]
+size = (round(2384 / 72 * dpi), round(3370 / 72 * dpi))
+image = Image.new("RGB", size, (250, 247, 238))
+draw = ImageDraw.Draw(image)
+font = ImageFont.load_default(size=dpi // 4)
+for row in range(12):
+    draw.text((300, 400 + row * dpi), f"Harbour board minutes, row {row}: dredging permit BP-{4400 + row}",
+              font=font, fill=(25, 25, 35))
+jpeg = __import__("io").BytesIO()
+image.save(jpeg, "JPEG", quality=80, progressive=True)  # 4:2:0, as Pillow and most scanners write it
+del image, draw
+doc = pymupdf.open()
+doc.new_page(width=2384, height=3370).insert_image(pymupdf.Rect(0, 0, 2384, 3370), stream=jpeg.getvalue())
+doc.save(out)
+"""
+MEASURE = """
+import json, sys
+from pathlib import Path
+from madqa.loading_script.pdf_text import extract_pdf, tessdata_dir
+result = extract_pdf(Path(sys.argv[1]), tessdata=tessdata_dir())
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+print(json.dumps({"peak_kib": peak, "pages": result.pages, "warnings": result.warnings, "error": result.error}))
+"""
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Debian tesseract-ocr")
+def test_an_ocr_worker_stays_under_the_bound_on_an_a0_page_with_a_progressive_rgb_jpeg(tmp_path):
+    from madqa.loading_script.ocr_images import WORKER_BOUND_MIB
+
+    pdf = tmp_path / "a0_progressive.pdf"
+    subprocess.run([sys.executable, "-c", MAKE_A0_SCAN, "300", str(pdf)], check=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", MEASURE, str(pdf)], check=True, timeout=600, capture_output=True,
+                          text=True)  # fmt: skip
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    assert measured["error"] is None and measured["warnings"] == []
+    peak_mib = measured["peak_kib"] / 1024
+    assert peak_mib < WORKER_BOUND_MIB, f"worker peak {peak_mib:.0f} MiB"  # before the fix: 684 MiB
+    (page,) = measured["pages"]
+    assert page["text_source"] == "ocr"
+    assert "dredging permit BP-4411" in page["text"]  # the scaled stand-in still reads well at 127 dpi
+
+
+def _jpeg(size: tuple[int, int], **save: object) -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", size, (200, 30, 30)).save(out, "JPEG", **save)
+    return out.getvalue()
+
+
+def test_jpeg_frames_tell_progressive_ones_and_their_decoding_cost():
+    from madqa.loading_script.ocr_images import jpeg_frame
+
+    baseline, progressive = jpeg_frame(_jpeg((800, 600))), jpeg_frame(_jpeg((800, 600), progressive=True))
+    full_colour = jpeg_frame(_jpeg((800, 600), progressive=True, subsampling=0))
+    assert (baseline.progressive, progressive.progressive) == (False, True)
+    assert (progressive.width, progressive.height, progressive.sampling) == (800, 600, ((2, 2), (1, 1), (1, 1)))
+    assert progressive.coefficient_bytes == (100 * 75 + 2 * 50 * 38) * 128  # 4:2:0: chroma blocks are halved
+    assert full_colour.coefficient_bytes == 3 * 100 * 75 * 128
+    assert progressive.decoded_pixels(390, 290) == 400 * 300  # libjpeg scales by 1/2, not below the size asked
+    assert progressive.decoded_pixels(1600, 1200) == 800 * 600  # never up
+    assert jpeg_frame(b"\x89PNG\r\n") is None and jpeg_frame(b"\xff\xd8\xff") is None
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Debian tesseract-ocr")
+def test_a_progressive_jpeg_over_the_budget_costs_its_page_with_a_message_not_the_worker(tmp_path, monkeypatch):
+    from madqa.loading_script import ocr_images
+    from madqa.loading_script.pdf_text import tessdata_dir
+
+    doc = pymupdf.open()
+    doc.new_page().insert_image(pymupdf.Rect(0, 0, 595, 842), stream=_jpeg((1240, 1754), progressive=True))
+    doc.new_page().insert_text((72, 100), "Second page with an ordinary text layer of its own", fontsize=12)
+    doc.save(tmp_path / "scan.pdf")
+    monkeypatch.setattr(ocr_images, "SELF_DECODE_BYTES", 1)
+    monkeypatch.setattr(ocr_images, "DECODE_BUDGET_BYTES", 2**20)  # as an A0 4:4:4 scan is for the real budget
+    result = extract_pdf(tmp_path / "scan.pdf", tessdata=tessdata_dir())
+    assert [(r["page"], r["text_source"]) for r in result.pages] == [(1, "none"), (2, "pdf")]
+    assert result.warnings == [
+        "page 1: OCR failed (OcrError: a progressive JPEG of 1240x1754 pixels needs 8 MiB to decode (libjpeg holds "
+        "all its coefficients), more than an OCR worker's 600 MiB allow); no text"
+    ]
