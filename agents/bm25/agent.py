@@ -60,9 +60,10 @@ class SearchAgent(ToolCallingAgent):
         oracle_content: tuple[str, list[Any]] | None = None,
         min_searches: int = 0,
         verbosity_level: int = LogLevel.OFF,
+        extra_tools: Sequence[Any] = (),
     ) -> None:
-        """Assemble the agent (use :func:`build_search_agent`)."""
-        tools = [t for t in (search_tool, FinalAnswerTool()) if t is not None]
+        """Assemble the agent (use :func:`build_search_agent`; ``extra_tools``: more tools, e.g. the shell agent's)."""
+        tools = [t for t in (search_tool, *extra_tools, FinalAnswerTool()) if t is not None]
         templates = {k: v for k, v in prompts.items() if k != "madqa"}
         self.texts: dict[str, str] = dict(prompts["madqa"])
         self.search_tool, self.oracle, self._oracle_content = search_tool, oracle, oracle_content
@@ -94,13 +95,13 @@ class SearchAgent(ToolCallingAgent):
         if self._last_step():
             return [self.tools["final_answer"]]
         if self._must_search():
-            return [self.tools["search_documents"]]
+            return [self.tools[self.search_tool.name]]  # type: ignore[union-attr]
         return list(self.tools.values())
 
     def write_memory_to_messages(self, summary_mode: bool = False) -> list[ChatMessage]:
         """The model input; on the last step it ends with the instruction to answer now."""
         messages = super().write_memory_to_messages(summary_mode)
-        if self._last_step() and not summary_mode and "search_documents" in self.tools:
+        if self._last_step() and not summary_mode and self.search_tool is not None:
             reminder = [{"type": "text", "text": self.texts["last_step"]}]
             messages.append(ChatMessage(role=MessageRole.USER, content=reminder))
         return messages
