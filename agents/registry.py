@@ -20,6 +20,7 @@ AGENTS: dict[str, str] = {
     "bm25": "madqa.agents.bm25.prepare:AGENT",
     "repl": "madqa.agents.repl.prepare:AGENT",
     "rag": "madqa.agents.rag.prepare:AGENT",
+    "file-search": "madqa.agents.file_search.prepare:AGENT",
     "mdoc": "madqa.agents.mdoc.prepare:AGENT",
     "shell": "madqa.agents.shell.prepare:AGENT",
 }

@@ -85,6 +85,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "tool, default dense:wordllama)")  # fmt: skip
     parser.add_argument("--image-retriever", metavar="SPEC",
                         help="mdoc: image-side retriever (default: renders of the text side's pages)")  # fmt: skip
+    managed = parser.add_argument_group("file-search agent (pip install 'madqa[file-search]')")
+    managed.add_argument("--provider", choices=("openai", "gemini"),
+                         help="file-search: the managed RAG service (paper G.2); its key from OPENAI_API_KEY or "
+                              "GOOGLE_API_KEY/GEMINI_API_KEY")  # fmt: skip
+    managed.add_argument("--refresh-store", action="store_true",
+                         help="file-search: upload the collection again, not reusing the cached store")  # fmt: skip
     repl = parser.add_argument_group("repl agent")
     repl.add_argument("--sub-model", metavar="SPEC", help="model behind llm_query in the code (default: --model)")
     repl.add_argument("--sub-calls", type=int, metavar="N",
@@ -279,6 +285,7 @@ def run(args: argparse.Namespace) -> int:
         min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
         sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
         search_timeout=args.search_timeout, question_timeout=args.question_timeout, retriever=args.retriever,
+        provider=args.provider, refresh_store=args.refresh_store,
         image_retriever=args.image_retriever,
     )  # fmt: skip
     _warn_if_incomplete(args.dataset)

@@ -41,6 +41,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -
   llama_args="-DGGML_OPENMP=OFF -DGGML_NATIVE=OFF"
   if [ "$(uname -m)" = "x86_64" ]; then llama_args="$llama_args -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"; fi
   CMAKE_ARGS="${CMAKE_ARGS:-$llama_args}" \
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,local,space,ray,embed,retrieval,inspect]"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,local,space,ray,embed,retrieval,inspect,file-search]"
   echo "$want" > "$stamp"
 fi

@@ -29,7 +29,7 @@ def dev_item() -> dict[str, Any]:
 
 
 def test_registry_names_and_unknown_agent() -> None:
-    assert names()[:3] == ("bm25", "repl", "rag") and {"mdoc", "shell"} <= set(names())
+    assert names()[:3] == ("bm25", "repl", "rag") and {"file-search", "mdoc", "shell"} <= set(names())
     with pytest.raises(RunError, match="unknown agent 'nope'; available: bm25, repl"):
         get_agent("nope")
     fields = {name: get_agent(name).fields for name in names()}

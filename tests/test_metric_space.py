@@ -144,7 +144,8 @@ def _results(gold: list[dict]) -> list[dict]:
 
 def test_widget_scores_a_file_as_compute_does(built_home, layout, tmp_path):
     import evaluate
-    from gradio_client import Client, handle_file
+    from clients import gradio_client
+    from gradio_client import handle_file
 
     from madqa.loading_script.load import load_gold
 
@@ -172,7 +173,7 @@ def test_widget_scores_a_file_as_compute_does(built_home, layout, tmp_path):
                                 stderr=subprocess.STDOUT)  # fmt: skip
     try:
         _wait_until_up(proc, f"http://127.0.0.1:{port}/", log)
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        client = gradio_client(f"http://127.0.0.1:{port}/")
         markdown, figure, report = client.predict(handle_file(str(good)), "dev", api_name="/score")
         for key in ("accuracy", "accuracy_ci", "anls", "page_f1", "doc_f1", "kuiper", "kuiper_ci", "n", "missing"):
             assert report[key] == expected[key], key

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+from clients import gradio_client  # noqa: E402
 from fakes import ScriptedModel, code, search_then_cite  # noqa: E402
 from gradio_client import Client, handle_file  # noqa: E402
 
@@ -66,7 +67,7 @@ def app(layout, tmp_path_factory) -> Iterator[dict[str, Any]]:
     port = free_port()
     demo = launch(services, port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
-        yield {"services": services, "client": Client(f"http://127.0.0.1:{port}/", verbose=False), "dir": folder}
+        yield {"services": services, "client": gradio_client(f"http://127.0.0.1:{port}/"), "dir": folder}
     finally:
         demo.close()
 
@@ -206,7 +207,7 @@ def test_twenty_concurrent_submissions_each_scored_right(app, layout, tmp_path: 
         expected[f"concurrent-{i}"] = report
 
     def send(i: int) -> str:
-        client = Client(app["client"].src, verbose=False)
+        client = gradio_client(app["client"].src)
         form = [f"concurrent-{i}", *FORM[1:]]
         return str(client.predict(handle_file(str(files[i])), *form, api_name="/submit")[0])
 

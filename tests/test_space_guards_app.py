@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+from clients import gradio_client  # noqa: E402
 from gradio_client import Client, handle_file  # noqa: E402
 from test_space_app import free_port, gold_rows  # noqa: E402
 
@@ -50,7 +51,7 @@ class Space:
 
     def client(self, forwarded_for: str | None = None) -> Client:
         headers = {"X-Forwarded-For": forwarded_for, "X-Real-IP": forwarded_for} if forwarded_for else None
-        return Client(self.url, headers=headers, verbose=False)
+        return gradio_client(self.url, headers=headers)
 
     def close(self) -> None:
         self.demo.close()

@@ -161,9 +161,9 @@ def test_the_wheel_not_the_checkout_provides_madqa(fresh_venv: Path, space_dir: 
 
 
 def _board_rows(url: str) -> list:
-    from gradio_client import Client
+    from clients import gradio_client
 
-    table = Client(url, verbose=False).predict("", api_name="/refresh")
+    table = gradio_client(url).predict("", api_name="/refresh")
     return table["data"] if isinstance(table, dict) else list(table)
 
 
