@@ -32,16 +32,30 @@ class RRFRetriever:
 
 
 class HybridRetriever:
-    """Candidates from ``first`` (its top ``candidates``) re-ranked by ``second`` (HEAVEN's two stages, G.3)."""
+    """Candidates from ``first`` (its top ``candidates``) re-ranked by ``second`` (HEAVEN's two stages, G.3).
 
-    def __init__(self, first: Retriever, second: Retriever, candidates: int = DEFAULT_CANDIDATES) -> None:
+    With ``beta`` > 0 a candidate's final score is ``beta * first + (1 - beta) * second`` (HEAVEN's stage-2
+    weighting of the stage-1 score, raw scores as HEAVEN combines them); with ``beta`` 0 (the default) the second
+    stage's order alone.
+    """
+
+    def __init__(self, first: Retriever, second: Retriever, candidates: int = DEFAULT_CANDIDATES,
+                 beta: float = 0.0) -> None:  # fmt: skip
         if not isinstance(second, Reranker):
             raise RetrievalError(f"hybrid: the second stage {second.name!r} cannot re-rank given pages; use a "
                                  "vector retriever there, e.g. hybrid:bm25>dense:wordllama")  # fmt: skip
-        self.first, self.second, self.candidates = first, second, candidates
+        if candidates < 1 or not 0.0 <= beta <= 1.0:
+            raise RetrievalError(f"hybrid: candidates must be positive and beta in [0, 1] (got {candidates}, {beta})")
+        self.first, self.second, self.candidates, self.beta = first, second, candidates, beta
         self.name = f"hybrid:{first.name}>{second.name}"
 
     def search(self, query: str, k: int = 10) -> list[PageHit]:
         pool = self.first.search(query, k=max(k, self.candidates))
         reranked = self.second.rerank(query, [(h.document, h.page) for h in pool])  # type: ignore[attr-defined]
-        return list(reranked[:k])
+        if not self.beta:
+            return list(reranked[:k])
+        first = {(h.document, h.page): (i, h.score) for i, h in enumerate(pool)}
+        scored = [(self.beta * first[(h.document, h.page)][1] + (1 - self.beta) * h.score,
+                   first[(h.document, h.page)][0], h) for h in reranked]  # fmt: skip
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [PageHit(h.document, h.page, s) for s, _, h in scored[:k]]

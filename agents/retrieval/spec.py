@@ -2,8 +2,16 @@
 
 Specs: ``bm25``; ``dense:EMBEDDER`` (an :mod:`madqa.agents.embeddings` spec: ``dense:wordllama``,
 ``dense:wordllama:128``, ``dense:st:MODEL``); ``rrf:A+B[+C…]``; ``hybrid:A>B`` (A's top candidates re-ranked by
-B, which must be a vector retriever). Late-interaction and page-image retrievers (``colbert:``, ``colpali:``,
-``dse:``) are not part of this version: they are refused with that message, never approximated.
+B, which must be a vector retriever); and on learned page vectors (:mod:`.late`, pip extra ``late``):
+``colbert:MODEL`` (text late interaction), ``colpali:MODEL`` (page images, late interaction: ColPali, ColQwen2,
+ColQwen2.5, ColSmol) and ``dse:MODEL`` (page images, one vector). ``MODEL`` is a Hub id or a local folder; left
+out (``colpali``), the paper's model (:data:`DEFAULT_MODELS`).
+
+Options follow the model as ``:key=value`` parts: ``device=auto|cpu|cuda[:N]`` and ``batch_size=N`` (how it runs,
+not part of the name) and the settings that change the vectors (part of the name and the cache key):
+``query_length``/``doc_length`` (colbert), ``arch``/``max_visual_tokens`` (colpali), ``dim``/``min_pixels``/
+``max_pixels`` (dse). ``hybrid:`` takes ``candidates=N`` and ``beta=X`` first: ``hybrid:candidates=100:A>B``.
+``hybrid:dse:…>colpali:…`` is HEAVEN (G.3) and defaults to its stage-2 settings: 200 candidates, beta 0.3.
 """
 
 from __future__ import annotations
@@ -16,22 +24,66 @@ from madqa.agents.search.base import PageRecord
 
 from .base import RetrievalError, Retriever
 
-SPEC_HELP = "bm25, dense:EMBEDDER (dense:wordllama), rrf:A+B, hybrid:A>B"
-#: Spec prefixes of the paper's visual and late-interaction retrievers, not built yet (issue 25).
-NOT_BUILT = ("colbert", "colpali", "dse")
+SPEC_HELP = "bm25, dense:EMBEDDER (dense:wordllama), colbert:MODEL, colpali:MODEL, dse:MODEL, rrf:A+B, hybrid:A>B"
+#: The paper's models of the learned-vector retrievers (ColBERTv2; HEAVEN's ColQwen2.5 and DSE, G.3).
+DEFAULT_MODELS = {"colbert": "colbert-ir/colbertv2.0", "colpali": "vidore/colqwen2.5-v0.2",
+                  "dse": "MrLight/dse-qwen2-2b-mrl-v1"}  # fmt: skip
+#: Options of each learned-vector kind: name -> type; ``device`` and ``batch_size`` do not change the vectors.
+OPTIONS: dict[str, dict[str, type]] = {
+    "colbert": {"query_length": int, "doc_length": int},
+    "colpali": {"arch": str, "max_visual_tokens": int},
+    "dse": {"dim": int, "min_pixels": int, "max_pixels": int},
+}
+RUN_OPTIONS: dict[str, type] = {"device": str, "batch_size": int}
+#: HEAVEN's stage-2 settings (G.3, Table 13): k1 candidates from DSE, beta the weight of the DSE score.
+HEAVEN = {"candidates": 200, "beta": 0.3}
 
 
 class _Corpus:
     """The pages of one corpus and what is built on them once (the BM25 index, embedders by spec)."""
 
-    def __init__(self, pages: Iterable[Mapping[str, Any]], index_dir: Any, cache_dir: Any, progress: bool) -> None:
+    def __init__(self, pages: Iterable[Mapping[str, Any]], index_dir: Any, cache_dir: Any, progress: bool,
+                 renderer: Any = None, dataset: Any = None) -> None:  # fmt: skip
         from madqa.agents.search.index import prepare_pages
 
         self.rows = [dict(p) for p in pages]
         self.records: list[PageRecord] = prepare_pages(self.rows)
         self.index_dir, self.cache_dir, self.progress = index_dir, cache_dir, progress
+        self._renderer, self.dataset = renderer, dataset
         self._bm25: Retriever | None = None
         self._dense: dict[str, Retriever] = {}
+
+    def renderer(self) -> Any:
+        if self._renderer is None:
+            from madqa.agents.render import PageRenderer
+
+            self._renderer = PageRenderer(self.dataset, pages=self.rows)
+        return self._renderer
+
+    def learned(self, kind: str, rest: str, spec: str) -> Retriever:
+        """A ``colbert:``/``colpali:``/``dse:`` retriever (built once per canonical name)."""
+        model, options, run = parse_options(kind, rest, spec)
+        name = ":".join([f"{kind}:{model}", *(f"{k}={v}" for k, v in options.items())])
+        if name not in self._dense:
+            from . import encoders
+            from .late import VectorRetriever
+
+            module = {"colbert": "torch", "colpali": "colpali_engine", "dse": "torch"}[kind]
+            try:
+                encoders.require(spec, module)
+            except ImportError as exc:
+                raise RetrievalError(str(exc)) from None
+            cls = {"colbert": encoders.ColBERTEncoder, "colpali": encoders.ColPaliEncoder,
+                   "dse": encoders.DSEEncoder}[kind]  # fmt: skip
+            try:
+                encoder = cls(model, **options, **run)
+            except (OSError, ValueError) as exc:
+                raise RetrievalError(f"{spec!r}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None
+            encoder.name = name
+            renderer = self.renderer() if encoder.modality == "image" else None
+            self._dense[name] = VectorRetriever(encoder, self.records, renderer=renderer, cache_dir=self.cache_dir,
+                                                progress=self.progress)  # fmt: skip
+        return self._dense[name]
 
     def bm25(self) -> Retriever:
         if self._bm25 is None:
@@ -57,16 +109,59 @@ class _Corpus:
         return self._dense[embedder_spec]
 
 
+def _typed(spec: str, key: str, raw: str, kind: type) -> Any:
+    try:
+        return kind(raw)
+    except ValueError:
+        raise RetrievalError(f"{spec!r}: option {key}={raw!r} must be {kind.__name__}") from None
+
+
+def parse_options(kind: str, rest: str, spec: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """``MODEL[:key=value…]`` → (model, vector options, run options); unknown keys are errors."""
+    parts = rest.split(":") if rest else []
+    model_parts = [p for p in parts if "=" not in p]
+    model = ":".join(model_parts).strip() or DEFAULT_MODELS[kind]
+    options: dict[str, Any] = {}
+    run: dict[str, Any] = {}
+    for part in (p for p in parts if "=" in p):
+        key, _, raw = part.partition("=")
+        key = key.strip()
+        if key in OPTIONS[kind]:
+            options[key] = _typed(spec, key, raw.strip(), OPTIONS[kind][key])
+        elif key in RUN_OPTIONS:
+            run[key] = _typed(spec, key, raw.strip(), RUN_OPTIONS[key])
+        else:
+            known = ", ".join([*OPTIONS[kind], *RUN_OPTIONS])
+            raise RetrievalError(f"{spec!r}: unknown option {key!r} for {kind}: (options: {known})")
+    if run.get("batch_size", 1) < 1:
+        raise RetrievalError(f"{spec!r}: batch_size must be positive")
+    return model, dict(sorted(options.items())), run
+
+
+def _hybrid_options(rest: str, spec: str) -> tuple[dict[str, Any], str]:
+    options: dict[str, Any] = {}
+    while True:
+        head, sep, tail = rest.partition(":")
+        key, eq, raw = head.partition("=")
+        if not (sep and eq and key.strip() in HEAVEN) or ">" in head:
+            return options, rest
+        options[key.strip()] = _typed(spec, key.strip(), raw.strip(), type(HEAVEN[key.strip()]))
+        rest = tail
+
+
 def _build(spec: str, corpus: _Corpus) -> Retriever:
     from .fusion import HybridRetriever, RRFRetriever
 
     spec = spec.strip()
     kind, _, rest = spec.partition(":")
     if kind == "hybrid":
+        options, rest = _hybrid_options(rest, spec)
         first, sep, second = rest.partition(">")
         if not sep or not first or not second:
             raise RetrievalError(f"{spec!r}: write hybrid:FIRST>SECOND, e.g. hybrid:bm25>dense:wordllama")
-        return HybridRetriever(_build(first, corpus), _build(second, corpus))
+        if first.strip().partition(":")[0] == "dse" and second.strip().partition(":")[0] == "colpali":
+            options = {**HEAVEN, **options}
+        return HybridRetriever(_build(first, corpus), _build(second, corpus), **options)
     if kind == "rrf":
         parts = [p for p in rest.split("+")]
         if len(parts) < 2 or not all(p.strip() for p in parts):
@@ -78,21 +173,32 @@ def _build(spec: str, corpus: _Corpus) -> Retriever:
         if not rest:
             raise RetrievalError(f"{spec!r}: name the embedder, e.g. dense:wordllama")
         return corpus.dense(rest)
-    if kind in NOT_BUILT:
-        raise RetrievalError(f"{spec!r}: {kind} retrievers are not part of this version of madqa yet; "
-                             f"available: {SPEC_HELP}")  # fmt: skip
+    if kind in DEFAULT_MODELS:
+        return corpus.learned(kind, rest, spec)
     raise RetrievalError(f"unknown retriever {spec!r}; one of {SPEC_HELP}")
 
 
-def make_retrievers(specs: Iterable[str], pages: Iterable[Mapping[str, Any]], *,
-                    index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
-                    progress: bool = False) -> list[Retriever]:
-    """One retriever per spec over the same corpus (the BM25 index and each embedder's vectors built once).
+def make_retrievers(
+    specs: Iterable[str],
+    pages: Iterable[Mapping[str, Any]],
+    *,
+    index_dir: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+    renderer: Any = None,
+    dataset: Any = None,
+) -> list[Retriever]:
+    """One retriever per spec over the same corpus (the BM25 index and each model's vectors built once).
+
+    Args:
+        renderer: the page renderer of the page-image retrievers (default: one over ``dataset``'s PDFs).
+        dataset: the dataset spec whose PDFs the default renderer reads (``None``: the default dataset).
 
     Raises:
         RetrievalError: a spec is malformed or names what is not available (the message names the spec).
+        MissingDependencyError: a learned-vector spec without the ``late`` extra installed.
     """
-    corpus = _Corpus(pages, index_dir, cache_dir, progress)
+    corpus = _Corpus(pages, index_dir, cache_dir, progress, renderer, dataset)
     return [_build(spec, corpus) for spec in specs]
 
 
