@@ -66,8 +66,9 @@ class GeminiFileSearch:
         for f in files:
             operation = self.client.file_search_stores.upload_to_file_search_store(
                 file=str(f.path), file_search_store_name=store.name,
-                config={"display_name": f.document, "mime_type": "application/pdf",
-                        "custom_metadata": [types.CustomMetadata(key="document", string_value=f.document)]},
+                config=types.UploadToFileSearchStoreConfig(
+                    display_name=f.document, mime_type="application/pdf",
+                    custom_metadata=[types.CustomMetadata(key="document", string_value=f.document)]),
             )  # fmt: skip
             while not operation.done:
                 self.sleep(self.poll_s)
@@ -90,7 +91,7 @@ class GeminiFileSearch:
             http_options=types.HttpOptions(timeout=int(timeout * 1000)) if timeout is not None else None,
         )
         response = self.client.models.generate_content(model=self.model, contents=task, config=config)
-        candidate = (response.candidates or [None])[0]
+        candidate = response.candidates[0] if response.candidates else None
         grounding = candidate.grounding_metadata if candidate is not None else None
         chunks: list[Chunk] = []
         queries: list[str] = []

@@ -78,7 +78,7 @@ def default_cache_file() -> Path:
     """``$MADQA_HOME/file_search/stores.json`` (outside the public dataset folder)."""
     from madqa.loading_script.paths import Layout
 
-    return Layout.default().root / "file_search" / "stores.json"
+    return Path(Layout.default().root) / "file_search" / "stores.json"
 
 
 class StoreCache:
@@ -104,8 +104,9 @@ class StoreCache:
             value = self._read().get(key)
         if not isinstance(value, Mapping) or not isinstance(value.get("store"), str):
             return None
-        files = value.get("files") if isinstance(value.get("files"), Mapping) else {}
-        return StoreEntry(value["store"], {str(k): str(v) for k, v in files.items()})
+        files = value.get("files")
+        ids = {str(k): str(v) for k, v in files.items()} if isinstance(files, Mapping) else {}
+        return StoreEntry(value["store"], ids)
 
     def put(self, key: str, entry: StoreEntry, **about: Any) -> None:
         """Record ``entry`` under ``key`` (``about``: readable facts kept with it)."""
