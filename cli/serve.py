@@ -61,6 +61,9 @@ def check_free(host: str, port: int) -> None:
         UserError: the port is in use (:func:`busy_message`).
     """
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As uvicorn binds: connections of a server just stopped (TIME_WAIT) do not make the port busy, a
+        # listening socket does (Linux refuses that bind with or without SO_REUSEADDR).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:

@@ -82,13 +82,16 @@ class PrepareResult:
 def dataset_provenance(dataset: str | os.PathLike[str] | None = None, layout: Layout | None = None) -> dict[str, Any]:
     """``{"name", "revision"}`` of a dataset spec, stored in every results line and compared with the gold's.
 
-    ``sample``: revision ``<generator version>+seed<seed>`` from the sample's manifest. A prepared spec (or a
+    ``sample`` (or the folder it is built in, as the Space names it): revision ``<generator version>+seed<seed>``
+    from the sample's manifest. A prepared spec (or a
     prepared folder): the ``source_revision`` of ``prepared.json``, named by the spec it was prepared from. Any
     other folder is named by its absolute path, a Hub id by itself; their revision is unknown (``None``): finding
     it would need the network. Never raises (provenance must not stop a run); unreadable files give ``None``.
     """
     layout = layout or Layout.default()
     spec = dataset_spec(dataset)
+    if spec != SAMPLE and _same_folder(spec, layout.dataset_dir):  # the built sample's folder (the Space's) is it
+        spec = SAMPLE
     if spec == SAMPLE:
         try:
             manifest = json.loads((layout.sample_dir / "manifest.json").read_text(encoding="utf-8"))
@@ -102,6 +105,14 @@ def dataset_provenance(dataset: str | os.PathLike[str] | None = None, layout: La
     if prepared:
         return {"name": str(prepared.get("spec") or spec), "revision": prepared.get("source_revision") or None}
     return {"name": str(folder.resolve()) if folder.is_dir() else spec, "revision": None}
+
+
+def _same_folder(spec: str, folder: Path) -> bool:
+    """Whether ``spec`` names ``folder`` (never raises)."""
+    try:
+        return Path(spec).expanduser().resolve() == folder.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 @contextmanager

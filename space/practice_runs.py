@@ -178,7 +178,8 @@ class PracticeShelf:
 
 
 def practice_row(run: SharedRun) -> dict[str, Any]:
-    """One board row (percentages for accuracy and ANLS*, numbers as numbers so that sorting works)."""
+    """One board row, in the main board's units: accuracy, ANLS*, Page F1 and Doc F1 in percent to one decimal,
+    mean searches to two (numbers as numbers so that sorting works)."""
     r = run.report
 
     def pct(key: str) -> float | None:
@@ -188,5 +189,5 @@ def practice_row(run: SharedRun) -> dict[str, Any]:
         return None if r.get(key) is None else round(float(r[key]), 2)
 
     return {"#": run.id, "Name": run.name, "Date": run.created[:10], "Batch": run.batch, "Answered": run.n_answered,
-            "Accuracy": pct("accuracy"), "ANLS*": pct("anls"), "Page F1": num("page_f1"), "Doc F1": num("doc_f1"),
+            "Accuracy": pct("accuracy"), "ANLS*": pct("anls"), "Page F1": pct("page_f1"), "Doc F1": pct("doc_f1"),
             "Mean searches": num("mean_steps")}  # fmt: skip

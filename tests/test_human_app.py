@@ -145,6 +145,7 @@ def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_
     import httpx
     from gradio_client import Client
 
+    from madqa.agents.human import view
     from madqa.agents.human.corpus import HumanCorpus
     from madqa.agents.human.service import HumanService, build_plan
     from madqa.loading_script.load import load_gold
@@ -161,9 +162,11 @@ def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_
             result = outputs(client.predict("ora", "Andromeda", api_name="/start"))
             run = service.start("ora", "Andromeda")
             qid = run.current_item()["id"]
-            [gallery] = [v for v in result if isinstance(v, list)]
+            [gallery] = [v["value"] if isinstance(v, dict) else v for v in result
+                         if isinstance(v, list) or (isinstance(v, dict) and isinstance(v.get("value"), list))]
             captions = [g["caption"] for g in gallery]
-            assert captions == [f"{e['document']} p. {e['page']}" for e in gold[qid]["evidence"]]
+            pages = [(e["document"], e["page"]) for e in gold[qid]["evidence"]]
+            assert captions == view.captions(pages, lambda d, p: service.corpus.snippet(d, p))
             client.predict("x", api_name="/search")  # ignored: there is no search in oracle mode
             client.predict("an answer", api_name="/submit")
         lines = [json.loads(x) for x in run.path.read_text().splitlines()]

@@ -32,7 +32,7 @@ class FakeIndex:
 
     def search(self, query: str, k: int = 5) -> list[PageHit]:
         self.calls.append((query, k))
-        if query == "((":
+        if query.startswith("(("):
             raise QuerySyntaxError(query, "cannot parse")
         if query == "nothing":
             return []
@@ -108,7 +108,7 @@ def test_trajectory_is_logged_field_by_field(tmp_path: Path) -> None:
     qid = run.current_item()["id"]
     assert set(run.current_item()) == {"id", "question"}  # no label of the row travels with the run
     assert service.search(run, "water AND rate*").pages == (("a.pdf", 1),)  # k = 1 is passed to the engine
-    assert service.search(run, "((").error == "cannot parse"
+    assert service.search(run, "((x").error == "cannot parse"
     assert service.search(run, "nothing").pages == ()
     assert service.view(run, "a.pdf", 1, "result") == ("a.pdf", 1)
     assert service.view(run, "a.pdf", 99, "last") == ("a.pdf", 3)  # clamped into the document
@@ -120,23 +120,33 @@ def test_trajectory_is_logged_field_by_field(tmp_path: Path) -> None:
     assert feedback is None  # the plan holds no gold: nothing to reveal
     assert record is not None
     assert [(s["query"], s["count"], s["results"]) for s in record["search_history"]] == [
-        ("water AND rate*", 1, [{"document": "a.pdf", "page": 1}]), ("((", 0, []), ("nothing", 0, [])]
-    assert record["search_history"][1]["error"] == "cannot parse"
-    assert "no page" in record["search_history"][2]["error"].lower() or record["search_history"][2]["error"]
-    stamps = [record["started_at"], *(s["timestamp"] for s in record["search_history"]),
-              *(v["timestamp"] for v in record["page_views"]), record["ended_at"]]
+        ("water AND rate*", 1, [{"document": "a.pdf", "page": 1}]),
+        ("nothing", 0, []),
+    ]
+    assert [(s["query"], s["error"]) for s in record["refused_searches"]] == [("((x", "cannot parse")]
+    assert record["search_history"][1]["error"]  # no page found: a search, with the engine's message
+    stamps = [
+        record["started_at"],
+        *(s["timestamp"] for s in record["search_history"][:1]),
+        *(s["timestamp"] for s in record["refused_searches"]),
+        record["search_history"][1]["timestamp"],
+        *(v["timestamp"] for v in record["page_views"]),
+        record["ended_at"],
+    ]
     assert stamps == sorted(stamps) and stamps[0] == "2026-01-02T03:04:06.000Z"
-    assert [(v["document"], v["page"], v["via"]) for v in record["page_views"]] == [("a.pdf", 1, "result"),
-                                                                                    ("a.pdf", 3, "last")]
+    assert [(v["document"], v["page"], v["via"]) for v in record["page_views"]] == [
+        ("a.pdf", 1, "result"),
+        ("a.pdf", 3, "last"),
+    ]
     assert record["citations"] == [{"document": "a.pdf", "page": 3}]
     assert record["answer"] == ["first", "second"]
-    assert record["steps"] == 3 and record["system_type"] == "human" and record["annotator"] == "ann"
+    assert record["steps"] == 2 and record["system_type"] == "human" and record["annotator"] == "ann"
     assert record["dataset"] == {"name": "sample", "revision": "r1"} and record["final_state"] == "answered"
     assert record["elapsed_s"] > 0
     line = run.path.read_text(encoding="utf-8")
     assert json.loads(line) == record
     [pred] = parse_results_text(line, "x")  # the metric reads it like an agent's line
-    assert pred.answer == ("first", "second") and pred.steps == 3
+    assert pred.answer == ("first", "second") and pred.steps == 2
 
 
 def test_give_up_and_stale_submit_write_nothing_twice(tmp_path: Path) -> None:
@@ -271,7 +281,7 @@ def test_an_overlong_query_is_refused_and_logged_only_up_to_the_engine_limit(tmp
     run = service.start("visitor-2", "Andromeda")
     outcome = service.search(run, "water " * 200_000)
     assert outcome.pages == () and f"at most {MAX_QUERY_CHARS}" in (outcome.error or "")
-    [logged] = run.session().searches  # type: ignore[union-attr]
+    [logged] = run.session().refused  # type: ignore[union-attr]  # refused: no search, no step
     assert len(logged["query"]) == MAX_QUERY_CHARS and logged["error"] == outcome.error
     assert len(logged["error"]) < 300  # the engine's message does not repeat the query
     assert service.search(run, "water").pages == (("a.pdf", 1),)
@@ -371,8 +381,11 @@ def test_fixed_annotator_and_output(tmp_path: Path) -> None:
 
 
 def test_oracle_shows_exactly_the_evidence(tmp_path: Path) -> None:
-    evidence = {"q1": [{"document": "b.pdf", "page": 2}], "q2": [{"document": "a.pdf", "page": 1},
-                                                               {"document": "a.pdf", "page": 3}], "q3": []}
+    evidence = {
+        "q1": [{"document": "b.pdf", "page": 2}],
+        "q2": [{"document": "a.pdf", "page": 1}, {"document": "a.pdf", "page": 3}],
+        "q3": [],
+    }
     service = HumanService(plan(tmp_path, mode="oracle", evidence=evidence), corpus())
     run = service.start("ann", "Andromeda")
     qid = run.current_item()["id"]
@@ -382,8 +395,10 @@ def test_oracle_shows_exactly_the_evidence(tmp_path: Path) -> None:
     service.close()
 
 
-@pytest.mark.parametrize("name", ["madqa.agents.human.batches", "madqa.agents.human.session",
-                                  "madqa.agents.human.corpus", "madqa.cli.compare_cmd"])
+@pytest.mark.parametrize(
+    "name",
+    ["madqa.agents.human.batches", "madqa.agents.human.session", "madqa.agents.human.corpus", "madqa.cli.compare_cmd"],
+)
 def test_docstring_examples(name: str) -> None:
     import doctest
     import importlib

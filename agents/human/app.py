@@ -1,8 +1,9 @@
 """The human-study app (Gradio): the interface of the paper's Figure 13 over :class:`~.service.HumanService`.
 
-Question in a blue box at the top, the search bar, results as page images labelled document and page, a viewer
-for any result's document (first / previous / next / last / jump), "Add as citation" / "Remove citation" for the
-page in view, the answer box (one answer per line), and a sidebar with progress, citations and search history.
+The page viewer on the left (first / previous / next / last / jump, zoom); on the right the question in a blue box,
+the search bar, results as whole-page thumbnails captioned by title and page, the answer box (one answer per line),
+"Add as citation" / "Remove citation" for the page in view, the citations and the search history
+(:mod:`.layout`). Keys: Enter submits, ←/→ turn pages, ``c`` cites (:data:`.view.INSTALL_JS`).
 
 Per-browser state (``gr.State``) stays on the server and holds only the annotator, batch and the page in view; the
 run itself lives in the service's registry, so a reload (the URL carries ``?annotator=…&batch=…``) re-attaches to
@@ -23,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from gradio.context import Context
 
 from . import view
 from .batches import BatchError
 from .images import ImageFiles
+from .layout import build_parts
 from .registry import new_visitor_key, visitor_name
 from .service import HumanService
 from .study import StudyError, StudyRun
@@ -39,7 +42,6 @@ REMEMBER_JS = """(annotator, batch) => {
   url.searchParams.set("annotator", annotator); url.searchParams.set("batch", batch);
   window.history.replaceState(null, "", url); return [annotator, batch];
 }"""
-NAV = ("first", "previous", "next", "last")
 #: Searching and paging skip gradio's queue (a round trip less; measured by ``madqa bench human``) and its
 #: progress overlay: they take milliseconds on the server. Only where the annotators are the study's own.
 FAST: dict[str, Any] = {"queue": False, "show_progress": "hidden"}
@@ -68,7 +70,7 @@ def direct_client(request: Any, profile: Any = None) -> str:
 
 
 def build_human_app(service: HumanService, *, title: str = "MADQA human study") -> gr.Blocks:
-    """The standalone app over ``service`` (nothing is launched): sidebar, address-bar resume."""
+    """The standalone app over ``service`` (nothing is launched): address-bar resume."""
     with gr.Blocks(title=title) as demo:
         human_interface(service, title=title, demo=demo)
     return demo
@@ -84,7 +86,7 @@ def human_interface(
         service: the study's server side.
         title: heading of the start panel.
         demo: the standalone Blocks (its ``load`` resumes a run named in the address bar); ``None`` when embedded.
-        embedded: inside another app (the Space's "Solve it yourself" tab): no page sidebar, no address-bar resume,
+        embedded: inside another app (the Space's "Solve it yourself" tab): no address-bar resume,
             runs named by a secret per browser kept in its local storage (a reload, then Start, resumes the run
             while the server keeps it), and a download of the visitor's own answers.
         api_prefix: prefix of the API endpoint names; ``None`` hides them from the API (the Space, whose every
@@ -94,55 +96,21 @@ def human_interface(
     """
     plan = service.plan
     oracle = plan.mode == "oracle"
-    state = gr.State(None)
-    visitor = gr.BrowserState(None, storage_key="madqa-practice-key") if embedded else None
-    with gr.Row(equal_height=False):
-        side = gr.Column(scale=1, min_width=220, elem_id="sidebar") if embedded else gr.Sidebar(
-            open=True, elem_id="sidebar")  # fmt: skip
-        with side:
-            progress = gr.Markdown("", elem_id="progress")
-            citations = gr.Markdown("", elem_id="citations")
-            history = gr.Markdown("", elem_id="history")
-            download = gr.DownloadButton("Download my answers (JSONL)", visible=False, elem_id="download")
-        with gr.Column(scale=4):
-            with gr.Column(visible=True, elem_id="start-box") as start_box:
-                gr.Markdown(f"## {title}: split {plan.split}" + (" (oracle)" if oracle else ""))
-                annotator = gr.Textbox(label="Annotator ID", value=plan.annotator or "", elem_id="annotator",
-                                       interactive=plan.annotator is None, visible=not embedded)  # fmt: skip
-                batch = gr.Dropdown(label="Batch", choices=service.batch_names(), value=service.batch_names()[0],
-                                    elem_id="batch", interactive=plan.batch is None)  # fmt: skip
-                start = gr.Button("Start", variant="primary", elem_id="start")
-                start_msg = gr.Markdown("", elem_id="start-msg")
-            with gr.Column(visible=False, elem_id="main-box") as main_box:
-                question = gr.Markdown("", elem_id="question")
-                gr.Markdown(view.ORACLE_INSTRUCTIONS if oracle else view.INSTRUCTIONS, elem_id="instructions")
-                with gr.Row(visible=not oracle, elem_id="search-row"):
-                    query = gr.Textbox(label="Search", placeholder="e.g. water AND rate*", scale=5, elem_id="query")
-                    search = gr.Button("Search", scale=1, elem_id="search")
-                search_msg = gr.Markdown("", elem_id="search-msg")
-                results = gr.Gallery(label="Results", columns=5, height=300, allow_preview=False, format="jpeg",
-                                     interactive=False, elem_id="results")  # fmt: skip
-                title_md = gr.Markdown(view.viewer_title(None, 0, 0, False), elem_id="viewer-title")
-                page_img = gr.Image(label="Page", type="pil", format="jpeg", interactive=False, height=700,
-                                    elem_id="viewer")  # fmt: skip
-                with gr.Row():
-                    nav = {kind: gr.Button(kind.capitalize(), elem_id=f"nav-{kind}", min_width=60) for kind in NAV}
-                    jump = gr.Number(label="Page", value=1, precision=0, minimum=1, elem_id="jump", min_width=80)
-                    go = gr.Button("Go", elem_id="nav-jump", min_width=60)
-                with gr.Row():
-                    cite = gr.Button("Add as citation", elem_id="cite")
-                    uncite = gr.Button("Remove citation", elem_id="uncite")
-                answer = gr.Textbox(label="Answer (one per line for several)", lines=3, elem_id="answer")
-                with gr.Row():
-                    submit = gr.Button("Submit answer", variant="primary", elem_id="submit-answer")
-                    give_up = gr.Button("I can't find it", elem_id="give-up")
-                feedback = gr.Markdown("", elem_id="feedback")
+    ui = build_parts(title=title, split=plan.split, oracle=oracle, embedded=embedded, annotator=plan.annotator,
+                     batches=service.batch_names(), fixed_batch=plan.batch is not None)  # fmt: skip
+    state, visitor, download, start, batch = ui.state, ui.visitor, ui.download, ui.start, ui.batch
+    annotator = ui.annotator
+    start_box, main_box, question, query, search_msg, results = (ui.start_box, ui.main_box, ui.question, ui.query,
+                                                                 ui.search_msg, ui.results)  # fmt: skip
+    title_md, page_img, jump, viewer_msg = ui.title_md, ui.page_img, ui.jump, ui.viewer_msg
+    progress, citations, history, answer, feedback, start_msg = (ui.progress, ui.citations, ui.history, ui.answer,
+                                                                 ui.feedback, ui.start_msg)  # fmt: skip
 
     # Page images go out as files already in Gradio's cache: encoded once per page, not once per response.
     thumb_files = ImageFiles(lambda d, p: service.corpus.thumbnail(d, p), results.GRADIO_CACHE)
     view_files = ImageFiles(lambda d, p: service.corpus.image(d, p), page_img.GRADIO_CACHE)
     outputs = [state, start_box, main_box, question, query, search_msg, results, title_md, page_img, jump,
-               progress, citations, history, answer, feedback, start_msg]  # fmt: skip
+               progress, citations, history, answer, feedback, start_msg, viewer_msg]  # fmt: skip
 
     def unchanged() -> dict[Any, Any]:
         """No visible change (gradio reads an empty dict as one output value)."""
@@ -168,8 +136,8 @@ def human_interface(
 
     def sidebar(run: StudyRun, *, searches_only: bool = False) -> dict[Any, Any]:
         session = run.session()
-        snap = session.snapshot() if session else {"searches": [], "citations": []}
-        out = {history: view.history_markdown(snap["searches"])}
+        snap = session.snapshot() if session else {"searches": [], "citations": [], "refused": []}
+        out = {history: view.history_markdown(snap["searches"], len(snap["refused"]))}
         if not searches_only:  # a search changes the history only: the rest is not sent again
             out.update({progress: view.progress_markdown(run.position(), run.total, run.annotator, run.batch),
                         citations: view.citations_markdown(snap["citations"])})  # fmt: skip
@@ -178,14 +146,15 @@ def human_interface(
     def show_page(run: StudyRun, st: dict[str, Any]) -> dict[Any, Any]:
         doc, page = st.get("doc"), int(st.get("page") or 0)
         if not doc:
-            return {title_md: view.viewer_title(None, 0, 0, False), page_img: None, jump: 1}
+            return {title_md: view.viewer_title(None, 0, 0, False), page_img: None, jump: 1, viewer_msg: ""}
         session = run.session()
         cited = bool(session and session.is_cited(doc, page))
         return {title_md: view.viewer_title(doc, page, service.corpus.pages(doc), cited),
-                page_img: view_files.path(doc, page), jump: page}  # fmt: skip
+                page_img: view_files.path(doc, page), jump: page, viewer_msg: ""}  # fmt: skip
 
-    def gallery(pages: list[tuple[str, int]]) -> list[tuple[Any, str]]:
-        return [(thumb_files.path(d, p), view.caption(d, p)) for d, p in pages]
+    def gallery(pages: list[tuple[str, int]], query_text: str = "") -> list[tuple[Any, str]]:
+        labels = view.captions(pages, lambda d, p: service.corpus.snippet(d, p, query_text))
+        return [(thumb_files.path(d, p), label) for (d, p), label in zip(pages, labels, strict=True)]
 
     def fresh_question(run: StudyRun, st: dict[str, Any]) -> dict[Any, Any]:
         """Everything for the current question, as after a (re)load: sidebar, question, results, viewer."""
@@ -193,14 +162,16 @@ def human_interface(
         session = run.session()
         st = {**st, "qid": item["id"] if item else None}
         pages = service.oracle_pages(run) if oracle else []
+        last_query = ""
         if session is not None and not oracle and session.searches:
             pages = [(r["document"], r["page"]) for r in session.searches[-1]["results"]]
+            last_query = str(session.searches[-1]["query"])
         st["results"] = pages
         if not st.get("doc") or st.get("qid_of_doc") != st["qid"]:
             st.update(doc=None, page=0)
         out = {state: st, start_box: gr.update(visible=False), main_box: gr.update(visible=True),
                question: view.question_markdown(run.position(), run.total, item, run.batch),
-               results: gallery(pages), start_msg: ""}  # fmt: skip
+               results: gr.update(value=gallery(pages, last_query), visible=bool(pages)), start_msg: ""}  # fmt: skip
         out.update(sidebar(run))
         out.update(show_page(run, st))
         return out
@@ -226,8 +197,8 @@ def human_interface(
             return lost(st) if run is None else unchanged()
         outcome = service.search(run, text)
         st = {**st, "results": list(outcome.pages)}
-        out = {state: st, results: gallery(list(outcome.pages)), search_msg: outcome.error or
-               f"{len(outcome.pages)} page(s) for `{text.strip()}`"}  # fmt: skip
+        out = {state: st, results: gr.update(value=gallery(list(outcome.pages), text), visible=bool(outcome.pages)),
+               search_msg: view.search_message(text, len(outcome.pages), outcome.error)}  # fmt: skip
         out.update(sidebar(run, searches_only=True))
         return out
 
@@ -261,6 +232,9 @@ def human_interface(
         doc = (st or {}).get("doc")
         if not doc or number is None or not math.isfinite(number):  # the API takes Infinity and NaN too
             return unchanged()
+        problem = view.jump_problem(int(number), service.corpus.pages(doc))
+        if problem is not None:  # said, not clamped: the page in view stays, and no page view is logged
+            return {viewer_msg: problem, jump: int((st or {}).get("page") or 1)}
         return open_page(st, doc, int(number), "jump")
 
     def on_cite(add: bool, st: dict[str, Any] | None) -> dict[Any, Any]:
@@ -307,33 +281,44 @@ def human_interface(
         return out
 
     def on_download(st: dict[str, Any] | None) -> Any:
+        """The visitor's answers as a file, made again after every answer: the button always holds the current
+        ones, so one click downloads them (a click handler would make the file after the browser took the old)."""
         run = run_of(st)
-        if run is None:
-            return None
+        if run is None or not run.answered:
+            return gr.update(value=None, visible=run is not None)
         folder = Path(tempfile.mkdtemp(prefix="madqa-human-"))
         path = folder / f"human-{plan.split}-{run.batch.lower()}.jsonl"
         path.write_text(run.jsonl(), encoding="utf-8")
-        return str(path)
+        return gr.update(value=str(path), visible=True)
 
+    root = demo if demo is not None else Context.root_block
+    if root is not None:  # the look and the keys, the same in both homes
+        root.load(None, None, None, js=view.INSTALL_JS, api_name=False)
     if embedded:
-        start.click(on_start_embedded, [batch, state, visitor], [*outputs, download, visitor], api_name=api("start"))
-        download.click(on_download, [state], download, api_name=False)
+        start.click(on_start_embedded, [batch, state, visitor], [*outputs, download, visitor],
+                    api_name=api("start")).then(on_download, [state], download, api_name=False)  # fmt: skip
     else:
         if demo is not None:
             demo.load(on_load, None, outputs, api_name=False)
         start.click(on_start, [annotator, batch, state], outputs, api_name=api("start")).then(
             None, [annotator, batch], None, js=REMEMBER_JS, api_name=False)  # fmt: skip
     quick = QUEUED if embedded else FAST
-    search.click(on_search, [query, state], outputs, api_name=api("search"), **quick)
+    ui.search.click(on_search, [query, state], outputs, api_name=api("search"), **quick)
     query.submit(on_search, [query, state], outputs, api_name=False, **quick)
     results.select(on_select, [state], outputs, api_name=api("open_result"), **quick)
-    for kind, button in nav.items():
+    for kind, button in ui.nav.items():
         button.click(lambda st, kind=kind: on_nav(kind, st), [state], outputs, api_name=api(f"nav_{kind}"), **quick)
-    go.click(on_jump, [jump, state], outputs, api_name=api("jump"), **quick)
-    cite.click(lambda st: on_cite(True, st), [state], outputs, api_name=api("cite"), **quick)
-    uncite.click(lambda st: on_cite(False, st), [state], outputs, api_name=api("uncite"), **quick)
-    submit.click(lambda text, st: on_submit(text, False, st), [answer, state], outputs, api_name=api("submit"))
-    give_up.click(lambda st: on_submit("", True, st), [state], outputs, api_name=api("give_up"))
+    ui.go.click(on_jump, [jump, state], outputs, api_name=api("jump"), **quick)
+    ui.cite.click(lambda st: on_cite(True, st), [state], outputs, api_name=api("cite"), **quick)
+    ui.uncite.click(lambda st: on_cite(False, st), [state], outputs, api_name=api("uncite"), **quick)
+    answered = [
+        ui.submit.click(lambda text, st: on_submit(text, False, st), [answer, state], outputs, api_name=api("submit")),
+        ui.give_up.click(lambda st: on_submit("", True, st), [state], outputs, api_name=api("give_up")),
+    ]
+    for event in answered:
+        event = event.then(None, None, None, js=view.SCROLL_JS, api_name=False)
+        if embedded:
+            event.then(on_download, [state], download, api_name=False)
     return HumanHandles(state, run_of)
 
 
@@ -341,6 +326,5 @@ def launch_human(service: HumanService, *, host: str | None = None, port: int | 
     """Build, queue and launch the app; extra ``kwargs`` go to ``Blocks.launch`` (blocks unless told otherwise)."""
     demo = build_human_app(service)
     demo.queue(default_concurrency_limit=8)
-    kwargs.setdefault("css", view.CSS)  # gradio 6 takes the page CSS at launch
     demo.launch(server_name=host, server_port=port, **kwargs)
     return demo

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,14 +29,31 @@ DEFAULT_K = 5
 #: Resolution of result thumbnails and of the document viewer (dots per inch). 40 dpi draws a letter page at
 #: 340×440, above the size the results gallery shows it, at under half the pixels of 60 dpi (``madqa bench human``).
 THUMB_DPI, VIEW_DPI = 40, 110
+#: Characters of a result caption's snippet, and of each page's text kept for finding it (a page's first 2,000
+#: characters: 37 MB for the paper's 18,619 pages at most).
+SNIPPET_CHARS, SNIPPET_SOURCE_CHARS = 60, 2000
+#: A word the index can search for (a query without any letter or digit has none).
+_WORD = re.compile(r"[^\W_]+")
+
+
+def no_words_message(query: str) -> str:
+    """What a query without letters or digits (``*``, ``?``, ``"-"``) is told.
+
+    >>> no_words_message("*")  # doctest: +ELLIPSIS
+    'the query "*" has no searchable words: type words that appear on the page you are looking for ...'
+    """
+    return (f"the query \"{query}\" has no searchable words: type words that appear on the page you are looking "
+            "for (a wildcard needs letters before it, e.g. invoic*)")  # fmt: skip
 
 
 @dataclass(frozen=True)
 class SearchOutcome:
-    """The pages a query returned (best first) or why it returned none."""
+    """The pages a query returned (best first) or why it returned none; ``refused``: nothing was searched (no
+    words, a syntax error, too broad, out of time), so it is no step of the person's effort."""
 
     pages: tuple[tuple[str, int], ...]
     error: str | None = None
+    refused: bool = False
 
 
 class HumanCorpus:
@@ -49,12 +67,16 @@ class HumanCorpus:
         page_counts: Mapping[str, int],
         *,
         k: int = DEFAULT_K,
+        texts: Mapping[tuple[str, int], str] | None = None,
     ) -> None:
-        """Wrap an opened index (``None`` in oracle mode) and two renderers (viewer and thumbnail resolution)."""
+        """Wrap an opened index (``None`` in oracle mode) and two renderers (viewer and thumbnail resolution);
+        ``texts`` (document, page) → the page's text, for the snippets of result captions (at most
+        :data:`SNIPPET_SOURCE_CHARS` of each page are kept)."""
         if k < 1:
             raise ValueError(f"k must be positive, got {k}")
         self.index, self.viewer, self.thumbs, self.k = index, viewer, thumbs, k
         self.page_counts = dict(page_counts)
+        self.texts = {(str(d), int(p)): str(t)[:SNIPPET_SOURCE_CHARS] for (d, p), t in (texts or {}).items()}
 
     @classmethod
     def open(
@@ -70,22 +92,41 @@ class HumanCorpus:
         index = None if oracle else open_index(pages, backend=backend or DEFAULT_BACKEND)  # type: ignore[arg-type]
         viewer = PageRenderer(dataset, pages=pages, dpi=VIEW_DPI)
         thumbs = PageRenderer(dataset, pages=pages, dpi=THUMB_DPI, cache_mb=64)
-        return cls(index, viewer, thumbs, page_counts_of(pages), k=k)
+        texts = {(str(r["document"]), int(r["page"])): str(r.get("text") or "") for r in pages}
+        return cls(index, viewer, thumbs, page_counts_of(pages), k=k, texts=texts)
 
     def search(self, query: str) -> SearchOutcome:
         """The top-k pages of ``query``; a refused or empty query gives the engine's message."""
         if self.index is None:
-            return SearchOutcome((), "search is off in oracle mode")
+            return SearchOutcome((), "search is off in oracle mode", refused=True)
         query = (query or "").strip()
         if not query:
-            return SearchOutcome((), "type some words to search for")
+            return SearchOutcome((), "type some words to search for", refused=True)
+        if not _WORD.search(query):
+            return SearchOutcome((), no_words_message(query), refused=True)
         try:
             hits = self.index.search(query, self.k)
         except QuerySyntaxError as exc:
-            return SearchOutcome((), str(exc))
+            return SearchOutcome((), str(exc), refused=True)
         if not hits:
             return SearchOutcome((), no_results_message(query))
         return SearchOutcome(tuple((h.document, int(h.page)) for h in hits))
+
+    def snippet(self, document: str, page: int, query: str = "") -> str:
+        """A short piece of the page's text: around the first word of ``query`` found on it, else its start."""
+        text = " ".join(self.texts.get((document, int(page)), "").split())
+        if not text:
+            return ""
+        lowered = text.lower()
+        for word in _WORD.findall(query or ""):
+            if word.upper() in ("AND", "OR", "NOT") or len(word) < 3:
+                continue
+            at = lowered.find(word.lower())
+            if at >= 0:
+                start = max(at - SNIPPET_CHARS // 3, 0)
+                piece = text[start : start + SNIPPET_CHARS]
+                return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(text) else "")
+        return text[:SNIPPET_CHARS] + ("…" if len(text) > SNIPPET_CHARS else "")
 
     def pages(self, document: str) -> int:
         """Number of pages of ``document`` (0 for a document the corpus does not have)."""

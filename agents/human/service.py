@@ -186,7 +186,7 @@ class HumanService:
         if session is not None and text:
             # The engine refuses a query over MAX_QUERY_CHARS (the error says how long it was): its first characters
             # are logged, so a megabyte typed or posted costs no more memory than the longest query searched.
-            session.record_search(text[:MAX_QUERY_CHARS], outcome.pages, outcome.error)
+            session.record_search(text[:MAX_QUERY_CHARS], outcome.pages, outcome.error, refused=outcome.refused)
         return outcome
 
     def oracle_pages(self, run: StudyRun) -> list[tuple[str, int]]:

@@ -2,10 +2,11 @@
 
 Everything is plain data with an injectable clock, so the trajectory a test drives is the one the app logs. The
 results line (:func:`build_human_record`) has the fields of the agents' lines that ``madqa evaluate`` reads (``id``,
-``question``, ``answer`` list, ``citations``, ``search_history``, ``steps`` = number of searches = effort) and the
-fields of the paper's human logging (Appendix C.2): ``started_at``/``ended_at``, every query with its timestamp,
-count and pages, every page view with its timestamp and how it was reached, plus ``system_type: "human"`` and
-``annotator``, which mark the run as human wherever it is shown.
+``question``, ``answer`` list, ``citations``, ``search_history``, ``steps`` = number of searches run = effort; a
+query the engine refused is logged in ``refused_searches``, no step) and the fields of the paper's human logging
+(Appendix C.2): ``started_at``/``ended_at``, every query with its timestamp, count and pages, every page view with
+its timestamp and how it was reached, plus ``system_type: "human"`` and ``annotator``, which mark the run as human
+wherever it is shown.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class QuestionSession:
         self.max_actions = max_actions
         self.started = clock()
         self.searches: list[dict[str, Any]] = []
+        #: Queries the engine refused (nothing searched): logged apart, so that the effort counts searches run.
+        self.refused: list[dict[str, Any]] = []
         self.page_views: list[dict[str, Any]] = []
         self.citations: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -77,19 +80,21 @@ class QuestionSession:
             return self._full()
 
     def _full(self) -> bool:
-        return self.max_actions is not None and len(self.searches) + len(self.page_views) >= self.max_actions
+        used = len(self.searches) + len(self.refused) + len(self.page_views)
+        return self.max_actions is not None and used >= self.max_actions
 
     def record_search(
-        self, query: str, pages: Sequence[tuple[str, int]], error: str | None = None
+        self, query: str, pages: Sequence[tuple[str, int]], error: str | None = None, *, refused: bool = False
     ) -> dict[str, Any] | None:
-        """Log one search: the query, when, how many pages came back and which (best first); ``None``: full."""
+        """Log one search: the query, when, how many pages came back and which (best first); a query the engine
+        ``refused`` (nothing searched) goes to :attr:`refused` instead, no step of the effort. ``None``: full."""
         entry = {"query": query, "timestamp": stamp(self._clock()),
                  "results": [{"document": d, "page": int(p)} for d, p in pages], "count": len(pages),
                  "error": error}  # fmt: skip
         with self._lock:
             if self._full():
                 return None
-            self.searches.append(entry)
+            (self.refused if refused else self.searches).append(entry)
         return entry
 
     def record_view(self, document: str, page: int, via: str) -> dict[str, Any] | None:
@@ -106,7 +111,7 @@ class QuestionSession:
     def actions(self) -> int:
         """Searches plus page views logged so far."""
         with self._lock:
-            return len(self.searches) + len(self.page_views)
+            return len(self.searches) + len(self.refused) + len(self.page_views)
 
     def add_citation(self, document: str, page: int) -> bool:
         """Cite a page (no duplicates); ``False`` when it was already cited."""
@@ -135,7 +140,8 @@ class QuestionSession:
         """Copies of the lists (for the sidebar), taken under the lock."""
         with self._lock:
             return {"searches": [dict(s) for s in self.searches], "citations": [dict(c) for c in self.citations],
-                    "page_views": [dict(v) for v in self.page_views]}  # fmt: skip
+                    "page_views": [dict(v) for v in self.page_views],
+                    "refused": [dict(r) for r in self.refused]}  # fmt: skip
 
 
 def build_human_record(
@@ -177,6 +183,7 @@ def build_human_record(
         "citations": snap["citations"],
         "search_history": snap["searches"],
         "steps": len(snap["searches"]),
+        "refused_searches": snap["refused"],
         "page_views": snap["page_views"],
         "started_at": stamp(session.started),
         "ended_at": stamp(ended),

@@ -165,7 +165,8 @@ class StudyRun:
         """What the next question may still log of the run's :attr:`max_actions`."""
         if self.max_actions is None:
             return None
-        used = sum(len(r["search_history"]) + len(r["page_views"]) for r in self.lines)
+        used = sum(len(r["search_history"]) + len(r.get("refused_searches", ())) + len(r["page_views"])
+                   for r in self.lines)  # fmt: skip
         return max(self.max_actions - used, 0)
 
     # -- answering ------------------------------------------------------------------------------------------
