@@ -14,6 +14,11 @@ How a page goes through OCR (:func:`ocr_page`):
    Tesseract tries the first language first and falls back per word: measured, ``eng+rus`` reads an English and
    a Russian page as well as ``eng`` and ``rus`` alone, at the same speed). If either changed, the page is
    recognised again, and the more confident of the two results is kept.
+4. Automatic languages only: OSD cannot tell German from English (both "Latin"), and English reading German
+   drops every umlaut and ß with little loss of confidence. So when the text read so far is clearly in another
+   Latin-script language by its function words (:mod:`.ocr_language`), the page is read again with that pack
+   first (``deu+eng``); when the pack is not installed, the page keeps its reading and a note names the package
+   and ``--ocr-lang``.
 
 Tesseract runs in this process through its C API (``libtesseract``, the library the ``tesseract`` command is
 built on), with one engine per language set kept for the life of the process: no model load and no image file
@@ -28,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -207,26 +212,56 @@ def ocr_page(page: Any, *, tessdata: str, dpi: int, max_pixels: int, ocr_lang: s
 
     if ocr_lang is not None and (problem := missing_languages_message(ocr_lang, tessdata)):
         raise OcrError(problem)
-    pix, used_dpi = render_gray(page, dpi, max_pixels)
+    pix, used_dpi = render_gray(page, dpi, max_pixels)  # kept alive here: the images below are views of it
+    result, image = _read(pix, used_dpi, tessdata=tessdata, ocr_lang=ocr_lang, osd=osd)
+    if ocr_lang is None and result.script in (None, "Latin") and "+" not in result.languages:
+        result = _latin_language_pass(result, image, tessdata)
+    return result
+
+
+def _read(pix: Any, used_dpi: float, *, tessdata: str, ocr_lang: str | None, osd: bool) -> tuple[PageOcr, Any]:
+    """Steps 2 and 3 of the module docstring: the page's OCR and the image it was read from (turned upright)."""
+    import numpy as np
+
     image = _as_array(pix)
     first_langs = ocr_lang or choose_languages(None, tessdata)[0]
     text, confidence = tesseract.recognise(image, used_dpi, first_langs, tessdata)
     first = PageOcr(text, first_langs, used_dpi, 0, None)
     if not osd or not has_osd(tessdata) or (confidence is not None and confidence >= CONFIDENT_OCR):
-        return first
+        return first, image
     found = _detect(pix, used_dpi, tessdata)
     if found is None:
-        return first
+        return first, image
     turn = found.degrees if found.confidence >= MIN_ORIENTATION_CONFIDENCE else 0
     langs, note = (ocr_lang, None) if ocr_lang is not None else choose_languages(found.script, tessdata)
     if not turn and langs == first_langs:
-        return PageOcr(text, first_langs, used_dpi, 0, found.script, note)
-    if turn:
-        image = np.rot90(image, k=turn // 90)  # rot90 turns counter-clockwise
-    again, again_confidence = tesseract.recognise(image, used_dpi, langs, tessdata)
+        return PageOcr(text, first_langs, used_dpi, 0, found.script, note), image
+    upright = np.rot90(image, k=turn // 90) if turn else image  # rot90 turns counter-clockwise
+    again, again_confidence = tesseract.recognise(upright, used_dpi, langs, tessdata)
     if confidence is not None and again_confidence is not None and again_confidence < confidence:
-        return PageOcr(text, first_langs, used_dpi, 0, found.script, note)  # OSD guessed wrong: keep the first
-    return PageOcr(again, langs, used_dpi, turn, found.script, note)
+        return PageOcr(text, first_langs, used_dpi, 0, found.script, note), image  # OSD guessed wrong
+    return PageOcr(again, langs, used_dpi, turn, found.script, note), upright
+
+
+def _latin_language_pass(result: PageOcr, image: Any, tessdata: str) -> PageOcr:
+    """Step 4: a Latin-script page whose words say German (French, ...) is read again with that pack first.
+
+    When the pack is not installed, the result is kept with a note naming the package and ``--ocr-lang``.
+    """
+    from .ocr_language import LANGUAGE_NAMES, guess_latin_language
+
+    lang = guess_latin_language(result.text)
+    if lang is None or lang in result.languages.split("+"):
+        return result
+    name = LANGUAGE_NAMES[lang]
+    if lang not in installed_languages(tessdata):
+        return replace(result, note=(
+            f"{name} text suspected but the Tesseract language {lang} is not installed (Debian package "
+            f"{debian_package(lang)}): OCR'd with {result.languages}, which drops letters it lacks (ä ö ü ß é ...); "
+            f"install it, or choose the languages with --ocr-lang (e.g. --ocr-lang {lang}+eng)"))  # fmt: skip
+    langs = f"{lang}+{result.languages}"
+    text, _confidence = tesseract.recognise(image, result.dpi, langs, tessdata)
+    return replace(result, text=text, languages=langs)
 
 
 def _detect(pix: Any, dpi: float, tessdata: str) -> Orientation | None:
