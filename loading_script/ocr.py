@@ -208,7 +208,6 @@ def ocr_page(page: Any, *, tessdata: str, dpi: int, max_pixels: int, ocr_lang: s
     Raises:
         OcrError: Tesseract failed (or an explicit language is not installed).
     """
-    import numpy as np
 
     if ocr_lang is not None and (problem := missing_languages_message(ocr_lang, tessdata)):
         raise OcrError(problem)
