@@ -11,7 +11,9 @@ about a single file and its pages (the corpus-level concerns — listing, pool, 
 * a page that cannot be read, rendered or OCR'd keeps its row (its text layer if it has one, else empty text
   with ``text_source`` ``"none"``), and so does a page that yields no text while MuPDF reports a problem with it;
   each is named in :attr:`PdfResult.warnings` as ``page N: <reason>``;
-* a damaged file that MuPDF had to repair gets a warning, with the page count it found if that differs.
+* a damaged file that MuPDF had to repair gets a warning, with the page count it found if that differs;
+* a broken ``/Prev`` chain of incremental updates is read by scanning, newest definitions winning
+  (:mod:`.pdf_revisions`), with a warning.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 #: Bump when extraction output changes: it is part of the cache key.
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "4"
 #: A page whose text layer has fewer letters and digits than this (any script) goes through OCR.
 MIN_TEXT_CHARS = 16
 #: ... as does one where more than this share of the characters are undecodable glyph codes.
@@ -195,6 +197,7 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
 
     from .ocr import missing_languages_message
     from .pdf_attachments import extract_attachments
+    from .pdf_revisions import check_revisions
 
     settings = settings or ExtractSettings()
     name = path.name
@@ -209,6 +212,7 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
         doc = pymupdf.open(path, filetype="pdf")
     except Exception as exc:  # noqa: BLE001 - PyMuPDF raises several unrelated types for broken files
         return PdfResult(name, sha, error=f"not a readable PDF ({exc})")
+    doc, revision_warnings = check_revisions(doc, path)  # a broken /Prev chain: rebuilt by scanning
     with doc:
         if doc.needs_pass or doc.is_encrypted:
             return PdfResult(name, sha, error="encrypted PDF (needs a password)")
@@ -222,7 +226,7 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
         reader = _PageReader(doc, result, tessdata=tessdata if ocr else None, ocr=ocr, settings=settings)
         for index in range(doc.page_count):
             result.pages.append(reader.read(index))
-        result.warnings[:0] = _repair_warnings(doc)
+        result.warnings[:0] = revision_warnings or _repair_warnings(doc)  # ours say why it was rebuilt
         result.warnings.extend(reader.notes())
 
         def attached(child: Path, level: int) -> PdfResult:
