@@ -30,7 +30,6 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-_TABLE = re.compile(rb"(?<![A-Za-z])xref(?=\s)")  # not the "xref" of "startxref"
 _STREAM_TYPE = re.compile(rb"/Type\s*/XRef(?![A-Za-z])")
 _OBJ_HEAD = re.compile(rb"\d+[\x00\t\n\f\r ]+\d+[\x00\t\n\f\r ]+obj\b")
 _STARTXREF = re.compile(rb"startxref\s+(\d+)")
@@ -81,10 +80,10 @@ def _inside_stream(data: bytes, pos: int) -> bool:
 def _sections(data: bytes) -> dict[int, bytes]:
     """``offset → dictionary bytes`` of every xref section: a table's trailer, a stream's own dictionary."""
     found: dict[int, bytes] = {}
-    for match in _TABLE.finditer(data):
-        pos = match.start()
-        if _inside_stream(data, pos):
-            continue
+    pos = -1
+    while (pos := data.find(b"xref", pos + 1)) != -1:  # a plain find: many times faster than a regex here
+        if (pos and data[pos - 1] not in _WHITE) or data[pos + 4 : pos + 5] not in _WHITE or _inside_stream(data, pos):
+            continue  # the "xref" of "startxref" or of a name, or stream data
         trailer = data.find(b"trailer", pos)
         end = data.find(b"startxref", trailer) if trailer != -1 else -1
         found[pos] = data[trailer:end] if trailer != -1 and end != -1 else b""

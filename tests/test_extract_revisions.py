@@ -11,6 +11,7 @@ import pymupdf
 import pytest
 
 from madqa.loading_script import pdf_revisions
+from madqa.loading_script.extract import ExtractionReport
 from madqa.loading_script.pdf_text import extract_pdf
 
 ORIGINAL, MIDDLE_EDIT, MIDDLE_PAGE, NEWEST = (
@@ -75,8 +76,11 @@ def test_a_prev_skipping_the_middle_revision_still_reads_it(tmp_path: Path, objs
     ]
 
 
-def test_a_prev_pointing_at_garbage_keeps_the_newest_update(tmp_path: Path) -> None:
-    good = _three_revisions(tmp_path / "good.pdf", objstm=False)
+@pytest.mark.parametrize("objstm", [False, True], ids=["xref-table", "xref-stream"])
+def test_a_prev_pointing_at_garbage_keeps_the_newest_update(
+    tmp_path: Path, objstm: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    good = _three_revisions(tmp_path / "good.pdf", objstm=objstm)
     bad = tmp_path / "garbage.pdf"
     bad.write_bytes(_patch_last_prev(good, 17))  # inside the header: no xref there
     result = extract_pdf(bad, tessdata=None, ocr=False)
@@ -85,6 +89,9 @@ def test_a_prev_pointing_at_garbage_keeps_the_newest_update(tmp_path: Path) -> N
     assert len(result.warnings) == 1
     assert "points at byte 17, where no xref starts" in result.warnings[0], result.warnings
     assert "read all 3 revisions by scanning" in result.warnings[0]
+    with caplog.at_level("WARNING"):
+        ExtractionReport().add(result)  # what a corpus run logs: the file's name, then the one line
+    assert f"garbage.pdf: {result.warnings[0]}" in caplog.messages
 
 
 def test_a_correct_incremental_file_gets_no_warning(tmp_path: Path) -> None:
