@@ -67,10 +67,10 @@ class RunConfig:
         search_timeout: (bm25) wall-clock seconds one search may take before the agent is told to narrow the query
             (0 or ``None``: no limit); see :class:`madqa.agents.search.SearchLimits`.
         retriever: (rag) retriever spec (:mod:`madqa.agents.retrieval`); ``None``: the agent's default.
+        image_retriever: (mdoc) the image side's retriever spec; ``None``: the text-retrieved pages' renders.
         provider: (file-search) the managed RAG service, ``openai`` or ``gemini``.
         refresh_store: (file-search) upload the collection again instead of reusing the cached store (not
             recorded: it does not change what a question is answered with).
-        image_retriever: (mdoc) the image side's retriever spec; ``None``: the text-retrieved pages' renders.
     """
 
     model: str = "local"
@@ -94,9 +94,9 @@ class RunConfig:
     step_timeout: float = 30.0
     search_timeout: float | None = DEFAULT_SEARCH_TIMEOUT
     retriever: str | None = None
+    image_retriever: str | None = None
     provider: str | None = None
     refresh_store: bool = False
-    image_retriever: str | None = None
 
     def check(self) -> None:
         """Raise :class:`RunError` for common settings that cannot work (the agent checks its own fields)."""

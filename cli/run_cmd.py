@@ -285,8 +285,8 @@ def run(args: argparse.Namespace) -> int:
         min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
         sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
         search_timeout=args.search_timeout, question_timeout=args.question_timeout, retriever=args.retriever,
-        provider=args.provider, refresh_store=args.refresh_store,
         image_retriever=args.image_retriever,
+        provider=args.provider, refresh_store=args.refresh_store,
     )  # fmt: skip
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-rus)
+APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-rus tesseract-ocr-deu)
 # Headless browser for the Space's UI test (tests/test_space_browser.py): only for `make test` (MADQA_WITH_BROWSER=1).
 if [ "${MADQA_WITH_BROWSER:-0}" = "1" ]; then APT_PACKAGES+=(chromium); fi
 missing=()

@@ -27,9 +27,11 @@ from .config import SpaceConfig
 logger = logging.getLogger(__name__)
 
 BM25, REPL, RAG = "BM25 search agent", "code-REPL agent", "static RAG (one retrieval)"
+MDOC, SHELL = "MDocAgent (five agents)", "shell agent (search, grep, cat)"
 #: The agents offered, by label: their registry names.
-AGENTS = {BM25: "bm25", REPL: "repl", RAG: "rag"}
-#: The static RAG agent's retriever here: the page index, which needs nothing beyond the Space's own packages.
+AGENTS = {BM25: "bm25", REPL: "repl", RAG: "rag", MDOC: "mdoc", SHELL: "shell"}
+#: The retriever of the static RAG and shell agents here: the page index, which needs nothing beyond the Space's
+#: own packages.
 SPACE_RAG_RETRIEVER = "bm25"
 MAX_CODE_CHARS = 1500
 THUMB_SIDE = 320
@@ -63,7 +65,7 @@ class AgentRuntime:
             from madqa.agents.registry import get_agent
 
             run = RunConfig(model=spec, agent=name, dataset=self.config.dataset, max_steps=MAX_STEPS, min_searches=1,
-                            retriever=SPACE_RAG_RETRIEVER if name == "rag" else None)  # fmt: skip
+                            retriever=SPACE_RAG_RETRIEVER if name in ("rag", "shell") else None)  # fmt: skip
             host = Host(require_isolation=True, sandbox_per_question=True, progress=False,
                         protected_paths=(str(self.config.db_path), str(self.config.labels_path)))  # fmt: skip
             agent = get_agent(name)
@@ -162,7 +164,8 @@ def _stream(runtime: AgentRuntime, row: Mapping[str, Any] | None, question: str,
                     label=f"{page.document} p. {page.page}")))  # fmt: skip
         elif isinstance(event, CodeEvent):
             seen = (event.output or event.error or "")[:MAX_CODE_CHARS]
-            history.append(gr.ChatMessage(role="assistant", content=f"```python\n{event.code[:MAX_CODE_CHARS]}\n```"
+            fence = "" if event.code.startswith("$ ") else "python"  # the shell agent's commands
+            history.append(gr.ChatMessage(role="assistant", content=f"```{fence}\n{event.code[:MAX_CODE_CHARS]}\n```"
                                           f"\n\n{seen}", metadata={"title": f"step {event.step}: code",
                                                                     "status": "done"}))  # fmt: skip
         elif isinstance(event, AnswerEvent):

@@ -132,12 +132,19 @@ class _Worker:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, *args), daemon=True, name="madqa-scoring")
         # Ctrl+C reaches the whole process group; the worker must not die of it mid-import with a traceback (the
-        # parent closes it). A blocked signal mask survives fork and exec, so the worker starts with SIGINT blocked.
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
+        # parent closes it). An *ignored* SIGINT survives fork and exec, and Python installs its KeyboardInterrupt
+        # handler only over the default one, so a worker spawned while the parent ignores SIGINT ignores it from its
+        # first instruction. (A blocked mask does not help: the spawned interpreter starts with none blocked.) Only
+        # the main thread may change a handler: a replacement started from a request thread is covered once its
+        # _worker_main runs, which leaves the second or so of its imports.
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                self.proc.start()
+            finally:
+                signal.signal(signal.SIGINT, previous)
+        else:
             self.proc.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
         child.close()
 
     def stop(self) -> None:

@@ -154,7 +154,7 @@ def test_mdoc_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -
 
 @pytest.mark.parametrize("args, message", [
     (["--oracle"], "--oracle is for --agent bm25"), (["--top-k", "0"], "top-k must be at least 1"),
-    (["--image-retriever", "colpali:x"], "not part of this version"),
+    (["--image-retriever", "nosuch:x"], "unknown retriever"),
 ])  # fmt: skip
 def test_mdoc_refuses_what_it_cannot_run(layout, tmp_path: Path, args: list[str], message: str) -> None:
     cmd = [sys.executable, "-m", "madqa.cli", "run", "--agent", "mdoc", "--model", FAKE, "--limit", "1", "-o",

@@ -80,7 +80,7 @@ def test_rag_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--retriever", "colpali:x"], "not part of this version"), (["--oracle"], "--oracle is for --agent bm25"),
+    (["--retriever", "nosuch:x"], "unknown retriever"), (["--oracle"], "--oracle is for --agent bm25"),
     (["--top-k", "0"], "top-k must be at least 1"),
 ])  # fmt: skip
 def test_rag_refuses_what_it_cannot_run(layout, tmp_path: Path, args: list[str], message: str) -> None:

@@ -202,3 +202,37 @@ def test_shell_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) 
     assert scored.returncode == 0, scored.stderr
     report = json.loads(scored.stdout)
     assert report["n_predicted"] == 2 and report["page_f1"] is not None
+
+
+def test_the_space_tab_and_the_explorer_show_the_commands(layout) -> None:
+    from madqa.loading_script.load import load_gold
+    from madqa.metric.inputs import parse_reference
+    from madqa.space import agent_tab
+    from madqa.space.explore.detail import steps_of
+
+    assert agent_tab.AGENTS[agent_tab.SHELL] == "shell" and agent_tab.AGENTS[agent_tab.MDOC] == "mdoc"
+    row = load_gold("dev")[0]
+    prepared = _prepare(model=FAKE, retriever="bm25")
+
+    class Runtime:  # the tab's runtime, already prepared
+        def prepared(self, name: str, spec: str) -> Any:
+            return prepared
+
+        def renderer(self) -> Any:
+            from madqa.agents.render import PageRenderer
+
+            return PageRenderer()
+
+    try:
+        history = list(agent_tab._stream(Runtime(), None, row["question"], "shell", FAKE, []))[-1]
+        texts = [str(m.content) for m in history]
+        assert any(t.startswith("```\n$ cat ") for t in texts) and any("```\n$ ls" in t for t in texts)
+        assert any("search" in str(m.metadata.get("title", "")) for m in history if m.metadata)
+        assert any(t.startswith("**Final answer:** no idea") for t in texts)
+        line = prepared.answer(row)
+    finally:
+        prepared.close()
+    steps = steps_of(parse_reference(dict(row), "gold"), line)
+    assert steps[0]["searches"][0]["query"] == "monthly water service charge"
+    assert [s["code"] for s in steps[1:4]] == [[h["command"]] for h in line["shell_history"]]
+    assert line["shell_history"][2]["command"] == "ls"

@@ -1,8 +1,9 @@
 """One question in one run as plain data: the steps in order, the final answer and citations against the gold.
 
 Steps come from the line's ``trajectory`` (one entry per model call, as :mod:`madqa.agents.record` writes it):
-a ``search_documents`` call is paired with the next ``search_history`` entry (its query and result pages), a code
-call (the REPL agent: ``python_interpreter``) shows its code and output, and each step carries its model tokens.
+a ``search_documents`` (or ``search``) call is paired with the next ``search_history`` entry (its query and result
+pages), a code call (the REPL agent's ``python_interpreter``; the shell agent's ``bash``, its command line) shows its
+code and output, and each step carries its model tokens.
 A line without a trajectory (other harnesses) gets one step per ``search_history`` entry. Pages are flagged
 ``gold`` when they are gold evidence pages and ``gold_doc`` when only their document is.
 """
@@ -20,7 +21,7 @@ from .table import outcome
 #: Longest model output / observation / code kept per step in a view (the line keeps them whole).
 MAX_TEXT_CHARS = 3000
 SEARCH_TOOLS = ("search_documents", "search")
-CODE_TOOLS = ("python_interpreter",)
+CODE_TOOLS = ("python_interpreter", "bash")
 
 
 def _cut(value: Any, limit: int = MAX_TEXT_CHARS) -> str:
@@ -60,7 +61,7 @@ def _search(ref: Reference, entry: Any) -> dict[str, Any]:
 
 def _code_of(arguments: Any) -> str:
     if isinstance(arguments, Mapping):
-        arguments = arguments.get("code", arguments)
+        arguments = arguments.get("code", arguments.get("command", arguments))
     return _cut(arguments if isinstance(arguments, str) else str(arguments))
 
 
