@@ -7,7 +7,8 @@ MuPDF adds full-size buffers on top (measured: 684 MB peak RSS for one worker on
 progressive RGB JPEG, where the README promised 600). :func:`prepare_page` runs before a page is rendered for
 OCR and, for each progressive JPEG on it whose coefficients exceed :data:`SELF_DECODE_BYTES`:
 
-* when they and the decoded pixels fit :data:`DECODE_BUDGET_BYTES`, decodes it with Pillow, scaled in the
+* when they and the decoded pixels fit :data:`DECODE_BUDGET_BYTES`, decodes it with Pillow (in a child process
+  of its own, so that the worker's own memory does not add up with the decoder's), scaled in the
   decoder and in grayscale, to the pixels the page will be rendered at, and swaps it into the open document (in
   memory; the file is not touched) as a small grayscale JPEG, which MuPDF then renders as usual;
 * when they do not (e.g. an A0 page at 300 dpi with full-resolution colour, 4:4:4: 832 MiB in all),
@@ -17,7 +18,6 @@ OCR and, for each progressive JPEG on it whose coefficients exceed :data:`SELF_D
 
 from __future__ import annotations
 
-import io
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -142,21 +142,35 @@ def _largest_image_box(page: Any) -> tuple[float, float]:
     return best if best[0] * best[1] > 0 else (page.rect.width, page.rect.height)
 
 
+#: The decoder process's program: a bare interpreter with only Pillow imported, so that the coefficients (up to
+#: :data:`DECODE_BUDGET_BYTES`) come on top of ~20 MiB rather than on top of the OCR worker's own ~150 MiB (MuPDF,
+#: Tesseract, the open document): decoded in the worker, a 300 dpi A0 page peaked at 580-601 MiB.
+_DECODE_PROGRAM = """
+import io, sys
+from PIL import Image
+width, height, quality = map(int, sys.argv[1:4])
+Image.MAX_IMAGE_PIXELS = None  # the parent checked the size, by what decoding costs
+with Image.open(io.BytesIO(sys.stdin.buffer.read())) as image:
+    image.draft("L", (width, height))
+    gray = image.convert("L")
+if gray.size[0] > width:
+    gray = gray.resize((width, height), Image.Resampling.BOX)
+gray.save(sys.stdout.buffer, "JPEG", quality=quality)
+"""
+
+
 def _decode_scaled(raw: bytes, width: int, height: int, frame: JpegFrame) -> bytes:
-    """Pillow decodes ``raw`` in grayscale, scaled by libjpeg to at least ``width`` x ``height`` (never up)."""
-    from PIL import Image
+    """Pillow decodes ``raw`` in grayscale, scaled by libjpeg to at least ``width`` x ``height`` (never up).
+
+    It runs in a child process (see :data:`_DECODE_PROGRAM`), which inherits the worker's OOM-killer preference.
+    """
+    import subprocess
+    import sys
 
     width, height = min(width, frame.width), min(height, frame.height)
-    limit = Image.MAX_IMAGE_PIXELS
-    Image.MAX_IMAGE_PIXELS = None  # the size was checked above, by what decoding costs
-    try:
-        with Image.open(io.BytesIO(raw)) as image:
-            image.draft("L", (width, height))
-            gray = image.convert("L")
-    finally:
-        Image.MAX_IMAGE_PIXELS = limit
-    if gray.size[0] > width:
-        gray = gray.resize((width, height), Image.Resampling.BOX)
-    out = io.BytesIO()
-    gray.save(out, "JPEG", quality=STAND_IN_QUALITY)
-    return out.getvalue()
+    done = subprocess.run([sys.executable, "-I", "-c", _DECODE_PROGRAM, str(width), str(height),
+                           str(STAND_IN_QUALITY)], input=raw, capture_output=True, check=False)  # fmt: skip
+    if done.returncode != 0 or not done.stdout:
+        detail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        raise OcrError(f"a progressive JPEG of {frame.width}x{frame.height} pixels could not be decoded: {detail[0]}")
+    return done.stdout
