@@ -29,8 +29,21 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 
+# Extra `late` (the colbert:/colpali:/dse: encoders and tests/test_retrieval_late_models.py) needs torch: its CPU
+# build 2.13.0, pinned, which pip takes from this machine's disk (a 192 MB wheel, 754 MB installed, ~20 s); any other
+# torch, or a range, resolves to a CUDA build of several GB. MADQA_WITH_TORCH=0 leaves torch and `late` out (those
+# tests then skip, saying why).
+extras="test,local,space,ray,embed,retrieval,inspect,file-search"
+if [ "${MADQA_WITH_TORCH:-1}" = "1" ]; then
+  extras="$extras,late"
+  if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
+    echo "bootstrap: installing torch 2.13.0 (CPU build) into .venv" >&2
+    .venv/bin/python -m pip install -q --disable-pip-version-check torch==2.13.0
+  fi
+fi
+
 stamp=.venv/.madqa-installed
-want="$(cat pyproject.toml | sha256sum | cut -c1-64)"
+want="$( (cat pyproject.toml; echo "$extras") | sha256sum | cut -c1-64)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c 'import madqa.cli' 2>/dev/null; then
   echo "bootstrap: installing madqa into .venv" >&2
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
@@ -41,6 +54,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -
   llama_args="-DGGML_OPENMP=OFF -DGGML_NATIVE=OFF"
   if [ "$(uname -m)" = "x86_64" ]; then llama_args="$llama_args -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"; fi
   CMAKE_ARGS="${CMAKE_ARGS:-$llama_args}" \
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,local,space,ray,embed,retrieval,inspect,file-search]"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
   echo "$want" > "$stamp"
 fi

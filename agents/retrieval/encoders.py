@@ -7,17 +7,20 @@
   ``doc_length`` (512, BERT's limit; ColBERTv2 trained at 180) and keeps its non-padding, non-punctuation tokens.
   The projection is the checkpoint's ``linear.weight`` (ColBERTv2's layout; a sentence-transformers ``1_Dense``
   folder also works); vectors are L2-normalised.
-* :class:`ColPaliEncoder` (``colpali:MODEL``): colpali-engine's ColPali, ColQwen2, ColQwen2.5 or ColSmol
-  (ColIdefics3) on page images; its processor's ``process_images`` / ``process_queries``; the padding vectors
-  (zeros) are dropped.
+* :class:`ColPaliEncoder` (``colpali:MODEL``): multi-vector page-image encoders. ColQwen2 and ColQwen2.5 are
+  written on ``transformers`` (:mod:`.qwenvl`: colpali-engine's model and prompts; colpali-engine itself does not
+  import without torchvision, which does not load beside torch's CPU build); ColPali and ColSmol (ColIdefics3)
+  are colpali-engine's, with its processor's ``process_images`` / ``process_queries``. The padding vectors are
+  dropped.
 * :class:`DSEEncoder` (``dse:MODEL``): a Qwen2-VL model as a single-vector encoder (Ma et al. 2024,
   ``MrLight/dse-qwen2-2b-mrl-v1``): the page prompt "What is shown in this image?" after the image, the query
   "Query: …" after a blank 28 x 28 image, the last token's final hidden state (left padding), cut to ``dim``
-  (Matryoshka) and L2-normalised. Images between ``min_pixels`` (28²) and ``max_pixels`` (2560 · 28²), HEAVEN's.
+  (Matryoshka) and L2-normalised. Images between ``min_pixels`` (28²) and ``max_pixels`` (2560 · 28²), HEAVEN's;
+  the inputs are built by :class:`~.qwenvl.QwenVLInputs` (no torchvision).
 
 ``device`` is ``auto`` (CUDA when present), ``cpu`` or ``cuda[:N]``; models run in ``torch.no_grad`` in float32 on
-the CPU and bfloat16 on CUDA. Every encoder can be built from loaded objects (``model=``, ``processor=``), which
-is how the tests use tiny randomly initialised ones.
+the CPU and bfloat16 on CUDA. Every encoder can also be built from loaded objects (``model=``, ``processor=``);
+tests/test_retrieval_late_models.py loads tiny randomly initialised checkpoints from a folder through the specs.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ import numpy as np
 from ..deps import MissingDependencyError
 from .base import RetrievalError
 
-#: No ``late`` extra yet: its version bounds were never installed and tested together here (README, "Retrieval on
-#: its own"), so the message names the packages rather than promising a tested set.
+#: pip names of the modules :func:`require` checks (the ``late`` extra has torch and transformers; colpali-engine,
+#: for ColPali and ColSmol only, is not in it: it does not import without torchvision, see :mod:`.qwenvl`).
 PIP_NAMES = {"colpali_engine": "colpali-engine"}
 
 
@@ -164,57 +167,78 @@ def _colbert_projection(model_id: str) -> Any:
     return None
 
 
-#: colpali-engine's (model, processor) class names, by a lower-case fragment of the model id or its arch= option.
-COLPALI_ARCHS = (
-    ("colqwen2.5", ("ColQwen2_5", "ColQwen2_5_Processor")), ("colqwen2_5", ("ColQwen2_5", "ColQwen2_5_Processor")),
-    ("colqwen2", ("ColQwen2", "ColQwen2Processor")), ("colsmol", ("ColIdefics3", "ColIdefics3Processor")),
-    ("colidefics3", ("ColIdefics3", "ColIdefics3Processor")), ("colpali", ("ColPali", "ColPaliProcessor")),
-)  # fmt: skip
+#: The ``colpali:`` architectures, by a lower-case fragment of the model id or its ``arch=`` option.
+COLPALI_ARCHS = (("colqwen2.5", "colqwen2.5"), ("colqwen2_5", "colqwen2.5"), ("colqwen2", "colqwen2"),
+                 ("colsmol", "colsmol"), ("colidefics3", "colsmol"), ("colpali", "colpali"))  # fmt: skip
+#: The ones written here on ``transformers`` (:mod:`.qwenvl`); the others are colpali-engine's (model, processor).
+COLQWEN_ARCHS = ("colqwen2.5", "colqwen2")
+COLPALI_ENGINE = {"colsmol": ("ColIdefics3", "ColIdefics3Processor"), "colpali": ("ColPali", "ColPaliProcessor")}
 
 
-def colpali_classes(model_id: str, arch: str | None = None) -> tuple[Any, Any]:
-    """colpali-engine's model and processor classes for ``model_id`` (or the explicit ``arch``)."""
-    import colpali_engine.models as models
-
+def colpali_arch(model_id: str, arch: str | None = None) -> str:
+    """The architecture of a ``colpali:`` model (``colqwen2.5``, ``colqwen2``, ``colsmol``, ``colpali``)."""
     wanted = (arch or model_id).lower()
-    for fragment, (model_cls, proc_cls) in COLPALI_ARCHS:
+    for fragment, name in COLPALI_ARCHS:
         if fragment in wanted:
-            return getattr(models, model_cls), getattr(models, proc_cls)
+            return name
     names = ", ".join(dict.fromkeys(f for f, _ in COLPALI_ARCHS))
     raise RetrievalError(f"colpali:{model_id}: cannot tell the architecture from the name; add arch=NAME ({names})")
 
 
 class ColPaliEncoder:
-    """colpali-engine multi-vector page-image encoder (see the module docstring)."""
+    """Multi-vector page-image encoder: ColQwen2/2.5 (:mod:`.qwenvl`) or colpali-engine's ColPali/ColSmol."""
 
     modality = "image"
 
     def __init__(self, model_id: str, *, device: str = "auto", batch_size: int = 4, arch: str | None = None,
                  max_visual_tokens: int | None = None, model: Any = None, processor: Any = None) -> None:  # fmt: skip
         self.device = pick_device(device)
-        if model is None:
-            model_cls, proc_cls = colpali_classes(model_id, arch)
+        self.arch = colpali_arch(model_id, arch) if model is None else (arch or "")
+        pixels = max_visual_tokens * 28 * 28 if max_visual_tokens else None  # colpali-engine's max_num_visual_tokens
+        if model is None and self.arch in COLQWEN_ARCHS:
+            from .qwenvl import QwenVLInputs, colqwen_class
+
+            model = colqwen_class(self.arch).from_pretrained(model_id, dtype=_dtype(self.device))
+            processor = QwenVLInputs.load(model_id, max_pixels=pixels)
+        elif model is None:
+            try:
+                import colpali_engine.models as models
+            except ImportError as exc:  # e.g. installed, but it imports torchvision, absent or not loading
+                raise MissingDependencyError(f"colpali:{model_id} ({self.arch}) needs colpali-engine, which does "
+                                             f"not import here: {exc}") from None  # fmt: skip
+            model_cls, proc_cls = (getattr(models, n) for n in COLPALI_ENGINE[self.arch])
             model = model_cls.from_pretrained(model_id, dtype=_dtype(self.device))
             kwargs = {"max_num_visual_tokens": max_visual_tokens} if max_visual_tokens else {}
             processor = proc_cls.from_pretrained(model_id, **kwargs)
         self.model, self.processor, self.batch_size = model.to(self.device).eval(), processor, batch_size
         self.name = f"colpali:{model_id}"
+        libraries = ("torch", "transformers") if not hasattr(processor, "process_images") else \
+            ("torch", "transformers", "colpali-engine")  # fmt: skip
         self.cache_key = (f"{self.name}|{type(model).__name__}|tokens{max_visual_tokens or 'default'}|"
-                          f"{versions('torch', 'transformers', 'colpali-engine')}")  # fmt: skip
+                          f"{versions(*libraries)}")  # fmt: skip
 
     def _run(self, batch: Any) -> list[np.ndarray]:
         import torch
 
         with torch.no_grad():
-            out = self.model(**batch.to(self.device)).float().cpu().numpy()
+            out = self.model(**{k: v.to(self.device) for k, v in batch.items()}).float().cpu().numpy()
         mask = batch["attention_mask"].cpu().numpy().astype(bool)
         return [row[keep].astype(np.float32) for row, keep in zip(out, mask, strict=True)]
 
     def encode_queries(self, queries: Sequence[str]) -> list[np.ndarray]:
-        return self._run(self.processor.process_queries(list(queries)))
+        if hasattr(self.processor, "process_queries"):
+            return self._run(self.processor.process_queries(list(queries)))
+        from .qwenvl import COLQWEN_QUERY_SUFFIX
+
+        return self._run(self.processor([q + COLQWEN_QUERY_SUFFIX for q in queries]))
 
     def encode_pages(self, pages: Sequence[Any]) -> list[np.ndarray]:
-        return self._run(self.processor.process_images(list(pages)))
+        images = [p.convert("RGB") for p in pages]
+        if hasattr(self.processor, "process_images"):
+            return self._run(self.processor.process_images(images))
+        from .qwenvl import COLQWEN_PAGE
+
+        return self._run(self.processor([COLQWEN_PAGE] * len(images), images))
 
 
 #: DSE's prompts (its model card's), written as Qwen2-VL's chat template renders them.
@@ -237,11 +261,12 @@ class DSEEncoder:
                  processor: Any = None) -> None:  # fmt: skip
         self.device = pick_device(device)
         if model is None:
-            from transformers import AutoProcessor, Qwen2VLForConditionalGeneration
+            from transformers import Qwen2VLForConditionalGeneration
 
-            processor = AutoProcessor.from_pretrained(model_id, min_pixels=min_pixels, max_pixels=max_pixels)
+            from .qwenvl import QwenVLInputs
+
+            processor = QwenVLInputs.load(model_id, min_pixels=min_pixels, max_pixels=max_pixels)
             model = Qwen2VLForConditionalGeneration.from_pretrained(model_id, dtype=_dtype(self.device))
-        processor.tokenizer.padding_side = "left"
         self.model, self.processor, self.batch_size = model.to(self.device).eval(), processor, batch_size
         self.dim = dim
         self.name = f"dse:{model_id}"
@@ -251,7 +276,7 @@ class DSEEncoder:
     def _run(self, texts: list[str], images: list[Any]) -> list[np.ndarray]:
         import torch
 
-        batch = self.processor(text=texts, images=images, padding="longest", return_tensors="pt").to(self.device)
+        batch = {k: v.to(self.device) for k, v in self.processor(texts, images).items()}
         with torch.no_grad():
             out = self.model(**batch, output_hidden_states=True, return_dict=True, use_cache=False)
             last = out.hidden_states[-1][:, -1]

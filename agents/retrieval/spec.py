@@ -68,9 +68,10 @@ class _Corpus:
             from . import encoders
             from .late import VectorRetriever
 
-            module = {"colbert": "torch", "colpali": "colpali_engine", "dse": "torch"}[kind]
+            engine = kind == "colpali" and encoders.colpali_arch(model, options.get("arch")) not in \
+                encoders.COLQWEN_ARCHS  # fmt: skip
             try:
-                encoders.require(spec, module)
+                encoders.require(spec, *(["colpali_engine"] if engine else []))
             except ImportError as exc:
                 raise RetrievalError(str(exc)) from None
             cls = {"colbert": encoders.ColBERTEncoder, "colpali": encoders.ColPaliEncoder,
