@@ -14,15 +14,10 @@ from typing import Any
 import gradio as gr
 
 from madqa.space import content
+from madqa.space.board_tab import CSS as BOARD_CSS
+from madqa.space.board_tab import build_board
 from madqa.space.identity import identity_key
-from madqa.space.leaderboard import (
-    board_frame,
-    filter_board,
-    official_caption,
-    official_frame,
-    styled_board,
-    system_choices,
-)
+from madqa.space.leaderboard import official_caption, official_frame, official_heading, system_choices
 from madqa.space.plots import plot_systems
 from madqa.space.services import Services
 from madqa.space.submission import SubmissionError, format_accepted
@@ -52,24 +47,25 @@ def build_app(services: Services) -> gr.Blocks:
     """The Blocks app over ``services`` (no network, no label access beyond the scorer)."""
     store, scorer, limiter, config = services.store, services.scorer, services.limiter, services.config
 
-    def board(query: str = "") -> Any:
-        return styled_board(filter_board(board_frame(store.submissions()), query))
-
     snapshots = None
     if scorer.private_ids:
         from madqa.space.ladder import Snapshots
 
         snapshots = Snapshots(store.path)
 
-    def official() -> tuple[str, Any]:
-        """The official ranking's caption and table (a due periodic snapshot is taken first)."""
+    def official() -> tuple[str, Any, str]:
+        """The official ranking's heading, table (shown once a snapshot has rows) and folded explanation (a due
+        periodic snapshot is taken first)."""
         snap = None
         if snapshots is not None:
             snapshots.take_if_due(config.ladder_margin, config.snapshot_days)
             snap = snapshots.latest()
         n_private = len(scorer.private_ids)
-        caption = official_caption(snap, len(scorer.test_ids) - n_private, n_private, config.snapshot_days)
-        return caption, official_frame(store, snap)
+        n_public = len(scorer.test_ids) - n_private
+        frame = official_frame(store, snap)
+        caption = official_caption(snap, n_public, n_private, config.snapshot_days)
+        shown = gr.update(value=frame, visible=bool(n_private) and not frame.empty)
+        return official_heading(snap, n_public, n_private), shown, caption
 
     def choices_update() -> Any:
         return gr.update(choices=system_choices(store))
@@ -77,7 +73,7 @@ def build_app(services: Services) -> gr.Blocks:
     def submit(
         path: str | None, system: str, submitter: str, agent: str, model: str, contact: str, models_used: str,
         training_data: str, compute: str, key: str | None, request: gr.Request, profile: gr.OAuthProfile | None = None,
-    ) -> tuple[str, Any, str]:
+    ) -> tuple[str, Any, str]:  # fmt: skip
         """Score and store one upload; the third output is the session's next idempotency key."""
         form = {"system": system, "submitter": submitter, "agent": agent, "model": model, "contact": contact,
                 "models_used": models_used, "training_data": training_data, "compute": compute}  # fmt: skip
@@ -99,74 +95,82 @@ def build_app(services: Services) -> gr.Blocks:
             message = f"**Rejected:** {INTERNAL_ERROR}"
         finally:
             discard_upload(path)  # the server's copy, accepted or rejected
-        return message, board(), next_key
+        return message, gr.skip(), next_key  # the board is re-rendered next, with the visitor's filters
 
     def plot(ids: list[int] | None) -> Any:
         return plot_systems(store, ids or [])
 
     with gr.Blocks(title=content.TITLE, delete_cache=(UPLOAD_SWEEP_S, UPLOAD_MAX_AGE_S)) as demo:
-        gr.Markdown(content.INTRO)
+        gr.Markdown(content.HEADER, elem_id="intro")
+        with gr.Accordion("How the board is scored", open=False, elem_id="intro-more"):
+            gr.Markdown(content.INTRO)
         if config.on_spaces:
             gr.LoginButton()
-        with gr.Tab("Leaderboard", elem_id="tab-leaderboard"):
-            official_text = gr.Markdown(elem_id="official-caption")
-            official_table = gr.Dataframe(interactive=False, wrap=True, elem_id="official", max_height=400,
-                                          visible=bool(scorer.private_ids))  # fmt: skip
-            demo.load(official, None, [official_text, official_table], api_name="official")
-            with gr.Row():
-                query = gr.Textbox(label="Search systems", placeholder="system, submitter, agent or model", scale=4)
-                refresh = gr.Button("Refresh", scale=1, elem_id="refresh")
-            table = gr.Dataframe(value=board, interactive=False, show_search="filter", pinned_columns=2, wrap=True,
-                                 buttons=["copy", "fullscreen"], elem_id="leaderboard", max_height=600)  # fmt: skip
-            with gr.Accordion("Plots for selected systems", open=True):
-                picked = gr.CheckboxGroup(label="Systems", choices=system_choices(store), elem_id="pick")
-                draw = gr.Button("Plot", elem_id="plot-button")
-                figure = gr.Plot(elem_id="plot")
-            query.submit(board, query, table, api_name="search")
-            refresh.click(board, query, table, api_name="refresh").then(choices_update, None, picked,
-                                                                        api_name=False).then(
-                official, None, [official_text, official_table], api_name=False)  # fmt: skip
-            draw.click(plot, picked, figure, api_name="plot")
-            demo.load(choices_update, None, picked, api_name=False)  # a visitor sees the systems stored by now
-        with gr.Tab("Submit", elem_id="tab-submit"):
-            gr.Markdown(content.HOW_TO_SUBMIT)
-            upload = gr.File(label="results JSONL", file_types=list(RESULTS_SUFFIXES), type="filepath",
-                             elem_id="upload")
-            with gr.Row():
-                system = gr.Textbox(label="System name", elem_id="f-system")
-                submitter = gr.Textbox(label="Submitter (your HF user on Spaces)", elem_id="f-submitter")
-                agent = gr.Textbox(label="Agent", elem_id="f-agent")
-                model = gr.Textbox(label="Model", elem_id="f-model")
-            with gr.Row():
-                contact = gr.Textbox(label="Contact (never shown)", elem_id="f-contact")
-                models_used = gr.Textbox(label="Models used (all of them)", elem_id="f-models")
-                training = gr.Textbox(label="Training-data statement", elem_id="f-training")
-                compute = gr.Textbox(label="Compute budget", elem_id="f-compute")
-            send = gr.Button("Submit", variant="primary", elem_id="submit")
-            status = gr.Markdown(elem_id="status")
-            # Idempotency key: per browser session, kept after a failure (so a retry is recognised), renewed after
-            # acceptance. API clients may pass their own as the optional last argument ``key``.
-            submit_key = gr.Textbox(value="", visible=False, label="key", elem_id="f-key")
-            demo.load(new_key, None, submit_key, api_name=False)
-            send.click(submit, [upload, system, submitter, agent, model, contact, models_used, training, compute,
-                                submit_key], [status, table, submit_key], api_name="submit",
-                       concurrency_limit=4).then(
-                choices_update, None, picked, api_name=False)  # fmt: skip
-        with gr.Tab("Try an agent", elem_id="tab-agent"):
-            from madqa.space.agent_tab import build_agent_tab
-
-            build_agent_tab(config)
-        with gr.Tab("Explore (dev)", elem_id="tab-explore"):
-            from madqa.space.explore.tab import build_explore_tab
-
-            build_explore_tab(config)
-        with gr.Tab("Solve it yourself", elem_id="tab-human"):
-            from madqa.agents.human.practice import build_practice_tab
-
-            build_practice_tab(config.dataset, services.practice, client_of=identity_key)
-        with gr.Tab("About", elem_id="tab-about"):
-            gr.Markdown(content.ABOUT)
+        with gr.Tabs(overflow_behavior="wrap"):  # a phone shows every tab (the default hides them behind "…")
+            build_tabs(demo, services, official, submit, plot, choices_update)
     return demo
+
+
+def build_tabs(
+    demo: gr.Blocks, services: Services, official: Any, submit: Any, plot: Any, choices_update: Any
+) -> None:
+    """The Space's tabs, inside the current ``gr.Tabs`` (the handlers come from :func:`build_app`)."""
+    store, config = services.store, services.config
+    with gr.Tab("Leaderboard", elem_id="tab-leaderboard"):
+        official_text = gr.Markdown(elem_id="official-caption")
+        official_table = gr.Dataframe(interactive=False, wrap=True, elem_id="official", max_height=300,
+                                      visible=False)  # fmt: skip
+        with gr.Accordion("How the two tables are made", open=False, elem_id="official-more-box"):
+            official_more = gr.Markdown(elem_id="official-more")
+        official_parts = [official_text, official_table, official_more]
+        demo.load(official, None, official_parts, api_name="official")
+        board = build_board(demo, store)
+        with gr.Accordion("Plots for selected systems", open=True, elem_id="board-plots"):
+            picked = gr.CheckboxGroup(label="Systems", choices=system_choices(store), elem_id="pick")
+            draw = gr.Button("Plot", elem_id="plot-button")
+            figure = gr.Plot(elem_id="plot")
+        board.refreshed.then(choices_update, None, picked, api_name=False).then(
+            official, None, official_parts, api_name=False)  # fmt: skip
+        draw.click(plot, picked, figure, api_name="plot")
+        demo.load(choices_update, None, picked, api_name=False)  # a visitor sees the systems stored by now
+    with gr.Tab("Submit", elem_id="tab-submit"):
+        gr.Markdown(content.HOW_TO_SUBMIT)
+        upload = gr.File(label="results JSONL", file_types=list(RESULTS_SUFFIXES), type="filepath", elem_id="upload")
+        with gr.Row():
+            system = gr.Textbox(label="System name", elem_id="f-system")
+            submitter = gr.Textbox(label="Submitter (your HF user on Spaces)", elem_id="f-submitter")
+            agent = gr.Textbox(label="Agent", elem_id="f-agent")
+            model = gr.Textbox(label="Model", elem_id="f-model")
+        with gr.Row():
+            contact = gr.Textbox(label="Contact (never shown)", elem_id="f-contact")
+            models_used = gr.Textbox(label="Models used (all of them)", elem_id="f-models")
+            training = gr.Textbox(label="Training-data statement", elem_id="f-training")
+            compute = gr.Textbox(label="Compute budget", elem_id="f-compute")
+        send = gr.Button("Submit", variant="primary", elem_id="submit")
+        status = gr.Markdown(elem_id="status")
+        # Idempotency key: per browser session, kept after a failure (so a retry is recognised), renewed after
+        # acceptance. API clients may pass their own as the optional last argument ``key``.
+        submit_key = gr.Textbox(value="", visible=False, label="key", elem_id="f-key")
+        demo.load(new_key, None, submit_key, api_name=False)
+        send.click(submit, [upload, system, submitter, agent, model, contact, models_used, training, compute,
+                            submit_key], [status, board.table, submit_key], api_name="submit",
+                   concurrency_limit=4).then(
+            choices_update, None, picked, api_name=False).then(
+            board.render, board.inputs, [board.table, board.note], api_name=False)  # fmt: skip
+    with gr.Tab("Try an agent", elem_id="tab-agent"):
+        from madqa.space.agent_tab import build_agent_tab
+
+        build_agent_tab(config)
+    with gr.Tab("Explore (dev)", elem_id="tab-explore"):
+        from madqa.space.explore.tab import build_explore_tab
+
+        build_explore_tab(config)
+    with gr.Tab("Solve it yourself", elem_id="tab-human"):
+        from madqa.agents.human.practice import build_practice_tab
+
+        build_practice_tab(config.dataset, services.practice, client_of=identity_key)
+    with gr.Tab("About", elem_id="tab-about"):
+        gr.Markdown(content.ABOUT)
 
 
 def launch(services: Services, *, port: int | None = None, host: str | None = None, **kwargs: Any) -> gr.Blocks:
@@ -185,7 +189,9 @@ def launch(services: Services, *, port: int | None = None, host: str | None = No
     max_bytes = services.config.max_file_bytes
     app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
     app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), Middleware(UploadGate, max_bytes=max_bytes)]
-    demo.launch(server_name=host, server_port=port, max_file_size=max_bytes, app_kwargs=app_kwargs, **kwargs)
+    css = "\n".join(c for c in (BOARD_CSS, kwargs.pop("css", None)) if c)
+    demo.launch(server_name=host, server_port=port, max_file_size=max_bytes, app_kwargs=app_kwargs, css=css,
+                **kwargs)  # fmt: skip
     return demo
 
 

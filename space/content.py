@@ -4,15 +4,20 @@ from __future__ import annotations
 
 TITLE = "MADQA leaderboard"
 
-INTRO = """\
-# MADQA — agentic question answering over PDF collections
+#: Always shown above the tabs: one heading and one line (the rest of the introduction is folded, so that the board
+#: is on the first screen, also on a phone).
+HEADER = """\
+# MADQA leaderboard
+Agentic question answering over PDF collections: systems answer questions and cite the pages they used.
+"""
 
-Systems answer questions over a collection of PDFs and cite the pages they used. Scores come from the MADQA
-metric: **Accuracy** (ANLS* ≥ 0.5 per item in `anls` mode; bias-corrected judge accuracy in `judge` mode) with a
-95% CI, accuracy on cross-page (**X-Page**) and cross-document (**X-Doc**) questions, **Page F1** / **Doc F1** of
-the citations, and the **Kuiper** statistic of effort calibration (lower is better). The best value of each column
-is highlighted. Rows named *Baseline* are simple deterministic systems computed by the maintainers on the public
-test questions; none of them saw the hidden test labels.
+#: Folded under the header ("How the board is scored").
+INTRO = """\
+Scores come from the MADQA metric: **Accuracy** (ANLS* ≥ 0.5 per item in `anls` mode; bias-corrected judge accuracy
+in `judge` mode) with a 95% CI, accuracy on cross-page (**X-Page**) and cross-document (**X-Doc**) questions, **Page
+F1** / **Doc F1** of the citations, and the **Kuiper** statistic of effort calibration (lower is better). The best
+value of each column is highlighted. Rows named *Baseline* are simple deterministic systems computed by the
+maintainers on the public test questions; none of them saw the hidden test labels.
 
 The hidden test labels have two parts. The **official ranking** (first table) is accuracy on the **private part**,
 published in periodic snapshots through the Ladder (a value changes only when it improves by more than a margin,

@@ -35,8 +35,8 @@ def _pct(value: Any) -> float | None:
 def _ci_text(ci: Any, percent: bool) -> str:
     if not ci or ci[0] is None or ci[1] is None:
         return ""
-    scale, digits = (100.0, 1) if percent else (1.0, 2)
-    return f"[{scale * ci[0]:.{digits}f}, {scale * ci[1]:.{digits}f}]"
+    scale = 100.0 if percent else 1.0  # one decimal, as the shown values (the paper's Kuiper too)
+    return f"[{scale * ci[0]:.1f}, {scale * ci[1]:.1f}]"
 
 
 def board_columns() -> list[str]:
@@ -67,7 +67,7 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
     }  # fmt: skip
     for m in BOARD_METRICS:
         value = r.get(m.key)
-        row[m.label] = _pct(value) if m.percent else (None if value is None else round(float(value), 2))
+        row[m.label] = _pct(value) if m.percent else (None if value is None else round(float(value), 1))
         if m.key == "accuracy":
             row[SE_COLUMN] = _pct(r.get("accuracy_se"))
             row["Accuracy CI"] = _ci_text(r.get("accuracy_ci"), True)
@@ -76,7 +76,7 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
         if m.key == "kuiper":
             row["Kuiper CI"] = _ci_text(r.get("kuiper_ci"), False)
     steps = r.get("mean_steps")
-    row["Mean steps"] = None if steps is None else round(float(steps), 2)
+    row["Mean steps"] = None if steps is None else round(float(steps), 1)  # one rounding, to the shown precision
     row["Coverage"] = _pct(r["n_predicted"] / r["n"]) if r.get("n") else None
     row["Mode"] = sub.mode
     row["#"] = sub.id
@@ -114,15 +114,10 @@ def best_values(df: pd.DataFrame) -> dict[str, Any]:
 
 
 def styled_board(df: pd.DataFrame) -> Any:
-    """The board with the best value of each metric column highlighted (a pandas ``Styler``)."""
-    best = best_values(df)
+    """The whole board as shown (every column, :mod:`.board_view`'s formats and highlights), a pandas ``Styler``."""
+    from .board_view import COLUMNS, styled_view, view_frame
 
-    def highlight(col: pd.Series) -> list[str]:
-        if col.name not in best:
-            return [""] * len(col)
-        return ["font-weight: bold; background-color: #d9f2d9" if v == best[col.name] else "" for v in col]
-
-    return df.style.apply(highlight, axis=0).format(precision=2, na_rep="")
+    return styled_view(view_frame(df, [c.name for c in COLUMNS]))
 
 
 def filter_board(df: pd.DataFrame, query: str) -> pd.DataFrame:
@@ -137,8 +132,10 @@ def filter_board(df: pd.DataFrame, query: str) -> pd.DataFrame:
 
 
 def system_choices(store: SubmissionStore) -> list[tuple[str, int]]:
-    """(label, submission id) pairs for the plot selector."""
-    return [(f"#{s.id} {s.form['system']}", s.id) for s in store.submissions()]
+    """(label, submission id) pairs for the plot selector: the system's name first, its number to tell apart."""
+    from .board_view import system_label
+
+    return [(system_label(s.id, s.form["system"]), s.id) for s in store.submissions()]
 
 
 #: Columns of the official ranking (a Ladder snapshot of the private part; see ``ladder.py``).
@@ -191,3 +188,12 @@ def official_caption(snapshot: Any, n_public: int, n_private: int, every_days: f
         f"**Live board** below: every accepted file, scored at once on the **public part** ({n_public} items). "
         "A file can be tuned to the public part; the official ranking is the private one."
     )
+
+
+def official_heading(snapshot: Any, n_public: int, n_private: int) -> str:
+    """One line above the two tables (the long explanation, :func:`official_caption`, is folded)."""
+    if not n_private:
+        return f"**Live board**: every accepted file, scored on all {n_public} test items."
+    when = f"snapshot of {snapshot[0]} UTC" if snapshot else "no snapshot yet"
+    return (f"**Official ranking**: the private part ({n_private} items), {when}. **Live board** below: every "
+            f"accepted file at once, on the public part ({n_public} items).")  # fmt: skip

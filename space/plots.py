@@ -16,6 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from .board_view import system_label  # noqa: E402
 from .disclosure import cascade_shares, public_report  # noqa: E402
 from .storage import SubmissionStore  # noqa: E402
 
@@ -49,7 +50,7 @@ def plot_data(store: SubmissionStore, ids: Sequence[Any]) -> list[dict[str, Any]
         cascade = r.get("cascade") or cascade_shares(store.item_scores(sid))
         out.append({
             "id": sid,
-            "label": f"#{sid} {subs[sid].form['system']}"[:40],
+            "label": system_label(sid, subs[sid].form["system"]),
             "accuracy": _pct(r.get("accuracy")),
             "accuracy_ci": [_pct(v) for v in (r.get("accuracy_ci") or [])],
             "page_f1": _pct(r.get("page_f1")),
@@ -64,9 +65,9 @@ def plot_data(store: SubmissionStore, ids: Sequence[Any]) -> list[dict[str, Any]
 def tick_label(label: str, width: int = 16, lines: int = 3) -> str:
     """A system's label on a narrow axis: wrapped onto at most ``lines`` lines (cut with "…" beyond), not cut short.
 
-    >>> print(tick_label("#4 Baseline: BM25 top-3 pages"))
-    #4 Baseline:
-    BM25 top-3 pages
+    >>> print(tick_label("Baseline: BM25 top-3 pages (#4)"))
+    Baseline: BM25
+    top-3 pages (#4)
     """
     import textwrap
 

@@ -196,8 +196,11 @@ class Scorer:
         Reserved names are refused unless ``origin`` is a maintainers' one; see :meth:`submit_text` for the rest.
         """
         clean = clean_form(form, maintainer=origin != "user")
-        text = self.read_upload(path)
-        return self.submit_text(text, clean, origin=origin, identity=identity, key=key, limiter=limiter)
+        try:
+            text = self.read_upload(path)
+            return self.submit_text(text, clean, origin=origin, identity=identity, key=key, limiter=limiter)
+        except SubmissionError as exc:  # the file's own name, not the placeholder the checks write
+            raise SubmissionError(named_after_upload(str(exc), path)) from None
 
     def submit_text(
         self,
@@ -301,6 +304,20 @@ class Scorer:
         mine = report.get("accuracy") or 0.0
         rank = 1 + sum(1 for s in subs if (s.report.get("accuracy") or 0.0) > mine)
         return Accepted(sid, rank, len(subs), report, replayed, input_warnings(report))
+
+
+def upload_name(path: str | Path | None) -> str:
+    """The uploaded file's own name as it may be shown (gradio keeps it as the stored copy's basename): at most
+    80 characters, letters, digits and ``.-_ ()`` only, anything else ``_``; the placeholder when there is none."""
+    name = Path(str(path or "")).name
+    safe = "".join(ch if ch.isalnum() or ch in ".-_ ()" else "_" for ch in name)[:80].strip()
+    return safe or SOURCE_NAME
+
+
+def named_after_upload(message: str, path: str | Path | None) -> str:
+    """A rejection message with the checks' placeholder file name (``results.jsonl``) replaced by the upload's."""
+    name = upload_name(path)
+    return message if name == SOURCE_NAME else message.replace(SOURCE_NAME, name)
 
 
 def ladder_identity(identity: str | None, origin: str, sid: int, form: Mapping[str, str]) -> str:

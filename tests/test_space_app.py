@@ -122,7 +122,6 @@ def test_no_test_label_in_any_endpoint_output(app, layout, tmp_path: Path) -> No
     calls: dict[str, list[tuple[Any, ...]]] = {
         "/search": [("",), ("Baseline",), (rows[0]["answer_variants"][0][0],), ("' OR 1=1 --",)],
         "/refresh": [("",), ("zzz",)],
-        "/board": [()],
         "/official": [()],
         "/plot": [(ids[:3],), ([],), ([10**9],)],
         "/submit": [(handle_file(str(p)), *FORM) for p in (good, wrong, bad, dup)] + [(None, *FORM)],

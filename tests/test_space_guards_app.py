@@ -84,7 +84,7 @@ def test_forwarded_for_does_not_evade_the_limit_and_the_window_expires(space, la
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "nope", "answer": []}\n', encoding="utf-8")
     for _ in range(3):  # rejected files do not use the quota
-        assert send(next(spoofed), bad).startswith("**Rejected:** results.jsonl line 1")
+        assert send(next(spoofed), bad).startswith("**Rejected:** bad.jsonl line 1")
     assert send(next(spoofed), result_file(tmp_path, rows, 1)).startswith("**Accepted**")
     clock.now = 1050.0
     assert send(next(spoofed), result_file(tmp_path, rows, 2)).startswith("**Accepted**")

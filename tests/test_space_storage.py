@@ -206,7 +206,7 @@ def test_plots_draw_three_panels(scorer, layout) -> None:
     assert len(plot_systems(scorer.store, []).axes) == 3
     named = scorer.submit_text(results(rows, 3), clean_form({**FORM, "system": "Long system name: BM25 top-3"}))
     ticks = [t.get_text() for t in plot_systems(scorer.store, [named.id]).axes[1].get_xticklabels()]
-    assert ticks == [f"#{named.id} Long system\nname: BM25 top-3"]  # wrapped, never cut to 14 characters
+    assert ticks == [f"Long system\nname: BM25 top-3\n(#{named.id})"]  # wrapped, never cut to 14 characters
 
 
 class VerdictModel(Model):

@@ -1,0 +1,115 @@
+"""One board row in full: the detail panel shown when a row of the live board is selected (pure, Markdown).
+
+Everything comes from the stored submission: its form (the contact is never shown), its public report
+(:func:`.disclosure.public_report`: aggregates only, groups under :data:`.disclosure.MIN_GROUP` items withheld)
+and the input warnings it was accepted with. Text from the form is escaped, so a name cannot format the panel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from madqa.metric.schema import HOP_TYPES
+
+from .disclosure import MIN_GROUP, input_warnings, public_report
+from .storage import ORIGINS, StoredSubmission
+
+#: What the form's disclosure fields are called in the panel (the contact is stored but never shown).
+DISCLOSURES = (("models_used", "Models used"), ("training_data", "Training data"), ("compute", "Compute budget"))
+HOP_NAMES = {"single": "single page", "cross_page": "cross-page (X-Page)", "cross_doc": "cross-document (X-Doc)"}
+EMPTY = "Select a row of the board to see its details here: disclosures, per-hop numbers and submission info."
+
+
+def md_text(text: Any) -> str:
+    """``text`` as literal Markdown (backslash-escaped), on one line."""
+    flat = " ".join(str(text).split())
+    return "".join("\\" + ch if ch in "\\`*_{}[]()#<>|~" else ch for ch in flat)
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{100 * float(value):.1f}%"
+
+
+def _ci(ci: Any, percent: bool = True) -> str:
+    if not isinstance(ci, Sequence) or len(ci) != 2 or None in ci:
+        return ""
+    scale = 100.0 if percent else 1.0
+    return f" [{scale * ci[0]:.1f}, {scale * ci[1]:.1f}]"
+
+
+def score_lines(report: Mapping[str, Any]) -> list[str]:
+    """The headline numbers of a public report, one Markdown table row each."""
+    r = report
+    se = r.get("accuracy_se")
+    kuiper = r.get("kuiper")
+    steps = r.get("mean_steps")
+    rows = [
+        ("Accuracy", _pct(r.get("accuracy")) + ("" if se is None else f" ± {100 * se:.1f}")
+         + _ci(r.get("accuracy_ci"))),
+        ("ANLS*", _pct(r.get("anls"))),
+        ("Page F1", _pct(r.get("page_f1"))),
+        ("Doc F1", _pct(r.get("doc_f1"))),
+        ("Kuiper (↓)", ("—" if kuiper is None else f"{float(kuiper):.1f}") + _ci(r.get("kuiper_ci"), percent=False)),
+        ("Mean steps", "—" if steps is None else f"{float(steps):.1f}"),
+        ("Coverage", f"{r.get('n_predicted', '—')} of {r.get('n', '—')} items answered"),
+    ]  # fmt: skip
+    return ["| Score | Value |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)]
+
+
+def hop_lines(report: Mapping[str, Any]) -> list[str]:
+    """Accuracy by hop type where the group is shown; the withheld groups named as such."""
+    groups = report.get("by_hop") or {}
+    lines = ["| Hop type | Items | Accuracy |", "| --- | --- | --- |"]
+    for hop in HOP_TYPES:
+        g = groups.get(hop)
+        if isinstance(g, Mapping):
+            lines.append(f"| {HOP_NAMES[hop]} | {g.get('n')} | {_pct(g.get('accuracy'))}{_ci(g.get('accuracy_ci'))} |")
+        else:
+            lines.append(f"| {HOP_NAMES[hop]} | under {MIN_GROUP} | — (withheld) |")
+    return lines
+
+
+def error_line(report: Mapping[str, Any]) -> str:
+    """The H.3 error classes of the wrong answers, as counts (empty when not reported)."""
+    errors = report.get("errors")
+    counts = errors.get("counts") if isinstance(errors, Mapping) else None
+    if not isinstance(counts, Mapping) or not counts:
+        return ""
+    parts = ", ".join(f"{md_text(str(k).replace('_', ' '))} {v}" for k, v in counts.items())
+    return f"**Wrong answers by cause** (of {errors.get('n_incorrect', '?')}): {parts}"
+
+
+def detail_markdown(sub: StoredSubmission | None, rank: int | None = None) -> str:
+    """The detail panel of one submission (``None``: the hint to select a row)."""
+    if sub is None:
+        return EMPTY
+    form, report = sub.form, public_report(sub.report)
+    where = f"rank {rank} · " if rank is not None else ""
+    head = [
+        f"### #{sub.id} {md_text(form.get('system', ''))}",
+        f"{where}{sub.system_type} · {md_text(ORIGINS.get(sub.origin, sub.origin))} · submitted {sub.created} UTC by "
+        f"**{md_text(form.get('submitter', ''))}** · scoring mode `{sub.mode}` · metric {md_text(sub.metric_version)}",
+        f"**Agent:** {md_text(form.get('agent', ''))} · **Model:** {md_text(form.get('model', ''))}",
+    ]
+    disclosed = [f"- **{label}:** {md_text(form.get(key) or 'not given')}" for key, label in DISCLOSURES]
+    parts = [head[0], head[1], "", head[2], "", *score_lines(report), "", *hop_lines(report), "", "**Disclosures**",
+             *disclosed]  # fmt: skip
+    errors = error_line(report)
+    if errors:
+        parts += ["", errors]
+    warnings = input_warnings(report)
+    if warnings:
+        parts += ["", "**Scored with warnings:**", *(f"- {md_text(w)}" for w in warnings)]
+    return "\n".join(parts)
+
+
+def submission_of(subs: Sequence[StoredSubmission], row: Sequence[Any] | None, columns: Sequence[str]) -> Any:
+    """The submission of a selected board row (its ``#`` cell), or ``None``."""
+    if not row or "#" not in columns:
+        return None
+    try:
+        sid = int(row[list(columns).index("#")])
+    except (TypeError, ValueError, IndexError):
+        return None
+    return next((s for s in subs if s.id == sid), None)

@@ -1,0 +1,262 @@
+"""The live board as a reader sees it: chosen columns, type/origin filters, headers with units and tooltips.
+
+Pure functions over :func:`.leaderboard.board_frame` (the data layer, one row per stored submission): the view
+renames and orders columns, keeps numbers as numbers (so that the table's own sorting stays numeric) and formats
+them only for display (a pandas ``Styler``: one decimal, ``%`` where the value is a percentage, ``—`` where a value
+is withheld or missing). The best value of each metric is highlighted among the shown rows that can have one: a
+row that answers nothing right is never "best", and the Kuiper statistic of a run with accuracy 0 or 100 (a flat
+curve, Kuiper 0) says nothing about calibration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from .disclosure import MIN_GROUP
+from .storage import ORIGINS
+
+
+@dataclass(frozen=True)
+class ViewColumn:
+    """One column of the shown board.
+
+    Attributes:
+        name: the header (and the column chooser's label).
+        source: the :func:`.leaderboard.board_frame` column it shows (``""``: built by the view).
+        kind: ``text``, ``int``, ``pct`` (a percentage, shown with ``%``), ``num`` (one decimal) or ``pp``
+            (percentage points, shown as ``±x.x``).
+        help: the header's tooltip: what it is and which direction is better.
+        better: ``"high"`` or ``"low"`` for a metric whose best value is highlighted, else ``""``.
+    """
+
+    name: str
+    source: str
+    kind: str
+    help: str
+    better: str = ""
+
+
+BADGE = "Type"
+ID = "#"
+WITHHELD = "—"
+#: Every column the board can show, in display order.
+COLUMNS: tuple[ViewColumn, ...] = (
+    ViewColumn("Rank", "Rank", "int", "Rank by accuracy on the live board (rows with the same accuracy share it)."),
+    ViewColumn("System", "System", "text", "The system's name as submitted. Select a row for its details."),
+    ViewColumn(BADGE, "", "text", "agent or human (a `madqa human` run), and where the row comes from: maintainer "
+               "baseline, verified by the maintainers, or self-reported (effort figures as reported)."),
+    ViewColumn("Accuracy", "Accuracy", "pct", "Share of test items answered correctly (ANLS* ≥ 0.5 per item in anls "
+               "mode; bias-corrected judge accuracy in judge mode). ↑ higher is better.", "high"),
+    ViewColumn("95% CI", "Accuracy CI", "text", "95% confidence interval of the accuracy, in %."),
+    ViewColumn("± SE", "Accuracy ±", "pp", "One standard error of the accuracy, in percentage points (the paper's "
+               "±)."),
+    ViewColumn("X-Page", "X-Page", "pct", "Accuracy on cross-page questions (evidence on several pages of one "
+               f"document). ↑ higher is better. {WITHHELD}: withheld, fewer than {MIN_GROUP} such items.", "high"),
+    ViewColumn("X-Doc", "X-Doc", "pct", "Accuracy on cross-document questions (evidence in several documents). ↑ "
+               f"higher is better. {WITHHELD}: withheld, fewer than {MIN_GROUP} such items.", "high"),
+    ViewColumn("ANLS*", "ANLS*", "pct", "Mean ANLS* of the answers (best over the answer variants). ↑ higher is "
+               "better.", "high"),
+    ViewColumn("Page F1", "Page F1", "pct", "F1 of the cited pages against the gold evidence pages. ↑ higher is "
+               "better.", "high"),
+    ViewColumn("Doc F1", "Doc F1", "pct", "F1 of the cited documents against the gold evidence documents. ↑ higher "
+               "is better.", "high"),
+    ViewColumn("Kuiper ↓", "Kuiper", "num", "Effort calibration: the range of the cumulative differences between "
+               "accuracy and effort (steps), paper scale. ↓ lower is better; not compared for runs with accuracy "
+               "0 or 100 (a flat curve).", "low"),
+    ViewColumn("Kuiper CI", "Kuiper CI", "text", "95% bootstrap confidence interval of the Kuiper statistic."),
+    ViewColumn("Mean steps", "Mean steps", "num", "Mean steps (tool calls) per item, as reported in the file. "
+               "Fewer steps for the same accuracy is cheaper."),
+    ViewColumn("Coverage", "Coverage", "pct", "Share of the test items the file answers (missing items count as "
+               "wrong). ↑ higher is better."),
+    ViewColumn("Submitter", "Submitter", "text", "Who submitted it (the Hugging Face user on the hosted Space)."),
+    ViewColumn("Agent", "Agent", "text", "The agent (framework, tools) as submitted."),
+    ViewColumn("Model", "Model", "text", "The model as submitted."),
+    ViewColumn("Origin", "Origin", "text", "maintainer baseline, verified, or self-reported."),
+    ViewColumn("Date", "Date", "text", "When it was submitted (UTC)."),
+    ViewColumn("Mode", "Mode", "text", "Scoring mode: anls (ANLS* ≥ 0.5) or judge (an LLM judge, bias-corrected)."),
+    ViewColumn(ID, "#", "int", "The submission's number (its detail view and plots use it)."),
+)  # fmt: skip
+BY_NAME: dict[str, ViewColumn] = {c.name: c for c in COLUMNS}
+#: Shown by default: the board fits a 1440-pixel screen without scrolling sideways.
+DEFAULT_COLUMNS: tuple[str, ...] = ("Rank", "System", BADGE, "Accuracy", "95% CI", "Page F1", "Doc F1", "Kuiper ↓",
+                                    "Mean steps", "Coverage")  # fmt: skip
+#: Shown by default on a narrow (phone) screen.
+COMPACT_COLUMNS: tuple[str, ...] = ("Rank", "System", "Accuracy")
+#: Always shown, whatever is chosen: the row's identity (the detail view reads the submission number).
+FIXED_COLUMNS: tuple[str, ...] = ("Rank", "System", ID)
+#: Screens narrower than this (CSS pixels) get :data:`COMPACT_COLUMNS`.
+COMPACT_BELOW_PX = 700
+#: Column widths in pixels (the two pinned columns' widths are fixed: the CSS pins System at Rank's width).
+WIDTHS: dict[str, int] = {"Rank": 56, "System": 250, BADGE: 170, "95% CI": 120, "Kuiper CI": 120, "Submitter": 150,
+                          "Agent": 180, "Model": 180, "Origin": 150, "Date": 100, ID: 48}  # fmt: skip
+DEFAULT_WIDTH = 92
+COMPACT_WIDTHS: dict[str, int] = {"System": 160, "Accuracy": 84}
+#: The short origin on the type badge.
+BADGE_ORIGIN = {"maintainer baseline": "baseline", "verified": "verified", "self-reported": "self-reported"}
+BADGE_COLORS = {"baseline": "#eef0f3", "verified": "#dff3e4", "human": "#efe6fb"}
+HIGHLIGHT = "font-weight: bold; background-color: #d9f2d9"
+TYPES: tuple[str, ...] = ("agent", "human")
+ORIGIN_CHOICES: tuple[str, ...] = tuple(ORIGINS.values())
+
+
+def initial_columns(width: Any) -> list[str]:
+    """The columns shown first for a screen ``width`` pixels wide (unknown width: the full default)."""
+    try:
+        narrow = 0 < float(width) < COMPACT_BELOW_PX
+    except (TypeError, ValueError):
+        narrow = False
+    return list(COMPACT_COLUMNS if narrow else DEFAULT_COLUMNS)
+
+
+def chosen_columns(chosen: Sequence[str] | None) -> list[str]:
+    """The chosen column names in display order, with the fixed ones; unknown names are ignored."""
+    wanted = set(chosen or DEFAULT_COLUMNS) | set(FIXED_COLUMNS)
+    return [c.name for c in COLUMNS if c.name in wanted]
+
+
+def system_label(sid: int, system: str) -> str:
+    """A submission as named in the plot picker and the plots' legends: its system name, then its number."""
+    return f"{system} (#{sid})"
+
+
+def badge(kind: Any, origin: Any) -> str:
+    """The type/origin badge of a row, e.g. ``agent · baseline``."""
+    return f"{kind} · {BADGE_ORIGIN.get(str(origin), str(origin))}"
+
+
+def view_frame(board: pd.DataFrame, chosen: Sequence[str] | None = None, types: Sequence[str] | None = None,
+               origins: Sequence[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """The shown board: rows of the chosen types and origins (``None``: all), the chosen columns in order.
+
+    The rank stays the one on the whole board. Numbers stay numbers (``NaN`` where withheld or missing).
+    """
+    rows = board
+    if types is not None:
+        rows = rows[rows["Type"].isin(list(types))]
+    if origins is not None:
+        rows = rows[rows["Origin"].isin(list(origins))]
+    out = pd.DataFrame(index=rows.index)
+    for name in chosen_columns(chosen):
+        col = BY_NAME[name]
+        if name == BADGE:
+            out[name] = [badge(t, o) for t, o in zip(rows["Type"], rows["Origin"], strict=True)]
+        else:
+            out[name] = rows[col.source]
+    return out.reset_index(drop=True)
+
+
+def eligible(view: pd.DataFrame, name: str, accuracy: pd.Series | None = None) -> pd.Series:
+    """Rows whose value of column ``name`` may be highlighted as best (see the module docstring)."""
+    acc = accuracy if accuracy is not None else pd.Series(float("nan"), index=view.index)
+    ok = ~(acc <= 0)  # nothing right: no value of the row is "best" (a missing accuracy does not exclude)
+    if BY_NAME[name].source == "Kuiper":
+        ok &= (acc > 0) & (acc < 100)
+    return ok
+
+
+def best_mask(view: pd.DataFrame, accuracy: pd.Series | None = None) -> pd.DataFrame:
+    """``True`` where a cell holds its column's best value among the eligible shown rows."""
+    mask = pd.DataFrame(False, index=view.index, columns=view.columns)
+    for name in view.columns:
+        better = BY_NAME[name].better if name in BY_NAME else ""
+        if not better:
+            continue
+        values = pd.to_numeric(view[name], errors="coerce")
+        ok = eligible(view, name, accuracy) & values.notna()
+        if not ok.any():
+            continue
+        best = values[ok].max() if better == "high" else values[ok].min()
+        mask[name] = ok & (values == best)
+    return mask
+
+
+def _formatter(kind: str) -> Any:
+    def fmt(value: Any) -> str:
+        if value is None or (isinstance(value, float) and pd.isna(value)) or value == "":
+            return WITHHELD
+        if kind == "int":
+            return f"{int(value)}"
+        if kind == "pct":
+            return f"{float(value):.1f}%"
+        if kind == "pp":
+            return f"±{float(value):.1f}"
+        if kind == "num":
+            return f"{float(value):.1f}"
+        return str(value)
+
+    return fmt
+
+
+def styled_view(view: pd.DataFrame, accuracy: pd.Series | None = None) -> Any:
+    """The shown board as a ``Styler``: values formatted for display, best values and badges coloured.
+
+    ``accuracy`` (the rows' accuracy, aligned with ``view``) decides which rows can be best; by default the view's
+    own Accuracy column.
+    """
+    if accuracy is None and "Accuracy" in view:
+        accuracy = pd.to_numeric(view["Accuracy"], errors="coerce")
+    mask = best_mask(view, accuracy)
+    styles = pd.DataFrame("", index=view.index, columns=view.columns)
+    styles = styles.mask(mask, HIGHLIGHT)
+    if BADGE in view:
+        styles[BADGE] = [_badge_style(str(v)) for v in view[BADGE]]
+    fmt = {name: _formatter(BY_NAME[name].kind if name in BY_NAME else "text") for name in view.columns}
+    return view.style.apply(lambda _: styles, axis=None).format(fmt)
+
+
+def _badge_style(text: str) -> str:
+    kind, _, origin = text.partition(" · ")
+    color = BADGE_COLORS.get("human" if kind == "human" else origin)
+    return f"background-color: {color}" if color else ""
+
+
+def column_widths(columns: Sequence[str], compact: bool = False) -> list[str]:
+    """Pixel widths of the shown columns (the pinned Rank and System have fixed ones)."""
+    widths = {**WIDTHS, **(COMPACT_WIDTHS if compact else {})}
+    return [f"{widths.get(name, DEFAULT_WIDTH)}px" for name in columns]
+
+
+def header_help(columns: Sequence[str] | None = None) -> dict[str, str]:
+    """Header name → tooltip, for the shown columns (all by default)."""
+    names = columns if columns is not None else [c.name for c in COLUMNS]
+    return {name: BY_NAME[name].help for name in names if name in BY_NAME}
+
+
+def footnote(view: pd.DataFrame) -> str:
+    """The note under the table: what ``—`` means in the shown columns, and where the definitions are."""
+    notes = []
+    hops = [name for name in ("X-Page", "X-Doc") if name in view]
+    if hops:
+        notes.append(f"{WITHHELD} in {'/'.join(hops)}: withheld, a group under {MIN_GROUP} test items in the part "
+                     "shown (its accuracy would tell which items are right)")  # fmt: skip
+    if any(view[c].isna().any() for c in view.columns if c not in hops):
+        notes.append(f"{WITHHELD} elsewhere: not reported by that submission")
+    notes.append("hover a header for its definition; select a row for its details; ↑/↓: higher/lower is better")
+    return "<small>" + " · ".join(notes) + ".</small>"
+
+
+def legend() -> str:
+    """Every column's definition as a Markdown list (for screens without hover)."""
+    return "\n".join(f"- **{c.name}**: {c.help}" for c in COLUMNS if c.name != ID)
+
+
+def help_map_js(helps: Mapping[str, str]) -> str:
+    """A JavaScript function (for ``demo.load(js=...)``) that keeps each board header's ``title`` on its tooltip.
+
+    Gradio sets a header's ``title`` to its text and re-renders headers when the columns change, so a
+    ``MutationObserver`` puts the tooltips back whenever the table changes.
+    """
+    import json
+
+    return (
+        "() => { const help = " + json.dumps(dict(helps), ensure_ascii=False) + ";"
+        " const apply = () => { document.querySelectorAll('#leaderboard th').forEach((th) => {"
+        " const text = (th.querySelector('.header') || th).innerText.trim(); const tip = help[text];"
+        " if (tip && th.getAttribute('title') !== tip) { th.setAttribute('title', tip); } }); };"
+        " new MutationObserver(apply).observe(document.body, {subtree: true, childList: true, attributes: true,"
+        " attributeFilter: ['title']}); apply(); }"
+    )
