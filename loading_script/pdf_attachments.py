@@ -15,7 +15,7 @@ Nothing attached is dropped without a message. A portfolio's cover page is extra
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -36,8 +36,13 @@ def attachment_document(parent: str, name: str) -> str:
     return f"{parent}{SEPARATOR}{name}"
 
 
-def attached_files(doc: Any) -> Iterator[tuple[str, bytes]]:
-    """``(name, bytes)`` of each embedded file of an open document, one at a time, names made unique."""
+def attached_files(doc: Any, annotated: Iterable[int] | None = None) -> Iterator[tuple[str, bytes]]:
+    """``(name, bytes)`` of each embedded file of an open document, one at a time, names made unique.
+
+    ``annotated``: the (0-based) pages that may hold file-attachment annotations, when the caller knows them
+    (:mod:`.pdf_text` notes the pages with annotations as it reads them: the others are not loaded again); ``None``
+    looks at every page.
+    """
     import pymupdf
 
     seen: set[str] = set()
@@ -53,7 +58,8 @@ def attached_files(doc: Any) -> Iterator[tuple[str, bytes]]:
     for key in doc.embfile_names():
         info = doc.embfile_info(key)
         yield unique(info.get("ufilename") or info.get("filename") or key), doc.embfile_get(key)
-    for page in doc:
+    for index in range(doc.page_count) if annotated is None else annotated:
+        page = doc.load_page(index)
         for annot in page.annots(types=[pymupdf.PDF_ANNOT_FILE_ATTACHMENT]):
             info = annot.file_info
             yield unique(info.get("filename") or f"page{page.number + 1}-attachment"), annot.get_file()
@@ -64,7 +70,8 @@ def is_portfolio(doc: Any) -> bool:
     return bool(doc.xref_get_key(doc.pdf_catalog(), "Collection")[0] not in ("null", ""))
 
 
-def extract_attachments(doc: Any, result: PdfResult, extract: Callable[[Path, int], PdfResult], depth: int) -> None:
+def extract_attachments(doc: Any, result: PdfResult, extract: Callable[[Path, int], PdfResult], depth: int,
+                        annotated: Iterable[int] | None = None) -> None:  # fmt: skip
     """Extract the attached PDFs of ``doc`` into ``result.attachments``; name the other attached files.
 
     Args:
@@ -72,9 +79,10 @@ def extract_attachments(doc: Any, result: PdfResult, extract: Callable[[Path, in
         result: the parent's result (its warnings and attachments are appended to).
         extract: extracts one PDF file at the given depth (:func:`.pdf_text.extract_pdf`).
         depth: the parent's depth (0 for a file of the corpus).
+        annotated: the pages that may hold file-attachment annotations (default: all; see :func:`attached_files`).
     """
     try:
-        files = list(attached_files(doc))
+        files = list(attached_files(doc, annotated))
     except Exception as exc:  # noqa: BLE001 - a broken name tree costs the attachments, with a message
         result.warnings.append(f"embedded files could not be read ({type(exc).__name__}: {exc})")
         return

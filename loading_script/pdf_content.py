@@ -42,34 +42,46 @@ class PageContent:
 
 
 def read_page(page: Any) -> PageContent:
-    """Read one ``pymupdf.Page`` (see the module docstring)."""
+    """Read one ``pymupdf.Page`` (see the module docstring).
+
+    Cost: the one ``get_text("dict")`` (the C work) and one pass over its spans; what cannot change the page is
+    skipped (no widget: no form step; no light-coloured span: no render; no hidden span: the full text is the
+    visible text, not joined again), and the layout steps read each line's text once (:meth:`.Line.text` caches).
+    """
     import pymupdf
 
     data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)
     lines: list[Line] = []
     colour: list[tuple[Span, dict[str, Any]]] = []
+    hidden_found = False
     for block in data["blocks"]:
         for raw in block.get("lines", ()):
-            x0, y0, x1, y1 = raw["bbox"]
-            line = Line(x0, y0, x1, y1, vertical=raw.get("wmode") == 1)
+            spans = []
             for span in raw["spans"]:
-                line.spans.append(Span(span["text"], span_hidden_kind(span)))
-                if line.spans[-1].hidden is None and needs_colour_check(span):
-                    colour.append((line.spans[-1], span))
-            lines.append(line)
-    for (span, _), hidden in zip(colour, same_colour_as_background(page, [raw for _, raw in colour]), strict=True):
-        if hidden:
-            span.hidden = BACKGROUND
+                spans.append(kept := Span(span["text"], span_hidden_kind(span)))
+                if kept.hidden is not None:
+                    hidden_found = True
+                elif needs_colour_check(span):
+                    colour.append((kept, span))
+            lines.append(Line(*raw["bbox"], spans, raw.get("wmode") == 1))
+    if colour:
+        for (span, _), hidden in zip(colour, same_colour_as_background(page, [raw for _, raw in colour]),
+                                     strict=True):  # fmt: skip
+            if hidden:
+                span.hidden, hidden_found = BACKGROUND, True
     try:
         if page.first_widget is not None:
             lines = form_lines(page, lines)
         lines = column_order(join_vertical(lines))
     except Exception:  # noqa: BLE001 - a layout step that fails keeps MuPDF's order, never the page
         logger.warning("page %d: layout analysis failed; MuPDF's line order kept", page.number + 1, exc_info=True)
+    visible = _join(lines, hidden=False)
+    if not hidden_found:
+        return PageContent(visible, visible, "", [])
     kinds = list(dict.fromkeys(s.hidden for line in lines for s in line.spans if s.hidden is not None))
-    hidden = "\n".join(text for line in lines if (text := "".join(s.text for s in line.spans if s.hidden)))
-    return PageContent(_join(lines, hidden=False), _join(lines, hidden=True), hidden.strip(), kinds)
+    hidden = "\n".join(part for line in lines if (part := "".join(s.text for s in line.spans if s.hidden)))
+    return PageContent(visible, _join(lines, hidden=True), hidden.strip(), kinds)
 
 
 def _join(lines: list[Line], *, hidden: bool) -> str:
-    return "".join(text + "\n" for line in lines if (text := line.text(hidden=hidden)))
+    return "".join([text + "\n" for line in lines if (text := line.text(hidden=hidden))])

@@ -74,7 +74,9 @@ def span_hidden_kind(span: dict[str, Any]) -> str | None:
 
 def needs_colour_check(span: dict[str, Any]) -> bool:
     """Whether a span's colour is not near black, so it could match what lies under it."""
-    return max(_rgb(span.get("color", 0))) > DARK_CHANNEL * 255 and bool(span.get("text", "").strip())
+    colour, limit = span.get("color", 0), DARK_CHANNEL * 255  # on every span: no tuple, no max()
+    return (colour >> 16 & 255 > limit or colour >> 8 & 255 > limit or colour & 255 > limit) and bool(
+        span.get("text", "").strip())  # fmt: skip
 
 
 def same_colour_as_background(page: Any, spans: list[dict[str, Any]]) -> list[bool]:

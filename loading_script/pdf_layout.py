@@ -31,7 +31,7 @@ WIDE_LINE = 0.55
 _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7a3\uf900-\ufaff\uff00-\uffef\U00020000-\U0003fffd]")
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """A run of text and how it is hidden (``None``: it shows)."""
 
@@ -39,7 +39,7 @@ class Span:
     hidden: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
     """One line of text: its box (page coordinates, y down) and spans."""
 
@@ -49,10 +49,20 @@ class Line:
     y1: float
     spans: list[Span] = field(default_factory=list)
     vertical: bool = False
+    _texts: tuple[str, str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def text(self, *, hidden: bool = False) -> str:
-        """The line's visible text, or with ``hidden=True`` all of it."""
-        return "".join(s.text for s in self.spans if hidden or s.hidden is None)
+        """The line's visible text, or with ``hidden=True`` all of it.
+
+        Computed once (the layout steps ask for it many times): the spans and their ``hidden`` must be final by the
+        first call, as :func:`.pdf_content.read_page` makes them.
+        """
+        if self._texts is None:
+            full = "".join(s.text for s in self.spans)
+            shown = full if all(s.hidden is None for s in self.spans) else "".join(
+                s.text for s in self.spans if s.hidden is None)  # fmt: skip
+            self._texts = (shown, full)
+        return self._texts[hidden]
 
     @property
     def width(self) -> float:

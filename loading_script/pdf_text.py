@@ -48,6 +48,7 @@ DEFAULT_MAX_PIXELS = 25_000_000
 #: Unicode normalisation applied to every page's text (text layer and OCR), see :func:`normalise_text`.
 NORMALISATION = "NFKC"
 _CID = re.compile(r"\(cid:\d+\)")
+_ENOUGH_LETTERS = re.compile(rf"(?:[\W_]*+[^\W_]){{{MIN_TEXT_CHARS}}}")  # MIN_TEXT_CHARS letters from the start
 _NOT_ALNUM = re.compile(r"[\W_]+")
 _WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60"
                    r"\U00016fe0-\U0001b2ff\U00020000-\U0003fffd]")  # East Asian wide letters (CJK, kana, Hangul)
@@ -124,6 +125,8 @@ def has_usable_text(text: str) -> bool:
     >>> has_usable_text("\\ufffd" * 40), has_usable_text("(cid:12)" * 40)
     (False, False)
     """
+    if _ENOUGH_LETTERS.match(text) and "(cid:" not in text and not _GARBAGE.search(text):
+        return True  # the common case, without counting the page's letters: 16 found and no garbage at all
     letters, garbage = text_counts(text)
     return letters >= MIN_TEXT_CHARS and garbage <= MAX_GARBAGE_SHARE * (letters + garbage)
 
@@ -232,7 +235,7 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
         def attached(child: Path, level: int) -> PdfResult:
             return extract_pdf(child, tessdata=tessdata, ocr=ocr, settings=settings, depth=level)
 
-        extract_attachments(doc, result, attached, depth)
+        extract_attachments(doc, result, attached, depth, reader.annotated)
     return result
 
 
@@ -243,6 +246,8 @@ class _PageReader:
                  settings: ExtractSettings) -> None:
         self.doc, self.result, self.tessdata, self.ocr, self.settings = doc, result, tessdata, ocr, settings
         self._notes: dict[str, list[int]] = {}
+        #: pages with annotations, or that could not be read: where file attachments may be (:mod:`.pdf_attachments`)
+        self.annotated: list[int] = []
 
     def read(self, index: int) -> dict[str, Any]:
         """The row of page ``index`` (0-based); never raises for a bad page."""
@@ -254,8 +259,12 @@ class _PageReader:
         pymupdf.TOOLS.mupdf_warnings(reset=True)
         try:
             page = self.doc.load_page(index)
+            if page.first_annot is not None:
+                self.annotated.append(index)
             content = read_page(page)
         except Exception as exc:  # noqa: BLE001 - one page's failure is that page's
+            if index not in self.annotated:
+                self.annotated.append(index)
             return self._lost(number, f"cannot be read ({_reason(exc)})")
         text = normalise_text(content.text)
         source = "pdf" if text.strip() else "none"
