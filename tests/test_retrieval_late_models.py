@@ -21,7 +21,7 @@ import re
 import shutil
 import string
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +77,9 @@ def colbert_folder(root: Path, seed: int = 0) -> Path:
     return folder
 
 
-def qwen_tokenizer() -> Any:
-    """A byte-level BPE tokenizer (the 256 byte symbols, no merges) with Qwen2-VL's special tokens."""
+def qwen_tokenizer(words: Sequence[str] = ()) -> Any:
+    """A byte-level BPE tokenizer (the 256 byte symbols, no merges) with Qwen2-VL's special tokens (and ``words``
+    as whole tokens)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -86,6 +87,7 @@ def qwen_tokenizer() -> Any:
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     bpe.add_special_tokens(SPECIALS)
+    bpe.add_tokens(list(words))
     return PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<|endoftext|>", eos_token="<|im_end|>")
 
 
@@ -106,12 +108,12 @@ def qwen_config(kind: str, tokenizer: Any) -> Any:
     return transformers.Qwen2_5_VLConfig(text_config=text, vision_config=vision, **tokens)
 
 
-def qwen_folder(root: Path, kind: str, seed: int = 0) -> Path:
+def qwen_folder(root: Path, kind: str, seed: int = 0, words: Sequence[str] = ()) -> Path:
     """A DSE (Qwen2-VL) or ColQwen2.5 checkpoint: model, tokenizer, image processor."""
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
     folder = root / f"{'dse-qwen2' if kind == 'qwen2' else 'colqwen2.5'}-tiny-{seed}"
-    tokenizer = qwen_tokenizer()
+    tokenizer = qwen_tokenizer(words)
     torch.manual_seed(seed)
     config = qwen_config(kind, tokenizer)
     model = transformers.Qwen2VLForConditionalGeneration(config) if kind == "qwen2" else \

@@ -115,7 +115,7 @@ class ColBERTEncoder:
         self.cache_key = (f"{self.name}|q{query_length}|d{doc_length}|dim{dim}|"
                           f"{versions('torch', 'transformers')}")  # fmt: skip
 
-    def _encode(self, texts: Sequence[str], length: int, marker: int | None, query: bool) -> list[np.ndarray]:
+    def _ids(self, texts: Sequence[str], length: int, marker: int | None, query: bool) -> tuple[Any, Any]:
         import torch
 
         tok = self.tokenizer
@@ -130,6 +130,12 @@ class ColBERTEncoder:
         if query:  # query augmentation: padding becomes [MASK] tokens that are attended to
             ids = torch.where(mask.bool(), ids, torch.full_like(ids, tok.mask_token_id))
             mask = torch.ones_like(mask)
+        return ids, mask
+
+    def _encode(self, texts: Sequence[str], length: int, marker: int | None, query: bool) -> list[np.ndarray]:
+        import torch
+
+        ids, mask = self._ids(texts, length, marker, query)
         with torch.no_grad():
             hidden = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).last_hidden_state
             if self.projection is not None:
@@ -145,6 +151,11 @@ class ColBERTEncoder:
 
     def encode_queries(self, queries: Sequence[str]) -> list[np.ndarray]:
         return self._encode(queries, self.query_length, self.q_marker, True)
+
+    def query_tokens(self, queries: Sequence[str]) -> list[list[str]]:
+        """The token of each row of :meth:`encode_queries` (HEAVEN's query filter picks rows by them)."""
+        ids, _ = self._ids(queries, self.query_length, self.q_marker, True)
+        return [self.tokenizer.convert_ids_to_tokens(row.tolist()) for row in ids]
 
     def encode_pages(self, pages: Sequence[Any]) -> list[np.ndarray]:
         return self._encode([str(p) for p in pages], self.doc_length, self.d_marker, False)
@@ -225,12 +236,21 @@ class ColPaliEncoder:
         mask = batch["attention_mask"].cpu().numpy().astype(bool)
         return [row[keep].astype(np.float32) for row, keep in zip(out, mask, strict=True)]
 
-    def encode_queries(self, queries: Sequence[str]) -> list[np.ndarray]:
+    def _queries(self, queries: Sequence[str]) -> Any:
         if hasattr(self.processor, "process_queries"):
-            return self._run(self.processor.process_queries(list(queries)))
+            return self.processor.process_queries(list(queries))
         from .qwenvl import COLQWEN_QUERY_SUFFIX
 
-        return self._run(self.processor([q + COLQWEN_QUERY_SUFFIX for q in queries]))
+        return self.processor([q + COLQWEN_QUERY_SUFFIX for q in queries])
+
+    def encode_queries(self, queries: Sequence[str]) -> list[np.ndarray]:
+        return self._run(self._queries(queries))
+
+    def query_tokens(self, queries: Sequence[str]) -> list[list[str]]:
+        """The token of each row of :meth:`encode_queries` (HEAVEN's query filter picks rows by them)."""
+        batch, tokenizer = self._queries(queries), self.processor.tokenizer
+        return [tokenizer.convert_ids_to_tokens(ids[mask.bool()].tolist()) for ids, mask in
+                zip(batch["input_ids"], batch["attention_mask"], strict=True)]  # fmt: skip
 
     def encode_pages(self, pages: Sequence[Any]) -> list[np.ndarray]:
         images = [p.convert("RGB") for p in pages]

@@ -36,22 +36,31 @@ class HybridRetriever:
 
     With ``beta`` > 0 a candidate's final score is ``beta * first + (1 - beta) * second`` (HEAVEN's stage-2
     weighting of the stage-1 score, raw scores as HEAVEN combines them); with ``beta`` 0 (the default) the second
-    stage's order alone.
+    stage's order alone. ``query_filter`` > 0 is HEAVEN's query filter in the second stage (:mod:`.heaven`);
+    ``options`` is the spec's option prefix, kept in the name (``vs_pages=15:``).
     """
 
     def __init__(self, first: Retriever, second: Retriever, candidates: int = DEFAULT_CANDIDATES,
-                 beta: float = 0.0) -> None:  # fmt: skip
+                 beta: float = 0.0, query_filter: float = 0.0, options: str = "") -> None:  # fmt: skip
         if not isinstance(second, Reranker):
             raise RetrievalError(f"hybrid: the second stage {second.name!r} cannot re-rank given pages; use a "
                                  "vector retriever there, e.g. hybrid:bm25>dense:wordllama")  # fmt: skip
-        if candidates < 1 or not 0.0 <= beta <= 1.0:
-            raise RetrievalError(f"hybrid: candidates must be positive and beta in [0, 1] (got {candidates}, {beta})")
+        if candidates < 1 or not 0.0 <= beta <= 1.0 or not 0.0 <= query_filter <= 1.0:
+            raise RetrievalError(f"hybrid: candidates must be positive, beta and query_filter in [0, 1] (got "
+                                 f"{candidates}, {beta}, {query_filter})")  # fmt: skip
+        if query_filter and not hasattr(second, "rerank_filtered"):
+            raise RetrievalError(f"hybrid: query_filter needs a late-interaction second stage, not {second.name!r}")
         self.first, self.second, self.candidates, self.beta = first, second, candidates, beta
-        self.name = f"hybrid:{first.name}>{second.name}"
+        self.query_filter = query_filter
+        self.name = f"hybrid:{options}{first.name}>{second.name}"
 
     def search(self, query: str, k: int = 10) -> list[PageHit]:
         pool = self.first.search(query, k=max(k, self.candidates))
-        reranked = self.second.rerank(query, [(h.document, h.page) for h in pool])  # type: ignore[attr-defined]
+        pages = [(h.document, h.page) for h in pool]
+        if self.query_filter:  # HEAVEN's query filter: key tokens first (agents/retrieval/heaven.py)
+            reranked = self.second.rerank_filtered(query, pages, self.query_filter)  # type: ignore[attr-defined]
+        else:
+            reranked = self.second.rerank(query, pages)  # type: ignore[attr-defined]
         if not self.beta:
             return list(reranked[:k])
         first = {(h.document, h.page): (i, h.score) for i, h in enumerate(pool)}

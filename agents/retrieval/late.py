@@ -101,12 +101,13 @@ class VectorRetriever:
             from .rankers import default_cache_dir
 
             cache_dir = default_cache_dir()
-        self.store = self._store(records, Path(cache_dir), progress)
+        self.records, self.cache_root = list(records), Path(cache_dir)
+        image = self.encoder.modality == "image"
+        self.content = image_content_digest(records, self.renderer) if image else pages_digest(records)
+        self.store = self._store(records, self.cache_root, progress)
 
     def _store(self, records: Sequence[PageRecord], root: Path, progress: bool) -> VectorStore:
-        image = self.encoder.modality == "image"
-        content = image_content_digest(records, self.renderer) if image else pages_digest(records)
-        folder, digest = cache_folder(root, self.encoder.cache_key, content)
+        folder, digest = cache_folder(root, self.encoder.cache_key, self.content)
         store = VectorStore.open(folder, digest, len(records))
         if store is not None:
             logger.debug("page vectors of %s from %s", self.name, folder)
@@ -150,6 +151,29 @@ class VectorRetriever:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((top, -scores[top]))]  # best first; ties by corpus order
         return [PageHit(self.keys[i][0], self.keys[i][1], float(scores[i])) for i in top]
+
+    def rerank_filtered(self, query: str, pages: Sequence[tuple[str, int]], ratio: float) -> list[PageHit]:
+        """HEAVEN's query filter (G.3): ``pages`` scored by MaxSim over the query's key tokens (content words,
+        :func:`~.heaven.key_tokens`), then the best ``ratio`` of them also over the other tokens, best first.
+
+        Without the query's tokens (an encoder with no ``query_tokens``) or key tokens, this is :meth:`rerank`.
+        """
+        from .heaven import key_tokens
+
+        vectors = self._query(query)
+        tokens = getattr(self.encoder, "query_tokens", None)
+        if vectors is None or tokens is None:
+            return self.rerank(query, pages)
+        key = key_tokens(tokens([query])[0])
+        if len(key) != len(vectors) or not key.any() or key.all():
+            return self.rerank(query, pages)
+        rows = [(i, self._row[p]) for i, p in enumerate(pages) if p in self._row]
+        scores = maxsim_scores(vectors[key], self.store, [r for _, r in rows], chunk_mb=self.chunk_mb)
+        refine = np.argsort(-scores, kind="stable")[: max(1, int(len(rows) * ratio))]
+        rest = maxsim_scores(vectors[~key], self.store, [rows[i][1] for i in refine], chunk_mb=self.chunk_mb)
+        scores[refine] += rest
+        scored = sorted(zip(scores.tolist(), rows, strict=True), key=lambda t: (-t[0], t[1][0]))
+        return [PageHit(self.keys[r][0], self.keys[r][1], float(s)) for s, (_, r) in scored]
 
     def rerank(self, query: str, pages: Sequence[tuple[str, int]]) -> list[PageHit]:
         rows = [(i, self._row[p]) for i, p in enumerate(pages) if p in self._row]

@@ -11,7 +11,8 @@ Options follow the model as ``:key=value`` parts: ``device=auto|cpu|cuda[:N]`` a
 not part of the name) and the settings that change the vectors (part of the name and the cache key):
 ``query_length``/``doc_length`` (colbert), ``arch``/``max_visual_tokens`` (colpali), ``dim``/``min_pixels``/
 ``max_pixels`` (dse). ``hybrid:`` takes ``candidates=N`` and ``beta=X`` first: ``hybrid:candidates=100:A>B``.
-``hybrid:dse:…>colpali:…`` is HEAVEN (G.3) and defaults to its stage-2 settings: 200 candidates, beta 0.3.
+``hybrid:dse:…>colpali:…`` is HEAVEN (G.3) and defaults to its stage-2 settings: 200 candidates, beta 0.3; its
+options ``vs_pages=R`` (with ``vs_filter``, ``alpha``) and ``query_filter=RHO`` are off unless given (:mod:`.heaven`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ OPTIONS: dict[str, dict[str, type]] = {
 RUN_OPTIONS: dict[str, type] = {"device": str, "batch_size": int}
 #: HEAVEN's stage-2 settings (G.3, Table 13): k1 candidates from DSE, beta the weight of the DSE score.
 HEAVEN = {"candidates": 200, "beta": 0.3}
+#: ``hybrid:`` options and their types: HEAVEN's stage 2, its query filter (rho) and VS-pages (:mod:`.heaven`).
+HYBRID_OPTIONS: dict[str, type] = {"candidates": int, "beta": float, "query_filter": float, "vs_pages": int,
+                                   "vs_filter": float, "alpha": float}  # fmt: skip
 
 
 class _Corpus:
@@ -144,9 +148,9 @@ def _hybrid_options(rest: str, spec: str) -> tuple[dict[str, Any], str]:
     while True:
         head, sep, tail = rest.partition(":")
         key, eq, raw = head.partition("=")
-        if not (sep and eq and key.strip() in HEAVEN) or ">" in head:
+        if not (sep and eq and key.strip() in HYBRID_OPTIONS) or ">" in head:
             return options, rest
-        options[key.strip()] = _typed(spec, key.strip(), raw.strip(), type(HEAVEN[key.strip()]))
+        options[key.strip()] = _typed(spec, key.strip(), raw.strip(), HYBRID_OPTIONS[key.strip()])
         rest = tail
 
 
@@ -162,7 +166,22 @@ def _build(spec: str, corpus: _Corpus) -> Retriever:
             raise RetrievalError(f"{spec!r}: write hybrid:FIRST>SECOND, e.g. hybrid:bm25>dense:wordllama")
         if first.strip().partition(":")[0] == "dse" and second.strip().partition(":")[0] == "colpali":
             options = {**HEAVEN, **options}
-        return HybridRetriever(_build(first, corpus), _build(second, corpus), **options)
+        named = "".join(f"{k}={options[k]}:" for k in ("vs_pages", "vs_filter", "alpha", "query_filter")
+                        if k in options)  # fmt: skip
+        vs = {k: options.pop(k) for k in ("vs_pages", "vs_filter", "alpha") if k in options}
+        stage1 = _build(first, corpus)
+        if vs.get("vs_pages"):
+            from .heaven import VS_DEFAULTS, VSPageRetriever
+            from .late import VectorRetriever
+
+            if not isinstance(stage1, VectorRetriever):
+                raise RetrievalError(f"{spec!r}: vs_pages needs a learned-vector first stage (dse:, colpali:, "
+                                     "colbert:)")  # fmt: skip
+            vs = {**VS_DEFAULTS, **vs}
+            stage1 = VSPageRetriever(stage1, vs["vs_pages"], vs["vs_filter"], vs["alpha"])
+        elif vs:
+            raise RetrievalError(f"{spec!r}: vs_filter and alpha are VS-page options; add vs_pages=R (HEAVEN: 15)")
+        return HybridRetriever(stage1, _build(second, corpus), options=named, **options)
     if kind == "rrf":
         parts = [p for p in rest.split("+")]
         if len(parts) < 2 or not all(p.strip() for p in parts):
