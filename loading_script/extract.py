@@ -155,7 +155,8 @@ class ExtractionReport:
         warnings: ``(document, message)`` for what did not stop a file (a lost page, a repaired file, an escaped
             name, a hidden file left out).
         ocr_pages: pages whose text came from OCR.
-        ocr_needed_missing: pages that needed OCR while Tesseract was missing (their text is empty).
+        ocr_needed_missing: pages that needed OCR while Tesseract was missing: no usable text layer (kept as it
+            is, often empty) or an invisible text layer that could not be checked (kept, with a note).
         cached: PDFs served from the cache.
         sha256: document name → sha256 of the PDF.
         num_pages: document name → page count.
@@ -330,8 +331,9 @@ def extract_corpus(
     report.warnings.sort(key=lambda item: item[0])  # stable: one file's messages keep their order
     if report.ocr_missing:
         logger.error(
-            "%d page(s) have no usable text layer and need OCR, but Tesseract is not installed: install the Debian "
-            "package '%s' (apt-get install %s) and run again; text-layer pages were extracted.",
+            "%d page(s) need OCR (no usable text layer, or an invisible one to check), but Tesseract is not "
+            "installed: install the Debian package '%s' (apt-get install %s) and run again; text-layer pages were "
+            "extracted.",
             report.ocr_needed_missing, TESSERACT_PACKAGE, TESSERACT_PACKAGE,
         )
     return report

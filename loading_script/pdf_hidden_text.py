@@ -22,7 +22,9 @@ The rule (:func:`judge_hidden`), for a page with hidden text that has letters or
    its similarity; the page's text is its visible text when that is usable, else the fresh OCR. So an invisible
    layer that differs from the scan, or one with a quarter of its words garbled, is replaced by OCR.
 2. Without OCR, a render-mode-3 layer on a page with no usable visible text is kept (it cannot be checked: a
-   page-range note says so); any other hidden text is dropped and reported.
+   page-range note says so); any other hidden text is dropped and reported. When OCR was asked for and only
+   Tesseract is missing, the kept page also counts as needing OCR (:attr:`.pdf_text.PdfResult.ocr_needed_missing`):
+   the run exits 3 and the file is not cached, so a run with Tesseract checks it.
 """
 
 from __future__ import annotations

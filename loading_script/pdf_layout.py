@@ -3,7 +3,8 @@
 :mod:`.pdf_content` builds the :class:`Line` objects from ``page.get_text("dict")`` and applies, in turn:
 
 * **vertical writing** (:func:`join_vertical`): CJK characters stacked top to bottom, which MuPDF returns one per
-  line, are joined into one line per column, columns read right to left;
+  line (placed one by one, or set in a vertical ``wmode`` 1 font such as ``/Identity-V``), are joined into one
+  line per column, columns read right to left;
 * **columns** (:func:`column_order`): when the lines' x-positions leave gutters that split the page into 2-4
   columns of prose (each at least :data:`MIN_COLUMN_LINES` lines whose median width is at least
   :data:`MIN_PROSE_FILL` of the column and median length :data:`MIN_PROSE_WORDS` words, each column at least
@@ -74,9 +75,10 @@ class Line:
 
 
 def _is_cell(line: Line) -> bool:
-    """A horizontal line of one or two characters, one of them CJK: a cell of vertical writing."""
+    """A cell of vertical writing: a line of one or two characters, ``wmode`` 1 (MuPDF returns a real vertical
+    font's text one character per line) or horizontal with a CJK character (characters placed one by one)."""
     text = line.text(hidden=True).strip()
-    return not line.vertical and 0 < len(text) <= 2 and bool(_CJK.search(text))
+    return 0 < len(text) <= 2 and (line.vertical or bool(_CJK.search(text)))
 
 
 def join_vertical(lines: list[Line]) -> list[Line]:

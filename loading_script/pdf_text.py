@@ -31,12 +31,14 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 #: Bump when extraction output changes: it is part of the cache key.
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 #: A page whose text layer has fewer letters and digits than this (any script) goes through OCR.
 MIN_TEXT_CHARS = 16
 #: ... as does one where more than this share of the characters are undecodable glyph codes.
 MAX_GARBAGE_SHARE = 0.1
 OCR_DPI = 300
+#: What a file says, per page range, about pages that needed OCR while Tesseract is missing.
+NO_TESSERACT_NOTE = "no usable text layer and Tesseract is not installed: not OCR'd"
 #: The base OCR language; the automatic choice adds the installed pack of the page's script (:mod:`.ocr`).
 OCR_LANGUAGE = "eng"
 #: Default cap on the pixels of a page rendered for OCR: US letter, A4 and A3 at 300 dpi fit; an A0 scan renders
@@ -161,7 +163,8 @@ class PdfResult:
         sha256: hex digest of its bytes.
         pages: ``{"document", "page", "text", "text_source"}`` rows, 1-based pages, in order.
         error: why the file was skipped (``None`` on success).
-        ocr_needed_missing: pages that needed OCR while Tesseract was unavailable.
+        ocr_needed_missing: pages that needed OCR while Tesseract was unavailable (OCR asked for): no usable text
+            layer (named in a warning), or an invisible layer kept unchecked (:mod:`.pdf_hidden_text`).
         warnings: one-line messages about this file that did not stop it (a repaired file, a page that failed).
         attachments: the results of the PDFs attached to it (:mod:`.pdf_attachments`), named
             ``<document>#<name>``.
@@ -246,6 +249,7 @@ class _PageReader:
                  settings: ExtractSettings) -> None:
         self.doc, self.result, self.tessdata, self.ocr, self.settings = doc, result, tessdata, ocr, settings
         self._notes: dict[str, list[int]] = {}
+        self._missing: set[int] = set()  # pages that needed OCR without Tesseract
         #: pages with annotations, or that could not be read: where file attachments may be (:mod:`.pdf_attachments`)
         self.annotated: list[int] = []
 
@@ -274,7 +278,7 @@ class _PageReader:
                 return self._row(number, text, source)
         if not has_usable_text(text) and self.ocr:
             if self.tessdata is None:
-                self.result.ocr_needed_missing += 1
+                self._tesseract_missing(number, NO_TESSERACT_NOTE)
             elif (done := self._ocr(page, number, text)) is not None:
                 if text_counts(done)[0] >= text_counts(text)[0]:  # a short real text layer beats OCR noise
                     text, source = done, "ocr"
@@ -295,10 +299,20 @@ class _PageReader:
             self.result.warnings.append(f"page {number}: {verdict.warning}")
         if verdict.note:
             self._notes.setdefault(verdict.note, []).append(number)
+            if self.ocr and self.tessdata is None:  # kept unchecked for want of Tesseract: a run with it checks it
+                self._tesseract_missing(number)
         text, source = verdict.text, verdict.source
         if ocr is not None and not has_usable_text(text) and text_counts(ocr)[0] >= text_counts(text)[0]:
             text, source = ocr, "ocr"  # as for any page: a short real text layer beats OCR noise, not the reverse
         return text, source if text.strip() else "none", ocr is not None
+
+    def _tesseract_missing(self, number: int, note: str | None = None) -> None:
+        """Count a page that needed OCR while Tesseract is missing (once): the run exits 3, the file is not cached."""
+        if number not in self._missing:
+            self._missing.add(number)
+            self.result.ocr_needed_missing += 1
+            if note:
+                self._notes.setdefault(note, []).append(number)
 
     def _ocr(self, page: Any, number: int, text: str) -> str | None:
         """The page's OCR text, or ``None`` (with a warning) when rendering or OCR failed."""

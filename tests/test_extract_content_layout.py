@@ -44,6 +44,24 @@ def _vertical_pdf(path: Path) -> Path:
     return path
 
 
+def _wmode1_pdf(path: Path) -> Path:
+    """Real vertical writing: an embedded CJK font switched to ``/Identity-V`` (``wmode`` 1), one string a column.
+
+    PyMuPDF writes a ``/Identity-H`` Type0 font (glyph ids as CIDs, with a ToUnicode map); the same CIDs under
+    ``/Identity-V`` are set top to bottom. MuPDF returns each character as a ``wmode`` 1 line of its own.
+    """
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 60), "案内", fontsize=12, fontname="japan")  # a short horizontal title
+    font = page.insert_font(fontname="tate", fontbuffer=pymupdf.Font("japan").buffer)
+    for column, text in enumerate(VERTICAL):
+        page.insert_text((420 - column * 32, 110), text, fontsize=16, fontname="tate")
+    doc.xref_set_key(font, "Encoding", "/Identity-V")
+    doc.subset_fonts()
+    doc.save(path, garbage=3, deflate=True)
+    return path
+
+
 def _row_by_row_pdf(path: Path) -> Path:
     """Two columns whose lines the content stream alternates: left line 1, right line 1, left line 2, …"""
     doc = pymupdf.open()
@@ -72,6 +90,16 @@ def test_vertical_japanese_is_one_line_per_column_and_searchable(tmp_path: Path)
     with open_index(result.pages, index_dir=tmp_path / "index", progress=False) as index:
         assert [(h.document, h.page) for h in index.search("東京都庁舎")] == [("tate.pdf", 1)]
         assert [(h.document, h.page) for h in index.search("縦書き文書")] == [("tate.pdf", 1)]
+
+
+def test_vertical_writing_mode_one_lines_are_joined_per_column(tmp_path: Path):
+    path = _wmode1_pdf(tmp_path / "tate-v.pdf")
+    with pymupdf.open(path) as doc:
+        lines = [line for block in doc[0].get_text("dict")["blocks"] for line in block["lines"]]
+        assert {line["wmode"] for line in lines} == {0, 1}  # a real vertical font, not stacked horizontal text
+        assert "東京都庁舎" not in doc[0].get_text()  # MuPDF alone: one character per line
+    (row,) = extract_pdf(path, tessdata=None, ocr=False).pages
+    assert row["text"] == "案内\n" + "\n".join(VERTICAL) + "\n"  # right column first
 
 
 def test_two_columns_drawn_row_by_row_come_out_column_after_column(tmp_path: Path):
