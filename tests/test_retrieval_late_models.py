@@ -96,6 +96,7 @@ def qwen_config(kind: str, tokenizer: Any) -> Any:
     rope = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}  # 2+3+3 = head_dim 16 / 2
     text = {"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
             "num_attention_heads": 2, "num_key_value_heads": 1, "pad_token_id": ids["<|endoftext|>"],
+            "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"],
             "rope_parameters": rope}  # fmt: skip
     tokens = {"image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
               "vision_start_token_id": ids["<|vision_start|>"],
@@ -201,6 +202,9 @@ def test_colbert_vectors_follow_colbertv2(models: dict[str, Path]) -> None:
     assert short.encode_queries(["penguins"])[0].shape == (8, 16)
     assert short.encode_pages(["penguins eat herring at the zoo"])[0].shape == (5, 16)  # cut at doc_length
     assert short.cache_key != enc.cache_key
+    default = encoders.ColBERTEncoder(str(models["colbert"]), device="cpu")  # doc_length 512 > 128 positions
+    assert default.doc_length == 128 and "|d128|" in default.cache_key
+    assert default.encode_pages([" ".join(WORDS * 20)])[0].shape == (128, 16)
 
 
 def test_qwen_inputs_expand_the_image_token_per_merged_patch(models: dict[str, Path]) -> None:

@@ -105,14 +105,15 @@ class ColBERTEncoder:
             projection = _colbert_projection(model_id)
         self.model = model.to(self.device).eval()
         self.tokenizer, self.batch_size = tokenizer, batch_size
-        self.query_length, self.doc_length = query_length, doc_length
+        limit = int(getattr(model.config, "max_position_embeddings", 0) or doc_length)  # a page is cut there too
+        self.query_length, self.doc_length = min(query_length, limit), min(doc_length, limit)
         self.projection = None if projection is None else torch.as_tensor(projection).to(self.device, self.model.dtype)
         vocab = tokenizer.get_vocab()
         self.q_marker, self.d_marker = vocab.get("[unused0]"), vocab.get("[unused1]")
         self.skip = {vocab[c] for c in string.punctuation if c in vocab}
         self.name = f"colbert:{model_id}"
         dim = self.projection.shape[0] if self.projection is not None else model.config.hidden_size
-        self.cache_key = (f"{self.name}|q{query_length}|d{doc_length}|dim{dim}|"
+        self.cache_key = (f"{self.name}|q{self.query_length}|d{self.doc_length}|dim{dim}|"
                           f"{versions('torch', 'transformers')}")  # fmt: skip
 
     def _ids(self, texts: Sequence[str], length: int, marker: int | None, query: bool) -> tuple[Any, Any]:
