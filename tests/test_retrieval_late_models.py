@@ -398,3 +398,15 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     yield
+
+
+def test_device_choice(models: dict[str, Path]) -> None:
+    auto = encoders.ColBERTEncoder(str(models["colbert"]), device="auto")
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert auto.device == expected and next(auto.model.parameters()).device.type == expected
+    assert next(auto.model.parameters()).dtype == (torch.bfloat16 if expected == "cuda" else torch.float32)
+    if not torch.cuda.is_available():
+        with pytest.raises(RetrievalError, match="no CUDA device is visible"):
+            encoders.ColBERTEncoder(str(models["colbert"]), device="cuda")
+    with pytest.raises(RetrievalError, match="use cpu, cuda, cuda:N or auto"):
+        encoders.ColBERTEncoder(str(models["colbert"]), device="tpu")
