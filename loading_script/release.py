@@ -9,6 +9,8 @@ configs (a Hub snapshot of the card and data files, or the folder itself), fetch
 :func:`.load.resolve_dataset` then answers that folder for the spec, so ``--dataset SPEC`` and
 ``MADQA_DATASET=SPEC`` work offline from any command.
 
+A PDF attached to a document is a document of its own, ``<parent>#<name>`` (:mod:`.release_attachments`).
+
 Decisions: a document that cannot be fetched or read is named (document, URL, reason), stored in
 ``prepared.json`` and the folder is still registered, marked *incomplete* (``madqa info`` and ``madqa run`` say
 so); a rerun fetches only what is missing. The source's test split carries no labels and none are created here.
@@ -39,6 +41,7 @@ from .load import (
 )
 from .paths import PREPARED_FILE, Layout
 from .prepared import extraction_settings, read_prepared, read_prepared_folder
+from .release_attachments import attachment_roots, write_attachments
 from .release_source import NAME_COLUMNS, URL_COLUMNS, acquire_source, document_requests, first, first_split
 
 logger = logging.getLogger(__name__)
@@ -238,20 +241,23 @@ def prepare_dataset(
                 reason = f"no pages for it in the page corpus ({pages_info['source']})"
                 failures[name] = {"document": name, "url": url, "reason": reason}
         known = {r.document for r in requests} - set(failures)
-        pages = sorted((p for p in pages if p["document"] in known), key=lambda p: (p["document"], int(p["page"])))
+        attached = attachment_roots({str(p["document"]) for p in pages}, known)  # attached PDFs: documents too
+        pages = sorted((p for p in pages if p["document"] in known or p["document"] in attached),
+                       key=lambda p: (p["document"], int(p["page"])))  # fmt: skip
         result.failures = [failures[d] for d in sorted(failures)]
 
         from .release_write import write_prepared
 
+        unwritten = write_attachments(target / PDF_DIR, attached)
         result.stats = write_prepared(
             target, source=source, spec=spec, revision=revision, questions=questions, documents=doc_rows,
-            pages=pages, failures=failures, pdf_dir=PDF_DIR,
+            pages=pages, failures=failures, pdf_dir=PDF_DIR, attachments=attached, unwritten=unwritten,
         )  # fmt: skip
         result.steps_run.append("build")
         record = {
             "version": PREPARED_VERSION, "spec": spec, "source_revision": revision, "key": key,
             "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pages": pages_info,
-            "complete": not failures, "failures": result.failures, "stats": result.stats,
+            "complete": not failures, "failures": result.failures, "stats": result.stats, "attachments": attached,
             "license": card_metadata(source).get("license"),
         }  # fmt: skip
         tmp = target / f".{PREPARED_FILE}.tmp{os.getpid()}"
@@ -310,6 +316,7 @@ def summarize_prepared(record: Mapping[str, Any]) -> dict[str, Any]:
         "complete": bool(record.get("complete")),
         "documents_listed": stats.get("documents_listed"),
         "documents_in_corpus": stats.get("documents"),
+        "attached_documents": stats.get("attachments", 0),
         "documents_failed": len(record.get("failures", [])),
         "failures": list(record.get("failures", [])),
         "pages_source": (record.get("pages") or {}).get("source"),

@@ -42,8 +42,9 @@ def _card(source: Path, spec: str, revision: str, splits: Sequence[str], stats: 
         f"# {meta.get('pretty_name') or spec} (prepared by madqa)\n\n"
         f"A local copy of `{spec}` at revision `{revision}`, prepared by `madqa setup --dataset {spec}`: its\n"
         "questions, its documents (PDFs fetched by URL into `documents/`) and the page-text corpus (`pages`).\n"
-        f"Documents in the corpus: {stats['documents']} of {stats['documents_listed']} listed; "
-        f"pages: {stats['pages']}. See `prepared.json` for the failures and the extraction settings.\n"
+        f"Documents in the corpus: {stats['documents']} of {stats['documents_listed']} listed"
+        + (f", and {n} PDF(s) attached to them (`<document>#<name>`)" if (n := stats["attachments"]) else "")
+        + f"; pages: {stats['pages']}. See `prepared.json` for the failures and the extraction settings.\n"
         "The documents' own terms of use apply; see the source dataset's card.\n"
     )
     return f"---\n{yaml.safe_dump(header, sort_keys=False, allow_unicode=True)}---\n\n{body}"
@@ -60,8 +61,19 @@ def write_prepared(
     pages: Sequence[Mapping[str, Any]],
     failures: Mapping[str, Any],
     pdf_dir: str,
+    attachments: Mapping[str, str] | None = None,
+    unwritten: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Write ``data/`` and ``README.md`` of a prepared folder; returns its statistics."""
+    """Write ``data/`` and ``README.md`` of a prepared folder; returns its statistics.
+
+    ``attachments``: attached PDF's document → the listed document it came from (:mod:`.release_attachments`),
+    each listed after the listed documents, with its parent's category and domain and no URL; ``unwritten``: those
+    whose PDF could not be written (no ``path``).
+    """
+    attachments, unwritten = attachments or {}, unwritten or {}
+    by_name = {str(row.get("document") or ""): row for row in documents}
+    documents = [*documents, *({"document": name, "url": None, "document_category": by_name[root].get(
+        "document_category"), "domain": by_name[root].get("domain")} for name, root in sorted(attachments.items()))]
     pages_per_doc = Counter(str(p["document"]) for p in pages)
     doc_records = []
     for row in documents:
@@ -71,16 +83,17 @@ def write_prepared(
         doc_records.append({
             "document": name,
             "url": row.get("url"),
-            "path": f"{pdf_dir}/{name}" if in_corpus and pdf.is_file() else None,
+            "path": f"{pdf_dir}/{name}" if in_corpus and pdf.is_file() and name not in unwritten else None,
             "num_pages": pages_per_doc.get(name) if in_corpus else None,
-            "sha256": sha256_file(pdf) if in_corpus and pdf.is_file() else row.get("sha256"),
+            "sha256": sha256_file(pdf) if in_corpus and pdf.is_file() and name not in unwritten else row.get("sha256"),
             "document_category": row.get("document_category"),
             "domain": row.get("domain"),
         })  # fmt: skip
     stats = {
         "questions": {s: len(rows) for s, rows in questions.items()},
-        "documents_listed": len(documents),
-        "documents": sum(r["num_pages"] is not None for r in doc_records),
+        "documents_listed": len(documents) - len(attachments),
+        "attachments": len(attachments),
+        "documents": sum(r["num_pages"] is not None for r in doc_records if r["document"] not in attachments),
         "pages": len(pages),
         "text_sources": dict(Counter(str(p.get("text_source")) for p in pages)),
     }
