@@ -173,6 +173,128 @@ def test_html_escapes_file_text(ws, runs) -> None:
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
+def test_table_shows_outcomes_right_after_the_id_and_the_question_last(ws, runs) -> None:
+    from madqa.space.explore.table import QUESTION_CELL_CHARS, table_rows
+
+    headers, rows = table_rows(ws, runs["order"])
+    assert headers == ["id", "agent-a", "agent-b", "hop", "domain", "category", "question"]
+    for qid, row in zip(runs["order"], rows, strict=True):
+        assert row[0] == qid
+        marks = ("✓" if qid in runs["a_ok"] else "✗", "✓" if qid in runs["b_ok"] else "✗")
+        assert (row[1][0], row[2][0]) == marks
+        assert len(row[-1]) <= QUESTION_CELL_CHARS + 1 and runs["gold"][qid]["question"].startswith(
+            row[-1].removesuffix("…"))
+
+
+def _human_line(ref: Any, tmp_path: Path) -> Path:
+    """A `madqa human` line (the app's own builder) that opened a gold page, then another page, then answered."""
+    from datetime import UTC, datetime, timedelta
+
+    from madqa.agents.human.session import QuestionSession, build_human_record
+
+    ticks = iter(datetime(2026, 12, 1, 8, 0, 0, tzinfo=UTC) + timedelta(seconds=s) for s in (0, 2, 5, 12.5, 20))
+    session = QuestionSession({"id": ref.id, "question": ref.question}, clock=lambda: next(ticks))
+    gold = ref.evidence[0]
+    session.record_search("q", [(gold.document, gold.page)])
+    session.record_view(gold.document, gold.page, "result")
+    session.record_view(gold.document, gold.page + 1, "next")
+    line = build_human_record(session, ["x"], annotator="ann1", batch="A", split="dev", mode="search",
+                              dataset={"name": "sample", "revision": None}, config={"seed": 7, "k": 5})  # fmt: skip
+    path = tmp_path / "human-dev-a-ann1.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    return path
+
+
+def test_detail_shows_the_run_settings_and_a_persons_page_views(ws, runs, tmp_path: Path) -> None:
+    from madqa.agents.config import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
+    from madqa.space.explore.html import run_column
+    from madqa.space.explore.run_info import run_settings
+    from madqa.space.explore.runs import open_workspace
+
+    settings = dict(run_settings(ws.run("agent-a")))
+    assert settings["agent"] == "bm25" and settings["model"] == SPEC and settings["oracle"] == "off"
+    assert settings["top-k"] == str(DEFAULT_TOP_K) and settings["max steps T"] == str(DEFAULT_MAX_STEPS)
+    assert settings["dataset"].startswith("sample")
+    html = run_column(ws, runs["order"][0], "agent-a", None)
+    assert f"max steps T <b data-setting='max steps T'>{DEFAULT_MAX_STEPS}</b>" in html
+    assert "page-views" not in html  # an agent's line has no page views
+    ref = ws.refs[runs["order"][0]]
+    path = _human_line(ref, tmp_path)
+    human = open_workspace([(str(path), path.read_text(encoding="utf-8"))], ws.references, split="dev")
+    html = run_column(human, ref.id, human.names[0], None)
+    gold = ref.evidence[0]
+    assert "Page views (2)" in html
+    assert f"{gold.document} p. {gold.page} ★<span style='color:#666'> via result +5.0 s" in html
+    assert f"{gold.document} p. {gold.page + 1}<span style='color:#666'> via next +12.5 s" in html
+    shown = dict(run_settings(human.runs[0]))
+    assert shown["annotator"] == "ann1" and shown["mode"] == "search" and shown["seed"] == "7" and shown["k"] == "5"
+
+
+def test_deep_link_round_trip_and_bad_parts_named(ws, runs) -> None:
+    from urllib.parse import parse_qsl
+
+    from madqa.space.explore.ui import deep_link, from_query
+
+    qid = runs["order"][3]
+    link = deep_link(qid, ["agent-b", "agent-a"])
+    assert link == f"?q={qid}&runs=agent-b,agent-a"
+    assert from_query(ws, dict(parse_qsl(link[1:]))) == (qid, ["agent-b", "agent-a"], [])
+    got, shown, notes = from_query(ws, {"q": "nope", "runs": "agent-b,ghost"})
+    assert got is None and shown == ["agent-b"]
+    assert notes == ["the link's question 'nope' is not in this split", "no run named ghost (runs: agent-a, agent-b)"]
+
+
+class _Pages:
+    """A stand-in renderer: every page is a 850 x 1100 image (a portrait letter page)."""
+
+    def image(self, document: str, page: int) -> Any:
+        from PIL import Image
+
+        if page > 9:
+            raise ValueError("no such page")
+        return Image.new("RGB", (850, 1100), "white")
+
+    def encode(self, image: Any) -> bytes:
+        return f"{image.size[0]}x{image.size[1]}".encode()
+
+
+def test_thumbnails_are_whole_pages_and_open_large(ws) -> None:
+    import base64
+
+    from madqa.space.explore.thumbs import LARGE_SIDE, THUMB_SIDE, Thumbnails
+    from madqa.space.explore.ui import ExplorerUI, Registry
+
+    thumbs = Thumbnails(_Pages())
+
+    def size(uri: str | None) -> tuple[int, int]:
+        assert uri is not None
+        w, h = base64.b64decode(uri.split(",", 1)[1]).decode().split("x")
+        return int(w), int(h)
+
+    small, large = size(thumbs.uri("d", 1)), size(thumbs.large_uri("d", "1"))
+    assert small[1] == THUMB_SIDE and small[0] == round(THUMB_SIDE * 850 / 1100)  # the whole page, not a square
+    assert large[1] == min(LARGE_SIDE, 1100) and large[0] == 850 and large[1] > 4 * small[1]
+    assert thumbs.large_uri("d", 12) is None and thumbs.large_uri("d", "x") is None
+    ui = ExplorerUI(Registry(), thumbs, None)  # type: ignore[arg-type]
+    assert ui.page_image(["d", "2"]) == thumbs.large_uri("d", 2) and ui.page_image(["d"]) is None
+
+
+def test_export_header_names_the_recorded_dataset_and_filters_inline(runs, tmp_path: Path) -> None:
+    from madqa.cli import main
+
+    out = tmp_path / "report.html"
+    assert main(["view", *map(str, runs["paths"].values()), "--split", "dev", "--export", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    header = html[html.index("<header>"):html.index("</header>")]
+    assert re.search(r"id='report-dataset'>sample(@[^<]+)?</b>", header), header
+    assert "default" not in header and "{" not in header and "'name'" not in header
+    assert f"· {len(runs['order'])} questions · 2 run(s) · written 20" in header
+    solved = f"{len(runs['a_ok'])} of {len(runs['order'])} correct"
+    assert f"<b>agent-a</b> ({runs['paths']['agent-a']}): {solved}" in header
+    assert "max steps T 10" in header and "oracle off" in header and "model_options none" in header
+    assert "id='q-filter'" in html and html.count("<script") == 1 and "<script>" in html  # inline, no src
+
+
 # -- madqa view ------------------------------------------------------------------------------------------------
 
 
@@ -215,7 +337,7 @@ def test_export_is_one_self_contained_file(runs, tmp_path: Path) -> None:
     html = out.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "agree-both" in html and QUERY in html
     assert not re.search(r"""(src|href)\s*=\s*['"]?(https?:|//)""", html, re.I)
-    assert "<link" not in html and "<script" not in html
+    assert "<link" not in html and not re.search(r"<script[^>]*\bsrc", html, re.I)  # inline script only
     assert html.count("src='data:image/png;base64,") >= 4  # Kuiper, budget, cascade, effort
 
 

@@ -1,18 +1,20 @@
 """Headless Chromium (Debian `chromium` via Playwright; never `playwright install`) against `madqa view`'s app and
 its static export, on a scripted-model run of the dev split (see ``test_explore``).
 
-Set ``MADQA_EXPLORE_SCREENSHOT=docs/explore.png`` to save the explorer's screenshot (the README's)."""
+Set ``MADQA_EXPLORE_SCREENSHOT=docs/explore.png`` to save the explorer's screenshot (the README's). The layout
+test runs at a phone's width (390 x 844) and a laptop's (1440 x 900) and saves both screens (``save_screens``)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import ARGS, CHROMIUM, free_port, require_browser  # noqa: E402
+from browser_support import ARGS, CHROMIUM, free_port, require_browser, save_screens  # noqa: E402
 
 sync_api = require_browser()
 
@@ -130,3 +132,89 @@ def test_export_opens_offline_with_the_numbers_of_evaluate(runs, tmp_path: Path,
     assert [float(v) for v in values["kuiper_ci"].split(",")] == expected["kuiper_ci"]
     assert shown["accuracy"] == f"{100 * expected['accuracy']:.1f}%"
     assert shown["kuiper"] == f"{expected['kuiper']:.3f}"
+
+
+@pytest.mark.parametrize("width, height", [(390, 844), (1440, 900)])
+def test_deep_link_outcomes_on_screen_and_page_zoom(url: str, runs, tmp_path: Path, width: int, height: int) -> None:
+    """``?q=ID&runs=agent-b`` opens that question in that run; the ✓/✗ columns are within the first screen's width;
+    a click on a thumbnail opens the page large; the link box follows the selection."""
+    expect = sync_api.expect
+    qid, other = runs["order"][2], runs["order"][0]
+    errors: list[Any] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.on("pageerror", lambda exc: errors.append(exc))
+            page.goto(f"{url}?q={qid}&runs=agent-b", timeout=60_000)
+            detail = page.locator("#explore-detail")
+            detail.get_by_text(f"{qid}: {runs['gold'][qid]['question']}").wait_for(timeout=60_000)
+            expect(detail.locator(".run-column")).to_have_count(1, timeout=30_000)
+            assert detail.locator(".run-column").get_attribute("data-run") == "agent-b"
+            assert "max steps T" in detail.locator(".run-config").inner_text()
+            link = page.locator("#explore-link textarea, #explore-link input").first
+            expect(link).to_have_value(re.compile(rf"^http://127\.0\.0\.1:\d+/\?q={qid}&runs=agent-b$"),
+                                       timeout=30_000)  # fmt: skip
+            table = page.locator("#explore-table")
+            for name in ("agent-a", "agent-b"):
+                head = table.get_by_text(name, exact=True).filter(visible=True).first.bounding_box()
+                assert head is not None and 0 <= head["x"] and head["x"] + head["width"] <= width, (name, head)
+            mark = table.get_by_text(re.compile("^[✓✗]")).filter(visible=True).first.bounding_box()
+            assert mark is not None and mark["x"] + mark["width"] <= width, mark
+            table.scroll_into_view_if_needed()
+            save_screens(page, f"explore-{width}", tmp_path)
+            thumb = detail.locator("img.thumb").first
+            thumb.scroll_into_view_if_needed()
+            small = thumb.evaluate("img => img.naturalWidth")
+            thumb.click()
+            big = page.locator("#explore-zoom-img")
+            expect(big).to_have_attribute("data-large", "1", timeout=30_000)
+            assert big.evaluate("img => img.naturalWidth") > 3 * small
+            assert big.bounding_box()["width"] > min(width - 40, 900)  # type: ignore[index]
+            save_screens(page, f"explore-zoom-{width}", tmp_path)
+            page.keyboard.press("Escape")
+            expect(page.locator("#explore-zoom")).to_be_hidden()
+            # gradio's cell holds a hidden copy of its text before the shown one: click the shown one
+            table.get_by_text(other, exact=True).filter(visible=True).first.click()
+            expect(link).to_have_value(re.compile(rf"\?q={other}&runs=agent-b$"), timeout=30_000)
+            assert f"q={other}" in page.url  # the address bar holds the selection too
+        finally:
+            browser.close()
+    assert not errors, errors
+
+
+def test_export_header_filter_and_sort_offline(runs, tmp_path: Path) -> None:
+    from madqa.cli import main
+
+    expect = sync_api.expect
+    out = tmp_path / "report.html"
+    assert main(["view", *[str(p) for p in runs["paths"].values()], "--split", "dev", "--export", str(out)]) == 0
+    order, first = runs["order"], runs["gold"][runs["order"][1]]
+    errors: list[Any] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_context(offline=True, viewport={"width": 390, "height": 844}).new_page()
+            page.on("pageerror", lambda exc: errors.append(exc))
+            page.goto(out.as_uri(), timeout=30_000)
+            assert page.locator("#report-dataset").inner_text().startswith("sample")
+            rows = page.locator("table.questions tbody tr")
+            expect(page.locator("#q-count")).to_have_text(f"{len(order)} of {len(order)} questions shown")
+            page.locator("#q-filter").fill(first["question"][:40].upper())
+            expect(page.locator("table.questions tbody tr:visible")).to_have_count(1)
+            assert page.locator("table.questions tbody tr:visible").get_attribute("data-id") == first["id"]
+            assert page.locator(f"details[id='q-{order[0]}']").is_hidden()  # its trajectory is filtered too
+            expect(page.locator("#q-count")).to_have_text(f"1 of {len(order)} questions shown")
+            page.locator("#q-filter").fill("")
+            header = page.locator("table.questions th", has_text=re.compile("^id"))
+            header.click()
+            assert [r.get_attribute("data-id") for r in rows.all()] == sorted(order)
+            header.click()
+            assert [r.get_attribute("data-id") for r in rows.all()] == sorted(order, reverse=True)
+            page.locator("table.questions th", has_text=re.compile("^agent-a")).click()
+            marks = [r.locator("td").nth(1).inner_text()[0] for r in rows.all()]
+            assert marks == sorted(marks) and len(set(marks)) == 2  # ✓ and ✗ grouped
+            save_screens(page, "explore-export-390", tmp_path)
+        finally:
+            browser.close()
+    assert not errors, errors

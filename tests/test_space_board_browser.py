@@ -75,7 +75,7 @@ def test_wide_screen_shows_the_metrics_pinned_system_tooltips_units_and_detail(s
         assert title and "higher is better" in title  # the definition, not the header repeated
         cells = page.locator("#leaderboard").inner_text()
         assert "%" in cells and "100.00" not in cells
-        save_screens(page, "board-1440", tmp_path)
+        save_screens(page, "space-leaderboard-1440", tmp_path)
         # every column: the table scrolls sideways and System stays where it was
         page.locator("#board-columns-box").get_by_text("Columns").first.click()
         for name in ("Submitter", "Agent", "Model", "Origin", "Date", "Mode", "ANLS*", "X-Page", "Kuiper CI"):
@@ -98,7 +98,7 @@ def test_wide_screen_shows_the_metrics_pinned_system_tooltips_units_and_detail(s
         for tab in TABS[1:]:
             page.get_by_role("tab", name=tab).click()
             page.wait_for_timeout(400)
-            save_screens(page, f"{tab.split()[0].lower()}-1440", tmp_path)
+            save_screens(page, f"space-{tab.split()[0].lower()}-1440", tmp_path)
     finally:
         page.close()
     assert not errors, errors
@@ -114,11 +114,11 @@ def test_phone_gets_the_compact_board_and_every_tab(space, browser, tmp_path) ->
         assert table["y"] < 844  # the board starts on the first screen, the introduction is folded
         for tab in TABS:  # wrapped, none hidden behind an overflow menu
             assert page.get_by_role("tab", name=tab).is_visible(), tab
-        save_screens(page, "board-390", tmp_path)
+        save_screens(page, "space-leaderboard-390", tmp_path)
         for tab in TABS[1:]:
             page.get_by_role("tab", name=tab).click()
             page.wait_for_timeout(400)
-            save_screens(page, f"{tab.split()[0].lower()}-390", tmp_path)
+            save_screens(page, f"space-{tab.split()[0].lower()}-390", tmp_path)
     finally:
         page.close()
     assert not errors, errors

@@ -14,12 +14,15 @@ from typing import Any
 
 from . import figures
 from .detail import question_view
-from .runs import Workspace
+from .run_info import is_human, page_views, run_settings
+from .runs import RunData, Workspace
 from .table import AGREEMENT_LABELS, AGREEMENTS, agreement, kappas
 from .thumbs import Thumbnails
 
 GOLD, GOLD_DOC, WRONG, OK = "#1b7f3b", "#c58a00", "#b3261e", "#1b7f3b"
 BOX = "border:1px solid #ccc;border-radius:6px;padding:6px;margin:4px 0;"
+#: Width of a page thumbnail in the detail (the image keeps the page's proportions).
+THUMB_WIDTH = 150
 MONO = "font-family:monospace;white-space:pre-wrap;font-size:12px;background:#f6f6f6;padding:4px;"
 #: Summary rows: (report key, label, kind); ``pct`` values are shares shown as percentages.
 SUMMARY_ROWS = (
@@ -125,11 +128,43 @@ def _page(p: Mapping[str, Any], thumbs: Thumbnails | None) -> str:
     mark = " ★ gold" if p["gold"] else " (gold doc)" if p["gold_doc"] else ""
     label = f"{escape(p['document'])} p. {p['page'] if p['page'] is not None else '–'}{mark}"
     uri = thumbs.uri(p["document"], p["page"]) if thumbs is not None else None
-    img = f"<img src='{uri}' style='max-width:120px;display:block'>" if uri else ""
+    # The whole page, never cropped; a click opens it large (the app's and the export's zoom scripts find the page
+    # by these data attributes).
+    img = (f"<img class='thumb' src='{uri}' alt='{label}' title='click to enlarge' data-doc='{escape(p['document'])}'"
+           f" data-page='{p['page']}' style='width:100%;height:auto;display:block;cursor:zoom-in'>") if uri else ""
     cls = "page gold" if p["gold"] else "page"
     return (f"<span class='{cls}' style='display:inline-block;vertical-align:top;margin:2px;padding:2px;"
-            f"border:{3 if p['gold'] else 1}px solid {color};font-size:11px;width:124px;overflow-wrap:anywhere'>"
-            f"{img}{label}</span>")
+            f"border:{3 if p['gold'] else 1}px solid {color};font-size:11px;width:{THUMB_WIDTH}px;"
+            f"overflow-wrap:anywhere'>{img}{label}</span>")
+
+
+def settings_html(run: RunData) -> str:
+    """The run's recorded settings (agent, model, dataset, oracle, top-k, T, …) as one line."""
+    pairs = run_settings(run)
+    if not pairs:
+        return "<div class='run-config'><i>no settings recorded</i></div>"
+    items = " · ".join(f"{escape(k)} <b data-setting='{escape(k)}'>{escape(v)}</b>" for k, v in pairs)
+    return f"<div class='run-config' style='font-size:12px;color:#333;margin:2px 0 4px'>{items}</div>"
+
+
+def views_html(ws: Workspace, qid: str, run: RunData) -> str:
+    """A person's trail of page views (``madqa human`` lines), or what the line records instead."""
+    record = run.records.get(qid)
+    if not is_human(record):
+        return ""
+    views = page_views(ws.refs[qid], record)
+    if views is None:
+        return "<div class='page-views'><i>this line records no page views</i></div>"
+    items = []
+    for v in views:
+        color = GOLD if v["gold"] else GOLD_DOC if v["gold_doc"] else "#333"
+        at = f" +{v['at_s']} s" if v["at_s"] is not None else ""
+        via = f" via {escape(str(v['via']))}" if v["via"] else ""
+        star = " ★" if v["gold"] else ""
+        items.append(f"<li style='color:{color}'>{escape(v['document'])} p. {escape(str(v['page']))}{star}"
+                     f"<span style='color:#666'>{via}{at}</span></li>")
+    body = f"<ol style='margin:2px 0;padding-left:20px'>{''.join(items)}</ol>" if items else " <i>none</i>"
+    return f"<div class='page-views' style='{BOX}'><b>Page views ({len(views)})</b>{body}</div>"
 
 
 def _search(s: Mapping[str, Any], thumbs: Thumbnails | None, max_pages: int) -> str:
@@ -187,10 +222,12 @@ def _answer(view: Mapping[str, Any], thumbs: Thumbnails | None, show_gold: bool)
 def run_column(ws: Workspace, qid: str, run_name: str, thumbs: Thumbnails | None, *, max_pages: int = 5,
                show_gold: bool = True) -> str:  # fmt: skip
     """One run's trajectory of one question."""
-    view = question_view(ws, qid, ws.run(run_name))
+    run = ws.run(run_name)
+    view = question_view(ws, qid, run)
     steps = "".join(_step(s, thumbs, max_pages) for s in view["steps"]) or "<p><i>no steps recorded</i></p>"
-    return (f"<div class='run-column' data-run='{escape(view['run'])}' style='flex:1;min-width:320px'>"
-            f"<h4>{escape(view['run'])}</h4>{steps}{_answer(view, thumbs, show_gold)}</div>")
+    return (f"<div class='run-column' data-run='{escape(view['run'])}' style='flex:1;min-width:300px'>"
+            f"<h4 style='margin:4px 0'>{escape(view['run'])}</h4>{settings_html(run)}{steps}"
+            f"{views_html(ws, qid, run)}{_answer(view, thumbs, show_gold)}</div>")
 
 
 def question_html(ws: Workspace, qid: str | None, runs: Sequence[str], thumbs: Thumbnails | None,

@@ -23,7 +23,7 @@ AGREEMENTS = ("both", "only_a", "only_b", "neither", "unscored")
 AGREEMENT_LABELS = {"both": "solved by both", "only_a": "only A", "only_b": "only B", "neither": "neither",
                     "unscored": "unscored in one"}  # fmt: skip
 #: Longest question text shown in a table cell.
-QUESTION_CELL_CHARS = 120
+QUESTION_CELL_CHARS = 80
 
 
 def outcome(item: ItemScore) -> str:
@@ -144,16 +144,21 @@ def _cell(item: ItemScore) -> str:
 
 
 def table_rows(ws: Workspace, ids: Sequence[str]) -> tuple[list[str], list[list[Any]]]:
-    """Column headers and one row per id: id, question, hop, domain, category, then one cell per run."""
-    headers = ["id", "question", "hop", "domain", "category", *ws.names]
+    """Column headers and one row per id: id, one outcome cell per run, hop, domain, category, question.
+
+    The outcomes come right after the id and the question text last (cut to :data:`QUESTION_CELL_CHARS`): what a
+    reader scans for is which runs got a question right, and a long question first pushed the ✓/✗ columns off the
+    first screen of a phone and of a laptop.
+    """
+    headers = ["id", *ws.names, "hop", "domain", "category", "question"]
     rows = []
     for qid in ids:
         ref = ws.refs[qid]
         question = ref.question
         if len(question) > QUESTION_CELL_CHARS:
             question = question[:QUESTION_CELL_CHARS] + "…"
-        rows.append([qid, question, ref.hop_type, ref.domain, ref.document_category,
-                     *[_cell(r.items[qid]) for r in ws.runs]])  # fmt: skip
+        rows.append([qid, *[_cell(r.items[qid]) for r in ws.runs], ref.hop_type, ref.domain, ref.document_category,
+                     question])  # fmt: skip
     return headers, rows
 
 

@@ -6,7 +6,10 @@ large run is never copied per session. Handlers:
 * ``explore_filter``: filters → count line, question table, question picker (and the comparison panel for the
   chosen runs A and B);
 * ``explore_question``: a question id and the runs to show → the trajectories side by side;
-* a table row click picks that question (unnamed handler).
+* a table row click picks that question (unnamed handler);
+* on load, ``?q=ID&runs=a,b`` in the page address picks that question and those runs (a deep link), and the
+  "Link to this view" box always holds the address of the current selection (also put in the address bar);
+* a click on a page thumbnail opens the page large (rendered on demand through the detail's server function).
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlencode
 
 import gradio as gr
 import pandas as pd
@@ -27,6 +32,41 @@ from .thumbs import Thumbnails
 ANY = "(any)"
 #: Runs shown side by side by default.
 DEFAULT_SHOWN = 2
+#: A click on a thumbnail in the detail opens the page large: the thumbnail at once, then the large render from
+#: the server function ``page_image``; a click anywhere or Escape closes it. Installed by the detail's gr.HTML
+#: (``js_on_load``), so it works in both homes without touching the host page.
+ZOOM_JS = """
+element.addEventListener('click', async (e) => {
+  const img = e.target.closest ? e.target.closest('img.thumb') : null;
+  if (!img) return;
+  let box = document.getElementById('explore-zoom');
+  if (!box) {
+    box = document.createElement('div');
+    box.id = 'explore-zoom';
+    box.style.cssText = 'position:fixed;inset:0;z-index:1000;background:rgba(0,0,0,.8);overflow:auto;' +
+      'display:none;text-align:center;padding:8px;cursor:zoom-out';
+    box.innerHTML = "<div id='explore-zoom-label' style='color:#fff;margin:4px;font:14px sans-serif'></div>" +
+      "<img id='explore-zoom-img' alt='page' style='width:min(1000px,100%);height:auto;background:#fff'>";
+    box.addEventListener('click', () => { box.style.display = 'none'; });
+    document.addEventListener('keydown', (k) => { if (k.key === 'Escape') box.style.display = 'none'; });
+    document.body.appendChild(box);
+  }
+  const big = box.querySelector('#explore-zoom-img'), label = box.querySelector('#explore-zoom-label');
+  big.src = img.src; big.dataset.large = '';
+  label.textContent = img.alt + ' (loading…)';
+  box.style.display = 'block';
+  const uri = await server.page_image(img.dataset.doc, img.dataset.page);
+  if (uri && big.src === img.src) { big.src = uri; big.dataset.large = '1'; }
+  label.textContent = img.alt + (uri ? '' : ' (no larger render)');
+});
+"""
+#: After the link box gets its ``?q=…`` query: the full address, also shown in the browser's address bar.
+LINK_JS = """(v) => {
+  if (!v || !v.startsWith('?')) return v;
+  const u = new URL(window.location.href); u.search = v.slice(1);
+  try { history.replaceState(null, '', u); } catch (e) {}
+  return u.href;
+}"""
 
 
 class Registry:
@@ -94,6 +134,10 @@ def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tup
         ws, filters.run, filters.other)
 
 
+#: Widths of the explorer table's first columns: the id, then up to three runs' outcome cells (``✓ · 12 st``).
+OUTCOME_WIDTHS = ("64px", "92px", "92px", "92px")
+
+
 def compare_html_empty() -> str:
     """The comparison panel before a run is loaded."""
     return "<div id='explore-compare'><p>No run loaded.</p></div>"
@@ -101,6 +145,35 @@ def compare_html_empty() -> str:
 
 def _choices(values: list[str]) -> list[str]:
     return [ANY, *values]
+
+
+def deep_link(qid: Any, runs: Sequence[Any] | None) -> str:
+    """The query string that selects ``qid`` and ``runs`` on load.
+
+    >>> deep_link("q0001", ["agent-a", "agent b"])
+    '?q=q0001&runs=agent-a,agent+b'
+    """
+    params = {"q": str(qid)} if qid else {}
+    if runs:
+        params["runs"] = ",".join(str(r) for r in runs)
+    return "?" + urlencode(params, safe=",") if params else ""
+
+
+def from_query(ws: Workspace, params: Mapping[str, Any]) -> tuple[str | None, list[str] | None, list[str]]:
+    """The question and runs a deep link asks for, and a note per part that names nothing here (ignored)."""
+    notes = []
+    qid = str(params.get("q") or "").strip() or None
+    if qid is not None and qid not in ws.refs:
+        notes.append(f"the link's question {qid!r} is not in this split")
+        qid = None
+    runs = None
+    if params.get("runs"):
+        asked = [r.strip() for r in str(params["runs"]).split(",") if r.strip()]
+        runs = [r for r in asked if r in ws.names] or None
+        unknown = [r for r in asked if r not in ws.names]
+        if unknown:
+            notes.append(f"no run named {', '.join(unknown)} (runs: {', '.join(ws.names)})")
+    return qid, runs, notes
 
 
 class ExplorerUI:
@@ -140,8 +213,10 @@ class ExplorerUI:
             apply = gr.Button("Apply filters", elem_id="explore-apply")
             start = filtered(ws, Filters()) if ws is not None else None
             self.count = gr.Markdown(start[0] if start else "No run loaded.", elem_id="explore-count")
+            # the id and the first runs' outcome cells get fixed narrow widths, so that two runs' ✓/✗ fit a phone
             self.table = gr.Dataframe(value=start[1] if start else None, interactive=False, wrap=True,
-                                      max_height=260, elem_id="explore-table")  # fmt: skip
+                                      max_height=260, elem_id="explore-table",
+                                      column_widths=list(OUTCOME_WIDTHS))  # fmt: skip
             with gr.Row():
                 first = start[2][0][1] if start and start[2] else None
                 self.pick = gr.Dropdown(start[2] if start else [], value=first, label="Question",
@@ -149,7 +224,10 @@ class ExplorerUI:
                                         elem_id="explore-pick", scale=3)  # fmt: skip
                 self.shown = gr.CheckboxGroup(names, value=names[:DEFAULT_SHOWN], label="Runs side by side",
                                               elem_id="explore-shown", scale=2)  # fmt: skip
+            self.link = gr.Textbox(deep_link(first, names[:DEFAULT_SHOWN]), label="Link to this view",
+                                   interactive=False, buttons=["copy"], elem_id="explore-link")  # fmt: skip
             self.detail = gr.HTML(question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs) if ws else "",
+                                  js_on_load=ZOOM_JS, server_functions=[self._server_page_image()],
                                   elem_id="explore-detail")  # fmt: skip
         # The summary's figures take about half a second per run: drawn when the tab is first opened (then cached),
         # so they do not delay the first page.
@@ -168,6 +246,11 @@ class ExplorerUI:
         self.pick.change(self.on_question, [self.pick, self.shown, self.key], self.detail, api_name="explore_question")
         self.shown.change(self.on_question, [self.pick, self.shown, self.key], self.detail, api_name=False)
         self.table.select(self.on_select, [self.key], self.pick, api_name=False)
+        for event in (self.pick.change, self.shown.change):
+            event(deep_link, [self.pick, self.shown], self.link, api_name=False).then(
+                None, [self.link], [self.link], js=LINK_JS, api_name=False)  # fmt: skip
+        gr.on(None, self.on_load, None, [self.pick, self.shown, self.link], api_name=False).then(
+            None, [self.link], [self.link], js=LINK_JS, api_name=False)  # fmt: skip
         summary_tab.select(self.registry.summary, [self.key], self.summary, api_name=False)
 
     def on_filter(self, *values: Any) -> tuple[Any, ...]:
@@ -185,6 +268,35 @@ class ExplorerUI:
             return "<div id='explore-question'><p>No run loaded.</p></div>"
         names = [str(n) for n in shown or []] or ws.names[:1]
         return question_html(ws, str(qid) if qid else None, names, self.thumbs)
+
+    def page_image(self, *data: Any) -> str | None:
+        """The detail's server function: ``(document, page)`` → the page large as a ``data:`` URI, or ``None``."""
+        args = data[0] if len(data) == 1 and isinstance(data[0], (list, tuple)) else data
+        if self.thumbs is None or len(args) != 2:
+            return None
+        return self.thumbs.large_uri(str(args[0])[:500], args[1])
+
+    def _server_page_image(self) -> Any:
+        # gr.HTML marks a server function with an attribute, which a bound method cannot take; its name is the one
+        # ZOOM_JS calls.
+        def page_image(data: Any) -> str | None:
+            return self.page_image(data)
+
+        return page_image
+
+    def on_load(self, request: gr.Request) -> tuple[Any, Any, Any]:
+        """A deep link (``?q=ID&runs=a,b``): pick that question and show those runs (see :func:`from_query`); the
+        link box gets the address of what is shown (the Space's tab has no run at load: nothing changes)."""
+        ws = self.registry.get(self.key.value)
+        if ws is None:
+            return gr.update(), gr.update(), gr.update()
+        qid, runs, notes = from_query(ws, dict(getattr(request, "query_params", None) or {}))
+        for note in notes:
+            gr.Warning(f"Link ignored in part: {note}")
+        # what the page shows when the link does not say: build()'s first question and runs
+        shown_q = qid or (ws.references[0].id if ws.references else None)
+        link = deep_link(shown_q, runs or ws.names[:DEFAULT_SHOWN])
+        return (gr.update(value=qid) if qid else gr.update()), (gr.update(value=runs) if runs else gr.update()), link
 
     def on_select(self, key: Any, evt: gr.SelectData) -> Any:
         """A click on a table row picks its question (the row's first cell is the id)."""
