@@ -1,6 +1,7 @@
 """One page's text layer as the corpus gets it: visible and hidden spans apart, form fields, reading order.
 
-:func:`read_page` is what :mod:`.pdf_text` calls for every page: one ``get_text("dict")`` pass, then
+:func:`read_page` is what :mod:`.pdf_text` calls for every page: one structured-text pass (``get_text("dict")``
+with the flags of ``get_text()``), then
 
 * **hidden spans** (:mod:`.pdf_hidden_text`) are kept apart: :attr:`PageContent.text` leaves them out,
   :attr:`PageContent.full` has them in place, and the page reader applies the stated rule to choose;
@@ -44,13 +45,13 @@ class PageContent:
 def read_page(page: Any) -> PageContent:
     """Read one ``pymupdf.Page`` (see the module docstring).
 
-    Cost: the one ``get_text("dict")`` (the C work) and one pass over its spans; what cannot change the page is
+    Cost: the one structured-text pass (the C work) and one pass over its spans; what cannot change the page is
     skipped (no widget: no form step; no light-coloured span: no render; no hidden span: the full text is the
     visible text, not joined again), and the layout steps read each line's text once (:meth:`.Line.text` caches).
     """
     import pymupdf
 
-    data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)
+    data = page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT).extractDICT()  # get_text("dict"), less its wrapper
     lines: list[Line] = []
     colour: list[tuple[Span, dict[str, Any]]] = []
     hidden_found = False

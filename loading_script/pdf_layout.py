@@ -29,6 +29,7 @@ MIN_PROSE_WORDS = 4
 MIN_COLUMN_SHARE = 0.2
 #: A line at least this share of the text's width is not a column line (it may cross a gutter).
 WIDE_LINE = 0.55
+_MIN_GUTTER = 6.0  # points; and at least 0.8 of the median line height
 _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7a3\uf900-\ufaff\uff00-\uffef\U00020000-\U0003fffd]")
 
 
@@ -132,13 +133,15 @@ def _gutters(lines: list[Line], left: float, right: float) -> list[tuple[float, 
     narrow = sorted((line.x0, line.x1) for line in lines if line.width < WIDE_LINE * (right - left))
     if not narrow:
         return []
-    min_gap = max(6.0, 0.8 * statistics.median(line.height for line in lines))
     gaps, reach = [], narrow[0][1]
     for x0, x1 in narrow[1:]:
-        if x0 - reach >= min_gap:
+        if x0 - reach >= _MIN_GUTTER:
             gaps.append((reach, x0))
         reach = max(reach, x1)
-    return gaps
+    if not gaps:  # most pages: no median needed
+        return []
+    min_gap = max(_MIN_GUTTER, 0.8 * statistics.median(line.height for line in lines))
+    return [(g0, g1) for g0, g1 in gaps if g1 - g0 >= min_gap]
 
 
 def column_order(lines: list[Line]) -> list[Line]:

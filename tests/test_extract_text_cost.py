@@ -31,25 +31,25 @@ def _pages(path: Path, n: int, *, annot_on: int | None = None) -> Path:
 
 
 def _count(monkeypatch: pytest.MonkeyPatch) -> dict[str, list]:
-    """From now on, count page loads, text-layer reads and renders."""
-    calls: dict[str, list] = {"load_page": [], "get_text": [], "get_pixmap": []}
-    load, get_text, get_pixmap = pymupdf.Document.load_page, pymupdf.Page.get_text, pymupdf.Page.get_pixmap
+    """From now on, count page loads, text-layer passes (``get_textpage``) and renders."""
+    calls: dict[str, list] = {"load_page": [], "get_textpage": [], "get_pixmap": []}
+    load, get_textpage, get_pixmap = pymupdf.Document.load_page, pymupdf.Page.get_textpage, pymupdf.Page.get_pixmap
 
     def counting_load(self, *args, **kwargs):
         page = load(self, *args, **kwargs)
         calls["load_page"].append(page.number)
         return page
 
-    def counting_get_text(self, *args, **kwargs):
-        calls["get_text"].append((self.number, args[0] if args else kwargs.get("option", "text")))
-        return get_text(self, *args, **kwargs)
+    def counting_get_textpage(self, *args, **kwargs):
+        calls["get_textpage"].append(self.number)
+        return get_textpage(self, *args, **kwargs)
 
     def counting_get_pixmap(self, *args, **kwargs):
         calls["get_pixmap"].append(self.number)
         return get_pixmap(self, *args, **kwargs)
 
     monkeypatch.setattr(pymupdf.Document, "load_page", counting_load)
-    monkeypatch.setattr(pymupdf.Page, "get_text", counting_get_text)
+    monkeypatch.setattr(pymupdf.Page, "get_textpage", counting_get_textpage)
     monkeypatch.setattr(pymupdf.Page, "get_pixmap", counting_get_pixmap)
     return calls
 
@@ -60,7 +60,7 @@ def test_each_page_is_loaded_once_and_its_text_layer_read_once(tmp_path: Path, m
     result = extract_pdf(path, tessdata=None, ocr=False)
     assert [row["text_source"] for row in result.pages] == ["pdf"] * 5 and result.warnings == []
     assert counted["load_page"] == [0, 1, 2, 3, 4]  # the attachment check loads no page again
-    assert counted["get_text"] == [(i, "dict") for i in range(5)]
+    assert counted["get_textpage"] == [0, 1, 2, 3, 4]  # one structured-text pass a page (get_text() makes one too)
     assert counted["get_pixmap"] == []  # black text: no background check
 
 
