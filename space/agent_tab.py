@@ -15,7 +15,9 @@ refuses to run it (``Host(require_isolation=True)``: fail closed).
 from __future__ import annotations
 
 import logging
+import queue
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -36,6 +38,9 @@ SPACE_RAG_RETRIEVER = "bm25"
 MAX_CODE_CHARS = 1500
 THUMB_SIDE = 320
 MAX_STEPS = 6
+RUN, RUNNING = "Run agent", "Running… (see the status below)"
+#: How often the status line is refreshed while the run waits (seconds).
+STATUS_EVERY_S = 1.0
 REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host does not provide the OS isolation "
                 "(Landlock and seccomp) that model-written code must run under, so no code is run. The BM25 search "
                 "agent works.")  # fmt: skip
@@ -132,49 +137,97 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
         history.append(gr.ChatMessage(role="assistant", content="The agent is busy; try again in a minute."))
         yield history
         return
+    # The agent runs on its own thread, which releases the lock when the agent has really finished: a visitor who
+    # leaves (gradio closes this generator) cannot start a second run beside one still calling the model.
+    events: queue.Queue[tuple[str, Any]] = queue.Queue()
+    worker = threading.Thread(target=_produce, args=(runtime, AGENTS[agent_name], model_spec, question, row, events),
+                              name="agent-tab-run", daemon=True)  # fmt: skip
     try:
-        yield from _stream(runtime, row, question, AGENTS[agent_name], model_spec, history)
-    finally:
+        worker.start()
+    except BaseException:
         runtime.lock.release()
+        raise
+    yield from _render(events, row, history)
 
 
-def _stream(runtime: AgentRuntime, row: Mapping[str, Any] | None, question: str, name: str, model_spec: str,
-            history: list[Any]) -> Iterator[list[Any]]:  # fmt: skip
-    from madqa.agents.protocol import AgentUnavailableError, AnswerEvent, CodeEvent, SearchEvent
+def _produce(runtime: AgentRuntime, name: str, model_spec: str, question: str, row: Mapping[str, Any] | None,
+             out: queue.Queue[tuple[str, Any]]) -> None:  # fmt: skip
+    """Prepare the agent and put its events on ``out`` (then ``("end", None)``); releases the runtime's lock."""
+    from madqa.agents.protocol import AgentUnavailableError
 
     try:
         prepared = runtime.prepared(name, model_spec)
-        renderer = runtime.renderer()
+        out.put(("ready", runtime.renderer()))
+        for event in prepared.stream(question, row):
+            out.put(("event", event))
     except AgentUnavailableError as exc:  # fail closed: without its walls no model code runs here
         logger.warning("%s agent refused: %s", name, exc)
-        history.append(gr.ChatMessage(role="assistant", content=REPL_REFUSED))
-        yield history
-        return
+        out.put(("refused", exc))
     except Exception as exc:  # noqa: BLE001 - shown as a message (no labels are involved here)
-        yield _start_failed(history, exc)
-        return
-    for event in prepared.stream(question, row):
-        if isinstance(event, SearchEvent):
-            history.append(gr.ChatMessage(
-                role="assistant", content=f"`{event.query}` → {len(event.pages)} page(s)",
-                metadata={"title": f"step {event.step}: search", "status": "done"}))  # fmt: skip
-            for page in event.pages[:5]:
+        out.put(("failed", exc))
+    finally:
+        runtime.lock.release()
+        out.put(("end", None))
+
+
+def status_title(phase: str, step: int, waited_s: float) -> str:
+    """The live status line shown while nothing new has come: what the run is waiting for, and for how long.
+
+    >>> status_title("model", 2, 12.4)
+    'step 2: waiting for the model… 12 s'
+    """
+    doing = "starting the agent (loading the model and the index)…" if phase == "start" else (
+        f"step {step}: waiting for the model…")
+    return f"{doing} {waited_s:.0f} s"
+
+
+def _render(events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None,
+            history: list[Any]) -> Iterator[list[Any]]:  # fmt: skip
+    """The chat history as the events arrive, with a pending status message while the run waits."""
+    from madqa.agents.protocol import AnswerEvent, CodeEvent, SearchEvent
+
+    renderer: Any = None
+    phase, step, since = "start", 1, time.monotonic()
+    while True:
+        try:
+            kind, value = events.get(timeout=STATUS_EVERY_S)
+        except queue.Empty:
+            title = status_title(phase, step, time.monotonic() - since)
+            yield [*history, gr.ChatMessage(role="assistant", content="", metadata={"title": title,
+                                                                                    "status": "pending"})]
+            continue
+        if kind == "end":
+            yield history
+            return
+        if kind == "refused":
+            history.append(gr.ChatMessage(role="assistant", content=REPL_REFUSED))
+        elif kind == "failed":
+            history = _start_failed(history, value)
+        elif kind == "ready":
+            renderer, phase, since = value, "model", time.monotonic()
+        elif isinstance(value, SearchEvent):
+            # shown open, not in a collapsed accordion: the query is what a reader follows
+            history.append(gr.ChatMessage(role="assistant", content=f"**step {value.step}: search** "
+                                          f"`{value.query}` → {len(value.pages)} page(s)"))  # fmt: skip
+            for page in value.pages[:5]:
                 history.append(gr.ChatMessage(role="assistant", content=gr.Image(
                     value=_thumb(renderer, page.document, int(page.page)),
                     label=f"{page.document} p. {page.page}")))  # fmt: skip
-        elif isinstance(event, CodeEvent):
-            seen = (event.output or event.error or "")[:MAX_CODE_CHARS]
-            fence = "" if event.code.startswith("$ ") else "python"  # the shell agent's commands
-            history.append(gr.ChatMessage(role="assistant", content=f"```{fence}\n{event.code[:MAX_CODE_CHARS]}\n```"
-                                          f"\n\n{seen}", metadata={"title": f"step {event.step}: code",
+            step, since = value.step + 1, time.monotonic()
+        elif isinstance(value, CodeEvent):
+            seen = (value.output or value.error or "")[:MAX_CODE_CHARS]
+            fence = "" if value.code.startswith("$ ") else "python"  # the shell agent's commands
+            history.append(gr.ChatMessage(role="assistant", content=f"```{fence}\n{value.code[:MAX_CODE_CHARS]}\n```"
+                                          f"\n\n{seen}", metadata={"title": f"step {value.step}: code",
                                                                     "status": "done"}))  # fmt: skip
-        elif isinstance(event, AnswerEvent):
-            if event.error:  # its kind only: details stay in the server log
-                logger.warning("agent run failed: %s", event.error)
-                kind = event.error.split(":")[0]
-                history.append(gr.ChatMessage(role="assistant", content=f"The agent failed: {kind}"))
-            yield from _finish(renderer, row, event, history)
-            return
+            step, since = value.step + 1, time.monotonic()
+        elif isinstance(value, AnswerEvent):
+            if value.error:  # its kind only: details stay in the server log
+                logger.warning("agent run failed: %s", value.error)
+                history.append(gr.ChatMessage(role="assistant", content=f"The agent failed: "
+                                              f"{value.error.split(':')[0]}"))  # fmt: skip
+            yield from _finish(renderer, row, value, history)
+            continue  # the worker's "end" follows
         yield history
 
 
@@ -222,7 +275,7 @@ def build_agent_tab(config: SpaceConfig) -> None:
         typed = gr.Textbox(label="…or type a question", elem_id="typed", scale=3)
         agent = gr.Dropdown(label="Agent", choices=list(AGENTS), value=BM25, elem_id="agent-pick", scale=1)
         model = gr.Dropdown(label="Model", choices=list(config.agent_models), value=config.agent_model, scale=1)
-    go = gr.Button("Run agent", variant="primary", elem_id="run-agent")
+    go = gr.Button(RUN, variant="primary", elem_id="run-agent")
     chat = gr.Chatbot(height=560, elem_id="trajectory", label="Trajectory")
 
     def handler(dev_id: str | None, question: str | None, agent_name: str, spec: str) -> Iterator[list[Any]]:
@@ -232,4 +285,7 @@ def build_agent_tab(config: SpaceConfig) -> None:
             return
         yield from run_agent(runtime, dev, dev_id, question, agent_name, spec)
 
-    go.click(handler, [dev_pick, typed, agent, model], chat, api_name="run_agent", concurrency_limit=1)
+    # Run is disabled (and says so) from the click until the run has ended, whatever way it ends
+    busy = go.click(lambda: gr.update(interactive=False, value=RUNNING), None, go, api_name=False, queue=False)
+    ran = busy.then(handler, [dev_pick, typed, agent, model], chat, api_name="run_agent", concurrency_limit=1)
+    ran.then(lambda: gr.update(interactive=True, value=RUN), None, go, api_name=False, queue=False)

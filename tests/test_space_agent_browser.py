@@ -1,0 +1,91 @@
+"""The "Try an agent" tab in headless Chromium (issue 24, item 3), driven by a scripted model that waits on gates:
+while a model call is pending the tab shows which step waits and for how long, the Run button is disabled, each
+search's query is shown open (not folded away), and Run comes back when the answer is in."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_support import ARGS, CHROMIUM, free_port, require_browser, save_screens  # noqa: E402
+from fakes import ScriptedModel, search_then_cite  # noqa: E402
+
+sync_api = require_browser()
+
+SPEC = "py:test_space_agent_browser:gated_model"
+QUERY = "riverton OR invoice OR report"
+ANSWER = "gated-answer-42"
+#: One gate per model call: call N waits until ``GATES[N - 1]`` is set (the test opens them one by one).
+GATES = [threading.Event(), threading.Event()]
+
+
+def gated_reply(text: str, tools: list[str]) -> Any:
+    gate = GATES[0] if not GATES[0].is_set() else GATES[1]
+    if not gate.wait(timeout=120):
+        raise RuntimeError("the test never opened the gate")
+    return search_then_cite(ANSWER, QUERY)(text, tools)
+
+
+def gated_model(**_: Any) -> ScriptedModel:
+    return ScriptedModel([gated_reply], text_only=True, usage=None, model_id="gated")
+
+
+@pytest.fixture(scope="module")
+def url(layout, tmp_path_factory) -> Iterator[str]:
+    from madqa.space.app import launch
+    from madqa.space.config import SpaceConfig
+    from madqa.space.services import create_services
+
+    folder = tmp_path_factory.mktemp("space_agent_ui")
+    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"),
+                                   "MADQA_SPACE_RESAMPLES": "100", "MADQA_SPACE_AGENT_MODEL": SPEC})  # fmt: skip
+    port = free_port()
+    demo = launch(create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True,
+                  quiet=True)  # fmt: skip
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        for gate in GATES:  # never leave the agent's thread waiting
+            gate.set()
+        demo.close()
+
+
+def test_live_status_disabled_run_and_visible_queries(url: str, tmp_path) -> None:
+    expect = sync_api.expect
+    errors: list[Any] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.on("pageerror", lambda exc: errors.append(exc))
+            page.goto(url, timeout=60_000)
+            page.get_by_role("tab", name="Try an agent").click()
+            run = page.locator("#run-agent")
+            run.wait_for(timeout=30_000)
+            chat = page.locator("#trajectory")
+            run.click()
+            # the first model call waits: the tab says so, with a running clock, and Run cannot be pressed again
+            status = chat.get_by_text("step 1: waiting for the model")
+            status.first.wait_for(timeout=60_000)
+            expect(run).to_be_disabled()
+            first = status.first.inner_text()
+            page.wait_for_timeout(2_500)
+            assert chat.get_by_text("step 1: waiting for the model").first.inner_text() != first  # the clock moves
+            GATES[0].set()
+            # the search is shown open: its query is readable without clicking anything
+            query = chat.get_by_text(QUERY)
+            query.first.wait_for(timeout=60_000)
+            assert query.first.is_visible()
+            chat.get_by_text("step 2: waiting for the model").first.wait_for(timeout=60_000)
+            expect(run).to_be_disabled()
+            save_screens(page, "space-agent-running-1440", tmp_path)
+            GATES[1].set()
+            chat.get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
+            expect(run).to_be_enabled(timeout=30_000)
+            expect(chat.get_by_text("waiting for the model")).to_have_count(0)
+            save_screens(page, "space-agent-done-1440", tmp_path)
+        finally:
+            browser.close()
+    assert not errors, errors
