@@ -60,10 +60,13 @@ class Line:
         first call, as :func:`.pdf_content.read_page` makes them.
         """
         if self._texts is None:
-            full = "".join(s.text for s in self.spans)
-            shown = full if all(s.hidden is None for s in self.spans) else "".join(
-                s.text for s in self.spans if s.hidden is None)  # fmt: skip
-            self._texts = (shown, full)
+            if len(self.spans) == 1:  # most lines
+                only = self.spans[0]
+                self._texts = (only.text if only.hidden is None else "", only.text)
+            else:
+                full = "".join([s.text for s in self.spans])
+                shown = "".join([s.text for s in self.spans if s.hidden is None])
+                self._texts = (shown, full)
         return self._texts[hidden]
 
     @property
@@ -90,7 +93,7 @@ def join_vertical(lines: list[Line]) -> list[Line]:
     vertical line each; all vertical lines (these and MuPDF's ``wmode`` 1 lines) are put, right to left, where the
     first of them was, the other lines keep their order.
     """
-    cells = [line for line in lines if _is_cell(line)]
+    cells = [line for line in lines if len(line.text(hidden=True).strip()) <= 2 and _is_cell(line)]  # cheap first
     if len(cells) < 2:
         return _vertical_right_to_left(lines)
     columns: list[list[Line]] = []
@@ -130,7 +133,8 @@ def _vertical_right_to_left(lines: list[Line]) -> list[Line]:
 
 def _gutters(lines: list[Line], left: float, right: float) -> list[tuple[float, float]]:
     """Gaps in the x-coverage of the narrow lines, strictly between ``left`` and ``right``."""
-    narrow = sorted((line.x0, line.x1) for line in lines if line.width < WIDE_LINE * (right - left))
+    limit = WIDE_LINE * (right - left)
+    narrow = sorted([(line.x0, line.x1) for line in lines if line.x1 - line.x0 < limit])
     if not narrow:
         return []
     gaps, reach = [], narrow[0][1]
