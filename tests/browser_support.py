@@ -10,6 +10,8 @@ import os
 import shutil
 import socket
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,24 @@ def require_browser() -> Any:
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     return sync_api
+
+
+@contextmanager
+def browser_page(viewport: dict[str, int] | None = None) -> Iterator[Any]:
+    """A page of a fresh headless Chromium (default viewport 1400×1000); the test fails on any uncaught error of
+    the page's scripts. Call :func:`require_browser` first (at import)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
+            errors: list[Any] = []
+            page.on("pageerror", lambda exc: errors.append(exc))
+            yield page
+            assert not errors, errors
+        finally:
+            browser.close()
 
 
 def free_port() -> int:

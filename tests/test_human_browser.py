@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import ARGS, CHROMIUM, free_port, require_browser  # noqa: E402
+from browser_support import browser_page, free_port, require_browser  # noqa: E402
 
 sync_api = require_browser()
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -64,20 +64,6 @@ def serving(service: Any, sink: list[bytes] | None = None) -> Iterator[str]:
     finally:
         demo.close()
         service.close()
-
-
-@contextmanager
-def browser_page() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            errors: list[Any] = []
-            page.on("pageerror", lambda exc: errors.append(exc))
-            yield page
-            assert not errors, errors
-        finally:
-            browser.close()
 
 
 def text_of(page: Any, elem: str) -> str:

@@ -1,7 +1,8 @@
 """Headless Chromium drives `madqa human` at 1440×900 and 390×844 (issue 24): the page viewer and the answer box
 side by side on one screen, Enter / Shift+Enter / ←/→ / `c`, zoom, a `*` query told plainly (no italics) and not
 counted, captions visible and whole-page thumbnails, a jump to page 99 named, the next question scrolled into view
-after Submit; screenshots of both widths (docs/screens/ with MADQA_UPDATE_SCREENSHOTS=1)."""
+after Submit; on a phone the page just opened and the answer box on one screen; screenshots of both widths
+(docs/screens/ with MADQA_UPDATE_SCREENSHOTS=1)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from browser_support import ARGS, CHROMIUM, free_port, require_browser, save_screens  # noqa: E402
+from browser_support import browser_page, free_port, require_browser, save_screens  # noqa: E402
 
 sync_api = require_browser()
 expect = sync_api.expect
@@ -35,20 +36,6 @@ def human_app(tmp_path: Path) -> Iterator[tuple[str, Any]]:
         service.close()
 
 
-@contextmanager
-def chromium(viewport: dict[str, int]) -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport=viewport)
-            errors: list[Any] = []
-            page.on("pageerror", lambda exc: errors.append(exc))
-            yield page
-            assert not errors, errors
-        finally:
-            browser.close()
-
-
 def box(page: Any, selector: str) -> dict[str, float]:
     found = page.locator(selector).first.bounding_box()
     assert found is not None, selector
@@ -68,7 +55,7 @@ def search(page: Any, query: str) -> None:
 
 
 def test_side_by_side_keys_zoom_and_plain_messages(tmp_path: Path) -> None:
-    with human_app(tmp_path) as (url, service), chromium(WIDE) as page:
+    with human_app(tmp_path) as (url, service), browser_page(WIDE) as page:
         start(page, url, "keys")
         search(page, "*")
         expect(page.locator("#search-msg")).to_contain_text('the query "*" has no searchable words', timeout=T)
@@ -136,13 +123,21 @@ def test_side_by_side_keys_zoom_and_plain_messages(tmp_path: Path) -> None:
 
 
 def test_on_a_phone_the_next_question_is_scrolled_into_view(tmp_path: Path) -> None:
-    with human_app(tmp_path) as (url, _), chromium(PHONE) as page:
+    with human_app(tmp_path) as (url, _), browser_page(PHONE) as page:
         start(page, url, "phone")
         search(page, "riverton water rates")
         expect(page.locator("#results .caption-label").first).to_be_visible(timeout=T)
         page.locator("#results img").first.click()
         expect(page.locator("#viewer-title")).to_contain_text("page 5 of 6", timeout=T)
         assert box(page, "#question")["y"] < box(page, "#viewer")["y"]  # on a phone the question comes first
+        # The page just opened is scrolled to the top of the screen, and the answer box is under it, both whole.
+        page.wait_for_function("() => { const top = document.getElementById('viewer-title').getBoundingClientRect()"
+                               ".top; return top >= 0 && top < 120; }", timeout=T)  # fmt: skip
+        image, answer = box(page, "#viewer img"), box(page, "#answer textarea")
+        assert image["y"] >= 0 and image["y"] + image["height"] <= answer["y"], (image, answer)
+        assert answer["y"] + answer["height"] <= PHONE["height"], (image, answer)
+        assert image["width"] >= 0.8 * PHONE["width"]  # the page at the screen's width, not a stamp
+        save_screens(page, "human-390-page", tmp_path)
         page.evaluate("window.scrollTo(0, 0)")
         save_screens(page, "human-390", tmp_path)
         page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # down at the page viewer

@@ -1,6 +1,7 @@
 """What the human app says and counts (issue 24): a query without words is told so in plain text and is no step;
 result captions tell results apart; a jump past the last page is named, not clamped; the practice board's units
-match the main board's; a visitor's downloaded answers name the dataset as `madqa evaluate` knows it."""
+match the main board's (percent with %, one decimal); a visitor's downloaded answers name the dataset as
+`madqa evaluate` knows it."""
 
 from __future__ import annotations
 
@@ -83,6 +84,23 @@ def test_the_practice_board_uses_the_main_boards_units() -> None:
                                  {"accuracy": 1.0, "anls": 0.877, "page_f1": 1.0, "doc_f1": 0.6667,
                                   "mean_steps": 1.5}))  # fmt: skip
     assert (row["Accuracy"], row["ANLS*"], row["Page F1"], row["Doc F1"]) == (100.0, 87.7, 100.0, 66.7)
+
+
+def test_the_practice_board_is_shown_in_percent_with_one_decimal() -> None:
+    import pandas as pd
+
+    from madqa.agents.human.practice import shown_board
+    from madqa.space.practice_runs import COLUMNS, SharedRun, practice_row
+
+    runs = [SharedRun(1, "2026-12-01T00:00:00", "me", "Andromeda", 2, {"accuracy": 1.0, "anls": 0.877,
+            "page_f1": 1.0, "doc_f1": 0.6667, "mean_steps": 1.5}), SharedRun(2, "2026-12-01T00:00:00", "you",
+            "Andromeda", 1, {"accuracy": 0.0, "mean_steps": 2.25})]  # fmt: skip
+    frame = pd.DataFrame([practice_row(r) for r in runs], columns=list(COLUMNS))
+    shown = shown_board(frame)
+    header, *rows = [line.split("|")[1:] for line in shown.to_string(delimiter="|").splitlines()]
+    assert header == list(COLUMNS)
+    assert [r[5:] for r in rows] == [["100.0%", "87.7%", "100.0%", "66.7%", "1.5"], ["0.0%", "—", "—", "—", "2.2"]]
+    assert shown.data["Accuracy"].tolist() == [100.0, 0.0]  # numbers underneath: the table sorts by value
 
 
 def test_downloaded_practice_answers_evaluate_without_a_dataset_warning(layout, tmp_path: Path, caplog,

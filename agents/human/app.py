@@ -256,6 +256,8 @@ def human_interface(
         out = fresh_question(run, {**st, "doc": None, "page": 0})
         out.update({query: "", answer: "", search_msg: "", feedback: format_feedback(fb) if fb else
                     f"Saved your answer to question {record['id']}."})  # fmt: skip
+        if embedded:  # in the same response as the next question: no moment where the button holds the old file
+            out[download] = on_download(out[state])
         return out
 
     def api(name: str) -> str | bool:
@@ -276,13 +278,14 @@ def human_interface(
         except (StudyError, BatchError) as exc:
             return {start_msg: f"**Cannot start:** {exc}", start_box: gr.update(visible=True)}
         out = fresh_question(run, {"key": key, "annotator": run.annotator, "batch": run.batch})
-        out[download] = gr.update(visible=True)
+        out[download] = on_download(out[state])  # a resumed run's answers are there at once
         out[visitor] = key
         return out
 
     def on_download(st: dict[str, Any] | None) -> Any:
-        """The visitor's answers as a file, made again after every answer: the button always holds the current
-        ones, so one click downloads them (a click handler would make the file after the browser took the old)."""
+        """The visitor's answers as a file, made again in the response to Start and to every answer: the button
+        always holds the current ones, so one click downloads them (a click handler would make the file after the
+        browser took the old one)."""
         run = run_of(st)
         if run is None or not run.answered:
             return gr.update(value=None, visible=run is not None)
@@ -295,8 +298,7 @@ def human_interface(
     if root is not None:  # the look and the keys, the same in both homes
         root.load(None, None, None, js=view.INSTALL_JS, api_name=False)
     if embedded:
-        start.click(on_start_embedded, [batch, state, visitor], [*outputs, download, visitor],
-                    api_name=api("start")).then(on_download, [state], download, api_name=False)  # fmt: skip
+        start.click(on_start_embedded, [batch, state, visitor], [*outputs, download, visitor], api_name=api("start"))
     else:
         if demo is not None:
             demo.load(on_load, None, outputs, api_name=False)
@@ -305,20 +307,21 @@ def human_interface(
     quick = QUEUED if embedded else FAST
     ui.search.click(on_search, [query, state], outputs, api_name=api("search"), **quick)
     query.submit(on_search, [query, state], outputs, api_name=False, **quick)
-    results.select(on_select, [state], outputs, api_name=api("open_result"), **quick)
+    results.select(on_select, [state], outputs, api_name=api("open_result"), **quick).then(
+        None, None, None, js=view.SHOW_PAGE_JS, api_name=False)  # fmt: skip
     for kind, button in ui.nav.items():
         button.click(lambda st, kind=kind: on_nav(kind, st), [state], outputs, api_name=api(f"nav_{kind}"), **quick)
     ui.go.click(on_jump, [jump, state], outputs, api_name=api("jump"), **quick)
     ui.cite.click(lambda st: on_cite(True, st), [state], outputs, api_name=api("cite"), **quick)
     ui.uncite.click(lambda st: on_cite(False, st), [state], outputs, api_name=api("uncite"), **quick)
+    answer_outputs = [*outputs, download] if embedded else outputs
     answered = [
-        ui.submit.click(lambda text, st: on_submit(text, False, st), [answer, state], outputs, api_name=api("submit")),
-        ui.give_up.click(lambda st: on_submit("", True, st), [state], outputs, api_name=api("give_up")),
+        ui.submit.click(lambda text, st: on_submit(text, False, st), [answer, state], answer_outputs,
+                        api_name=api("submit")),  # fmt: skip
+        ui.give_up.click(lambda st: on_submit("", True, st), [state], answer_outputs, api_name=api("give_up")),
     ]
     for event in answered:
-        event = event.then(None, None, None, js=view.SCROLL_JS, api_name=False)
-        if embedded:
-            event.then(on_download, [state], download, api_name=False)
+        event.then(None, None, None, js=view.SCROLL_JS, api_name=False)
     return HumanHandles(state, run_of)
 
 

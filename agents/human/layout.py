@@ -3,7 +3,9 @@
 At desktop widths the page viewer is on the left and the work on the right: the question, the search bar and its
 results, the answer box, the citation buttons and the citations, so the page and the answer are on one screen
 (1440×900); the search history and (in the Space) the download of the visitor's answers follow below. On a phone
-the two columns stack. ``madqa human`` and the Space's tab have the same layout (no page sidebar in either).
+one column: the question, the search and its results, then the page viewer, then the answer box and the rest, so
+that a page and the answer box fit on one screen (390×844; the CSS of :data:`.view.CSS` reorders them).
+``madqa human`` and the Space's tab have the same layout (no page sidebar in either).
 """
 
 from __future__ import annotations

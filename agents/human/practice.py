@@ -55,6 +55,29 @@ class RunShelf(Protocol):
         """The practice board (a pandas DataFrame)."""
 
 
+#: Practice board columns shown as percentages (the shelf keeps them as numbers in percent, so that sorting works).
+PERCENT_COLUMNS = ("Accuracy", "ANLS*", "Page F1", "Doc F1")
+
+
+def shown_board(frame: Any) -> Any:
+    """The practice board (a DataFrame) as shown, in the main board's units: percentages with ``%`` to one
+    decimal, the mean number of searches to one decimal, ``—`` where a value is missing (a pandas ``Styler``: the
+    cells stay numbers underneath, so the table still sorts by value).
+
+    >>> import pandas as pd
+    >>> shown_board(pd.DataFrame([{"Accuracy": 100.0, "Page F1": None, "Mean searches": 1.25}])).to_string().split()
+    ['Accuracy', 'Page', 'F1', 'Mean', 'searches', '0', '100.0%', '—', '1.2']
+    """
+
+    def cell(unit: str) -> Any:
+        return lambda v: "—" if v is None or v != v else f"{float(v):.1f}{unit}"  # v != v: NaN
+
+    formats = {name: cell("%") for name in PERCENT_COLUMNS if name in frame.columns}
+    if "Mean searches" in frame.columns:
+        formats["Mean searches"] = cell("")
+    return frame.style.format(formats)
+
+
 def new_runs_per_hour(env: Mapping[str, str] | None = None) -> int:
     """:data:`ENV_NEW_RUNS` (a malformed or negative value is logged and the default used)."""
     raw = (os.environ if env is None else env).get(ENV_NEW_RUNS, "").strip()
@@ -99,7 +122,8 @@ def build_practice_tab(
         message = gr.Markdown("", elem_id="share-msg")
         # A static first value and a button, not ``value=shelf.frame``: a callable value would add a public API
         # endpoint, and the Space keeps its named endpoints to those its leak test calls.
-        board = gr.Dataframe(value=shelf.frame(), interactive=False, elem_id="practice-board", max_height=400)
+        board = gr.Dataframe(value=shown_board(shelf.frame()), interactive=False, elem_id="practice-board",
+                             max_height=400)  # fmt: skip
         refresh = gr.Button("Refresh the board", size="sm", elem_id="practice-refresh")
 
     def on_share(visitor_name: str, st: dict[str, Any] | None, request: gr.Request,
@@ -108,18 +132,18 @@ def build_practice_tab(
 
         run = handles.run_of(st)
         if run is None:
-            return "**Not shared:** start a batch and answer a question first.", shelf.frame()
+            return "**Not shared:** start a batch and answer a question first.", shown_board(shelf.frame())
         text = run.jsonl()
         try:
             report = practice_report(text, plan.gold or {})
             number = shelf.share_request(visitor_name, text, report, batch=run.batch, request=request,
                                          profile=profile)  # fmt: skip
         except (ShareRefused, ValueError) as exc:
-            return f"**Not shared:** {exc}", shelf.frame()
+            return f"**Not shared:** {exc}", shown_board(shelf.frame())
         accuracy = report.get("accuracy")
         score = "" if accuracy is None else f": accuracy {100 * accuracy:.1f}% over {report['n']} question(s)"
-        return f"Shared as #{number}{score}.", shelf.frame()
+        return f"Shared as #{number}{score}.", shown_board(shelf.frame())
 
     share.click(on_share, [name, handles.state], [message, board], api_name=False, concurrency_limit=2)
-    refresh.click(lambda: shelf.frame(), None, board, api_name=False)
+    refresh.click(lambda: shown_board(shelf.frame()), None, board, api_name=False)
     return service

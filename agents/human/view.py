@@ -11,8 +11,9 @@ from typing import Any
 from madqa.agents.search import SYNTAX_HELP
 
 #: The app's look, in both homes (``madqa human`` and the Space's tab): :data:`INSTALL_JS` adds it to the page, so
-#: the two cannot differ. Side by side at desktop widths (page viewer left, question, answer and citations right),
-#: stacked on a phone; result thumbnails show the whole page (never cropped) with a caption that wraps.
+#: the two cannot differ. Side by side at desktop widths (page viewer left, question, answer and citations right);
+#: on a phone one column, the page viewer between the results and the answer box (the page and the answer fit on
+#: one screen); result thumbnails show the whole page (never cropped) with a caption that wraps.
 CSS = """
 #question { background: #e8f1fb; border: 2px solid #2f6db5; border-radius: 8px; padding: 10px 14px; }
 #question p { font-size: 1.15em; margin: 0.2em 0; }
@@ -29,7 +30,15 @@ CSS = """
 #viewer img { object-fit: contain; cursor: zoom-in; }
 #viewer.zoomed img { cursor: zoom-out; }
 #keys-help p { font-size: 0.85em; color: #4b5563; }
-@media (max-width: 767px) { #work-col { order: -1; } #viewer { height: auto !important; } }
+@media (max-width: 767px) {
+  #main-box { flex-direction: column; }
+  #viewer-col, #work-col { display: contents; }
+  #main-box > * > * { order: 3; }
+  #question, #progress, #instructions-box, #search-row, #search-msg, #results { order: 1; }
+  #viewer-title, #nav-row, #viewer-msg, #viewer { order: 2; }
+  #keys-help { order: 4; }
+  #viewer { height: auto !important; }
+}
 """
 
 #: Keyboard shortcuts, zoom and the CSS, installed once per page (on load, and again harmlessly on Start): Enter in
@@ -75,6 +84,9 @@ INSTALL_JS = (
   return [];
 }"""
 ).replace("__CSS__", json.dumps(CSS))
+#: On a phone, a result just opened: its page at the top of the screen, the answer box under it.
+SHOW_PAGE_JS = """() => { if (window.innerWidth < 768) document.getElementById("viewer-title")?.scrollIntoView(
+  {block: "start"}); return []; }"""
 #: After an answer: the next question, at the top of the screen (on a phone the answer box is far below it).
 SCROLL_JS = """() => { document.getElementById("question")?.scrollIntoView({block: "start"}); return []; }"""
 
