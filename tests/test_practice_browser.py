@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import ARGS, CHROMIUM, browser_page, free_port, require_browser, save_screens  # noqa: E402
+from browser_support import browser_page, free_port, require_browser, save_screens  # noqa: E402
 
 sync_api = require_browser()
 T = 60_000
@@ -60,42 +60,34 @@ def open_tab_and_start(page: Any, url: str) -> None:
 
 def test_practice_tab_resumes_after_reload_and_shares_on_request(space: tuple[str, Path]) -> None:
     url, db = space
-    errors: list[Any] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("pageerror", lambda exc: errors.append(exc))
-            open_tab_and_start(page, url)
-            page.locator("#question").get_by_text("Question 1 of").wait_for(timeout=T)
-            page.locator("#answer textarea").fill("a practice answer")
-            page.locator("#submit-answer").click()
-            page.locator("#question").get_by_text("Question 2 of").wait_for(timeout=T)
-            page.locator("#feedback").get_by_text("Gold answer").wait_for(timeout=T)
-            assert shared_rows(db) == []  # practising stores nothing
+    with browser_page() as page:
+        open_tab_and_start(page, url)
+        page.locator("#question").get_by_text("Question 1 of").wait_for(timeout=T)
+        page.locator("#answer textarea").fill("a practice answer")
+        page.locator("#submit-answer").click()
+        page.locator("#question").get_by_text("Question 2 of").wait_for(timeout=T)
+        page.locator("#feedback").get_by_text("Gold answer").wait_for(timeout=T)
+        assert shared_rows(db) == []  # practising stores nothing
 
-            page.reload()
-            open_tab_and_start(page, url)
-            page.locator("#question").get_by_text("Question 2 of").wait_for(timeout=T)  # the same visitor's run
+        page.reload()
+        open_tab_and_start(page, url)
+        page.locator("#question").get_by_text("Question 2 of").wait_for(timeout=T)  # the same visitor's run
 
-            page.locator("#share-name textarea").fill("Browser Visitor")
-            page.locator("#share").click()
-            page.locator("#share-msg").get_by_text("Shared as #1").wait_for(timeout=T)
-            page.wait_for_function("() => (document.querySelector('#practice-board')?.innerText || '')"
-                                   ".includes('Browser Visitor')", timeout=T)  # the table keeps hidden copies
-            cells = page.evaluate(ROW_JS, "Browser Visitor")
-            assert cells[5:9] == ["0.0%"] * 4, cells  # the main board's units: percent with %, never 0.00 or 0
-            assert shared_rows(db) == [("Browser Visitor", 1)]
-            page.locator("#share").click()  # the same run again
-            page.locator("#share-msg").get_by_text("already on the practice board").wait_for(timeout=T)
-            assert len(shared_rows(db)) == 1
+        page.locator("#share-name textarea").fill("Browser Visitor")
+        page.locator("#share").click()
+        page.locator("#share-msg").get_by_text("Shared as #1").wait_for(timeout=T)
+        page.wait_for_function("() => (document.querySelector('#practice-board')?.innerText || '')"
+                               ".includes('Browser Visitor')", timeout=T)  # the table keeps hidden copies
+        cells = page.evaluate(ROW_JS, "Browser Visitor")
+        assert cells[5:9] == ["0.0%"] * 4, cells  # the main board's units: percent with %, never 0.00 or 0
+        assert shared_rows(db) == [("Browser Visitor", 1)]
+        page.locator("#share").click()  # the same run again
+        page.locator("#share-msg").get_by_text("already on the practice board").wait_for(timeout=T)
+        assert len(shared_rows(db)) == 1
 
-            other = browser.new_context().new_page()  # another browser profile: another visitor
-            open_tab_and_start(other, url)
-            other.locator("#question").get_by_text("Question 1 of").wait_for(timeout=T)
-        finally:
-            browser.close()
-    assert not errors, errors
+    with browser_page() as other:  # another browser profile: another visitor
+        open_tab_and_start(other, url)
+        other.locator("#question").get_by_text("Question 1 of").wait_for(timeout=T)
 
 
 def download(page: Any, path: Path) -> list[dict[str, Any]]:
