@@ -81,7 +81,8 @@ If you use MADQA, please cite the paper (the same entry as the dataset card's):
 
 AGENT_HELP = """\
 Pick a dev question (its gold answer and the item's score are shown) or type your own, then run the BM25 search
-agent, the code-REPL agent or static RAG (one BM25 retrieval, one answer) with the configured model. Each search
+agent, the code-REPL agent, static RAG (one BM25 retrieval, one answer), MDocAgent or the shell agent with the
+configured model. Each search
 with the pages it returned (or each code step with its output) and the final answer with its cited pages appear as
 the agent works; while a model call is pending, a status line names the step and counts the seconds, and Run stays
 disabled until the run has ended. The REPL agent's code runs in a separate walled worker process, never in this

@@ -78,8 +78,10 @@ def test_live_status_disabled_run_and_visible_queries(url: str, tmp_path) -> Non
             query = chat.get_by_text(QUERY)
             query.first.wait_for(timeout=60_000)
             assert query.first.is_visible()
-            chat.get_by_text("step 2: waiting for the model").first.wait_for(timeout=60_000)
+            waiting = chat.get_by_text("step 2: waiting for the model").first
+            waiting.wait_for(timeout=60_000)
             expect(run).to_be_disabled()
+            waiting.scroll_into_view_if_needed()
             save_screens(page, "space-agent-running-1440", tmp_path)
             GATES[1].set()
             chat.get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
