@@ -189,7 +189,9 @@ def human_interface(
         batch_name = plan.batch or params.get("batch")
         if name and batch_name:
             return on_start(name, batch_name, None)
-        return {start_box: gr.update(visible=True), main_box: gr.update(visible=False)}
+        # Nothing to resume: the start panel is already what the page shows. Returning its visibility here would
+        # undo a Start clicked before this response came (a slow machine): the run's panel would vanish.
+        return unchanged()
 
     def on_search(text: str, st: dict[str, Any] | None) -> dict[Any, Any]:
         run = run_of(st)
