@@ -57,6 +57,14 @@ def open_board(browser: Any, url: str, width: int, height: int) -> tuple[Any, li
     return page, errors
 
 
+def shoot_other_tabs(page: Any, width: int, folder: Any) -> None:
+    """Open each tab after the Leaderboard and screenshot it as ``space-<tab>-<width>``."""
+    for tab in TABS[1:]:
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_timeout(400)
+        save_screens(page, f"space-{tab.split()[0].lower()}-{width}", folder)
+
+
 def header_box(page: Any, text: str) -> dict[str, float]:
     """The box of the header whose text is exactly ``text``."""
     header = page.locator("#leaderboard th").filter(has=page.get_by_text(text, exact=True)).first
@@ -95,10 +103,7 @@ def test_wide_screen_shows_the_metrics_pinned_system_tooltips_units_and_detail(s
         page.locator("#leaderboard").get_by_text("Baseline: no answer (floor)").first.click()
         page.locator("#board-detail").get_by_text("Disclosures").first.wait_for(timeout=30_000)
         assert "contact" not in page.locator("#board-detail").inner_text().lower()
-        for tab in TABS[1:]:
-            page.get_by_role("tab", name=tab).click()
-            page.wait_for_timeout(400)
-            save_screens(page, f"space-{tab.split()[0].lower()}-1440", tmp_path)
+        shoot_other_tabs(page, 1440, tmp_path)
     finally:
         page.close()
     assert not errors, errors
@@ -115,10 +120,7 @@ def test_phone_gets_the_compact_board_and_every_tab(space, browser, tmp_path) ->
         for tab in TABS:  # wrapped, none hidden behind an overflow menu
             assert page.get_by_role("tab", name=tab).is_visible(), tab
         save_screens(page, "space-leaderboard-390", tmp_path)
-        for tab in TABS[1:]:
-            page.get_by_role("tab", name=tab).click()
-            page.wait_for_timeout(400)
-            save_screens(page, f"space-{tab.split()[0].lower()}-390", tmp_path)
+        shoot_other_tabs(page, 390, tmp_path)
     finally:
         page.close()
     assert not errors, errors
