@@ -129,13 +129,20 @@ def _row(client: Any, system: str) -> dict[str, Any]:
     return rows[0]
 
 
-def _shown(client: Any, message: str, system: str) -> dict[str, Any]:
+def _shown(client: Any, store: Any, message: str, system: str) -> dict[str, Any]:
     """What the participant sees of one submission, with the parts that differ between any two submissions (the
-    submission number, its rank among the others) taken out."""
-    row = {k: v for k, v in _row(client, system).items() if k not in ("#", "Rank", "System")}
+    submission number, its rank among the others, its name and time) taken out: the message, the board row, the
+    official table's caption, and the row's detail panel (no API endpoint: rendered as the board tab does)."""
+    from madqa.space.board_detail import detail_markdown
+
+    board_row = _row(client, system)
+    row = {k: v for k, v in board_row.items() if k not in ("#", "Rank", "System")}
     text = re.sub(r"#\d+", "#N", re.sub(r"rank \*\*\d+\*\* of \d+", "rank R", message))
     official = client.predict(api_name="/official")
-    return {"message": text, "row": row, "official_caption": official[0]}
+    sub = store.submission(int(board_row["#"]))
+    detail = detail_markdown(sub).replace(system, "SYSTEM")
+    detail = re.sub(r"#\d+", "#N", re.sub(r"submitted .*? UTC", "submitted T UTC", detail))
+    return {"message": text, "row": row, "official_caption": official[0], "detail": detail}
 
 
 def attack(
@@ -203,7 +210,7 @@ def attack(
                                                  api_name="/submit")[0])  # fmt: skip
                     if not message.startswith("**Accepted**"):
                         raise RuntimeError(f"probe {system} rejected: {message}")
-                    seen.append(_shown(client, message, system))
+                    seen.append(_shown(client, store, message, system))
                 left = decode(public_refs, probe, seen[0]["row"], n_resamples)
                 out["probes"].append({
                     "patterns_left": len(left), "bits": chosen - math.log2(len(left)) if left else float("nan"),

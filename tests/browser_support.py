@@ -32,21 +32,36 @@ def require_browser() -> Any:
 
 
 @contextmanager
-def browser_page(viewport: dict[str, int] | None = None) -> Iterator[Any]:
-    """A page of a fresh headless Chromium (default viewport 1400×1000); the test fails on any uncaught error of
-    the page's scripts. Call :func:`require_browser` first (at import)."""
+def chromium() -> Iterator[Any]:
+    """A fresh headless Chromium, closed after the block (a module fixture can share one across its tests). Call
+    :func:`require_browser` first (at import)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:
-            page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
-            errors: list[Any] = []
-            page.on("pageerror", lambda exc: errors.append(exc))
-            yield page
-            assert not errors, errors
+            yield browser
         finally:
             browser.close()
+
+
+def watched_page(browser: Any, viewport: dict[str, int] | None = None) -> tuple[Any, list[Any]]:
+    """A new page of ``browser`` (default viewport 1400×1000) and the list its uncaught script errors go to (a test
+    asserts it is empty)."""
+    page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
+    errors: list[Any] = []
+    page.on("pageerror", lambda exc: errors.append(exc))
+    return page, errors
+
+
+@contextmanager
+def browser_page(viewport: dict[str, int] | None = None) -> Iterator[Any]:
+    """A page of a fresh headless Chromium (default viewport 1400×1000); the test fails on any uncaught error of
+    the page's scripts. Call :func:`require_browser` first (at import)."""
+    with chromium() as browser:
+        page, errors = watched_page(browser, viewport)
+        yield page
+        assert not errors, errors
 
 
 def free_port() -> int:

@@ -27,8 +27,11 @@ FAKE = "py:test_agent_runner:fake_model"
 
 def fake_reply(text: str, tools: list[str]) -> Any:
     """One fixed search, then an answer citing the first page shown; ``MADQA_FAKE_DELAY`` (seconds) slows every
-    call, and a question containing ``MADQA_FAKE_FAIL`` makes the call raise."""
-    time.sleep(float(os.environ.get("MADQA_FAKE_DELAY", "0")))
+    call (a file named by ``MADQA_FAKE_DELAY_FILE``, once written, overrides it: a test slows the calls that start
+    after it, so that waiting for them and not waiting differ by far more than a loaded machine's noise), and a
+    question containing ``MADQA_FAKE_FAIL`` makes the call raise."""
+    later = Path(os.environ.get("MADQA_FAKE_DELAY_FILE", "/nonexistent"))
+    time.sleep(float(later.read_text() if later.is_file() else os.environ.get("MADQA_FAKE_DELAY", "0")))
     question = re.search(r"Question: (.*)", text).group(1)
     fail = os.environ.get("MADQA_FAKE_FAIL")
     if fail and fail in question:
@@ -222,29 +225,34 @@ def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, t
 
 def test_the_wait_for_questions_in_flight_is_bounded(layout, tmp_path: Path) -> None:
     out = tmp_path / "b.jsonl"
+    slower = tmp_path / "delay"
     proc = _start(out, "--model", FAKE, "--limit", "4", "--interrupt-wait", "0.5",
-                  env=_env(MADQA_FAKE_DELAY="1.5"))  # fmt: skip
+                  env=_env(MADQA_FAKE_DELAY="1.5", MADQA_FAKE_DELAY_FILE=str(slower)))  # fmt: skip
     _wait_for_lines(proc, out, 1)
+    slower.write_text("60")  # the question in flight now needs a minute more: waiting for it would show
     time.sleep(0.3)  # inside the next question's first call
     proc.send_signal(signal.SIGINT)
     start = time.monotonic()
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and time.monotonic() - start < 2.5, stderr
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and time.monotonic() - start < 30, stderr  # 0.5 s asked, 60 s if unbounded
     assert "gave up waiting for 1 question(s)" in stderr and "resume with: madqa" in stderr
     assert len(_valid(out)) == 1
 
 
 def test_second_ctrl_c_stops_at_once_with_the_file_intact(layout, tmp_path: Path) -> None:
     out = tmp_path / "d.jsonl"
-    proc = _start(out, "--model", FAKE, "--limit", "6", "--workers", "2", env=_env(MADQA_FAKE_DELAY="0.5"))
+    slower = tmp_path / "delay"
+    proc = _start(out, "--model", FAKE, "--limit", "6", "--workers", "2",
+                  env=_env(MADQA_FAKE_DELAY="0.5", MADQA_FAKE_DELAY_FILE=str(slower)))  # fmt: skip
     _wait_for_lines(proc, out, 2)
+    slower.write_text("60")  # the questions in flight now need a minute more (the first Ctrl+C waits 30 s)
     time.sleep(0.2)  # the next two questions are in their first call
     proc.send_signal(signal.SIGINT)
     time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     start = time.monotonic()
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and time.monotonic() - start < 1.0, stderr
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and time.monotonic() - start < 20, stderr  # at once, not after the 30 s wait
     assert "stopped at once" in stderr and "Traceback" not in stderr
     assert 2 <= len(_valid(out)) < 6
 

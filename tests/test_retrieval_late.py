@@ -5,15 +5,14 @@ encoder stands in for the models here; tests/test_retrieval_late_models.py runs 
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from PIL import Image
+from word_encoder import WordEncoder
 
 from madqa.agents.retrieval import encoders, spec
 from madqa.agents.retrieval.base import RetrievalError
@@ -30,37 +29,6 @@ PAGES = [
     {"document": "tax.pdf", "page": 1, "text": "income tax returns are due in april"},
     {"document": "rail.pdf", "page": 1, "text": "the night train departs at eleven"},
 ]
-
-
-def word_vector(word: str, dim: int = 16) -> np.ndarray:
-    seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
-    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
-    return v / np.linalg.norm(v)
-
-
-class WordEncoder:
-    """One unit vector per word (multi-vector), or their normalised mean (``single``); counts page calls."""
-
-    def __init__(self, modality: str = "text", single: bool = False, batch_size: int = 2, key: str = "v1") -> None:
-        self.modality, self.single, self.batch_size = modality, single, batch_size
-        self.name = "colbert:words" if not single else "dse:words"
-        self.cache_key = f"{self.name}|{key}"
-        self.page_batches: list[int] = []
-
-    def _vectors(self, text: str) -> np.ndarray:
-        rows = np.stack([word_vector(w) for w in text.split()]) if text.split() else np.zeros((0, 16), np.float32)
-        if self.single and len(rows):
-            mean = rows.mean(axis=0)
-            return (mean / np.linalg.norm(mean))[None, :]
-        return rows
-
-    def encode_queries(self, queries: Sequence[str]) -> list[np.ndarray]:
-        return [self._vectors(q) for q in queries]
-
-    def encode_pages(self, pages: Sequence[Any]) -> list[np.ndarray]:
-        self.page_batches.append(len(pages))
-        texts = [p if isinstance(p, str) else p.info["text"] for p in pages]
-        return [self._vectors(t) for t in texts]
 
 
 class FakeRenderer:
@@ -119,7 +87,7 @@ def test_search_ranks_by_maxsim_and_reranks_given_pages(tmp_path: Path) -> None:
 def test_cache_is_reused_and_invalidated_by_content_and_settings(tmp_path: Path) -> None:
     first = WordEncoder()
     build(first, tmp_path)
-    assert sum(first.page_batches) == len(PAGES)
+    assert sum(map(len, first.page_batches)) == len(PAGES)
     again = WordEncoder()
     reopened = build(again, tmp_path)
     assert again.page_batches == [] and reopened.search("penguins", k=1)[0].page == 1  # from disk, no model call
@@ -127,10 +95,10 @@ def test_cache_is_reused_and_invalidated_by_content_and_settings(tmp_path: Path)
     changed[2]["text"] = "income tax forms"
     edited = WordEncoder()
     build(edited, tmp_path, changed)
-    assert sum(edited.page_batches) == len(PAGES)
+    assert sum(map(len, edited.page_batches)) == len(PAGES)
     other_settings = WordEncoder(key="v2")
     build(other_settings, tmp_path)
-    assert sum(other_settings.page_batches) == len(PAGES)
+    assert sum(map(len, other_settings.page_batches)) == len(PAGES)
 
 
 def test_image_pages_come_from_the_renderer_and_pdf_bytes_key_the_cache(tmp_path: Path) -> None:
@@ -145,7 +113,7 @@ def test_image_pages_come_from_the_renderer_and_pdf_bytes_key_the_cache(tmp_path
     (tmp_path / "tax.pdf").write_bytes(b"%PDF-1.4 a new edition")
     changed = WordEncoder(modality="image", single=True)
     build(changed, tmp_path, renderer=renderer)
-    assert sum(changed.page_batches) == len(PAGES)
+    assert sum(map(len, changed.page_batches)) == len(PAGES)
     with pytest.raises(RetrievalError, match="page renderer"):
         build(WordEncoder(modality="image"), tmp_path / "x")
 
@@ -153,7 +121,7 @@ def test_image_pages_come_from_the_renderer_and_pdf_bytes_key_the_cache(tmp_path
 def test_batches_follow_batch_size_and_give_the_same_vectors(tmp_path: Path) -> None:
     one, three = WordEncoder(batch_size=1), WordEncoder(batch_size=3)
     a, b = build(one, tmp_path / "a"), build(three, tmp_path / "b")
-    assert one.page_batches == [1, 1, 1, 1] and three.page_batches == [3, 1]
+    assert [len(b) for b in one.page_batches] == [1, 1, 1, 1] and [len(b) for b in three.page_batches] == [3, 1]
     assert np.array_equal(np.asarray(a.store.tokens), np.asarray(b.store.tokens))
 
 

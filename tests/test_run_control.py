@@ -10,6 +10,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,9 @@ cluster = ray_fixtures.cluster  # started only by the test that asks for it
 CTRL = "py:test_run_control:control_model"
 #: remaining() as each model call of this process saw it (the per-call HTTP timeout is built from it).
 SEEN_REMAINING: list[float | None] = []
+#: The question budget's clock in the timeout tests (``fake_clock``): each model call moves it by its delay instead
+#: of sleeping, so the number of steps that fit in a budget does not depend on how busy the machine is.
+FAKE_NOW: list[float] = []
 
 
 def provider_error(chars: int = 19_000) -> openai.InternalServerError:
@@ -50,7 +54,11 @@ def control_reply(text: str, tools: list[str]) -> Any:
     ``MADQA_CTRL_FAIL`` gets an HTTP 500 on its second call, one of ``MADQA_CTRL_NOANSWER`` never answers."""
     question = re.search(r"Question: (.*)", text).group(1)
     SEEN_REMAINING.append(remaining())
-    time.sleep(float(os.environ.get("MADQA_CTRL_DELAY", "0")))
+    delay = float(os.environ.get("MADQA_CTRL_DELAY", "0"))
+    if FAKE_NOW:
+        FAKE_NOW[0] += delay
+    else:
+        time.sleep(delay)
     if os.environ.get("MADQA_CTRL_CHECK"):
         check()  # as an API model does before sending a call (agents/server_compat.py)
     if _matches("MADQA_CTRL_FAIL", question) and shown_pages(text):  # after its search
@@ -178,18 +186,20 @@ def test_lines_written_before_error_kind_are_read_conservatively(line: dict[str,
 
 # --- the question's budget ---------------------------------------------------------------------------------------
 
-def test_deadline_is_per_thread_and_check_raises_once_spent() -> None:
+def test_deadline_is_per_thread_and_check_raises_once_spent(fake_clock) -> None:
     assert remaining() is None
     check()  # no budget: never raises
     with question_deadline(0.05) as deadline:
-        left = remaining()
-        assert left is not None and 0 < left <= 0.05
+        assert remaining() == pytest.approx(0.05)
         seen: list[float | None] = []
         worker = threading.Thread(target=lambda: seen.append(remaining()))
         worker.start()
         worker.join()
         assert seen == [None]  # another thread has its own (none)
-        time.sleep(0.06)
+        fake_clock[0] += 0.04
+        assert remaining() == pytest.approx(0.01) and not deadline.expired()
+        check()
+        fake_clock[0] += 0.02
         assert remaining() == 0.0
         with pytest.raises(QuestionTimeoutError, match="longer than 0.05 s"):
             check()
@@ -199,7 +209,16 @@ def test_deadline_is_per_thread_and_check_raises_once_spent() -> None:
     assert deadline.expired()
 
 
-def test_a_question_that_runs_out_of_time_is_a_timeout_line(layout, tmp_path: Path, monkeypatch) -> None:
+@pytest.fixture
+def fake_clock(monkeypatch) -> Iterator[list[float]]:
+    """The question budget measured on :data:`FAKE_NOW`, which the control model's calls advance."""
+    FAKE_NOW[:] = [1000.0]
+    monkeypatch.setattr(Deadline, "clock", staticmethod(lambda: FAKE_NOW[0]))
+    yield FAKE_NOW
+    FAKE_NOW.clear()
+
+
+def test_a_question_that_runs_out_of_time_is_a_timeout_line(layout, tmp_path: Path, monkeypatch, fake_clock) -> None:
     slow, quick = questions(2)
     monkeypatch.setenv("MADQA_CTRL_NOANSWER", slow["question"][:30])  # searches until the budget is spent
     monkeypatch.setenv("MADQA_CTRL_DELAY", "0.2")
@@ -210,14 +229,15 @@ def test_a_question_that_runs_out_of_time_is_a_timeout_line(layout, tmp_path: Pa
     late = rows[slow["id"]]
     assert late["error"] == "QuestionTimeoutError: question took longer than 0.5 s"
     assert late["error_kind"] == "timeout" and late["final_state"] == "error" and late["answer"] == []
-    assert 2 <= len(late["trajectory"]) <= 4 and late["elapsed_s"] < 1.5  # stopped after the step that ran over
+    assert len(late["trajectory"]) == 3  # 0.2 s a step on the budget's clock: stopped after the step that ran over
     assert rows[quick["id"]]["error"] is None and rows[quick["id"]]["error_kind"] is None
     assert late["config"]["question_timeout"] == 0.5 and summary.retryable_ids == [slow["id"]]
     # Inside a model call the budget is visible (what a per-call HTTP timeout is cut to).
     assert SEEN_REMAINING and all(r is not None and 0 <= r <= 0.5 for r in SEEN_REMAINING)
 
 
-def test_a_model_call_cut_by_the_budget_is_a_timeout_on_its_step(layout, tmp_path: Path, monkeypatch) -> None:
+def test_a_model_call_cut_by_the_budget_is_a_timeout_on_its_step(layout, tmp_path: Path, monkeypatch,
+                                                                 fake_clock) -> None:
     (slow,) = questions(1)
     monkeypatch.setenv("MADQA_CTRL_NOANSWER", slow["question"][:30])
     monkeypatch.setenv("MADQA_CTRL_DELAY", "0.2")

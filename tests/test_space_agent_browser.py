@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import ARGS, CHROMIUM, free_port, require_browser, save_screens  # noqa: E402
+from browser_support import browser_page, free_port, require_browser, save_screens  # noqa: E402
 from fakes import ScriptedModel, search_then_cite  # noqa: E402
 
 sync_api = require_browser()
@@ -54,40 +54,33 @@ def url(layout, tmp_path_factory) -> Iterator[str]:
 
 def test_live_status_disabled_run_and_visible_queries(url: str, tmp_path) -> None:
     expect = sync_api.expect
-    errors: list[Any] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 900})
-            page.on("pageerror", lambda exc: errors.append(exc))
-            page.goto(url, timeout=60_000)
-            page.get_by_role("tab", name="Try an agent").click()
-            run = page.locator("#run-agent")
-            run.wait_for(timeout=30_000)
-            chat = page.locator("#trajectory")
-            run.click()
-            # the first model call waits: the tab says so, with a running clock, and Run cannot be pressed again
-            status = chat.get_by_text("step 1: waiting for the model")
-            status.first.wait_for(timeout=60_000)
-            expect(run).to_be_disabled()
-            first = status.first.inner_text()
-            page.wait_for_timeout(2_500)
-            assert chat.get_by_text("step 1: waiting for the model").first.inner_text() != first  # the clock moves
-            GATES[0].set()
-            # the search is shown open: its query is readable without clicking anything
-            query = chat.get_by_text(QUERY)
-            query.first.wait_for(timeout=60_000)
-            assert query.first.is_visible()
-            waiting = chat.get_by_text("step 2: waiting for the model").first
-            waiting.wait_for(timeout=60_000)
-            expect(run).to_be_disabled()
-            waiting.scroll_into_view_if_needed()
-            save_screens(page, "space-agent-running-1440", tmp_path)
-            GATES[1].set()
-            chat.get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
-            expect(run).to_be_enabled(timeout=30_000)
-            expect(chat.get_by_text("waiting for the model")).to_have_count(0)
-            save_screens(page, "space-agent-done-1440", tmp_path)
-        finally:
-            browser.close()
-    assert not errors, errors
+    with browser_page({"width": 1440, "height": 900}) as page:
+        page.goto(url, timeout=60_000)
+        page.get_by_role("tab", name="Try an agent").click()
+        run = page.locator("#run-agent")
+        run.wait_for(timeout=30_000)
+        chat = page.locator("#trajectory")
+        run.click()
+        # the first model call waits: the tab says so, with a running clock, and Run cannot be pressed again
+        status = chat.get_by_text("step 1: waiting for the model")
+        status.first.wait_for(timeout=60_000)
+        expect(run).to_be_disabled()
+        first = status.first.inner_text()
+        page.wait_for_timeout(2_500)
+        assert chat.get_by_text("step 1: waiting for the model").first.inner_text() != first  # the clock moves
+        GATES[0].set()
+        # the search is shown open: its query is readable without clicking anything
+        query = chat.get_by_text(QUERY)
+        query.first.wait_for(timeout=60_000)
+        assert query.first.is_visible()
+        waiting = chat.get_by_text("step 2: waiting for the model").first
+        waiting.wait_for(timeout=60_000)
+        expect(run).to_be_disabled()
+        waiting.scroll_into_view_if_needed()
+        save_screens(page, "space-agent-running-1440", tmp_path)
+        GATES[1].set()
+        chat.get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
+        expect(run).to_be_enabled(timeout=30_000)
+        expect(chat.get_by_text("waiting for the model")).to_have_count(0)
+        save_screens(page, "space-agent-done-1440", tmp_path)
+

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import ARGS, CHROMIUM, free_port, require_browser, save_screens  # noqa: E402
+from browser_support import chromium, free_port, require_browser, save_screens, watched_page  # noqa: E402
 
 sync_api = require_browser()
 
@@ -40,18 +40,12 @@ def space(layout, tmp_path_factory) -> Iterator[tuple[str, Any]]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as shared:
+        yield shared
 
 
 def open_board(browser: Any, url: str, width: int, height: int) -> tuple[Any, list[Any]]:
-    page = browser.new_page(viewport={"width": width, "height": height})
-    errors: list[Any] = []
-    page.on("pageerror", lambda exc: errors.append(exc))
+    page, errors = watched_page(browser, {"width": width, "height": height})
     page.goto(url, timeout=60_000)
     page.locator("#leaderboard").get_by_text("Baseline: no answer (floor)").first.wait_for(timeout=60_000)
     return page, errors
