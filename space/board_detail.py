@@ -13,6 +13,7 @@ from typing import Any
 from madqa.metric.schema import HOP_TYPES
 
 from .disclosure import MIN_GROUP, input_warnings, public_report
+from .display import NONE, interval, number, share
 from .storage import ORIGINS, StoredSubmission
 
 #: What the form's disclosure fields are called in the panel (the contact is stored but never shown).
@@ -27,15 +28,8 @@ def md_text(text: Any) -> str:
     return "".join("\\" + ch if ch in "\\`*_{}[]()#<>|~" else ch for ch in flat)
 
 
-def _pct(value: Any) -> str:
-    return "—" if value is None else f"{100 * float(value):.1f}%"
-
-
-def _ci(ci: Any, percent: bool = True) -> str:
-    if not isinstance(ci, Sequence) or len(ci) != 2 or None in ci:
-        return ""
-    scale = 100.0 if percent else 1.0
-    return f" [{scale * ci[0]:.1f}, {scale * ci[1]:.1f}]"
+def _beside(text: str) -> str:
+    return f" {text}" if text else ""
 
 
 def score_lines(report: Mapping[str, Any]) -> list[str]:
@@ -45,14 +39,14 @@ def score_lines(report: Mapping[str, Any]) -> list[str]:
     kuiper = r.get("kuiper")
     steps = r.get("mean_steps")
     rows = [
-        ("Accuracy", _pct(r.get("accuracy")) + ("" if se is None else f" ± {100 * se:.1f}")
-         + _ci(r.get("accuracy_ci"))),
-        ("ANLS*", _pct(r.get("anls"))),
-        ("Page F1", _pct(r.get("page_f1"))),
-        ("Doc F1", _pct(r.get("doc_f1"))),
-        ("Kuiper (↓)", ("—" if kuiper is None else f"{float(kuiper):.1f}") + _ci(r.get("kuiper_ci"), percent=False)),
-        ("Mean steps", "—" if steps is None else f"{float(steps):.1f}"),
-        ("Coverage", f"{r.get('n_predicted', '—')} of {r.get('n', '—')} items answered"),
+        ("Accuracy", share(r.get("accuracy")) + ("" if se is None else f" ± {100 * se:.1f}")
+         + _beside(interval(r.get("accuracy_ci")))),
+        ("ANLS*", share(r.get("anls"))),
+        ("Page F1", share(r.get("page_f1"))),
+        ("Doc F1", share(r.get("doc_f1"))),
+        ("Kuiper (↓)", number(kuiper) + _beside(interval(r.get("kuiper_ci"), shares=False))),
+        ("Mean steps", number(steps)),
+        ("Coverage", f"{r.get('n_predicted', NONE)} of {r.get('n', NONE)} items answered"),
     ]  # fmt: skip
     return ["| Score | Value |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)]
 
@@ -64,7 +58,8 @@ def hop_lines(report: Mapping[str, Any]) -> list[str]:
     for hop in HOP_TYPES:
         g = groups.get(hop)
         if isinstance(g, Mapping):
-            lines.append(f"| {HOP_NAMES[hop]} | {g.get('n')} | {_pct(g.get('accuracy'))}{_ci(g.get('accuracy_ci'))} |")
+            shown = share(g.get("accuracy")) + _beside(interval(g.get("accuracy_ci")))
+            lines.append(f"| {HOP_NAMES[hop]} | {g.get('n')} | {shown} |")
         else:
             lines.append(f"| {HOP_NAMES[hop]} | under {MIN_GROUP} | — (withheld) |")
     return lines

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .disclosure import MIN_GROUP
+from .display import NONE, missing, number, percent
 from .storage import ORIGINS
 
 
@@ -42,7 +43,7 @@ class ViewColumn:
 
 BADGE = "Type"
 ID = "#"
-WITHHELD = "—"
+WITHHELD = NONE
 #: Every column the board can show, in display order.
 COLUMNS: tuple[ViewColumn, ...] = (
     ViewColumn("Rank", "Rank", "int", "Rank by accuracy on the live board (rows with the same accuracy share it)."),
@@ -176,16 +177,16 @@ def best_mask(view: pd.DataFrame, accuracy: pd.Series | None = None) -> pd.DataF
 
 def _formatter(kind: str) -> Any:
     def fmt(value: Any) -> str:
-        if value is None or (isinstance(value, float) and pd.isna(value)) or value == "":
+        if missing(value):
             return WITHHELD
         if kind == "int":
             return f"{int(value)}"
         if kind == "pct":
-            return f"{float(value):.1f}%"
+            return percent(value)
         if kind == "pp":
-            return f"±{float(value):.1f}"
+            return f"±{number(value)}"
         if kind == "num":
-            return f"{float(value):.1f}"
+            return number(value)
         return str(value)
 
     return fmt

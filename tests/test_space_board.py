@@ -134,7 +134,7 @@ def test_detail_shows_disclosures_hops_and_submission_info_never_the_contact() -
     text = detail_markdown(rows[1], 2)
     assert "gpt-x only" in text and "2 GPU hours" in text and "Training data" in text  # the disclosures
     assert "secret@example.org" not in text  # the contact is never shown
-    assert "| single page | 25 | 50.0% [10.0, 90.0] |" in text  # the hop shown with its size
+    assert "| single page | 25 | 50.0% [10.0%, 90.0%] |" in text  # the hop shown with its size
     assert "| cross-page (X-Page) | under 20 | — (withheld) |" in text
     assert "rank 2" in text and "alice" in text and "2026-12-01 10:00:00" in text
     assert r"mid \*bold\* \[link\]\(x\)" in text  # form text cannot format the panel

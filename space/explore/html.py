@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..display import NONE, interval, missing, number, share
 from . import figures
 from .detail import question_view
 from .run_info import is_human, page_views, run_settings
@@ -35,22 +36,18 @@ SUMMARY_ROWS = (
 
 
 def fmt(value: Any, kind: str) -> str:
-    """A summary value as shown (``–`` for none).
+    """A summary value as shown (:data:`..display.NONE` for none; three decimals for plain numbers).
 
     >>> fmt(0.4567, "pct"), fmt([0.1, 0.25], "pct_ci"), fmt(1.23456, "num"), fmt(None, "num")
-    ('45.7%', '[10.0%, 25.0%]', '1.235', '–')
+    ('45.7%', '[10.0%, 25.0%]', '1.235', '—')
     """
-    if value is None:
-        return "–"
+    if kind in ("pct_ci", "num_ci"):
+        return interval(value, shares=kind == "pct_ci", digits=1 if kind == "pct_ci" else 3) or NONE
     if kind == "pct":
-        return f"{100 * float(value):.1f}%"
-    if kind == "pct_ci":
-        return f"[{100 * float(value[0]):.1f}%, {100 * float(value[1]):.1f}%]"
-    if kind == "num_ci":
-        return f"[{float(value[0]):.3f}, {float(value[1]):.3f}]"
+        return share(value)
     if kind == "int":
-        return str(int(value))
-    return f"{float(value):.3f}"
+        return NONE if missing(value) else str(int(value))
+    return number(value, 3)
 
 
 def _attr(value: Any) -> str:
