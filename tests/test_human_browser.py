@@ -10,9 +10,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import os
+import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,14 +52,50 @@ class Recorder:
         await self.app(scope, receive, record)
 
 
+class HoldPageLoad:
+    """ASGI wrapper holding the page's first queued event (the page-load handler: the page's other load is
+    browser-only) until ``release`` is set, as a slow server answers it late; ``done`` is set once the server has
+    streamed that event's completion to the page."""
+
+    def __init__(self, app: Any, release: threading.Event, done: threading.Event) -> None:
+        self.app, self.release, self.done = app, release, done
+        self.held, self.event_id = False, b""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path.endswith("/queue/join") and not self.held:
+            self.held = True
+            await asyncio.to_thread(self.release.wait, 120)
+
+            async def note_event(message: Any) -> None:
+                found = re.search(rb'"event_id":\s*"([^"]+)"', message.get("body") or b"")
+                if message["type"] == "http.response.body" and found:
+                    self.event_id = found.group(1)
+                await send(message)
+
+            return await self.app(scope, receive, note_event)
+        if path.endswith("/queue/data"):
+
+            async def watch(message: Any) -> None:
+                body = message.get("body") or b""
+                if self.event_id and self.event_id in body and b"process_completed" in body:
+                    self.done.set()
+                await send(message)
+
+            return await self.app(scope, receive, watch)
+        return await self.app(scope, receive, send)
+
+
 @contextmanager
-def serving(service: Any, sink: list[bytes] | None = None) -> Iterator[str]:
+def serving(service: Any, sink: list[bytes] | None = None, hold: HoldPageLoad | None = None) -> Iterator[str]:
     from starlette.middleware import Middleware
 
     from madqa.agents.human.app import launch_human
 
     port = free_port()
     middleware = [Middleware(Recorder, sink=sink)] if sink is not None else []
+    if hold is not None:
+        middleware.append(Middleware(lambda app: (setattr(hold, "app", app), hold)[1]))
     demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True,
                         app_kwargs={"middleware": middleware})  # fmt: skip
     try:
@@ -160,6 +199,25 @@ def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.Cap
     report = json.loads(capsys.readouterr().out)
     assert report["n_predicted"] == 13 and report["n"] == len(service.plan.questions)
     assert shot.stat().st_size < 300_000 and (DOCS / "human-app.jpg").is_file()
+
+
+def test_a_start_clicked_before_the_page_load_answer_keeps_its_run(layout, tmp_path: Path) -> None:
+    """On a slow server the page-load handler's answer can come after the visitor's Start: it must not take the
+    run's panel away again (CI saw this once)."""
+    from madqa.agents.human.corpus import HumanCorpus
+    from madqa.agents.human.service import HumanService, build_plan
+
+    service = HumanService(build_plan("dev", out_dir=tmp_path), HumanCorpus.open(None))
+    release, done = threading.Event(), threading.Event()
+    hold = HoldPageLoad(None, release, done)
+    with serving(service, hold=hold) as url, browser_page() as page:
+        start(page, url, "late", "Aquarius")  # the page-load handler has not even been run yet
+        assert hold.held and not done.is_set()
+        release.set()
+        assert done.wait(60), "the held page-load event never completed"
+        search(page, "permit", 1)  # one more round trip after it: its answer has reached the page
+        wait_text(page, "question", "Question 1 of")
+        sync_api.expect(page.locator("#start")).to_be_hidden()
 
 
 def canary_labels(layout: Any, path: Path) -> list[str]:
