@@ -54,7 +54,7 @@ def search(page: Any, query: str) -> None:
     page.locator("#search").click()
 
 
-def test_side_by_side_keys_zoom_and_plain_messages(tmp_path: Path) -> None:
+def test_side_by_side_keys_zoom_and_plain_messages(layout, tmp_path: Path) -> None:
     with human_app(tmp_path) as (url, service), browser_page(WIDE) as page:
         start(page, url, "keys")
         search(page, "*")
@@ -122,7 +122,7 @@ def test_side_by_side_keys_zoom_and_plain_messages(tmp_path: Path) -> None:
     assert [v["via"] for v in line["page_views"]] == ["result", "next", "previous", "first"]  # no jump to 99
 
 
-def test_on_a_phone_the_next_question_is_scrolled_into_view(tmp_path: Path) -> None:
+def test_on_a_phone_the_next_question_is_scrolled_into_view(layout, tmp_path: Path) -> None:
     with human_app(tmp_path) as (url, _), browser_page(PHONE) as page:
         start(page, url, "phone")
         search(page, "riverton water rates")
