@@ -13,7 +13,7 @@ from typing import Any
 from madqa.metric.schema import HOP_TYPES
 
 from .disclosure import MIN_GROUP, input_warnings, public_report
-from .display import NONE, interval, number, share
+from .display import NONE, interval, number, share, spread
 from .storage import ORIGINS, StoredSubmission
 
 #: What the form's disclosure fields are called in the panel (the contact is stored but never shown).
@@ -39,7 +39,7 @@ def score_lines(report: Mapping[str, Any]) -> list[str]:
     kuiper = r.get("kuiper")
     steps = r.get("mean_steps")
     rows = [
-        ("Accuracy", share(r.get("accuracy")) + ("" if se is None else f" ± {100 * se:.1f}")
+        ("Accuracy", share(r.get("accuracy")) + ("" if se is None else f" {spread(100 * se)}")
          + _beside(interval(r.get("accuracy_ci")))),
         ("ANLS*", share(r.get("anls"))),
         ("Page F1", share(r.get("page_f1"))),

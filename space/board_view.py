@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .disclosure import MIN_GROUP
-from .display import NONE, missing, number, percent
+from .display import NONE, missing, number, percent, spread
 from .storage import ORIGINS
 
 
@@ -184,7 +184,7 @@ def _formatter(kind: str) -> Any:
         if kind == "pct":
             return percent(value)
         if kind == "pp":
-            return f"±{number(value)}"
+            return spread(value)
         if kind == "num":
             return number(value)
         return str(value)

@@ -4,8 +4,8 @@ One mark for a value that is missing or withheld (:data:`NONE`), ``%`` on percen
 decimals per place (the board one, the explorer's summary three for unbounded numbers). Values are rounded once,
 here, from the stored unrounded number.
 
->>> share(0.4567), percent(45.67), number(1.23456, 3), interval([0.1, 0.25]), share(None)
-('45.7%', '45.7%', '1.235', '[10.0%, 25.0%]', '—')
+>>> share(0.4567), percent(45.67), number(1.23456, 3), interval([0.1, 0.25]), share(None), spread(4.21)
+('45.7%', '45.7%', '1.235', '[10.0%, 25.0%]', '—', '±4.2')
 """
 
 from __future__ import annotations
@@ -36,6 +36,11 @@ def share(value: Any, digits: int = 1) -> str:
 def number(value: Any, digits: int = 1) -> str:
     """A plain number with ``digits`` decimals."""
     return NONE if missing(value) else f"{float(value):.{digits}f}"
+
+
+def spread(points: Any, digits: int = 1) -> str:
+    """A standard error in percentage points, written as the paper's ``±``: ``4.21`` → ``±4.2``."""
+    return NONE if missing(points) else f"±{number(points, digits)}"
 
 
 def interval(pair: Any, *, shares: bool = True, digits: int = 1) -> str:
