@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +14,20 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_not_ignored() -> None:
+    """Give every test the SIGINT handling of a fresh interpreter.
+
+    Something earlier in an xdist worker can leave SIGINT *ignored* (by the end of a load test both workers had it
+    so; not found which test: ray.init and ray.shutdown alone do not); an ignored SIGINT survives
+    fork and exec, and Python then installs no KeyboardInterrupt handler, so every command a later test started in
+    that worker ignored Ctrl+C: a load test saw the Space's Ctrl+C test wait out its 240 s while the Space served on
+    for 45 minutes. A caught signal is reset to the default at exec, so the handler set here is what children get.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

@@ -87,8 +87,29 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _madqa(*argv: str, **popen: object) -> subprocess.Popen[str]:
+    """Start ``madqa ARGV`` (Ctrl+C is not ignored: see conftest's ``_ctrl_c_not_ignored``)."""
     cmd = [sys.executable, "-m", "madqa.cli", *argv]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)  # type: ignore
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)  # type: ignore
+    _started.append(proc)
+    return proc
+
+
+_started: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_server_outlives_its_test() -> Iterator[None]:
+    """A failed wait must not leave a server running beside the rest of the suite (it holds a port and CPU)."""
+    yield
+    while _started:
+        proc = _started.pop()
+        if proc.poll() is None:
+            try:  # a command started in its own session takes its scoring workers along
+                leads_group = os.getpgid(proc.pid) == proc.pid
+                os.killpg(proc.pid, signal.SIGKILL) if leads_group else proc.kill()
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=60)
 
 
 def _view_files(tmp_path: Path) -> list[str]:
@@ -148,6 +169,7 @@ def _ctrl_c(proc: subprocess.Popen[str], ready: str, *, children: int = 0) -> tu
     while children and sum(map(_ignores_sigint, _children(proc.pid))) < children:
         assert time.monotonic() < deadline, "the scoring workers never started"
         time.sleep(0.05)
+    assert not _ignores_sigint(proc.pid), "the command was started with Ctrl+C ignored"
     os.killpg(proc.pid, signal.SIGINT)
     _, rest = proc.communicate(timeout=READY_S)
     return proc.returncode, rest
