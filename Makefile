@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (main job on the embedded sample; `make demo PORT=8000`, or
 # GRADIO_SERVER_PORT=8000, to serve elsewhere than 7860) and `make test`.
-.PHONY: demo test lint setup bench install clean
+.PHONY: demo test suite lint setup bench install clean
 
 install:
 	bash scripts/bootstrap.sh
@@ -12,7 +12,10 @@ demo: install
 
 test:
 	MADQA_WITH_BROWSER=1 bash scripts/bootstrap.sh
-	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory lint suite
+
+# The test suite alone, on what is installed (`make test` installs first; scripts/load_test.sh runs lint + suite).
+suite:
 	.venv/bin/python -m pytest -q -n 2 --dist loadfile
 
 # Lint (ruff: E, F, I, W, B, UP, and D on metric/) and types (mypy --strict on metric/ and agents/search/);

@@ -2,7 +2,7 @@
 # The suite on a loaded machine: N busy loops (default 4, twice the cores of a 2-core box) run beside the README's
 # test command, and the load average is sampled each minute. No test may fail because the machine is slow (the
 # tests inject clocks, wait on conditions and use generous bounds); this is how to check it.
-#   bash scripts/load_test.sh [BURNERS] [-- pytest arguments]   (default: the whole suite, as `make test` runs it)
+#   bash scripts/load_test.sh [BURNERS] [-- pytest arguments]   (default: `make lint suite`, what `make test` runs after installing)
 # Prints one summary line: the exit status, the minutes taken, and the load average's min/median/max.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,7 @@ if [[ $# -gt 0 && "$1" != "--" ]]; then burners="$1"; shift; fi
 [[ -x .venv/bin/python ]] || { echo "load_test: no .venv here; run 'bash scripts/bootstrap.sh' first" >&2; exit 2; }
 log=$(mktemp -d)/load
 python3 - "$burners" <<'EOF' &
-import multiprocessing, os, sys
+import multiprocessing, sys
 
 def spin():
     while True:
@@ -32,7 +32,7 @@ start=$(date +%s)
 if [[ $# -gt 0 ]]; then
   .venv/bin/python -m pytest "$@"
 else
-  .venv/bin/ruff check . && bash scripts/typecheck.sh && .venv/bin/python -m pytest -q -n 2 --dist loadfile
+  make --no-print-directory lint suite
 fi
 rc=$?
 minutes=$(( ($(date +%s) - start) / 60 ))

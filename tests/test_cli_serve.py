@@ -105,8 +105,10 @@ def _no_server_outlives_its_test() -> Iterator[None]:
         proc = _started.pop()
         if proc.poll() is None:
             try:  # a command started in its own session takes its scoring workers along
-                leads_group = os.getpgid(proc.pid) == proc.pid
-                os.killpg(proc.pid, signal.SIGKILL) if leads_group else proc.kill()
+                if os.getpgid(proc.pid) == proc.pid:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
             except ProcessLookupError:
                 pass
             proc.wait(timeout=60)
