@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,17 +17,42 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
 
-@pytest.fixture(autouse=True)
-def _ctrl_c_not_ignored() -> None:
-    """Give every test the SIGINT handling of a fresh interpreter.
+class SigintLeftIgnored(UserWarning):
+    """A test (or a fixture torn down before the next test) left this worker process ignoring Ctrl+C."""
 
-    Something earlier in an xdist worker can leave SIGINT *ignored* (by the end of a load test both workers had it
-    so; not found which test: ray.init and ray.shutdown alone do not); an ignored SIGINT survives
-    fork and exec, and Python then installs no KeyboardInterrupt handler, so every command a later test started in
-    that worker ignored Ctrl+C: a load test saw the Space's Ctrl+C test wait out its 240 s while the Space served on
-    for 45 minutes. A caught signal is reset to the default at exec, so the handler set here is what children get.
+
+def _sigint_ignored() -> bool:
+    """Whether this process really ignores SIGINT: the kernel's disposition, which C code can change without Python's
+    handler table (``signal.getsignal``) knowing."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:  # not Linux: Python's own table is the best there is
+        return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    mask = int(next(x for x in status.splitlines() if x.startswith("SigIgn:")).split()[1], 16)
+    return bool(mask & (1 << (signal.SIGINT - 1)))
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_not_ignored(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Give every test the SIGINT handling of a fresh interpreter, and name whoever left it ignored.
+
+    Something in an xdist worker can leave SIGINT *ignored* (by the end of a load test both workers had it so; not
+    yet found which test: ray.init and ray.shutdown alone do not); an ignored SIGINT survives fork and exec, and Python
+    then installs no KeyboardInterrupt handler, so every command a later test started in that worker ignored Ctrl+C:
+    a load test saw the Space's Ctrl+C test wait out its 240 s while the Space served on for 45 minutes. A caught
+    signal is reset to the default at exec, so the handler set here is what children get. The culprit is reported as
+    a ``SigintLeftIgnored`` warning in the summary (at the end of the test that left it so, or at the start of the
+    next one when a wider fixture's teardown or a thread did it).
     """
-    if threading.current_thread() is threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if _sigint_ignored():
+        warnings.warn(SigintLeftIgnored(f"SIGINT was ignored at the start of {request.node.nodeid}"), stacklevel=1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if _sigint_ignored():
+        warnings.warn(SigintLeftIgnored(f"{request.node.nodeid} left SIGINT ignored"), stacklevel=1)
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
