@@ -92,7 +92,7 @@ FIXED_COLUMNS: tuple[str, ...] = ("Rank", "System", ID)
 #: Screens narrower than this (CSS pixels) get :data:`COMPACT_COLUMNS`.
 COMPACT_BELOW_PX = 700
 #: Column widths in pixels (the two pinned columns' widths are fixed: the CSS pins System at Rank's width).
-WIDTHS: dict[str, int] = {"Rank": 56, "System": 250, BADGE: 170, "95% CI": 120, "Kuiper CI": 120, "Submitter": 150,
+WIDTHS: dict[str, int] = {"Rank": 56, "System": 250, BADGE: 170, "95% CI": 140, "Kuiper CI": 120, "Submitter": 150,
                           "Agent": 180, "Model": 180, "Origin": 150, "Date": 100, ID: 48}  # fmt: skip
 DEFAULT_WIDTH = 92
 COMPACT_WIDTHS: dict[str, int] = {"System": 160, "Accuracy": 84}

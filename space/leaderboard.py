@@ -13,6 +13,7 @@ import pandas as pd
 from madqa.metric.schema import METRICS, MetricSpec
 
 from .disclosure import public_report
+from .display import interval
 from .storage import ORIGINS, StoredSubmission, SubmissionStore
 
 #: Board columns from the metric declaration (raw accuracy and ANLS* are kept for the detail view only).
@@ -30,13 +31,6 @@ SE_COLUMN = "Accuracy ±"
 
 def _pct(value: Any) -> float | None:
     return None if value is None else round(100.0 * float(value), 1)
-
-
-def _ci_text(ci: Any, percent: bool) -> str:
-    if not ci or ci[0] is None or ci[1] is None:
-        return ""
-    scale = 100.0 if percent else 1.0  # one decimal, as the shown values (the paper's Kuiper too)
-    return f"[{scale * ci[0]:.1f}, {scale * ci[1]:.1f}]"
 
 
 def board_columns() -> list[str]:
@@ -70,11 +64,11 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
         row[m.label] = _pct(value) if m.percent else (None if value is None else round(float(value), 1))
         if m.key == "accuracy":
             row[SE_COLUMN] = _pct(r.get("accuracy_se"))
-            row["Accuracy CI"] = _ci_text(r.get("accuracy_ci"), True)
+            row["Accuracy CI"] = interval(r.get("accuracy_ci"))  # in %, as the row detail writes it
             for hop, label in HOP_COLUMNS:
                 row[label] = _pct((r.get("by_hop") or {}).get(hop, {}).get("accuracy"))
         if m.key == "kuiper":
-            row["Kuiper CI"] = _ci_text(r.get("kuiper_ci"), False)
+            row["Kuiper CI"] = interval(r.get("kuiper_ci"), shares=False)
     steps = r.get("mean_steps")
     row["Mean steps"] = None if steps is None else round(float(steps), 1)  # one rounding, to the shown precision
     row["Coverage"] = _pct(r["n_predicted"] / r["n"]) if r.get("n") else None

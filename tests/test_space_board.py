@@ -90,6 +90,7 @@ def test_units_one_precision_and_withheld_dash() -> None:
     assert "50.0%" in texts and "100.0%" in texts and "12.5" in texts and "2.3" in texts  # one decimal, % units
     assert "100.00" not in html and "4.20" not in html
     assert "±5.0" in texts and "[12.5, 13.7]" in texts  # the SE in points, the Kuiper CI at one decimal
+    assert "[40.0%, 60.0%]" in texts and "[40.0, 60.0]" not in texts  # the accuracy CI in %, as in the row detail
     assert view["X-Page"].isna().all() and "—" in texts  # X-Page withheld (no group of 20): a dash, not blank
     assert view["Accuracy"].dtype.kind == "f"  # numbers stay numbers: the table sorts numerically
     note = footnote(view)
