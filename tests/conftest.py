@@ -44,12 +44,11 @@ def _ctrl_c_not_ignored(request: pytest.FixtureRequest) -> Iterator[None]:
     found it at the start of the first test of tests/test_search.py and of tests/test_space_identity.py, so after a
     wider fixture's teardown in the file before; the culprit is not yet found (each file run in one process, and an
     idle ``make suite``, never left it so; ray.init and ray.shutdown alone do not). An ignored SIGINT survives fork and
-    exec, and Python
-    then installs no KeyboardInterrupt handler, so every command a later test started in that worker ignored Ctrl+C:
-    a load test saw the Space's Ctrl+C test wait out its 240 s while the Space served on for 45 minutes. A caught
-    signal is reset to the default at exec, so the handler set here is what children get. The culprit is reported as
-    a ``SigintLeftIgnored`` warning in the summary (at the end of the test that left it so, or at the start of the
-    next one when a wider fixture's teardown or a thread did it).
+    exec, and Python then installs no KeyboardInterrupt handler, so every command a later test started in that worker
+    ignored Ctrl+C: a load test saw the Space's Ctrl+C test wait out its 240 s while the Space served on for 45
+    minutes. A caught signal is reset to the default at exec, so the handler set here is what children get. The
+    culprit is reported as a ``SigintLeftIgnored`` warning in the summary (at the end of the test that left it so, or
+    at the start of the next one when a wider fixture's teardown or a thread did it).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
