@@ -18,7 +18,7 @@ os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
 
 class SigintLeftIgnored(UserWarning):
-    """A test (or a fixture torn down before the next test) left this worker process ignoring Ctrl+C."""
+    """This process ignores Ctrl+C: a test or a fixture's teardown left it so, or it started so."""
 
 
 def _sigint_ignored() -> bool:
@@ -33,29 +33,30 @@ def _sigint_ignored() -> bool:
 
 
 #: The last test this process ran (xdist runs files one after another in each worker).
-_previous_test = ["(none: the first test of this process)"]
+_previous_test = ["no test: this process started so (inherited, e.g. from a suite started in the background)"]
 
 
 @pytest.fixture(autouse=True)
 def _ctrl_c_not_ignored(request: pytest.FixtureRequest) -> Iterator[None]:
     """Give every test the SIGINT handling of a fresh interpreter, and name whoever left it ignored.
 
-    Something in an xdist worker can leave SIGINT *ignored*, so far only on a loaded machine: a load test (2026-12-05)
-    found it at the start of the first test of tests/test_search.py and of tests/test_space_identity.py, so after a
-    wider fixture's teardown in the file before; the culprit is not yet found (each file run in one process, and an
-    idle ``make suite``, never left it so; ray.init and ray.shutdown alone do not). An ignored SIGINT survives fork and
-    exec, and Python then installs no KeyboardInterrupt handler, so every command a later test started in that worker
-    ignored Ctrl+C: a load test saw the Space's Ctrl+C test wait out its 240 s while the Space served on for 45
-    minutes. A caught signal is reset to the default at exec, so the handler set here is what children get. The
-    culprit is reported as a ``SigintLeftIgnored`` warning in the summary (at the end of the test that left it so, or
-    at the start of the next one when a wider fixture's teardown or a thread did it).
+    A worker can start with SIGINT *ignored*: in the load test of 2026-12-05 both workers' first tests saw it, with
+    no test before them in their process (each file run in one foreground process never left it so). That run was
+    started in the background (``nohup bash scripts/load_test.sh &``), and a non-interactive shell ignores SIGINT in
+    its background commands: the likely source, not yet reproduced by a one-file suite started the same way (no
+    warning). An ignored SIGINT survives fork and exec, and Python then installs
+    no KeyboardInterrupt handler, so every command a test started in that worker would ignore Ctrl+C too (stop 35's
+    load test saw the Space's Ctrl+C test wait out its 240 s while the Space served on for 45 minutes). A caught
+    signal is reset to the default at exec, so the handler set here is what children get. Whoever ignores it is named
+    by a ``SigintLeftIgnored`` warning in the summary: the test that left it so, or, at a test's start, the test run
+    before it (a wider fixture's teardown) or none (the process started so).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     if _sigint_ignored():
         warnings.warn(SigintLeftIgnored(f"SIGINT was ignored at the start of {request.node.nodeid}, after "
-                                        f"{_previous_test[0]} and the teardown of its wider fixtures"), stacklevel=1)
+                                        f"{_previous_test[0]}"), stacklevel=1)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     _previous_test[0] = request.node.nodeid
