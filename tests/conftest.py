@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from signal_support import ignores_sigint
 
 # Tests never reach the network: the Hub clients fail fast instead of retrying.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -22,14 +23,9 @@ class SigintLeftIgnored(UserWarning):
 
 
 def _sigint_ignored() -> bool:
-    """Whether this process really ignores SIGINT: the kernel's disposition, which C code can change without Python's
-    handler table (``signal.getsignal``) knowing."""
-    try:
-        status = Path("/proc/self/status").read_text()
-    except OSError:  # not Linux: Python's own table is the best there is
-        return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    mask = int(next(x for x in status.splitlines() if x.startswith("SigIgn:")).split()[1], 16)
-    return bool(mask & (1 << (signal.SIGINT - 1)))
+    if Path("/proc/self/status").exists():
+        return ignores_sigint()
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # not Linux: Python's own table is the best there is
 
 
 #: The last test this process ran (xdist runs files one after another in each worker).

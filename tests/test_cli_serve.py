@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from signal_support import ignores_sigint
 
 from madqa.cli.errors import UserError
 from madqa.cli.serve import INTERRUPTED, busy_message, check_free, resolve_port, serve
@@ -152,12 +153,6 @@ def _wait_for_line(stream, needle: str, timeout: float) -> list[str]:
     return seen
 
 
-def _ignores_sigint(pid: int) -> bool:
-    status = Path(f"/proc/{pid}/status").read_text()
-    sig_ign = int(next(x for x in status.splitlines() if x.startswith("SigIgn:")).split()[1], 16)
-    return bool(sig_ign & (1 << (signal.SIGINT - 1)))
-
-
 def _children(pid: int) -> list[int]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(x) for x in path.read_text().split()] if path.exists() else []
@@ -168,10 +163,10 @@ def _ctrl_c(proc: subprocess.Popen[str], ready: str, *, children: int = 0) -> tu
     assert proc.stderr is not None
     _wait_for_line(proc.stderr, ready, READY_S)
     deadline = time.monotonic() + READY_S  # a condition, polled: the workers have reached their SIGINT setting
-    while children and sum(map(_ignores_sigint, _children(proc.pid))) < children:
+    while children and sum(map(ignores_sigint, _children(proc.pid))) < children:
         assert time.monotonic() < deadline, "the scoring workers never started"
         time.sleep(0.05)
-    assert not _ignores_sigint(proc.pid), "the command was started with Ctrl+C ignored"
+    assert not ignores_sigint(proc.pid), "the command was started with Ctrl+C ignored"
     os.killpg(proc.pid, signal.SIGINT)
     _, rest = proc.communicate(timeout=READY_S)
     return proc.returncode, rest
