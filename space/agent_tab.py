@@ -39,6 +39,7 @@ MAX_CODE_CHARS = 1500
 THUMB_SIDE = 320
 MAX_STEPS = 6
 RUN, RUNNING = "Run agent", "Running… (see the status below)"
+STOP, STOPPING = "Stop", "Stopping…"
 #: How often the status line is refreshed while the run waits (seconds).
 STATUS_EVERY_S = 1.0
 REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host does not provide the OS isolation "
@@ -49,7 +50,8 @@ REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host do
 class AgentRuntime:
     """Agents prepared on first use, per (agent, model), and a page renderer for the images shown.
 
-    One agent run at a time (:attr:`lock`): agents and llama.cpp are not thread-safe.
+    One agent run at a time (:attr:`lock`): agents and llama.cpp are not thread-safe. Each run has a stop flag
+    kept under its visitor's session (:meth:`stop_flag`), so Stop ends only the run of the visitor who pressed it.
     """
 
     def __init__(self, config: SpaceConfig) -> None:
@@ -57,6 +59,30 @@ class AgentRuntime:
         self.lock = threading.Lock()
         self._prepared: dict[tuple[str, str], Any] = {}
         self._renderer: Any = None
+        self._stops: dict[str, threading.Event] = {}
+        self._stops_lock = threading.Lock()
+
+    def stop_flag(self, session: str) -> threading.Event:
+        """A new run's stop flag for ``session`` (it replaces the session's previous one)."""
+        flag = threading.Event()
+        with self._stops_lock:
+            self._stops[session] = flag
+        return flag
+
+    def request_stop(self, session: str) -> bool:
+        """Ask the run of ``session`` to stop at its next step boundary; False when that session runs nothing."""
+        with self._stops_lock:
+            flag = self._stops.get(session)
+        if flag is None:
+            return False
+        flag.set()
+        return True
+
+    def forget(self, session: str, flag: threading.Event) -> None:
+        """Drop ``session``'s flag once its run has ended (unless a newer run of the session replaced it)."""
+        with self._stops_lock:
+            if self._stops.get(session) is flag:
+                del self._stops[session]
 
     def prepared(self, name: str, spec: str) -> Any:
         """The prepared agent ``name`` on model ``spec`` (a search must come before an answer).
@@ -118,8 +144,14 @@ def _thumb(renderer: Any, document: str, page: int) -> Any:
 
 
 def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: str | None, typed: str | None,
-              agent_name: str, model_spec: str) -> Iterator[list[Any]]:  # fmt: skip
-    """Stream the chat history of one agent run (a generator of message lists)."""
+              agent_name: str, model_spec: str,
+              stop: threading.Event | None = None) -> Iterator[list[Any]]:  # fmt: skip
+    """Stream the chat history of one agent run (a generator of message lists).
+
+    ``stop``, once set, ends the run at its next step boundary: a model call in progress is not cut (neither a
+    provider's HTTP call nor llama.cpp can be), so the run stops when that call returns, and says so.
+    """
+    stop = stop if stop is not None else threading.Event()
     question = (typed or "").strip()
     row = None if question else dev.get(str(dev_id or ""))
     if row is not None:
@@ -140,34 +172,50 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
     # The agent runs on its own thread, which releases the lock when the agent has really finished: a visitor who
     # leaves (gradio closes this generator) cannot start a second run beside one still calling the model.
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
-    worker = threading.Thread(target=_produce, args=(runtime, AGENTS[agent_name], model_spec, question, row, events),
-                              name="agent-tab-run", daemon=True)  # fmt: skip
+    worker = threading.Thread(target=_produce, args=(runtime, AGENTS[agent_name], model_spec, question, row, events,
+                                                     stop), name="agent-tab-run", daemon=True)  # fmt: skip
     try:
         worker.start()
     except BaseException:
         runtime.lock.release()
         raise
-    yield from _render(events, row, history)
+    yield from _render(events, row, history, stop)
 
 
 def _produce(runtime: AgentRuntime, name: str, model_spec: str, question: str, row: Mapping[str, Any] | None,
-             out: queue.Queue[tuple[str, Any]]) -> None:  # fmt: skip
-    """Prepare the agent and put its events on ``out`` (then ``("end", None)``); releases the runtime's lock."""
-    from madqa.agents.protocol import AgentUnavailableError
+             out: queue.Queue[tuple[str, Any]], stop: threading.Event) -> None:  # fmt: skip
+    """Prepare the agent and put its events on ``out`` (then ``("end", None)``); releases the runtime's lock.
 
+    ``stop`` is read after set-up and after each event: closing the agent's stream there ends smolagents' run between
+    steps (``PreparedAgent.stream`` closes it in its ``finally``), and ``("stopped", steps)`` tells the renderer.
+    """
+    from madqa.agents.protocol import AgentUnavailableError, AnswerEvent
+
+    stream: Any = None
     try:
         prepared = runtime.prepared(name, model_spec)
         out.put(("ready", runtime.renderer()))
-        for event in prepared.stream(question, row):
+        if stop.is_set():
+            out.put(("stopped", 0))
+            return
+        stream = prepared.stream(question, row)
+        for event in stream:
             out.put(("event", event))
+            if stop.is_set() and not isinstance(event, AnswerEvent):
+                out.put(("stopped", event.step))
+                break
     except AgentUnavailableError as exc:  # fail closed: without its walls no model code runs here
         logger.warning("%s agent refused: %s", name, exc)
         out.put(("refused", exc))
     except Exception as exc:  # noqa: BLE001 - shown as a message (no labels are involved here)
         out.put(("failed", exc))
     finally:
-        runtime.lock.release()
-        out.put(("end", None))
+        try:
+            if stream is not None:
+                stream.close()  # now, on this thread, before the lock lets another run start
+        finally:
+            runtime.lock.release()
+            out.put(("end", None))
 
 
 def status_title(phase: str, step: int, waited_s: float) -> str:
@@ -181,8 +229,17 @@ def status_title(phase: str, step: int, waited_s: float) -> str:
     return f"{doing} {waited_s:.0f} s"
 
 
-def _render(events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None,
-            history: list[Any]) -> Iterator[list[Any]]:  # fmt: skip
+def stopping_title(title: str) -> str:
+    """The status line once Stop was pressed: the run ends when the pending call returns.
+
+    >>> stopping_title("step 2: waiting for the model… 12 s")
+    'step 2: waiting for the model… 12 s (stopping when this call returns)'
+    """
+    return f"{title} (stopping when this call returns)"
+
+
+def _render(events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None, history: list[Any],
+            stop: threading.Event) -> Iterator[list[Any]]:  # fmt: skip
     """The chat history as the events arrive, with a pending status message while the run waits."""
     from madqa.agents.protocol import AnswerEvent, CodeEvent, SearchEvent
 
@@ -193,13 +250,17 @@ def _render(events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None,
             kind, value = events.get(timeout=STATUS_EVERY_S)
         except queue.Empty:
             title = status_title(phase, step, time.monotonic() - since)
+            title = stopping_title(title) if stop.is_set() else title
             yield [*history, gr.ChatMessage(role="assistant", content="", metadata={"title": title,
                                                                                     "status": "pending"})]
             continue
         if kind == "end":
             yield history
             return
-        if kind == "refused":
+        if kind == "stopped":
+            done = f"after step {value}" if value else "before its first step"
+            history.append(gr.ChatMessage(role="assistant", content=f"Stopped at your request {done}: no answer."))
+        elif kind == "refused":
             history.append(gr.ChatMessage(role="assistant", content=REPL_REFUSED))
         elif kind == "failed":
             history = _start_failed(history, value)
@@ -275,17 +336,32 @@ def build_agent_tab(config: SpaceConfig) -> None:
         typed = gr.Textbox(label="…or type a question", elem_id="typed", scale=3)
         agent = gr.Dropdown(label="Agent", choices=list(AGENTS), value=BM25, elem_id="agent-pick", scale=1)
         model = gr.Dropdown(label="Model", choices=list(config.agent_models), value=config.agent_model, scale=1)
-    go = gr.Button(RUN, variant="primary", elem_id="run-agent")
+    with gr.Row():
+        go = gr.Button(RUN, variant="primary", elem_id="run-agent", scale=4)
+        halt = gr.Button(STOP, variant="stop", elem_id="stop-agent", interactive=False, scale=1)
     chat = gr.Chatbot(height=560, elem_id="trajectory", label="Trajectory")
 
-    def handler(dev_id: str | None, question: str | None, agent_name: str, spec: str) -> Iterator[list[Any]]:
+    def handler(dev_id: str | None, question: str | None, agent_name: str, spec: str,
+                request: gr.Request) -> Iterator[list[Any]]:  # fmt: skip
         if spec not in config.agent_models:  # only configured models run (an API call may send any string)
             offered = ", ".join(config.agent_models)
             yield [gr.ChatMessage(role="assistant", content=f"This Space runs only its configured models: {offered}.")]
             return
-        yield from run_agent(runtime, dev, dev_id, question, agent_name, spec)
+        session = str(request.session_hash or "")
+        flag = runtime.stop_flag(session)
+        try:
+            yield from run_agent(runtime, dev, dev_id, question, agent_name, spec, flag)
+        finally:
+            runtime.forget(session, flag)
 
-    # Run is disabled (and says so) from the click until the run has ended, whatever way it ends
-    busy = go.click(lambda: gr.update(interactive=False, value=RUNNING), None, go, api_name=False, queue=False)
+    def stop(request: gr.Request) -> Any:
+        runtime.request_stop(str(request.session_hash or ""))
+        return gr.update(interactive=False, value=STOPPING)
+
+    # Run is disabled (and says so) and Stop enabled from the click until the run has ended, whatever way it ends
+    busy = go.click(lambda: (gr.update(interactive=False, value=RUNNING), gr.update(interactive=True, value=STOP)),
+                    None, [go, halt], api_name=False, queue=False)  # fmt: skip
     ran = busy.then(handler, [dev_pick, typed, agent, model], chat, api_name="run_agent", concurrency_limit=1)
-    ran.then(lambda: gr.update(interactive=True, value=RUN), None, go, api_name=False, queue=False)
+    ran.then(lambda: (gr.update(interactive=True, value=RUN), gr.update(interactive=False, value=STOP)), None,
+             [go, halt], api_name=False, queue=False)  # fmt: skip
+    halt.click(stop, None, halt, api_name=False, queue=False)

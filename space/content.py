@@ -85,7 +85,8 @@ agent, the code-REPL agent, static RAG (one BM25 retrieval, one answer), MDocAge
 configured model. Each search
 with the pages it returned (or each code step with its output) and the final answer with its cited pages appear as
 the agent works; while a model call is pending, a status line names the step and counts the seconds, and Run stays
-disabled until the run has ended. The REPL agent's code runs in a separate walled worker process, never in this
+disabled until the run has ended. Stop ends your run when its pending model call returns (a call in progress cannot
+be cut). The REPL agent's code runs in a separate walled worker process, never in this
 server.
 """
 

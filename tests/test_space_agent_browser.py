@@ -1,6 +1,7 @@
 """The "Try an agent" tab in headless Chromium (issue 24, item 3), driven by a scripted model that waits on gates:
 while a model call is pending the tab shows which step waits and for how long, the Run button is disabled, each
-search's query is shown open (not folded away), and Run comes back when the answer is in."""
+search's query is shown open (not folded away), and Run comes back when the answer is in; Stop, pressed while a
+call is pending, ends the run when that call returns."""
 
 from __future__ import annotations
 
@@ -17,12 +18,15 @@ sync_api = require_browser()
 SPEC = "py:test_space_agent_browser:gated_model"
 QUERY = "riverton OR invoice OR report"
 ANSWER = "gated-answer-42"
-#: One gate per model call: call N waits until ``GATES[N - 1]`` is set (the test opens them one by one).
+#: One gate per model call: call N waits until ``GATES[N - 1]`` is set (the test opens them one by one); each test
+#: sets fresh gates. ``CALLS`` counts the calls made.
 GATES = [threading.Event(), threading.Event()]
+CALLS: list[int] = []
 
 
 def gated_reply(text: str, tools: list[str]) -> Any:
     gate = GATES[0] if not GATES[0].is_set() else GATES[1]
+    CALLS.append(1)
     if not gate.wait(timeout=120):
         raise RuntimeError("the test never opened the gate")
     return search_then_cite(ANSWER, QUERY)(text, tools)
@@ -59,12 +63,15 @@ def test_live_status_disabled_run_and_visible_queries(url: str, tmp_path) -> Non
         page.get_by_role("tab", name="Try an agent").click()
         run = page.locator("#run-agent")
         run.wait_for(timeout=30_000)
+        stop = page.locator("#stop-agent")
+        expect(stop).to_be_disabled()  # nothing to stop yet
         chat = page.locator("#trajectory")
         run.click()
         # the first model call waits: the tab says so, with a running clock, and Run cannot be pressed again
         status = chat.get_by_text("step 1: waiting for the model")
         status.first.wait_for(timeout=60_000)
         expect(run).to_be_disabled()
+        expect(stop).to_be_enabled()
         first = status.first.inner_text()
         page.wait_for_timeout(2_500)
         assert chat.get_by_text("step 1: waiting for the model").first.inner_text() != first  # the clock moves
@@ -81,6 +88,34 @@ def test_live_status_disabled_run_and_visible_queries(url: str, tmp_path) -> Non
         GATES[1].set()
         chat.get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
         expect(run).to_be_enabled(timeout=30_000)
+        expect(stop).to_be_disabled()
         expect(chat.get_by_text("waiting for the model")).to_have_count(0)
         save_screens(page, "space-agent-done-1440", tmp_path)
+
+
+def test_stop_ends_the_run_when_the_pending_call_returns(url: str, tmp_path) -> None:
+    expect = sync_api.expect
+    GATES[:] = [threading.Event(), threading.Event()]
+    CALLS.clear()
+    with browser_page({"width": 1440, "height": 900}) as page:
+        page.goto(url, timeout=60_000)
+        page.get_by_role("tab", name="Try an agent").click()
+        run, stop, chat = page.locator("#run-agent"), page.locator("#stop-agent"), page.locator("#trajectory")
+        run.wait_for(timeout=30_000)
+        run.click()
+        chat.get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
+        stop.click()
+        expect(stop).to_have_text("Stopping…")
+        expect(stop).to_be_disabled()
+        # the pending call is not cut: the status says the run stops when it returns
+        chat.get_by_text("(stopping when this call returns)").first.wait_for(timeout=30_000)
+        expect(run).to_be_disabled()
+        save_screens(page, "space-agent-stopping-1440", tmp_path)
+        GATES[0].set()
+        chat.get_by_text("Stopped at your request after step 1: no answer.").wait_for(timeout=60_000)
+        expect(run).to_be_enabled(timeout=30_000)
+        expect(stop).to_be_disabled()
+        expect(stop).to_have_text("Stop")
+        expect(chat.get_by_text("Final answer")).to_have_count(0)
+        assert len(CALLS) == 1  # no model call after Stop
 

@@ -1,0 +1,124 @@
+"""Stop in the "Try an agent" tab (issue 24, item 3): a run stops at its next step boundary, only for the visitor
+who asked, and leaves the tab free for the next run.
+
+The model is scripted and waits on a gate per call, so the test decides when a call is "in progress"; the agent,
+its search tool, the prepared agent's stream and the tab's runtime are the real ones.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import ScriptedModel, search_then_cite  # noqa: E402
+
+SPEC = "py:test_space_agent_stop:gated_model"
+ANSWER = "stop-test-answer"
+#: Set by each test: call N waits on ``GATES[N - 1]``; ``ENTERED[N - 1]`` is set when call N has started.
+GATES: list[threading.Event] = []
+ENTERED: list[threading.Event] = []
+
+
+def gated_reply(text: str, tools: list[str]) -> Any:
+    call = sum(e.is_set() for e in ENTERED)
+    ENTERED[call].set()
+    if not GATES[call].wait(timeout=120):
+        raise RuntimeError("the test never opened the gate")
+    return search_then_cite(ANSWER, "invoice OR report")(text, tools)
+
+
+def gated_model(**_: Any) -> ScriptedModel:
+    return ScriptedModel([gated_reply], text_only=True, usage=None, model_id="gated")
+
+
+@pytest.fixture
+def runtime(layout, tmp_path: Path) -> Iterator[Any]:
+    from madqa.space.agent_tab import AgentRuntime
+    from madqa.space.config import SpaceConfig
+
+    GATES[:] = [threading.Event() for _ in range(4)]
+    ENTERED[:] = [threading.Event() for _ in range(4)]
+    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(tmp_path / "db.sqlite"),
+                                   "MADQA_SPACE_AGENT_MODEL": SPEC})  # fmt: skip
+    runtime = AgentRuntime(config)
+    try:
+        yield runtime
+    finally:
+        for gate in GATES:  # never leave an agent thread waiting
+            gate.set()
+
+
+def _run_in_background(runtime: Any, stop: threading.Event) -> tuple[threading.Thread, list[list[Any]]]:
+    from madqa.space.agent_tab import BM25, run_agent
+
+    seen: list[list[Any]] = []
+
+    def consume() -> None:
+        for history in run_agent(runtime, {}, None, "What is the total of the invoice?", BM25, SPEC, stop):
+            seen.append(list(history))
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    return thread, seen
+
+
+def _texts(history: list[Any]) -> list[str]:
+    return [str(m.content) for m in history]
+
+
+def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
+    from madqa.space.agent_tab import stopping_title
+
+    stop = runtime.stop_flag("visitor")
+    thread, seen = _run_in_background(runtime, stop)
+    assert ENTERED[0].wait(120), "the first model call never started"
+    assert runtime.request_stop("visitor") is True
+    # while the call is pending, the status line says the run will stop when it returns
+    for _ in range(100):
+        titles = [(m.metadata or {}).get("title", "") for m in (seen[-1] if seen else [])]
+        if any(t.endswith("(stopping when this call returns)") for t in titles):
+            break
+        threading.Event().wait(0.1)
+    else:
+        raise AssertionError(f"no stopping status in {titles}")
+    assert stopping_title("x") == "x (stopping when this call returns)"
+    GATES[0].set()  # the call returns: it asked for a search, which is shown, then the run stops
+    thread.join(120)
+    assert not thread.is_alive()
+    final = _texts(seen[-1])
+    assert any(t.startswith("**step 1: search** `invoice OR report`") for t in final)
+    assert final[-1] == "Stopped at your request after step 1: no answer."
+    assert not any("Final answer" in t for t in final)
+    assert not ENTERED[1].is_set()  # no second model call was made
+    assert runtime.lock.acquire(blocking=False)  # the tab is free for the next run
+    runtime.lock.release()
+    # the next run, without Stop, answers
+    GATES[1].set()
+    GATES[2].set()
+    thread, seen = _run_in_background(runtime, runtime.stop_flag("visitor"))
+    thread.join(120)
+    assert any(t.startswith(f"**Final answer:** {ANSWER}") for t in _texts(seen[-1]))
+
+
+def test_stop_before_the_first_step(runtime: Any) -> None:
+    stop = runtime.stop_flag("visitor")
+    stop.set()
+    thread, seen = _run_in_background(runtime, stop)
+    thread.join(120)
+    assert _texts(seen[-1])[-1] == "Stopped at your request before its first step: no answer."
+    assert not ENTERED[0].is_set()  # the model was never called
+
+
+def test_stop_reaches_only_the_visitor_who_asked(runtime: Any) -> None:
+    mine, other = runtime.stop_flag("visitor-a"), runtime.stop_flag("visitor-b")
+    assert runtime.request_stop("visitor-c") is False  # a session with no run
+    assert runtime.request_stop("visitor-b") is True
+    assert other.is_set() and not mine.is_set()
+    newer = runtime.stop_flag("visitor-a")  # a second run of the same visitor replaces the flag
+    runtime.forget("visitor-a", mine)  # the first run's end does not drop the newer run's flag
+    assert runtime.request_stop("visitor-a") is True and newer.is_set() and not mine.is_set()
+    runtime.forget("visitor-a", newer)
+    assert runtime.request_stop("visitor-a") is False
