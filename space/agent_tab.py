@@ -40,6 +40,9 @@ THUMB_SIDE = 320
 MAX_STEPS = 6
 RUN, RUNNING = "Run agent", "Running… (see the status below)"
 STOP, STOPPING = "Stop", "Stopping…"
+#: How long a run waits for another visitor's run to end before giving up (seconds).
+LOCK_WAIT_S = 300
+STOPPED_BEFORE_START = "Stopped at your request before it started: no answer."
 #: How often the status line is refreshed while the run waits (seconds).
 STATUS_EVERY_S = 1.0
 REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host does not provide the OS isolation "
@@ -77,6 +80,12 @@ class AgentRuntime:
             return False
         flag.set()
         return True
+
+    def flag_of(self, session: str) -> threading.Event:
+        """The stop flag of ``session``'s current run, made now if the run was started without one (an API call)."""
+        with self._stops_lock:
+            flag = self._stops.get(session)
+        return flag if flag is not None else self.stop_flag(session)
 
     def forget(self, session: str, flag: threading.Event) -> None:
         """Drop ``session``'s flag once its run has ended (unless a newer run of the session replaced it)."""
@@ -165,8 +174,15 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
         return
     history.append(gr.ChatMessage(role="user", content=question))
     yield history
-    if not runtime.lock.acquire(timeout=300):
-        history.append(gr.ChatMessage(role="assistant", content="The agent is busy; try again in a minute."))
+    waited = 0
+    while not (stopped := stop.is_set()) and not runtime.lock.acquire(timeout=1.0):
+        waited += 1  # another run holds the agent: wait for it, but let this visitor's Stop end the wait
+        if waited >= LOCK_WAIT_S:
+            history.append(gr.ChatMessage(role="assistant", content="The agent is busy; try again in a minute."))
+            yield history
+            return
+    if stopped:
+        history.append(gr.ChatMessage(role="assistant", content=STOPPED_BEFORE_START))
         yield history
         return
     # The agent runs on its own thread, which releases the lock when the agent has really finished: a visitor who
@@ -348,19 +364,22 @@ def build_agent_tab(config: SpaceConfig) -> None:
             yield [gr.ChatMessage(role="assistant", content=f"This Space runs only its configured models: {offered}.")]
             return
         session = str(request.session_hash or "")
-        flag = runtime.stop_flag(session)
+        flag = runtime.flag_of(session)  # made at the click, so a Stop while this run is queued is not lost
         try:
             yield from run_agent(runtime, dev, dev_id, question, agent_name, spec, flag)
         finally:
             runtime.forget(session, flag)
+
+    def start(request: gr.Request) -> tuple[Any, Any]:
+        runtime.stop_flag(str(request.session_hash or ""))
+        return gr.update(interactive=False, value=RUNNING), gr.update(interactive=True, value=STOP)
 
     def stop(request: gr.Request) -> Any:
         runtime.request_stop(str(request.session_hash or ""))
         return gr.update(interactive=False, value=STOPPING)
 
     # Run is disabled (and says so) and Stop enabled from the click until the run has ended, whatever way it ends
-    busy = go.click(lambda: (gr.update(interactive=False, value=RUNNING), gr.update(interactive=True, value=STOP)),
-                    None, [go, halt], api_name=False, queue=False)  # fmt: skip
+    busy = go.click(start, None, [go, halt], api_name=False, queue=False)
     ran = busy.then(handler, [dev_pick, typed, agent, model], chat, api_name="run_agent", concurrency_limit=1)
     ran.then(lambda: (gr.update(interactive=True, value=RUN), gr.update(interactive=False, value=STOP)), None,
              [go, halt], api_name=False, queue=False)  # fmt: skip

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import browser_page, free_port, require_browser, save_screens  # noqa: E402
+from browser_support import browser_page, chromium, free_port, require_browser, save_screens, watched_page  # noqa: E402
 from fakes import ScriptedModel, search_then_cite  # noqa: E402
 
 sync_api = require_browser()
@@ -119,3 +119,33 @@ def test_stop_ends_the_run_when_the_pending_call_returns(url: str, tmp_path) -> 
         expect(chat.get_by_text("Final answer")).to_have_count(0)
         assert len(CALLS) == 1  # no model call after Stop
 
+
+
+def test_stop_while_queued_behind_another_visitor_and_only_for_its_visitor(url: str) -> None:
+    """Visitor B presses Run while A's run holds the agent (gradio queues B's run), then Stop: B's run ends before it
+    starts, A's run is untouched and answers, and the model is never called for B."""
+    expect = sync_api.expect
+    GATES[:] = [threading.Event(), threading.Event()]
+    CALLS.clear()
+    with chromium() as browser:
+        (a, a_errors), (b, b_errors) = watched_page(browser), watched_page(browser)  # two sessions
+        for page in (a, b):
+            page.goto(url, timeout=60_000)
+            page.get_by_role("tab", name="Try an agent").click()
+            page.locator("#run-agent").wait_for(timeout=30_000)
+        a.locator("#run-agent").click()
+        a.locator("#trajectory").get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
+        b.locator("#run-agent").click()
+        expect(b.locator("#stop-agent")).to_be_enabled(timeout=30_000)
+        b.locator("#stop-agent").click()
+        expect(b.locator("#stop-agent")).to_have_text("Stopping…")
+        expect(a.locator("#stop-agent")).to_have_text("Stop")  # A's run is not A's to see stopping
+        GATES[0].set()
+        GATES[1].set()
+        a.locator("#trajectory").get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
+        b.locator("#trajectory").get_by_text("Stopped at your request before it started: no answer.").wait_for(
+            timeout=60_000)
+        expect(b.locator("#run-agent")).to_be_enabled(timeout=30_000)
+        expect(b.locator("#trajectory").get_by_text("Final answer")).to_have_count(0)
+        assert len(CALLS) == 2  # A's two calls; none for B
+        assert not a_errors and not b_errors

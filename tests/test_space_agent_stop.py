@@ -103,13 +103,56 @@ def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
     assert any(t.startswith(f"**Final answer:** {ANSWER}") for t in _texts(seen[-1]))
 
 
-def test_stop_before_the_first_step(runtime: Any) -> None:
+def test_stop_before_the_run_starts(runtime: Any) -> None:
+    from madqa.space.agent_tab import STOPPED_BEFORE_START
+
     stop = runtime.stop_flag("visitor")
-    stop.set()
+    stop.set()  # pressed while gradio still queued the run
+    thread, seen = _run_in_background(runtime, stop)
+    thread.join(120)
+    assert _texts(seen[-1])[-1] == STOPPED_BEFORE_START
+    assert not ENTERED[0].is_set()  # the model was never called
+
+
+def test_stop_while_waiting_for_another_run_ends_the_wait(runtime: Any) -> None:
+    from madqa.space.agent_tab import STOPPED_BEFORE_START
+
+    assert runtime.lock.acquire(timeout=10)  # another visitor's run holds the agent
+    try:
+        stop = runtime.stop_flag("visitor")
+        thread, seen = _run_in_background(runtime, stop)
+        for _ in range(600):  # a condition, polled: the question is shown
+            if seen:
+                break
+            threading.Event().wait(0.1)
+        threading.Event().wait(1.5)  # into the waiter's one-second slices (it cannot end without the lock)
+        assert thread.is_alive() and seen
+        stop.set()
+        thread.join(30)  # ends at its next slice, not after the 300 s wait
+        assert not thread.is_alive()
+        assert _texts(seen[-1])[-1] == STOPPED_BEFORE_START
+    finally:
+        runtime.lock.release()  # it was never the stopped run's to release
+    assert not ENTERED[0].is_set()
+
+
+def test_stop_during_set_up_ends_before_the_first_step(runtime: Any) -> None:
+    """Stop pressed while the agent is being prepared (loading a local model takes seconds): no model call."""
+    stop = runtime.stop_flag("visitor")
+    prepare = runtime.prepared
+
+    def prepared_then_stopped(name: str, spec: str) -> Any:
+        agent = prepare(name, spec)
+        stop.set()
+        return agent
+
+    runtime.prepared = prepared_then_stopped
     thread, seen = _run_in_background(runtime, stop)
     thread.join(120)
     assert _texts(seen[-1])[-1] == "Stopped at your request before its first step: no answer."
-    assert not ENTERED[0].is_set()  # the model was never called
+    assert not ENTERED[0].is_set()
+    assert runtime.lock.acquire(blocking=False)  # released by the run's thread
+    runtime.lock.release()
 
 
 def test_stop_reaches_only_the_visitor_who_asked(runtime: Any) -> None:
@@ -120,5 +163,8 @@ def test_stop_reaches_only_the_visitor_who_asked(runtime: Any) -> None:
     newer = runtime.stop_flag("visitor-a")  # a second run of the same visitor replaces the flag
     runtime.forget("visitor-a", mine)  # the first run's end does not drop the newer run's flag
     assert runtime.request_stop("visitor-a") is True and newer.is_set() and not mine.is_set()
+    assert runtime.flag_of("visitor-a") is newer  # the handler finds the flag made at the click
     runtime.forget("visitor-a", newer)
     assert runtime.request_stop("visitor-a") is False
+    made = runtime.flag_of("visitor-a")  # an API call has no click: the handler makes one
+    assert runtime.request_stop("visitor-a") is True and made.is_set()
