@@ -43,6 +43,9 @@ STOP, STOPPING = "Stop", "Stopping…"
 #: How long a run waits for another visitor's run to end before giving up (seconds).
 LOCK_WAIT_S = 300
 STOPPED_BEFORE_START = "Stopped at your request before it started: no answer."
+#: Stop flags kept at most (the oldest go first): a client that presses Run's hidden handler from ever new sessions
+#: without running anything must not grow the server's memory without bound.
+MAX_STOP_FLAGS = 4096
 #: How often the status line is refreshed while the run waits (seconds).
 STATUS_EVERY_S = 1.0
 REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host does not provide the OS isolation "
@@ -69,7 +72,10 @@ class AgentRuntime:
         """A new run's stop flag for ``session`` (it replaces the session's previous one)."""
         flag = threading.Event()
         with self._stops_lock:
+            self._stops.pop(session, None)  # re-inserted last: the eviction order is the order of the clicks
             self._stops[session] = flag
+            while len(self._stops) > MAX_STOP_FLAGS:
+                del self._stops[next(iter(self._stops))]
         return flag
 
     def request_stop(self, session: str) -> bool:

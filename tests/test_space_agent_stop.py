@@ -168,3 +168,18 @@ def test_stop_reaches_only_the_visitor_who_asked(runtime: Any) -> None:
     assert runtime.request_stop("visitor-a") is False
     made = runtime.flag_of("visitor-a")  # an API call has no click: the handler makes one
     assert runtime.request_stop("visitor-a") is True and made.is_set()
+
+
+def test_stop_flags_are_bounded(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run's hidden handler pressed from ever new sessions (no run follows) keeps at most MAX_STOP_FLAGS flags."""
+    from madqa.space import agent_tab
+
+    monkeypatch.setattr(agent_tab, "MAX_STOP_FLAGS", 3)
+    first = runtime.stop_flag("s0")
+    for i in range(1, 10):
+        runtime.stop_flag(f"s{i}")
+    assert [runtime.request_stop(f"s{i}") for i in range(10)] == [False] * 7 + [True] * 3  # the newest three kept
+    assert not first.is_set()
+    runtime.stop_flag("s7")  # a new click of a kept session makes it the newest
+    runtime.stop_flag("s10")
+    assert runtime.request_stop("s8") is False and runtime.request_stop("s7") is True
