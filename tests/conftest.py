@@ -40,7 +40,9 @@ def _ctrl_c_not_ignored(request: pytest.FixtureRequest) -> Iterator[None]:
     no test before them in their process (each file run in one foreground process never left it so). That run was
     started in the background (``nohup bash scripts/load_test.sh &``), and a non-interactive shell ignores SIGINT in
     its background commands: the likely source, not yet reproduced by a one-file suite started the same way (no
-    warning). An ignored SIGINT survives fork and exec, and Python then installs
+    warning). The mechanism itself is seen outside pytest (stop 38): ``madqa space`` started by ``(make demo &)``
+    from the tool's non-interactive shell had SIGINT in its SigIgn mask and served on after a SIGINT, as POSIX
+    wants for a background job. An ignored SIGINT survives fork and exec, and Python then installs
     no KeyboardInterrupt handler, so every command a test started in that worker would ignore Ctrl+C too (stop 35's
     load test saw the Space's Ctrl+C test wait out its 240 s while the Space served on for 45 minutes). A caught
     signal is reset to the default at exec, so the handler set here is what children get. Whoever ignores it is named
