@@ -64,14 +64,14 @@ def test_live_status_disabled_run_and_visible_queries(url: str, tmp_path) -> Non
         run = page.locator("#run-agent")
         run.wait_for(timeout=30_000)
         stop = page.locator("#stop-agent")
-        expect(stop).to_be_disabled()  # nothing to stop yet
+        expect(stop).to_be_disabled(timeout=30_000)  # nothing to stop yet
         chat = page.locator("#trajectory")
         run.click()
         # the first model call waits: the tab says so, with a running clock, and Run cannot be pressed again
         status = chat.get_by_text("step 1: waiting for the model")
         status.first.wait_for(timeout=60_000)
-        expect(run).to_be_disabled()
-        expect(stop).to_be_enabled()
+        expect(run).to_be_disabled(timeout=30_000)
+        expect(stop).to_be_enabled(timeout=30_000)
         first = status.first.inner_text()
         page.wait_for_timeout(2_500)
         assert chat.get_by_text("step 1: waiting for the model").first.inner_text() != first  # the clock moves
@@ -82,13 +82,13 @@ def test_live_status_disabled_run_and_visible_queries(url: str, tmp_path) -> Non
         assert query.first.is_visible()
         waiting = chat.get_by_text("step 2: waiting for the model").first
         waiting.wait_for(timeout=60_000)
-        expect(run).to_be_disabled()
+        expect(run).to_be_disabled(timeout=30_000)
         waiting.scroll_into_view_if_needed()
         save_screens(page, "space-agent-running-1440", tmp_path)
         GATES[1].set()
         chat.get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
         expect(run).to_be_enabled(timeout=30_000)
-        expect(stop).to_be_disabled()
+        expect(stop).to_be_disabled(timeout=30_000)
         expect(chat.get_by_text("waiting for the model")).to_have_count(0)
         save_screens(page, "space-agent-done-1440", tmp_path)
 
@@ -105,17 +105,17 @@ def test_stop_ends_the_run_when_the_pending_call_returns(url: str, tmp_path) -> 
         run.click()
         chat.get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
         stop.click()
-        expect(stop).to_have_text("Stopping…")
-        expect(stop).to_be_disabled()
+        expect(stop).to_have_text("Stopping…", timeout=30_000)
+        expect(stop).to_be_disabled(timeout=30_000)
         # the pending call is not cut: the status says the run stops when it returns
         chat.get_by_text("(stopping when this call returns)").first.wait_for(timeout=30_000)
-        expect(run).to_be_disabled()
+        expect(run).to_be_disabled(timeout=30_000)
         save_screens(page, "space-agent-stopping-1440", tmp_path)
         GATES[0].set()
         chat.get_by_text("Stopped at your request after step 1: no answer.").wait_for(timeout=60_000)
         expect(run).to_be_enabled(timeout=30_000)
-        expect(stop).to_be_disabled()
-        expect(stop).to_have_text("Stop")
+        expect(stop).to_be_disabled(timeout=30_000)
+        expect(stop).to_have_text("Stop", timeout=30_000)
         expect(chat.get_by_text("Final answer")).to_have_count(0)
         assert len(CALLS) == 1  # no model call after Stop
 
@@ -138,8 +138,8 @@ def test_stop_while_queued_behind_another_visitor_and_only_for_its_visitor(url: 
         b.locator("#run-agent").click()
         expect(b.locator("#stop-agent")).to_be_enabled(timeout=30_000)
         b.locator("#stop-agent").click()
-        expect(b.locator("#stop-agent")).to_have_text("Stopping…")
-        expect(a.locator("#stop-agent")).to_have_text("Stop")  # A's run is not A's to see stopping
+        expect(b.locator("#stop-agent")).to_have_text("Stopping…", timeout=30_000)
+        expect(a.locator("#stop-agent")).to_have_text("Stop", timeout=30_000)  # A's run is not A's to see stopping
         GATES[0].set()
         GATES[1].set()
         a.locator("#trajectory").get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)

@@ -77,7 +77,7 @@ def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
     assert ENTERED[0].wait(120), "the first model call never started"
     assert runtime.request_stop("visitor") is True
     # while the call is pending, the status line says the run will stop when it returns
-    for _ in range(100):
+    for _ in range(600):  # a condition, polled (60 s at most)
         titles = [(m.metadata or {}).get("title", "") for m in (seen[-1] if seen else [])]
         if any(t.endswith("(stopping when this call returns)") for t in titles):
             break
