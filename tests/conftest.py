@@ -36,18 +36,17 @@ _previous_test = ["no test: this process started so (inherited, e.g. from a suit
 def _ctrl_c_not_ignored(request: pytest.FixtureRequest) -> Iterator[None]:
     """Give every test the SIGINT handling of a fresh interpreter, and name whoever left it ignored.
 
-    A worker can start with SIGINT *ignored*: in the load test of 2026-12-05 both workers' first tests saw it, with
-    no test before them in their process (each file run in one foreground process never left it so). That run was
-    started in the background (``nohup bash scripts/load_test.sh &``), and a non-interactive shell ignores SIGINT in
-    its background commands: the likely source, not yet reproduced by a one-file suite started the same way (no
-    warning). The mechanism itself is seen outside pytest (stop 38): ``madqa space`` started by ``(make demo &)``
-    from the tool's non-interactive shell had SIGINT in its SigIgn mask and served on after a SIGINT, as POSIX
-    wants for a background job. An ignored SIGINT survives fork and exec, and Python then installs
-    no KeyboardInterrupt handler, so every command a test started in that worker would ignore Ctrl+C too (stop 35's
-    load test saw the Space's Ctrl+C test wait out its 240 s while the Space served on for 45 minutes). A caught
-    signal is reset to the default at exec, so the handler set here is what children get. Whoever ignores it is named
-    by a ``SigintLeftIgnored`` warning in the summary: the test that left it so, or, at a test's start, the test run
-    before it (a wider fixture's teardown) or none (the process started so).
+    A worker can start with SIGINT *ignored*: in the load tests of 2026-12-05 started in the background
+    (``nohup bash scripts/load_test.sh &``) both workers' first tests saw it, with no test before them in their
+    process. A non-interactive shell ignores SIGINT in its background commands, and an ignored SIGINT survives fork
+    and exec: the load run of cb08a3b, started with SIGINT at its default, never warned, and a ``madqa space``
+    started by ``(make demo &)`` served on after a SIGINT (stop 38). (A one-file suite started with ``nohup … &``
+    did not warn; not explained.) Python then installs no KeyboardInterrupt handler, so every command a test started
+    in that worker would ignore Ctrl+C too (stop 35's load test saw the Space's Ctrl+C test wait out its 240 s while
+    the Space served on for 45 minutes). A caught signal is reset to the default at exec, so the handler set here is
+    what children get. Whoever ignores it is named by a ``SigintLeftIgnored`` warning in the summary: the test that
+    left it so, or, at a test's start, the test run before it (a wider fixture's teardown) or none (the process
+    started so).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
