@@ -42,7 +42,6 @@ RUN, RUNNING = "Run agent", "Running… (see the status below)"
 STOP, STOPPING = "Stop", "Stopping…"
 #: How long a run waits for another visitor's run to end before giving up (seconds).
 LOCK_WAIT_S = 300
-STOPPED_BEFORE_START = "Stopped at your request before it started: no answer."
 #: Stop flags kept at most (the oldest go first): a client that presses Run's hidden handler from ever new sessions
 #: without running anything must not grow the server's memory without bound.
 MAX_STOP_FLAGS = 4096
@@ -188,7 +187,7 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
             yield history
             return
     if stopped:
-        history.append(gr.ChatMessage(role="assistant", content=STOPPED_BEFORE_START))
+        history.append(gr.ChatMessage(role="assistant", content=stopped_text("before it started")))
         yield history
         return
     # The agent runs on its own thread, which releases the lock when the agent has really finished: a visitor who
@@ -251,6 +250,15 @@ def status_title(phase: str, step: int, waited_s: float) -> str:
     return f"{doing} {waited_s:.0f} s"
 
 
+def stopped_text(when: str) -> str:
+    """The run's last message after Stop.
+
+    >>> stopped_text("after step 2")
+    'Stopped at your request after step 2: no answer.'
+    """
+    return f"Stopped at your request {when}: no answer."
+
+
 def stopping_title(title: str) -> str:
     """The status line once Stop was pressed: the run ends when the pending call returns.
 
@@ -280,8 +288,8 @@ def _render(events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None,
             yield history
             return
         if kind == "stopped":
-            done = f"after step {value}" if value else "before its first step"
-            history.append(gr.ChatMessage(role="assistant", content=f"Stopped at your request {done}: no answer."))
+            when = f"after step {value}" if value else "before its first step"
+            history.append(gr.ChatMessage(role="assistant", content=stopped_text(when)))
         elif kind == "refused":
             history.append(gr.ChatMessage(role="assistant", content=REPL_REFUSED))
         elif kind == "failed":

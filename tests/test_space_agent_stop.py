@@ -70,8 +70,6 @@ def _texts(history: list[Any]) -> list[str]:
 
 
 def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
-    from madqa.space.agent_tab import stopping_title
-
     stop = runtime.stop_flag("visitor")
     thread, seen = _run_in_background(runtime, stop)
     assert ENTERED[0].wait(120), "the first model call never started"
@@ -84,7 +82,6 @@ def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
         threading.Event().wait(0.1)
     else:
         raise AssertionError(f"no stopping status in {titles}")
-    assert stopping_title("x") == "x (stopping when this call returns)"
     GATES[0].set()  # the call returns: it asked for a search, which is shown, then the run stops
     thread.join(120)
     assert not thread.is_alive()
@@ -104,18 +101,16 @@ def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
 
 
 def test_stop_before_the_run_starts(runtime: Any) -> None:
-    from madqa.space.agent_tab import STOPPED_BEFORE_START
 
     stop = runtime.stop_flag("visitor")
     stop.set()  # pressed while gradio still queued the run
     thread, seen = _run_in_background(runtime, stop)
     thread.join(120)
-    assert _texts(seen[-1])[-1] == STOPPED_BEFORE_START
+    assert _texts(seen[-1])[-1] == "Stopped at your request before it started: no answer."
     assert not ENTERED[0].is_set()  # the model was never called
 
 
 def test_stop_while_waiting_for_another_run_ends_the_wait(runtime: Any) -> None:
-    from madqa.space.agent_tab import STOPPED_BEFORE_START
 
     assert runtime.lock.acquire(timeout=10)  # another visitor's run holds the agent
     try:
@@ -130,7 +125,7 @@ def test_stop_while_waiting_for_another_run_ends_the_wait(runtime: Any) -> None:
         stop.set()
         thread.join(30)  # ends at its next slice, not after the 300 s wait
         assert not thread.is_alive()
-        assert _texts(seen[-1])[-1] == STOPPED_BEFORE_START
+        assert _texts(seen[-1])[-1] == "Stopped at your request before it started: no answer."
     finally:
         runtime.lock.release()  # it was never the stopped run's to release
     assert not ENTERED[0].is_set()
