@@ -191,7 +191,8 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
         yield history
         return
     # The agent runs on its own thread, which releases the lock when the agent has really finished: a visitor who
-    # leaves (gradio closes this generator) cannot start a second run beside one still calling the model.
+    # leaves (gradio closes this generator) cannot start a second run beside one still calling the model, and the
+    # run they left stops at its next step instead of running on for nobody.
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
     worker = threading.Thread(target=_produce, args=(runtime, AGENTS[agent_name], model_spec, question, row, events,
                                                      stop), name="agent-tab-run", daemon=True)  # fmt: skip
@@ -200,7 +201,10 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
     except BaseException:
         runtime.lock.release()
         raise
-    yield from _render(events, row, history, stop)
+    try:
+        yield from _render(events, row, history, stop)
+    finally:
+        stop.set()  # a visitor who left (gradio closed this generator) frees the agent at its next step
 
 
 def _produce(runtime: AgentRuntime, name: str, model_spec: str, question: str, row: Mapping[str, Any] | None,

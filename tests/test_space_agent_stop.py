@@ -178,3 +178,18 @@ def test_stop_flags_are_bounded(runtime: Any, monkeypatch: pytest.MonkeyPatch) -
     runtime.stop_flag("s7")  # a new click of a kept session makes it the newest
     runtime.stop_flag("s10")
     assert runtime.request_stop("s8") is False and runtime.request_stop("s7") is True
+
+
+def test_a_visitor_who_leaves_frees_the_agent_at_the_next_step(runtime: Any) -> None:
+    """Gradio closes the handler's generator when the page goes away: the run stops after the pending call."""
+    from madqa.space.agent_tab import BM25, run_agent
+
+    run = run_agent(runtime, {}, None, "What is the total of the invoice?", BM25, SPEC)
+    next(run)  # the question is shown; the next item is the first status line, a second later
+    next(run)
+    assert ENTERED[0].wait(120), "the first model call never started"
+    run.close()  # the visitor left
+    GATES[0].set()  # the pending call returns
+    assert runtime.lock.acquire(timeout=60)  # released by the run's thread, not after a second call (gate shut)
+    runtime.lock.release()
+    assert not ENTERED[1].is_set()  # no model call for nobody
