@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import ScriptedModel, search_then_cite  # noqa: E402
+from fakes import ScriptedModel, code, search_then_cite  # noqa: E402
 
 SPEC = "py:test_space_agent_stop:gated_model"
 ANSWER = "stop-test-answer"
@@ -27,6 +27,8 @@ def gated_reply(text: str, tools: list[str]) -> Any:
     ENTERED[call].set()
     if not GATES[call].wait(timeout=120):
         raise RuntimeError("the test never opened the gate")
+    if not tools:  # the code-REPL agent: one print per step
+        return code("print(documents[0])")
     return search_then_cite(ANSWER, "invoice OR report")(text, tools)
 
 
@@ -193,3 +195,43 @@ def test_a_visitor_who_leaves_frees_the_agent_at_the_next_step(runtime: Any) -> 
     assert runtime.lock.acquire(timeout=60)  # released by the run's thread, not after a second call (gate shut)
     runtime.lock.release()
     assert not ENTERED[1].is_set()  # no model call for nobody
+
+
+def _sandbox_children() -> list[int]:
+    """This process's child processes that run the REPL worker's sandbox script."""
+    from madqa.agents.repl.worker import SANDBOX_SCRIPT
+
+    pids = [int(p) for t in Path("/proc/self/task").iterdir() for p in (t / "children").read_text().split()]
+    found = []
+    for pid in pids:
+        try:
+            if str(SANDBOX_SCRIPT).encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:  # gone meanwhile
+            pass
+    return found
+
+
+def test_stop_ends_the_repl_workers_process(runtime: Any) -> None:
+    """Stopping the code-REPL agent leaves no worker process (model-written code's home) behind."""
+    from madqa.agents.protocol import AgentUnavailableError
+    from madqa.space.agent_tab import REPL, run_agent
+
+    try:
+        runtime.prepared("repl", SPEC)
+    except AgentUnavailableError as exc:  # the tab refuses the agent on such a host (tested elsewhere)
+        pytest.skip(f"this host cannot wall the REPL worker: {exc}")
+    stop = runtime.stop_flag("visitor")
+    seen: list[list[Any]] = []
+    thread = threading.Thread(target=lambda: seen.extend(run_agent(runtime, {}, None, "Q?", REPL, SPEC, stop)),
+                              daemon=True)  # fmt: skip
+    thread.start()
+    assert ENTERED[0].wait(120), "the first model call never started"
+    assert _sandbox_children(), "the REPL worker is not running during the run"
+    stop.set()
+    GATES[0].set()  # the call returns: its code runs in the worker, then the run stops
+    thread.join(120)
+    final = _texts(seen[-1])
+    assert any("print(documents[0])" in t for t in final)
+    assert final[-1] == "Stopped at your request after step 1: no answer."
+    assert _sandbox_children() == []  # the worker was closed with the run, not left for garbage collection
