@@ -24,6 +24,7 @@ from typing import Any
 import gradio as gr
 
 from . import content
+from .agent_runtime import AgentRuntime
 from .config import SpaceConfig
 
 logger = logging.getLogger(__name__)
@@ -32,100 +33,17 @@ BM25, REPL, RAG = "BM25 search agent", "code-REPL agent", "static RAG (one retri
 MDOC, SHELL = "MDocAgent (five agents)", "shell agent (search, grep, cat)"
 #: The agents offered, by label: their registry names.
 AGENTS = {BM25: "bm25", REPL: "repl", RAG: "rag", MDOC: "mdoc", SHELL: "shell"}
-#: The retriever of the static RAG and shell agents here: the page index, which needs nothing beyond the Space's
-#: own packages.
-SPACE_RAG_RETRIEVER = "bm25"
 MAX_CODE_CHARS = 1500
 THUMB_SIDE = 320
-MAX_STEPS = 6
 RUN, RUNNING = "Run agent", "Running… (see the status below)"
 STOP, STOPPING = "Stop", "Stopping…"
 #: How long a run waits for another visitor's run to end before giving up (seconds).
 LOCK_WAIT_S = 300
-#: Stop flags kept at most (the oldest go first): a client that presses Run's hidden handler from ever new sessions
-#: without running anything must not grow the server's memory without bound.
-MAX_STOP_FLAGS = 4096
 #: How often the status line is refreshed while the run waits (seconds).
 STATUS_EVERY_S = 1.0
 REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host does not provide the OS isolation "
                 "(Landlock and seccomp) that model-written code must run under, so no code is run. The BM25 search "
                 "agent works.")  # fmt: skip
-
-
-class AgentRuntime:
-    """Agents prepared on first use, per (agent, model), and a page renderer for the images shown.
-
-    One agent run at a time (:attr:`lock`): agents and llama.cpp are not thread-safe. Each run has a stop flag
-    kept under its visitor's session (:meth:`stop_flag`), so Stop ends only the run of the visitor who pressed it.
-    """
-
-    def __init__(self, config: SpaceConfig) -> None:
-        self.config = config
-        self.lock = threading.Lock()
-        self._prepared: dict[tuple[str, str], Any] = {}
-        self._renderer: Any = None
-        self._stops: dict[str, threading.Event] = {}
-        self._stops_lock = threading.Lock()
-
-    def stop_flag(self, session: str) -> threading.Event:
-        """A new run's stop flag for ``session`` (it replaces the session's previous one)."""
-        flag = threading.Event()
-        with self._stops_lock:
-            self._stops.pop(session, None)  # re-inserted last: the eviction order is the order of the clicks
-            self._stops[session] = flag
-            while len(self._stops) > MAX_STOP_FLAGS:
-                del self._stops[next(iter(self._stops))]
-        return flag
-
-    def request_stop(self, session: str) -> bool:
-        """Ask the run of ``session`` to stop at its next step boundary; False when that session runs nothing."""
-        with self._stops_lock:
-            flag = self._stops.get(session)
-        if flag is None:
-            return False
-        flag.set()
-        return True
-
-    def flag_of(self, session: str) -> threading.Event:
-        """The stop flag of ``session``'s current run, made now if the run was started without one (an API call)."""
-        with self._stops_lock:
-            flag = self._stops.get(session)
-        return flag if flag is not None else self.stop_flag(session)
-
-    def forget(self, session: str, flag: threading.Event) -> None:
-        """Drop ``session``'s flag once its run has ended (unless a newer run of the session replaced it)."""
-        with self._stops_lock:
-            if self._stops.get(session) is flag:
-                del self._stops[session]
-
-    def prepared(self, name: str, spec: str) -> Any:
-        """The prepared agent ``name`` on model ``spec`` (a search must come before an answer).
-
-        Raises:
-            madqa.agents.protocol.AgentUnavailableError: this host cannot run the agent safely.
-        """
-        if (name, spec) not in self._prepared:
-            from madqa.agents.config import RunConfig
-            from madqa.agents.protocol import Host
-            from madqa.agents.registry import get_agent
-
-            run = RunConfig(model=spec, agent=name, dataset=self.config.dataset, max_steps=MAX_STEPS, min_searches=1,
-                            retriever=SPACE_RAG_RETRIEVER if name in ("rag", "shell") else None)  # fmt: skip
-            host = Host(require_isolation=True, sandbox_per_question=True, progress=False,
-                        protected_paths=(str(self.config.db_path), str(self.config.labels_path)))  # fmt: skip
-            agent = get_agent(name)
-            run.check()
-            agent.check(run)
-            self._prepared[(name, spec)] = agent.prepare(run, host=host)
-        return self._prepared[(name, spec)]
-
-    def renderer(self) -> Any:
-        """The page renderer of the Space's dataset (thumbnails and cited pages)."""
-        if self._renderer is None:
-            from madqa.agents.render import PageRenderer
-
-            self._renderer = PageRenderer(self.config.dataset)
-        return self._renderer
 
 
 def dev_questions(config: SpaceConfig) -> dict[str, dict[str, Any]]:

@@ -352,7 +352,8 @@ def test_without_require_isolation_a_missing_layer_warns_once(monkeypatch, caplo
 
 
 def test_space_agent_tab_refuses_the_repl_agent_without_isolation(monkeypatch, tmp_path: Path) -> None:
-    from madqa.space.agent_tab import REPL, REPL_REFUSED, AgentRuntime, run_agent
+    from madqa.space.agent_runtime import AgentRuntime
+    from madqa.space.agent_tab import REPL, REPL_REFUSED, run_agent
     from madqa.space.config import SpaceConfig
 
     monkeypatch.setattr(repl_worker, "SKIP_WALLS", ("syscalls",))

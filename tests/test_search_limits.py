@@ -323,7 +323,7 @@ def test_run_opens_the_index_with_the_timeout(
 
 def test_space_agent_uses_the_default_limits(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from madqa.loading_script import load
-    from madqa.space.agent_tab import AgentRuntime
+    from madqa.space.agent_runtime import AgentRuntime
     from madqa.space.config import SpaceConfig
 
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))

@@ -38,7 +38,7 @@ def gated_model(**_: Any) -> ScriptedModel:
 
 @pytest.fixture
 def runtime(layout, tmp_path: Path) -> Iterator[Any]:
-    from madqa.space.agent_tab import AgentRuntime
+    from madqa.space.agent_runtime import AgentRuntime
     from madqa.space.config import SpaceConfig
 
     GATES[:] = [threading.Event() for _ in range(4)]
@@ -169,9 +169,9 @@ def test_stop_reaches_only_the_visitor_who_asked(runtime: Any) -> None:
 
 def test_stop_flags_are_bounded(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run's hidden handler pressed from ever new sessions (no run follows) keeps at most MAX_STOP_FLAGS flags."""
-    from madqa.space import agent_tab
+    from madqa.space import agent_runtime
 
-    monkeypatch.setattr(agent_tab, "MAX_STOP_FLAGS", 3)
+    monkeypatch.setattr(agent_runtime, "MAX_STOP_FLAGS", 3)
     first = runtime.stop_flag("s0")
     for i in range(1, 10):
         runtime.stop_flag(f"s{i}")

@@ -286,7 +286,8 @@ def test_restore_from_hub_rebuilds_an_empty_store(scorer, layout, tmp_path: Path
 
 @pytest.mark.parametrize("agent", ["BM25 search agent", "code-REPL agent"])
 def test_agent_tab_reports_a_failed_start_by_its_kind_only(layout, agent: str) -> None:
-    from madqa.space.agent_tab import AgentRuntime, run_agent
+    from madqa.space.agent_runtime import AgentRuntime
+    from madqa.space.agent_tab import run_agent
     from madqa.space.config import SpaceConfig
 
     runtime = AgentRuntime(SpaceConfig.from_env({"MADQA_HOME": str(layout.root)}))
