@@ -107,7 +107,7 @@ def _worker_main(
     while True:
         try:
             text = conn.recv()
-        except EOFError:
+        except (EOFError, OSError):  # the server closed the pipe, or died (kill -9) mid-send: nothing left to do
             return
         _set_cpu_budget(resource, limits.cpu_s)
         try:
@@ -122,7 +122,14 @@ def _worker_main(
         except Exception as exc:  # noqa: BLE001 - a bug, not the user's mistake: the parent logs it, shows no detail
             reply = ("internal", f"{type(exc).__name__}: {exc}")
         del text
-        conn.send(reply)
+        try:
+            conn.send(reply)
+        except OSError as exc:  # BrokenPipeError, ConnectionResetError: the server died (kill -9) while we scored
+            # An expected event, not a bug: one line in the server's log, never a traceback (the submission was
+            # never acknowledged, so nothing is lost).
+            logger.warning("scoring process %d: the server went away before the result was sent (%s); exiting",
+                           os.getpid(), type(exc).__name__)  # fmt: skip
+            return
 
 
 class _Worker:
