@@ -1,10 +1,13 @@
 """``madqa retrieval``: how well retrievers find the gold evidence pages, side by side, before any model runs.
 
 ``madqa retrieval --retriever bm25,dense:wordllama,rrf:bm25+dense:wordllama --split dev [--dataset SPEC]
-[--limit N] [--k 10] [--runs-dir DIR] [--json]`` ranks the split's pages for every question's text with each
-retriever (:mod:`madqa.agents.retrieval`) and prints Recall@1/5/10, nDCG@5/10 and MRR@10 at page and document
-level with 95 % CIs, per hop type with ``--by-hop``, and the oracle gap (questions whose evidence no retriever puts
-in its top ``k``). ``--runs-dir`` writes each ranking as a TREC run file and the gold as qrels.
+[--limit N] [--depth 1000] [--k 10] [--runs-dir DIR] [--json]`` ranks the split's pages for every question's text
+with each retriever (:mod:`madqa.agents.retrieval`) and prints Recall@1/5/10, nDCG@5/10 and MRR@10 at page level
+(top 10 pages) and document level (documents of the top ``--depth`` pages) with 95 % Wilson intervals, per hop type
+with ``--by-hop``, and the share of
+questions whose evidence no retriever puts in its top ``k`` (a miss rate; not the paper's Oracle Gap, see
+:mod:`madqa.agents.retrieval.evaluation`). ``--runs-dir`` writes each ranking as TREC runs and the gold as qrels,
+from which ``trec_eval`` reproduces the printed table.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from madqa.cli.errors import UserError
 
-HELP = "retrieval quality of page retrievers against the gold evidence (Recall@k, nDCG, MRR; oracle gap)"
+HELP = "retrieval quality of page retrievers against the gold evidence (Recall@k, nDCG, MRR; TREC runs)"
 
 logger = logging.getLogger(__name__)
 
@@ -30,9 +33,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="dev", help="labelled split (default: dev; test labels are hidden)")
     parser.add_argument("--dataset", metavar="SPEC", help="dataset folder, sample (default) or a prepared Hub id")
     parser.add_argument("--limit", type=int, help="first N questions only")
-    parser.add_argument("--k", type=int, default=10, help="depth of the oracle gap (default: 10)")
+    parser.add_argument("--depth", type=int, default=None, metavar="N",
+                        help="pages ranked per question for the document level (default: 1000; at least 10, the "
+                             "measures' deepest cut-off, and at least --k); the page level reads the top 10")
+    parser.add_argument("--k", type=int, default=10,
+                        help="top k of the 'missed by every retriever' share (default: 10)")
     parser.add_argument("--by-hop", action="store_true", help="also print the table per hop type")
-    parser.add_argument("--runs-dir", type=Path, metavar="DIR", help="write TREC run files and qrels here")
+    parser.add_argument("--runs-dir", type=Path, metavar="DIR",
+                        help="write TREC runs and qrels of both levels here (runs.json says which is which)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
 
 
@@ -48,7 +56,7 @@ def _specs(raw: str) -> list[str]:
 def _table(results: dict[str, Any], level: str, group: str | None = None) -> list[str]:
     from madqa.agents.retrieval.evaluation import MEASURES
 
-    width = max(len(name) for name in results)
+    width = max(len(name) for name in results)  # cells: mean [95 % Wilson interval]
     lines = [f"{'retriever'.ljust(width)}  " + "  ".join(label.rjust(17) for label, _ in MEASURES)]
     for name, summary in results.items():
         block = summary[level]["all"] if group is None else summary[level]["by_hop"].get(group)
@@ -67,12 +75,14 @@ def run(args: argparse.Namespace) -> int:
     """Rank, score and print."""
     from madqa.agents.retrieval.base import RetrievalError
     from madqa.agents.retrieval.evaluation import (
+        CUTOFF,
+        DEFAULT_DEPTH,
+        TREC_EVAL_COMMAND,
         Question,
-        oracle_gap,
+        missed_by_all,
         rank_all,
         summarise,
-        write_trec_qrels,
-        write_trec_run,
+        write_runs,
     )
     from madqa.agents.retrieval.spec import make_retrievers
     from madqa.loading_script.load import DatasetUnavailableError, load_gold, load_pages
@@ -80,6 +90,11 @@ def run(args: argparse.Namespace) -> int:
     specs = _specs(args.retriever)
     if args.k < 1 or (args.limit is not None and args.limit < 1):
         raise UserError("--k and --limit must be positive")
+    depth = DEFAULT_DEPTH if args.depth is None else args.depth
+    if depth < max(CUTOFF, args.k):
+        default = f" (the default {DEFAULT_DEPTH} is below --k {args.k})" if args.depth is None else ""
+        raise UserError(f"--depth must be at least {CUTOFF} (the measures' deepest cut-off) and at least --k; "
+                        f"got --depth {depth} and --k {args.k}{default}")
     try:
         rows = load_gold(args.split, args.dataset)
         pages = load_pages(args.dataset)
@@ -88,34 +103,50 @@ def run(args: argparse.Namespace) -> int:
     questions = [Question(str(r["id"]), str(r["question"]), tuple((e["document"], int(e["page"]))
                                                                  for e in r["evidence"]), str(r.get("hop_type") or ""))
                  for r in rows][: args.limit]  # fmt: skip
+    if not questions:
+        raise UserError(f"the {args.split} split has no labelled questions to rank pages for")
     try:
         retrievers = make_retrievers(specs, pages, progress=not args.json)
     except RetrievalError as exc:
         raise UserError(str(exc)) from None
-    depth = max(10, args.k)
+    page_depth = max(CUTOFF, args.k)
     results, rankings = {}, []
     for retriever in retrievers:
-        ranked = rank_all(retriever, questions, depth)
-        rankings.append(ranked)
-        results[retriever.name] = summarise(ranked, questions)
-        if args.runs_dir:
-            write_trec_run(args.runs_dir / f"{len(rankings):02d}.trec", retriever.name, ranked)
+        ranked = rank_all(retriever, questions, page_depth)
+        deep = ranked if depth == page_depth else rank_all(retriever, questions, depth)
+        rankings.append((retriever.name, ranked, deep))
+        results[retriever.name] = summarise(ranked, questions, deep, depth)
     if args.runs_dir:
-        write_trec_qrels(args.runs_dir / "qrels.txt", questions)
-    gap = oracle_gap(rankings, questions, args.k)
-    out = {"split": args.split, "questions": len(questions), "retrievers": results, "oracle_gap": gap}
+        write_runs(args.runs_dir, rankings, questions, depth)
+    missed = missed_by_all([r for _, r, _ in rankings], questions, args.k)
+    out = {"split": args.split, "questions": len(questions), "depth": depth, "interval": "wilson-95",
+           "retrievers": results, "missed_by_all": missed}  # fmt: skip
     if args.json:
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    lines = [f"{len(questions)} {args.split} questions, {len(pages)} pages"]
+    lines = [f"{len(questions)} {args.split} questions, {len(pages)} pages; page level: each retriever's top "
+             f"{page_depth} pages; document level: the documents of its top {depth} pages (--depth)"]
     for level in ("page", "document"):
-        lines += ["", f"{level} level (mean [95% CI]):", *_table(results, level)]
+        lines += ["", f"{level} level (mean [95% Wilson interval]):", *_table(results, level)]
+        if level == "document":  # how deep the document level really was (ten pages are often fewer documents)
+            sizes = "; ".join(f"{name} {r['median']:g} / {r['min']} / {r['short']} / {r['cut']}"
+                              for name, r in ((n, s["document"]["ranked"]) for n, s in results.items()))
+            lines.append(f"  documents in the top {depth} pages, median / fewest / questions with fewer than "
+                         f"{CUTOFF} / of those, cut short by --depth: {sizes}")
+            if any(s["document"]["ranked"]["cut"] for s in results.values()):
+                lines.append(f"  (some top-{depth} rankings held fewer than {CUTOFF} documents: a larger --depth "
+                             "ranks more of them)")
         if args.by_hop:
             hops = sorted({h for s in results.values() for h in s[level]["by_hop"]})
             for hop in hops:
                 lines += [f"  hop type {hop}:", *("  " + line for line in _table(results, level, hop))]
-    lines += ["", f"oracle gap @{gap['k']}: {100 * gap['none_in_top_k']:.1f}% of questions have no gold page in any "
-              f"retriever's top {gap['k']}; {100 * gap['not_all_in_top_k']:.1f}% miss at least one"]
+    k, lo, hi = missed["k"], *missed["none_ci"]
+    lines += ["", f"missed by every retriever @{k}: {100 * missed['none_in_top_k']:.1f}% [{100 * lo:.1f}, "
+              f"{100 * hi:.1f}] of questions have no gold page in any retriever's top {k}; "
+              f"{100 * missed['not_all_in_top_k']:.1f}% miss at least one (a retrieval miss rate, not the paper's "
+              "Oracle Gap)"]
+    if args.runs_dir:
+        lines.append(f"TREC runs in {args.runs_dir} (runs.json); the table again: {TREC_EVAL_COMMAND}")
     print("\n".join(lines))  # the command's result
     return 0

@@ -1,5 +1,6 @@
 """The retrieval layer: real rankings (BM25, wordllama vectors), fusion, the page-vector cache, and the measures
-against hand-computed values; ``madqa retrieval`` on the sample."""
+against hand-computed values and against trec_eval's own code (``pytrec_eval``) reading the written TREC runs;
+``madqa retrieval`` on the sample."""
 
 from __future__ import annotations
 
@@ -14,7 +15,16 @@ from typing import Any
 import pytest
 
 from madqa.agents.retrieval.base import RetrievalError
-from madqa.agents.retrieval.evaluation import Question, oracle_gap, per_query, summarise, write_trec_run
+from madqa.agents.retrieval.evaluation import (
+    TREC_EVAL_MEASURES,
+    Question,
+    missed_by_all,
+    per_query,
+    summarise,
+    wilson,
+    write_trec_qrels,
+    write_trec_run,
+)
 from madqa.agents.retrieval.fusion import HybridRetriever, RRFRetriever
 from madqa.agents.retrieval.spec import make_retriever, make_retrievers
 from madqa.agents.search.base import PageHit
@@ -137,37 +147,186 @@ def test_measures_against_hand_computed_values(tmp_path: Path) -> None:
     summary = summarise(rankings, questions)
     mrr = summary["page"]["all"]["MRR@10"]
     assert mrr["n"] == 3 and mrr["mean"] == pytest.approx(0.5)
-    sd = math.sqrt(((0.5 - 0.5) ** 2 + (1 - 0.5) ** 2 + (0 - 0.5) ** 2) / 2)
-    assert mrr["ci"][1] == pytest.approx(min(1.0, 0.5 + 4.302652729911275 * sd / math.sqrt(3)))  # t(0.975, 2)
+    z = 1.959963984540054  # Wilson at mean 0.5, n 3: centre 0.5, half z / (1 + z²/3) · sqrt(0.25/3 + z²/36)
+    assert mrr["ci"][1] == pytest.approx(0.5 + z / (1 + z * z / 3) * math.sqrt(0.25 / 3 + z * z / 36))
     assert summary["page"]["by_hop"]["single"]["R@1"]["mean"] == 0.5
-    gap = oracle_gap([rankings, {"q3": [PageHit("d.pdf", 1, 1.0)]}], questions, k=1)
+    assert summary["page"]["ranked"] == {"median": 1, "min": 0, "short": 3, "cut": 0}
+    missed = missed_by_all([rankings, {"q3": [PageHit("d.pdf", 1, 1.0)]}], questions, k=1)
     # top 1: q1 misses both gold pages in both rankings; q2 found; q3 found by the second ranking
-    assert (gap["none_in_top_k"], gap["not_all_in_top_k"], gap["none_ids"]) == (1 / 3, 1 / 3, ["q1"])
+    assert (missed["none_in_top_k"], missed["not_all_in_top_k"], missed["none_ids"]) == (1 / 3, 1 / 3, ["q1"])
+    assert missed["none_ci"] == pytest.approx(wilson([1.0, 0.0, 0.0])["ci"])
     write_trec_run(tmp_path / "r.trec", "bm25 x", rankings)
-    assert (tmp_path / "r.trec").read_text().splitlines()[0] == "q1 Q0 a.pdf#p2 1 9.000000 bm25_x"
+    # the score is the order (n + 1 - rank), not the engine's 9.0
+    assert (tmp_path / "r.trec").read_text().splitlines()[0] == "q1 Q0 a.pdf#p2 1 3 bm25_x"
 
 
-def test_tied_engine_scores_keep_the_retrievers_order() -> None:
+def test_tied_engine_scores_keep_the_retrievers_order_in_the_measures_and_the_trec_run(tmp_path: Path) -> None:
     # trec_eval orders tied scores by document id (descending): "z.pdf#p1" would move ahead of "a.pdf#p1"
     questions = [Question("q", "", (("z.pdf", 1),), "single")]
-    values = per_query({"q": [PageHit("a.pdf", 1, 1.0), PageHit("z.pdf", 1, 1.0)]}, questions, "page")
+    rankings = {"q": [PageHit("a.pdf", 1, 1.0), PageHit("z.pdf", 1, 1.0)]}
+    values = per_query(rankings, questions, "page")
     assert values["R@1"]["q"] == 0.0 and values["MRR@10"]["q"] == 0.5
+    write_trec_run(tmp_path / "run", "tied", rankings)
+    write_trec_qrels(tmp_path / "qrels", questions)
+    got = _trec_eval(tmp_path / "qrels", tmp_path / "run")
+    assert got["R@1"] == {"q": 0.0} and got["MRR@10"] == {"q": 0.5}  # trec_eval keeps the retriever's order too
 
 
-def test_cli_prints_the_table_and_writes_trec_runs(layout, tmp_path: Path) -> None:
+def test_ids_with_whitespace_stay_one_field_in_trec_files(tmp_path: Path) -> None:
+    questions = [Question("q 1", "", (("annual report.pdf", 2),), "single")]
+    rankings = {"q 1": [PageHit("annual report.pdf", 1, 2.0), PageHit("annual report.pdf", 2, 1.0)]}
+    write_trec_run(tmp_path / "run", "r", rankings)
+    write_trec_qrels(tmp_path / "qrels", questions)
+    assert (tmp_path / "qrels").read_text() == "q%201 0 annual%20report.pdf#p2 1\n"
+    got = _trec_eval(tmp_path / "qrels", tmp_path / "run")
+    assert got["MRR@10"] == {"q%201": 0.5} and per_query(rankings, questions, "page")["MRR@10"] == {"q 1": 0.5}
+
+
+def test_the_document_level_reads_documents_beyond_the_top_ten_pages() -> None:
+    # twelve pages of one document, then the gold document: its best page is 13th, the document 2nd
+    questions = [Question("q", "", (("gold.pdf", 4),), "single")]
+    hits = [PageHit("big.pdf", p, 20.0 - p) for p in range(1, 13)] + [PageHit("gold.pdf", 4, 1.0)]
+    page, document = per_query({"q": hits}, questions, "page"), per_query({"q": hits}, questions, "document")
+    assert page["R@10"]["q"] == 0.0 and document["R@5"]["q"] == 1.0 and document["MRR@10"]["q"] == 0.5
+    summary = summarise({"q": hits[:10]}, questions, deep={"q": hits}, depth=13)  # the page level: the top 10
+    assert summary["page"]["all"]["R@10"]["mean"] == 0.0 and summary["document"]["all"]["R@5"]["mean"] == 1.0
+    assert summary["page"]["ranked"] == {"median": 10, "min": 10, "short": 0, "cut": 0}
+    # two documents in 13 pages, and the ranking filled the depth: cut short by it
+    assert summary["document"]["ranked"] == {"median": 2, "min": 2, "short": 1, "cut": 1}
+    assert summarise({"q": hits}, questions, deep={"q": hits}, depth=20)["document"]["ranked"]["cut"] == 0
+
+
+@pytest.mark.parametrize("k, n", [(0, 38), (38, 38), (24, 38), (1, 1), (3, 10)])
+def test_wilson_intervals_match_scipy_and_do_not_collapse(k: int, n: int) -> None:
+    from scipy import stats
+
+    got = wilson([1.0] * k + [0.0] * (n - k))
+    want = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert got["mean"] == k / n and got["ci"] == pytest.approx([want.low, want.high], abs=1e-12)
+    assert got["ci"][1] - got["ci"][0] > 0.05  # never [1.00, 1.00] (or [0.00, 0.00]) on 38 questions or fewer
+    if k == n == 38:  # all ones: the lower bound is n / (n + z²)
+        assert got["ci"][0] == pytest.approx(38 / (38 + 1.959963984540054**2)) and got["ci"][0] < 0.91
+
+
+def test_wilson_on_fractional_values_bounds_the_mean_by_the_largest_variance() -> None:
+    # values in [0, 1] of mean p have variance at most p(1 - p): each bound solves (mean - p)² = z² p(1 - p) / n
+    values = [1.0, 1.0, 0.5, 1 / 3, 1.0, 0.0, 1.0, 0.25]
+    got = wilson(values)
+    mean, n, z = sum(values) / len(values), len(values), 1.959963984540054
+    for p in got["ci"]:
+        assert (mean - p) ** 2 == pytest.approx(z * z * p * (1 - p) / n)
+    assert got["ci"][0] < mean < got["ci"][1] and wilson([])["ci"] == [None, None]
+
+
+def _trec_eval(qrels_path: Path, run_path: Path) -> dict[str, dict[str, float]]:
+    """Label → query → value, by trec_eval's own code (pytrec_eval) reading the files, as ``trec_eval -c -M 10``:
+    the run cut to each query's ten highest scores (unambiguous: the scores are checked to be strictly decreasing),
+    and every query of the qrels counted, 0 where the run has none."""
+    import pytrec_eval
+
+    with qrels_path.open() as f:
+        qrels = pytrec_eval.parse_qrel(f)
+    with run_path.open() as f:
+        run = pytrec_eval.parse_run(f)
+    lines = [line.split() for line in run_path.read_text().splitlines()]
+    for qid in run:
+        scores = [float(line[4]) for line in lines if line[0] == qid]
+        ranks = [int(line[3]) for line in lines if line[0] == qid]
+        assert ranks == list(range(1, len(ranks) + 1)), qid
+        assert all(a > b for a, b in zip(scores, scores[1:], strict=False)), f"tied scores: {run_path} {qid}"
+        run[qid] = dict(sorted(run[qid].items(), key=lambda kv: -kv[1])[:10])
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"recall.1,5,10", "ndcg_cut.5,10", "recip_rank"})
+    per = evaluator.evaluate(run)
+    return {label: {qid: per.get(qid, {}).get(name, 0.0) for qid in qrels}
+            for label, name in TREC_EVAL_MEASURES.items()}  # fmt: skip
+
+
+CELL = re.compile(r"(\d\.\d{3}) \[(\d\.\d\d),(\d\.\d\d)\]")
+
+
+def _printed_tables(stdout: str) -> dict[str, dict[str, list[tuple[str, str, str]]]]:
+    """level → retriever → its six printed cells (mean, low, high), read from the command's text output."""
+    tables: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
+    level = None
+    for line in stdout.splitlines():
+        if line.endswith("level (mean [95% Wilson interval]):"):
+            level = line.split()[0]
+            tables[level] = {}
+        elif level and CELL.search(line) and not line.startswith(" "):
+            tables[level][line.split()[0]] = CELL.findall(line)
+        elif not line.strip():
+            level = None
+    return tables
+
+
+def _mean(values: dict[str, float]) -> float:
+    return sum(values.values()) / len(values)
+
+
+def test_trec_eval_on_the_written_runs_gives_the_printed_table(layout, tmp_path: Path) -> None:
+    # the issue's case: all 38 dev questions of the sample; rrf's fused sums tie within the top 10 of several of
+    # them, so a run written with the engines' scores is re-ordered by trec_eval (R@1 0.549 against 0.641)
+    runs = tmp_path / "runs"
     specs = "bm25,dense:wordllama,rrf:bm25+dense:wordllama"
-    cmd = [sys.executable, "-m", "madqa.cli", "retrieval", "--retriever", specs,
+    cmd = [sys.executable, "-m", "madqa.cli", "retrieval", "--retriever", specs, "--split", "dev",
+           "--runs-dir", str(runs)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    printed = _printed_tables(done.stdout)
+    manifest = json.loads((runs / "runs.json").read_text())
+    assert manifest["depth"] == 1000 and [r["retriever"] for r in manifest["runs"]] == list(printed["page"])
+    assert len(printed["page"]) == 3 and set(printed) == {"page", "document"}
+    for level in ("page", "document"):
+        for entry in manifest["runs"]:
+            got = _trec_eval(runs / manifest["qrels"][level], runs / entry[level])
+            assert all(len(v) == 38 for v in got.values())
+            cells = printed[level][entry["retriever"]]
+            want = [f"{_mean(got[label]):.3f}" for label in TREC_EVAL_MEASURES]
+            assert [c[0] for c in cells] == want, (level, entry["retriever"])
+            for mean, lo, hi in cells:  # Wilson intervals: never collapsed, even at 1.000
+                assert float(lo) <= float(mean) <= float(hi) and float(lo) < float(hi)
+    for file in ("page", "document"):  # dense ranks every page: top 10 pages; every document
+        ids = [ln.split()[0] for ln in (runs / manifest["runs"][1][file]).read_text().splitlines()]
+        assert {ids.count(q) for q in ids} == ({10} if file == "page" else {42}), file  # 42 documents in the sample
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("  documents in the top 1000 pages"))
+    assert re.search(r"; dense:wordllama:256 42 / 42 / 0 / 0;", line), line
+    assert "missed by every retriever @10:" in done.stdout and "oracle gap @" not in done.stdout.lower()
+
+
+def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
+    specs = "bm25,dense:wordllama,rrf:bm25+dense:wordllama"
+    cmd = [sys.executable, "-m", "madqa.cli", "retrieval", "--retriever", specs, "--depth", "30",
            "--split", "dev", "--limit", "10", "--runs-dir", str(tmp_path / "runs"), "--json"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["questions"] == 10 and set(out["retrievers"]) == {"bm25", "dense:wordllama:256",
-                                                                  "rrf:bm25+dense:wordllama:256"}  # fmt: skip
-    for summary in out["retrievers"].values():
-        for level in ("page", "document"):
-            assert 0.0 <= summary[level]["all"]["R@10"]["mean"] <= 1.0
+    assert out["questions"] == 10 and out["depth"] == 30 and out["interval"] == "wilson-95"
+    assert set(out["retrievers"]) == {"bm25", "dense:wordllama:256", "rrf:bm25+dense:wordllama:256"}
     assert out["retrievers"]["bm25"]["page"]["all"]["R@10"]["mean"] > 0.5  # the sample's questions are findable
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["01.trec", "02.trec", "03.trec", "qrels.txt"]
+    assert "oracle_gap" not in out and 0.0 <= out["missed_by_all"]["none_in_top_k"] <= 1.0
+    runs = tmp_path / "runs"
+    assert sorted(p.name for p in runs.iterdir()) == sorted(
+        [f"0{i}.{level}.trec" for i in (1, 2, 3) for level in ("page", "document")]
+        + ["qrels.page.txt", "qrels.document.txt", "runs.json"])  # fmt: skip
+    manifest = json.loads((runs / "runs.json").read_text())
+    for entry in manifest["runs"]:  # full precision: the JSON's means are trec_eval's on the written files
+        for level in ("page", "document"):
+            got = _trec_eval(runs / manifest["qrels"][level], runs / entry[level])
+            block = out["retrievers"][entry["retriever"]][level]["all"]
+            for label in TREC_EVAL_MEASURES:
+                assert block[label]["mean"] == pytest.approx(_mean(got[label]), abs=1e-12), (level, label)
+        assert out["retrievers"][entry["retriever"]]["page"]["ranked"]["median"] <= 10
+    document = out["retrievers"]["dense:wordllama:256"]["document"]["ranked"]
+    assert document["min"] >= 1 and document["short"] == document["cut"]  # dense fills every top 30
+    shallow = subprocess.run([*cmd[:6], "--depth", "10", *cmd[8:12], "--json"], capture_output=True, text=True,
+                             timeout=600)
+    assert shallow.returncode == 0, shallow.stderr
+    for name, summary in json.loads(shallow.stdout)["retrievers"].items():  # --depth leaves the page level alone
+        assert summary["page"] == out["retrievers"][name]["page"], name
+    for extra, message in ((["--depth", "5"], "--depth must be at least 10"),
+                           (["--depth", "20", "--k", "25"], "got --depth 20 and --k 25")):  # fmt: skip
+        bad = subprocess.run([*cmd[:5], "bm25", *extra], capture_output=True, text=True, timeout=600)
+        assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
     bad = subprocess.run([*cmd[:5], "colpali:x:nope=1", "--split", "dev"], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "unknown option 'nope'" in bad.stderr and "Traceback" not in bad.stderr
 
