@@ -7,15 +7,17 @@ Decisions (issue #10):
   spaces and joiners, the bidi controls U+202A–U+202E and U+2066–U+2069, U+FEFF…), line/paragraph separators,
   private-use, surrogate and unassigned code points, and the few invisible *letters* (Hangul fillers, braille
   blank). The message names the code point and the field.
-* **Reserved names** (issue 23): the maintainers' baseline system names and submitter name, and anything that
-  starts with ``baseline`` (systems) or ``madqa``/``maintainer``/``baseline`` (submitters), are refused for user
-  submissions. Names are compared by their confusable skeletons (:func:`name_keys`): NFKC, then the UTS #39
-  skeleton (Unicode's ``confusables.txt``, as shipped by the ``confusable-homoglyphs`` package) with case folded
+* **Reserved names** (issues 23, 39): the maintainers' baseline system names and submitter name, and anything
+  that starts with ``baseline`` (systems) or ``madqa``/``maintainer``/``baseline`` (submitters), are refused for
+  user submissions. Names are compared by their confusable skeletons (:mod:`.confusables`): NFKC, then the UTS #39
+  skeleton of Unicode's ``confusables.txt`` with the Latin look-alikes it keeps apart folded in (small capitals,
+  letters with a stroke or hook, ``ı ɩ ӏ`` read as ``i`` or ``l``, ``ǫ`` as ``o`` or ``q``), with case folded
   before, after, and to upper case, then only letters and digits kept (punctuation, spaces, marks dropped). So
-  ``BaseIine`` (capital I), ``Bаseline`` (Cyrillic а), full-width letters, ``fl00r``, ``Base1ine``,
-  ``madqa_baselines``, ``m a d q a`` and ``Baseline:no answer(floor)`` are all the maintainers'. The prefixes
-  match without a word boundary (``madqafan`` is refused too). Every row also shows its origin on the board, so a
-  lookalike that slips through still reads "self-reported".
+  ``BaseIine`` (capital I), ``Bаseline`` (Cyrillic а), ``Baseӏine`` (palochka), ``ʙaseline`` and ``ᴍᴀᴅǫᴀ``
+  (small capitals), full-width letters, ``fl00r``, ``Base1ine``, ``madqa_baselines``, ``m a d q a`` and
+  ``Baseline:no answer(floor)`` are all the maintainers'. The prefixes match without a word boundary
+  (``madqafan`` is refused too). Every row also shows its origin on the board, so a lookalike that slips through
+  still reads "self-reported".
 * **Identity** (the rate-limit and idempotency key): the logged-in Hub user on a Space (login is required there);
   locally the *direct* peer address. Forwarded headers are never read here; uvicorn rewrites the peer from
   ``X-Forwarded-For`` only for the proxies listed in ``MADQA_SPACE_TRUSTED_PROXIES`` (see ``app.launch``).
@@ -27,7 +29,6 @@ Decisions (issue #10):
 
 from __future__ import annotations
 
-import functools
 import re
 import time
 import unicodedata
@@ -35,6 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .confusables import meets, name_keys
 from .storage import FORM_FIELDS, RateRule
 
 
@@ -68,68 +70,18 @@ _RESERVED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "system": (BASELINE_SYSTEMS, ("baseline",)),
     "submitter": ((MAINTAINER_SUBMITTER,), ("madqa", "maintainer", "baseline")),
 }
-_BIDI_MARKS = str.maketrans("", "", "\u200e\u200f")  # the package wraps right-to-left characters in these
-#: Greek small letters that read as Latin in common fonts but that confusables.txt maps elsewhere (kept from the
-#: hand-written fold this table replaced).
-_GREEK_EXTRA = str.maketrans("κτχ", "ktx")
-
-
-@functools.lru_cache(maxsize=1)
-def _prototypes() -> dict[str, str]:
-    """Character -> its UTS #39 prototype (one representative per confusable class), from ``confusables.txt``.
-
-    ``confusable-homoglyphs`` ships the table in both directions (a source lists its prototype; a prototype lists
-    its sources). A character listing one single-character entry that lists several is a source; a pair that only
-    list each other is one class with an unknown direction, mapped to the smaller of the two (any fixed
-    representative gives the same comparison). Characters mapping to sequences (``m`` -> ``rn``) keep them.
-    """
-    from confusable_homoglyphs import confusables
-
-    data = {k.translate(_BIDI_MARKS): [e["c"].translate(_BIDI_MARKS) for e in v]
-            for k, v in confusables.confusables_data.items()}  # fmt: skip
-    table: dict[str, str] = {}
-    for char, targets in data.items():
-        if len(char) != 1 or len(targets) != 1:
-            continue  # a sequence, or a prototype with several sources: itself
-        target = targets[0]
-        source = len(target) > 1 or len(data.get(target, ())) > 1
-        table[char] = target if source else min(char, target)
-    return table
-
-
-def _skeleton(text: str) -> str:
-    """UTS #39 ``skeleton``: NFD, each character replaced by its prototype, NFD."""
-    table = _prototypes()
-    return unicodedata.normalize("NFD", "".join(table.get(c, c) for c in unicodedata.normalize("NFD", text)))
-
-
-def name_keys(text: str) -> tuple[str, str, str]:
-    """The comparison keys of a name: its confusable skeleton with case folded three ways, letters and digits only.
-
-    One way is not enough: ``BaseIine`` (capital I, a lookalike of ``l``) is caught only when the skeleton is
-    taken before folding (folded, it is ``baseiine``); ``FL00R`` (zeros for ``O``) only when the skeleton is folded
-    and taken again; an all-capitals name in Cyrillic (``ВАЅЕLІNЕ``) only in upper case. Two names are confusable
-    when one of their keys is the same (key by key: across ways, ``i`` in upper case would meet ``l``).
-    """
-    base = unicodedata.normalize("NFKC", text).translate(_GREEK_EXTRA)
-    forms = (_skeleton(base.casefold()), _skeleton(_skeleton(base).casefold()), _skeleton(base.upper()))
-    first, second, third = ("".join(c for c in form if unicodedata.category(c)[0] in "LN") for form in forms)
-    return first, second, third
-
-
 def is_reserved(field: str, value: str) -> bool:
     """Whether ``value`` is reserved for the maintainers in form field ``field`` (``system`` or ``submitter``).
 
-    Reserved: confusable (:func:`name_keys`) with one of the field's reserved names, or starting with a
+    Reserved: confusable (:mod:`.confusables`) with one of the field's reserved names, or starting with a
     skeleton of one of its reserved prefixes.
     """
     if field not in _RESERVED:
         return False
     names, prefixes = _RESERVED[field]
     keys = name_keys(value)
-    if any(key == other for name in names for key, other in zip(keys, name_keys(name), strict=True)):
-        return True
-    return any(key.startswith(p) for prefix in prefixes for key, p in zip(keys, name_keys(prefix), strict=True))
+    return (any(meets(keys, name_keys(name)) for name in names)
+            or any(meets(keys, name_keys(prefix), prefix=True) for prefix in prefixes))  # fmt: skip
 
 
 def _refused_char(text: str) -> str | None:

@@ -84,6 +84,22 @@ def test_invisible_and_bidi_characters_are_refused_in_every_field(char: str) -> 
     ("submitter", "Ｍａｉｎｔａｉｎｅｒ"),
     ("submitter", "maintainer-bot"),
     ("submitter", "BaseIines"),
+    # issue 39: the four names that were accepted, and the look-alikes beside them
+    ("system", "Base\u04cfine: no answer (floor)"),  # Cyrillic small palochka (confusables.txt 13: i)
+    ("system", "Base\u0269ine: BM25 top-1 page, no answer"),  # Latin small iota
+    ("system", "\u0299aseline: BM25 top-3 pages, no answer"),  # small capital B
+    ("submitter", "\u1d0d\u1d00\u1d05\u01eb\u1d00 baselines"),  # small capitals, o with ogonek for q
+    ("submitter", "\u1d0d\u1d00\u1d05\ua7af\u1d00"),  # small capital Q
+    ("submitter", "mad\u01eda"),  # o with ogonek and macron
+    ("system", "Base\u0131ine"),  # dotless i for l
+    ("submitter", "ma\u0131ntainer"),  # ... and for i
+    ("system", "Basel\u0269ne"),  # iota for i
+    ("system", "\u0243aseline"),  # B with stroke (not decomposed)
+    ("system", "Base\u026bine"),  # l with middle tilde
+    ("system", "Base\u04c0ine"),  # Cyrillic capital palochka
+    ("system", "\u0299\u1d00\ua731\u1d07\u029f\u026a\u0274\u1d07"),  # all small capitals
+    ("system", "\u0432aseline"),  # Cyrillic ve (confusables.txt: small capital B)
+    ("submitter", "\u043cadqa"),  # Cyrillic em (confusables.txt: turned w; its capital is M)
 ])  # fmt: skip
 def test_reserved_names_are_refused_for_users_with_lookalikes(field: str, value: str) -> None:
     from madqa.space.identity import SubmissionError, clean_form
@@ -106,28 +122,58 @@ def test_ordinary_names_pass_and_seed_names_are_the_reserved_ones() -> None:
     from madqa.space.identity import BASELINE_SYSTEMS, clean_form, is_reserved
     from madqa.space.seed import SEED_FORM, baseline_runs
 
-    for name in ("My baseline-free agent", "BM25 + GPT", "basalt line", "alice", "Madison", "GPT-4o 1-shot", "Iliad"):
+    for name in ("My baseline-free agent", "BM25 + GPT", "basalt line", "alice", "Madison", "GPT-4o 1-shot", "Iliad",
+                 "Il\u0131ca", "\u01ebrn team", "Base camp", "lineage"):  # fmt: skip
         assert clean_form({**FORM, "system": name, "submitter": name})["system"] == name
     assert list(baseline_runs([], None, []).keys()) == list(BASELINE_SYSTEMS)
     assert all(is_reserved("system", s) for s in BASELINE_SYSTEMS) and is_reserved("submitter", SEED_FORM["submitter"])
 
 
 def test_the_confusables_table_is_unicodes() -> None:
-    """The skeleton comes from Unicode's confusables.txt (not a hand-written fold): its classes hold."""
-    from madqa.space.identity import _prototypes, name_keys
+    """The skeleton comes from Unicode's confusables.txt (not a hand-written fold), each mapping in its direction."""
+    from madqa.space.confusables import TABLE, confusable, prototypes, skeleton
 
-    table = _prototypes()
-    assert len(table) > 6000  # confusables.txt has thousands of sources
+    table = prototypes()
+    header = dict(line[2:].split(": ", 1) for line in TABLE.read_text(encoding="utf-8").splitlines()[:8]
+                  if line.startswith("# ") and ": " in line)  # fmt: skip
+    assert header["Version"] == "13.0.0" and len(header["SHA-256 of the file"]) == 64
+    assert len(table) == 6311  # every source of confusables.txt 13.0.0
     assert table["I"] == "l" and table["1"] == "l" and table["0"] == "O" and table["m"] == "rn"
     assert table["\u0430"] == "a" and table["\u043e"] == "o" and table["\u03bf"] == "o"  # Cyrillic a, o; Greek o
+    # direction: Cyrillic ve -> small capital B (a symmetric table cannot tell which is the prototype)
+    assert table["\u0432"] == "\u0299" and "\u0299" not in table
+    assert not set("".join(table.values())) & set(table), "a prototype that is also a source"
+    for char in table:  # the skeleton is idempotent (taken to a fixed point: the file's prototypes are not NFD)
+        assert skeleton(skeleton(char)) == skeleton(char), char
+    for a, b in [("I", "l"), ("1", "l"), ("0", "o"), ("O", "0"), ("rn", "m"), ("\uff41", "a"), ("\u0406", "I"),
+                 ("\u0131", "i"), ("\u0131", "l"), ("\u04cf", "l"), ("\u01eb", "q"), ("\u01eb", "o"),
+                 ("\u0299", "b"), ("\u1d0d", "M"), ("\u212e", "e"), ("\u2113", "l")]:  # fmt: skip
+        assert confusable(a, b), (a, b)
+    for a, b in [("a", "b"), ("i", "l"), ("e", "c"), ("madqa", "madqb"), ("o", "q"), ("\u0131", "o")]:
+        assert not confusable(a, b), (a, b)  # (L and I meet: l folded, I a lookalike)
 
-    def meet(a: str, b: str) -> bool:
-        return any(x == y for x, y in zip(name_keys(a), name_keys(b), strict=True))
 
-    for a, b in [("I", "l"), ("1", "l"), ("0", "o"), ("O", "0"), ("rn", "m"), ("\uff41", "a"), ("\u0406", "I")]:
-        assert meet(a, b), (a, b)
-    for a, b in [("a", "b"), ("i", "l"), ("e", "c"), ("madqa", "madqb")]:  # (L and I meet: l folded, I a lookalike)
-        assert not meet(a, b), (a, b)
+def test_the_table_script_writes_what_the_skeleton_reads(tmp_path: Path) -> None:
+    """``scripts/confusables_table.py`` turns a confusables.txt into the table, which the skeleton reads back."""
+    import importlib.util
+
+    from madqa.space import confusables
+
+    spec = importlib.util.spec_from_file_location("confusables_table", Path(__file__).parents[1] / "scripts" /
+                                                  "confusables_table.py")  # fmt: skip
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rows = [line.split("\t") for line in confusables.TABLE.read_text(encoding="utf-8").splitlines()
+            if not line.startswith("#")]  # fmt: skip
+    source = "\ufeff# confusables.txt\n# Date: 2020-02-13\n# Version: 13.0.0\n#\n" + "".join(
+        f"{s} ;\t{t} ;\tMA\t# ( x \u2192 y ) A \u2192 B\t#\n\n" for s, t in reversed(rows))
+    text = script.table_text(source.encode("utf-8"), "a test")
+    assert [line for line in text.splitlines() if not line.startswith("#")] == ["\t".join(r) for r in rows]
+    assert "# Version: 13.0.0" in text and "# From: a test" in text
+    with pytest.raises(SystemExit, match="listed once"):
+        script.table_text((source + f"{rows[0][0]} ;\t0041 ;\tMA\n").encode("utf-8"), "a test")
+    with pytest.raises(SystemExit, match="not Unicode's confusables.txt"):
+        script.table_text(b"# Version: 1\n0041 ;\t0042 ;\tMA\n", "a test")
 
 
 def test_identity_key_prefers_the_hub_user_and_requires_login_on_a_space() -> None:
