@@ -65,6 +65,12 @@ class HubMirror:
         record = {"id": sid, "identity": identity, "status": status, "report": dict(report), "items": rows}
         self._write(f"private-{sid:06d}.json", record, f"the private part of submission {sid}")
 
+    def save_pending(self, sid: int, identity: str, text: str) -> None:
+        """Write an accepted file's text while its private part waits to be scored, so a Space restored from the
+        mirror (no persistent disk) queues it again instead of losing it (:func:`rebuild_from_folder`)."""
+        self._write(f"pending-{sid:06d}.json", {"id": sid, "identity": identity, "text": text},
+                    f"the queued private part of submission {sid}")  # fmt: skip
+
     def stop(self) -> None:
         """Stop the background scheduler (tests)."""
         if self._scheduler is not None:
@@ -86,7 +92,8 @@ def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
         new_ids[int(record.get("id", sid))] = sid
         added += 1
     private = sorted(Path(folder).glob("private-*.json"))
-    if private:  # the private part's results, under the restored submissions' ids
+    pending = sorted(Path(folder).glob("pending-*.json"))
+    if private or pending:  # the private part's results and queued texts, under the restored submissions' ids
         from .private_part import PrivateScores
 
         scores = PrivateScores(store.path)
@@ -96,6 +103,11 @@ def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
             if sid is not None:
                 items = [{**it, "id": it["item_id"]} for it in record["items"]]
                 scores.record(sid, str(record["identity"]), str(record["status"]), record["report"], items)
+        for path in pending:  # still unscored when mirrored: queued again (a result above wins)
+            record = json.loads(path.read_text(encoding="utf-8"))
+            sid = new_ids.get(int(record["id"]))
+            if sid is not None:
+                scores.enqueue_missing(sid, str(record["identity"]), str(record["text"]))
     return added
 
 
@@ -112,7 +124,7 @@ def restore_from_hub(store: SubmissionStore, repo_id: str, token: str | None, fo
         return 0
     from huggingface_hub import snapshot_download
 
-    patterns = ["submissions/sub-*.json", "submissions/private-*.json"]
+    patterns = ["submissions/sub-*.json", "submissions/private-*.json", "submissions/pending-*.json"]
     local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=private_dir(folder),
                                    allow_patterns=patterns))  # fmt: skip
     return rebuild_from_folder(store, local / "submissions")

@@ -7,7 +7,10 @@ submission's private scoring never delays the next submission's queue slot), and
 participant reaches reads. The official ranking publishes them only through :mod:`.ladder`.
 
 The accepted file's text waits in ``private_queue`` (in the same private 0600 database) until its private part is
-scored, so a restart loses nothing: :meth:`PrivateScorer.resume` re-queues what was left.
+scored. Its queue row is written in the very transaction that stores the submission (:meth:`PrivateScores.enqueue_in`
+through ``SubmissionStore.add(also=...)``), so no crash can leave a stored submission with neither a private result
+nor a queued text; a restart loses nothing: :meth:`PrivateScorer.resume` re-queues what was left, and a retry with
+the same submission key re-queues one that a store written before this rule lacks (:meth:`PrivateScorer.ensure`).
 """
 
 from __future__ import annotations
@@ -74,7 +77,34 @@ class PrivateScores:
 
     def enqueue(self, sid: int, identity: str, text: str) -> None:
         with self._connect() as con, con:
-            con.execute("INSERT OR REPLACE INTO private_queue VALUES (?, ?, ?)", (sid, identity, text))
+            self.enqueue_in(con, sid, identity, text)
+
+    @staticmethod
+    def enqueue_in(con: sqlite3.Connection, sid: int, identity: str, text: str) -> None:
+        """Queue a text inside the caller's transaction (the one that stores submission ``sid``)."""
+        con.execute("INSERT OR REPLACE INTO private_queue VALUES (?, ?, ?)", (sid, identity, text))
+
+    def enqueue_missing(self, sid: int, identity: str, text: str) -> bool:
+        """Queue ``text`` for stored submission ``sid`` unless it is already queued or has a result; ``True`` when
+        it was queued now."""
+        with self._connect() as con, con:
+            cur = con.execute(
+                "INSERT INTO private_queue SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM submissions WHERE id = ?) "
+                "AND NOT EXISTS (SELECT 1 FROM private_queue WHERE submission_id = ?) "
+                "AND NOT EXISTS (SELECT 1 FROM private_reports WHERE submission_id = ?)",
+                (sid, identity, text, sid, sid, sid),
+            )
+            return cur.rowcount > 0
+
+    def orphans(self) -> list[int]:
+        """Stored submissions with neither a private result nor a queued text (none, unless the store was written
+        before the queue row joined the submission's transaction): they can never reach the Ladder."""
+        with self._connect() as con:
+            rows = con.execute(
+                "SELECT id FROM submissions WHERE id NOT IN (SELECT submission_id FROM private_reports) "
+                "AND id NOT IN (SELECT submission_id FROM private_queue) ORDER BY id"
+            ).fetchall()
+        return [int(r[0]) for r in rows]
 
     def pending(self) -> list[tuple[int, str, str]]:
         """Queued (submission id, identity, text), oldest first."""
@@ -143,17 +173,39 @@ class PrivateScorer:
         self._queue: queue.Queue[tuple[int, str, str] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        #: The submit handlers at work (:class:`.quiet.PublicActivity`, set by :func:`.quiet.quiet_answers`): a
+        #: file's private part is started only when none is, so it never delays an answer.
+        self.activity: Any = None
 
-    def submit(self, sid: int, identity: str, text: str) -> None:
-        """Queue an accepted file (stored first, so a restart resumes it)."""
-        self.scores.enqueue(sid, identity, text)
+    def start(self, sid: int, identity: str, text: str) -> None:
+        """Score an accepted file whose queue row was stored with the submission (``SubmissionStore.add(also=
+        PrivateScores.enqueue_in)``), so a crash before or during scoring leaves it to :meth:`resume`; the mirror
+        keeps the text too while it waits (a Space without a persistent disk restores it from there)."""
+        mirror = self._mirror()
+        if mirror is not None and hasattr(mirror, "save_pending"):
+            mirror.save_pending(sid, identity, text)
         self._put((sid, identity, text))
 
+    def ensure(self, sid: int, identity: str, text: str) -> bool:
+        """On a retry answered from the store: queue the private part if it is neither scored nor queued."""
+        if not self.scores.enqueue_missing(sid, identity, text):
+            return False
+        logger.warning("private part of submission %s was missing; queued from the retry", sid)
+        self._put((sid, identity, text))
+        return True
+
     def resume(self) -> int:
-        """Queue what a previous process left unscored; returns how many."""
+        """Queue what a previous process left unscored; returns how many. Logs, as an error, stored submissions
+        whose private part can never be scored (:meth:`PrivateScores.orphans`)."""
         pending = self.scores.pending()
         for job in pending:
             self._put(job)
+        lost = self.scores.orphans()
+        if lost:
+            logger.error("submission(s) %s have no private part stored (stored before there was a private part, or "
+                         "by a version that queued it after the submission's transaction): they are not on the "
+                         "Ladder until a retry with their submission key queues it",
+                         ", ".join(f"#{s}" for s in lost))  # fmt: skip
         return len(pending)
 
     def _put(self, job: tuple[int, str, str]) -> None:
@@ -169,6 +221,8 @@ class PrivateScorer:
             try:
                 if job is None:
                     return
+                if self.activity is not None:
+                    self.activity.wait_idle()
                 self._score(*job)
             finally:
                 self._queue.task_done()

@@ -26,7 +26,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,12 +186,18 @@ class SubmissionStore:
         idem_key: str | None = None,
         rate: RateRule | None = None,
         system_type: str = "agent",
+        also: Callable[[sqlite3.Connection, int], None] | None = None,
     ) -> int:
         """Store one submission and its per-item scores in a single transaction; returns its id.
 
         Inside that transaction, under SQLite's write lock, the guards of :meth:`precheck` run again, and the
         accepted event of ``rate.key`` is recorded, so concurrent submissions can neither exceed the rate limit
         nor store the same file or idempotency key twice.
+
+        Args:
+            also: writes more rows of this submission (given the connection and the new id) in the same
+                transaction: the private part's queue entry (:meth:`.private_part.PrivateScores.enqueue_in`), so
+                that a crash can never leave a stored submission without it.
 
         Raises:
             KeyReplay, DuplicateFile, RateLimited: a guard refused (nothing was written).
@@ -223,6 +229,8 @@ class SubmissionStore:
                 if rate is not None:
                     con.execute("INSERT INTO accepted_events (submission_id, identity, at) VALUES (?, ?, ?)",
                                 (sid, rate.key, rate.now))
+                if also is not None:
+                    also(con, sid)
         if self.mirror is not None:
             self.mirror.save(sid, dict(zip(columns, values, strict=True)), rows)
         return sid

@@ -231,6 +231,9 @@ class Scorer:
         def rule() -> RateRule | None:
             return limiter.rule(identity) if limiter is not None and identity else None
 
+        def private_row(con: Any, sid: int) -> None:  # written in the transaction that stores the submission
+            self.private.scores.enqueue_in(con, sid, ladder_identity(identity, origin, sid, form), text)
+
         try:
             # every refusal happens here, before any gold is touched (also for files sent at once: _in_flight)
             self.store.precheck(file_sha256=sha, content_sha256=content, idem_key=idem, rate=rule())
@@ -241,12 +244,15 @@ class Scorer:
                 report = {**done.report, "system_type": kind}  # also in the report: older readers and mirror files
                 sid = self.store.add(form, report, done.items, created=created, origin=origin,
                                      file_sha256=sha, content_sha256=content, idem_key=idem,
-                                     rate=rule(), system_type=kind)  # fmt: skip
+                                     rate=rule(), system_type=kind,
+                                     also=private_row if self.private is not None else None)  # fmt: skip
         except KeyReplay as exc:
             if not exc.same_file:
                 raise SubmissionError(f"this submission key was already used for submission #{exc.sid} with another "
                                       "file; reload the page to submit a new file") from None  # fmt: skip
             logger.info("retry of submission %s answered from the store", exc.sid)
+            if self.private is not None:  # a store written before the queue row joined the transaction
+                self.private.ensure(exc.sid, ladder_identity(identity, origin, exc.sid, form), text)
             return self.accepted(exc.sid, replayed=True)
         except DuplicateFile as exc:
             raise SubmissionError(f"this file was already submitted as #{exc.sid} (same content); "
@@ -254,7 +260,7 @@ class Scorer:
         except RateLimited as exc:
             raise SubmissionError(RateLimiter.message(exc.rule.limit, exc.rule.window_s, exc.wait_s)) from None
         if self.private is not None:  # after the answer's numbers are fixed: nothing shown depends on it
-            self.private.submit(sid, ladder_identity(identity, origin, sid, form), text)
+            self.private.start(sid, ladder_identity(identity, origin, sid, form), text)
         accepted = self.accepted(sid)  # its warnings are the stored ones: a replay shows the same
         logger.info("accepted submission %s (%s): rank %d", sid, form.get("system"), accepted.rank)
         for warning in done.warnings:

@@ -268,13 +268,20 @@ def test_private_results_are_mirrored_and_restored_with_the_board(tmp_path: Path
     scorer.submit_text(_text(refs, set()), FORM)  # a first one, so that ids move in the rebuilt store
     scorer.submit_text(_text(refs, set(scorer.private_ids)), {**FORM, "submitter": "v"})
     assert scorer.private.drain(30)
+    scorer.private._put = lambda job: None  # a third one still waits for its private part when the Space goes
+    waiting = _text(refs, set(list(scorer.private_ids)[:3]))
+    scorer.submit_text(waiting, {**FORM, "submitter": "w"})
     mirror._scheduler.trigger().result()
     mirror.stop()
     pushed = {p for c in api.commits for p in c}
-    assert {"submissions/private-000001.json", "submissions/private-000002.json"} <= pushed
+    assert {"submissions/private-000001.json", "submissions/private-000002.json",
+            "submissions/pending-000003.json"} <= pushed  # fmt: skip
     rebuilt = SubmissionStore(tmp_path / "rebuilt.sqlite")
-    assert rebuild_from_folder(rebuilt, tmp_path / "mirror") == 2
+    assert rebuild_from_folder(rebuilt, tmp_path / "mirror") == 3
     before = [(r.submission_id, r.identity, r.accuracy) for r in scorer.private.scores.results()]
     after = [(r.submission_id, r.identity, r.accuracy) for r in PrivateScores(rebuilt.path).results()]
     assert after == before == [(1, "submitter:u", 0.0), (2, "submitter:v", 1.0)]
     assert PrivateScores(rebuilt.path).item_scores(2) == scorer.private.scores.item_scores(2)
+    # the one that waited is queued again in the restored board (a Space without a persistent disk loses nothing)
+    assert PrivateScores(rebuilt.path).pending() == [(3, "submitter:w", waiting)]
+    assert PrivateScores(rebuilt.path).orphans() == []

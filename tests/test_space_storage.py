@@ -274,7 +274,8 @@ def test_restore_from_hub_rebuilds_an_empty_store(scorer, layout, tmp_path: Path
 
     def fake_snapshot(repo_id, **kw):  # what snapshot_download would fetch: the mirrored files
         assert repo_id == "me/subs"
-        assert kw["allow_patterns"] == ["submissions/sub-*.json", "submissions/private-*.json"]
+        assert kw["allow_patterns"] == ["submissions/sub-*.json", "submissions/private-*.json",
+                                        "submissions/pending-*.json"]
         return str(tmp_path / "snap")
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
