@@ -1,10 +1,26 @@
 """The agent runtime of the "Try an agent" tab: agents prepared once per (agent, model), the page renderer, the lock
-that lets one agent run at a time, and each visitor's stop flag.
+that lets one agent run at a time, and the runs admitted to it (each with its own stop flag).
+
+Decisions (issue 39, item 4):
+
+* **A stop is part of its run.** Run's click admits an :class:`AgentRun` (its session, its client, its stop flag);
+  the handler claims that same object and Stop looks it up by the visitor's session. The table of runs holds only
+  admitted runs, at most ``MAX_WAITING_RUNS + 1``, and an entry leaves only when its own run ends (or, never
+  claimed by a handler, after ``CLAIM_WAIT_S``): a click beyond the bound is refused, never makes room by evicting
+  another visitor's run, so no number of calls from other sessions can make a visitor's Stop miss.
+* **Bounded, per client.** A client (:func:`madqa.space.identity.identity_key`: the Hub user when logged in, else
+  the client address, as for submissions) has at most ``MAX_RUNS_PER_CLIENT`` run queued or running, and at most
+  ``MAX_WAITING_RUNS`` runs wait behind the running one. Both are checked at the click, before gradio's queue, so the
+  refusal is shown at once. The waiting runs take the agent in no particular order (a lock, not a FIFO): the per-
+  client cap keeps one client from crowding the others out, and the tab's wait is bounded (``LOCK_WAIT_S``).
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .config import SpaceConfig
@@ -13,56 +29,103 @@ from .config import SpaceConfig
 #: own packages.
 SPACE_RAG_RETRIEVER = "bm25"
 MAX_STEPS = 6
-#: Stop flags kept at most (the oldest go first): a client that presses Run's hidden handler from ever new sessions
-#: without running anything must not grow the server's memory without bound.
-MAX_STOP_FLAGS = 4096
+#: Runs one client may have queued or running at once.
+MAX_RUNS_PER_CLIENT = 1
+#: Runs that may wait for the agent beside the one running; a click beyond it is refused with a message.
+MAX_WAITING_RUNS = 3
+#: Seconds an admitted run may wait for its handler (gradio's queue) before its place is given back: a click whose
+#: handler never comes (the page closed at once, or a client calling only the click's hidden handler) holds no place
+#: for ever. Generous: a handler normally starts within a second of the click.
+CLAIM_WAIT_S = 120.0
+
+
+class RunRefused(Exception):
+    """A run that was not admitted; ``str()`` is the message shown to the visitor."""
+
+
+@dataclass(eq=False)
+class AgentRun:
+    """One admitted run: whose it is and its stop flag (set by its visitor's Stop, or when its visitor leaves)."""
+
+    session: str
+    client: str
+    admitted_at: float
+    stop: threading.Event = field(default_factory=threading.Event)
+    claimed: bool = False
 
 
 class AgentRuntime:
-    """Agents prepared on first use, per (agent, model), and a page renderer for the images shown.
+    """Agents prepared on first use, per (agent, model), a page renderer for the images shown, and the runs.
 
-    One agent run at a time (:attr:`lock`): agents and llama.cpp are not thread-safe. Each run has a stop flag
-    kept under its visitor's session (:meth:`stop_flag`), so Stop ends only the run of the visitor who pressed it.
+    One agent run at a time (:attr:`lock`): agents and llama.cpp are not thread-safe. The runs admitted to wait for
+    it, by session (:meth:`admit`, :meth:`claim`, :meth:`request_stop`, :meth:`finish`), are bounded by admission.
     """
+
+    #: Measures how long an admitted run has waited for its handler; tests swap in a clock of their own.
+    clock: Callable[[], float] = staticmethod(time.monotonic)
 
     def __init__(self, config: SpaceConfig) -> None:
         self.config = config
         self.lock = threading.Lock()
         self._prepared: dict[tuple[str, str], Any] = {}
         self._renderer: Any = None
-        self._stops: dict[str, threading.Event] = {}
-        self._stops_lock = threading.Lock()
+        self._runs: dict[str, AgentRun] = {}
+        self._runs_lock = threading.Lock()
 
-    def stop_flag(self, session: str) -> threading.Event:
-        """A new run's stop flag for ``session`` (it replaces the session's previous one)."""
-        flag = threading.Event()
-        with self._stops_lock:
-            self._stops.pop(session, None)  # re-inserted last: the eviction order is the order of the clicks
-            self._stops[session] = flag
-            while len(self._stops) > MAX_STOP_FLAGS:
-                del self._stops[next(iter(self._stops))]
-        return flag
+    def admit(self, session: str, client: str) -> AgentRun:
+        """A new run of ``session`` for ``client``, admitted to wait for the agent.
+
+        Raises:
+            RunRefused: the session or the client already has a run, or ``MAX_WAITING_RUNS`` runs already wait.
+        """
+        with self._runs_lock:
+            now = self.clock()
+            for stale in [r for r in self._runs.values() if not r.claimed and now - r.admitted_at > CLAIM_WAIT_S]:
+                del self._runs[stale.session]
+            if session in self._runs or sum(r.client == client for r in self._runs.values()) >= MAX_RUNS_PER_CLIENT:
+                raise RunRefused("Not started: you already have a run queued or running (one at a time per visitor, "
+                                 "in this tab or another). Wait for it to end, or press Stop on it.")  # fmt: skip
+            if len(self._runs) > MAX_WAITING_RUNS:
+                raise RunRefused(f"Not started: the agent is busy ({len(self._runs)} runs are running or waiting, the "
+                                 "most this Space queues). Try again in a few minutes.")  # fmt: skip
+            run = self._runs[session] = AgentRun(session, client, now)
+            return run
+
+    def claim(self, session: str, client: str) -> AgentRun:
+        """The run that ``session``'s click admitted, now taken by its handler; admitted now if there is none (an API
+        call has no click).
+
+        Raises:
+            RunRefused: as :meth:`admit`, or the session's run was already claimed by another handler.
+        """
+        with self._runs_lock:
+            run = self._runs.get(session)
+            if run is not None and not run.claimed:
+                run.claimed = True
+                return run
+        run = self.admit(session, client)
+        run.claimed = True
+        return run
 
     def request_stop(self, session: str) -> bool:
-        """Ask the run of ``session`` to stop at its next step boundary; False when that session runs nothing."""
-        with self._stops_lock:
-            flag = self._stops.get(session)
-        if flag is None:
+        """Ask the run of ``session`` to stop at its next step boundary; False when that session has no run."""
+        with self._runs_lock:
+            run = self._runs.get(session)
+        if run is None:
             return False
-        flag.set()
+        run.stop.set()
         return True
 
-    def flag_of(self, session: str) -> threading.Event:
-        """The stop flag of ``session``'s current run, made now if the run was started without one (an API call)."""
-        with self._stops_lock:
-            flag = self._stops.get(session)
-        return flag if flag is not None else self.stop_flag(session)
+    def finish(self, run: AgentRun) -> None:
+        """Give ``run``'s place back once its handler has ended."""
+        with self._runs_lock:
+            if self._runs.get(run.session) is run:
+                del self._runs[run.session]
 
-    def forget(self, session: str, flag: threading.Event) -> None:
-        """Drop ``session``'s flag once its run has ended (unless a newer run of the session replaced it)."""
-        with self._stops_lock:
-            if self._stops.get(session) is flag:
-                del self._stops[session]
+    def waiting(self) -> int:
+        """Runs admitted and not yet ended (running or waiting)."""
+        with self._runs_lock:
+            return len(self._runs)
 
     def prepared(self, name: str, spec: str) -> Any:
         """The prepared agent ``name`` on model ``spec`` (a search must come before an answer).

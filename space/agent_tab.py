@@ -23,9 +23,10 @@ from typing import Any
 
 import gradio as gr
 
-from . import content
-from .agent_runtime import AgentRuntime
+from . import agent_runtime, content
+from .agent_runtime import AgentRuntime, RunRefused
 from .config import SpaceConfig
+from .identity import identity_key
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +105,8 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
             history.append(gr.ChatMessage(role="assistant", content="The agent is busy; try again in a minute."))
             yield history
             return
+        yield [*history, gr.ChatMessage(role="assistant", content="", metadata={"title": queued_title(waited),
+                                                                                "status": "pending"})]
     if stopped:
         history.append(gr.ChatMessage(role="assistant", content=stopped_text("before it started")))
         yield history
@@ -170,6 +173,22 @@ def status_title(phase: str, step: int, waited_s: float) -> str:
     doing = "starting the agent (loading the model and the index)…" if phase == "start" else (
         f"step {step}: waiting for the model…")
     return f"{doing} {waited_s:.0f} s"
+
+
+def queued_title(waited_s: float) -> str:
+    """The status line while the run waits for another visitor's run to end.
+
+    >>> queued_title(7)
+    "waiting for another visitor's run to end… 7 s (Stop cancels this one)"
+    """
+    return f"waiting for another visitor's run to end… {waited_s:.0f} s (Stop cancels this one)"
+
+
+#: The last message of a run that answered although its visitor had pressed Stop (the answer is shown above it,
+#: under :data:`LATE_ANSWER`, never as a normal finish).
+TOO_LATE = ("Stop came too late: the agent had already given this answer when the run could stop (a run stops only "
+            "between the steps shown here, and a model call in progress cannot be cut).")  # fmt: skip
+LATE_ANSWER = "Answer given before your Stop took effect"
 
 
 def stopped_text(when: str) -> str:
@@ -239,7 +258,8 @@ def _render(events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None,
                 logger.warning("agent run failed: %s", value.error)
                 history.append(gr.ChatMessage(role="assistant", content=f"The agent failed: "
                                               f"{value.error.split(':')[0]}"))  # fmt: skip
-            yield from _finish(renderer, row, value, history)
+            # Stop pressed before this answer is shown: it says so, and the answer is not presented as a normal finish
+            yield from _finish(renderer, row, value, history, late=stop.is_set())
             continue  # the worker's "end" follows
         yield history
 
@@ -251,12 +271,15 @@ def _start_failed(history: list[Any], exc: Exception) -> list[Any]:
     return history
 
 
-def _finish(renderer: Any, row: Mapping[str, Any] | None, event: Any, history: list[Any]) -> Iterator[list[Any]]:
-    """Final answer, cited page images, and for a dev question its gold answer and score."""
+def _finish(renderer: Any, row: Mapping[str, Any] | None, event: Any, history: list[Any], *,
+            late: bool = False) -> Iterator[list[Any]]:  # fmt: skip
+    """Final answer, cited page images, and for a dev question its gold answer and score; ``late``: Stop was pressed
+    before the answer came, which the answer's heading and the last message say."""
     output = {"answer": list(event.answer),
               "citations": [{"document": c.document, "page": c.page} for c in event.citations]}  # fmt: skip
     answer = "; ".join(output["answer"]) or "(no answer)"
-    history.append(gr.ChatMessage(role="assistant", content=f"**Final answer:** {answer}\n\n"
+    heading = LATE_ANSWER if late else "Final answer"
+    history.append(gr.ChatMessage(role="assistant", content=f"**{heading}:** {answer}\n\n"
                                   f"{event.steps} step(s), {event.elapsed_s:.1f} s"))  # fmt: skip
     for cite in output["citations"][:5]:
         try:
@@ -273,6 +296,8 @@ def _finish(renderer: Any, row: Mapping[str, Any] | None, event: Any, history: l
         history.append(gr.ChatMessage(role="assistant", content=(
             f"**Gold (dev):** {gold}\n\nscore {s['score']} · ANLS* {s['anls']:.2f} · Page F1 {s['page_f1']:.2f} · "
             f"Doc F1 {s['doc_f1']:.2f}")))  # fmt: skip
+    if late:
+        history.append(gr.ChatMessage(role="assistant", content=TOO_LATE))
     yield history
 
 
@@ -293,30 +318,42 @@ def build_agent_tab(config: SpaceConfig) -> None:
         halt = gr.Button(STOP, variant="stop", elem_id="stop-agent", interactive=False, scale=1)
     chat = gr.Chatbot(height=560, elem_id="trajectory", label="Trajectory")
 
-    def handler(dev_id: str | None, question: str | None, agent_name: str, spec: str,
-                request: gr.Request) -> Iterator[list[Any]]:  # fmt: skip
-        if spec not in config.agent_models:  # only configured models run (an API call may send any string)
-            offered = ", ".join(config.agent_models)
-            yield [gr.ChatMessage(role="assistant", content=f"This Space runs only its configured models: {offered}.")]
+    def handler(dev_id: str | None, question: str | None, agent_name: str, spec: str, request: gr.Request,
+                profile: gr.OAuthProfile | None = None) -> Iterator[list[Any]]:  # fmt: skip
+        try:  # the run the click admitted (with the flag its Stop sets); an API call, with no click, is admitted now
+            run = runtime.claim(str(request.session_hash or ""), identity_key(request, profile))
+        except RunRefused as exc:
+            yield [gr.ChatMessage(role="assistant", content=str(exc))]
             return
-        session = str(request.session_hash or "")
-        flag = runtime.flag_of(session)  # made at the click, so a Stop while this run is queued is not lost
         try:
-            yield from run_agent(runtime, dev, dev_id, question, agent_name, spec, flag)
+            if spec not in config.agent_models:  # only configured models run (an API call may send any string)
+                offered = ", ".join(config.agent_models)
+                yield [gr.ChatMessage(role="assistant", content=f"This Space runs only its configured models: "
+                                      f"{offered}.")]  # fmt: skip
+                return
+            yield from run_agent(runtime, dev, dev_id, question, agent_name, spec, run.stop)
         finally:
-            runtime.forget(session, flag)
+            runtime.finish(run)
 
-    def start(request: gr.Request) -> tuple[Any, Any]:
-        runtime.stop_flag(str(request.session_hash or ""))
+    def start(request: gr.Request, profile: gr.OAuthProfile | None = None) -> tuple[Any, Any]:
+        """Admit the run at the click (not queued: a refusal shows at once, and no run is queued for it)."""
+        try:
+            runtime.admit(str(request.session_hash or ""), identity_key(request, profile))
+        except RunRefused as exc:  # an expected event: a message for the visitor, no traceback in the log
+            raise gr.Error(str(exc), title="Not started", duration=None, print_exception=False) from None
         return gr.update(interactive=False, value=RUNNING), gr.update(interactive=True, value=STOP)
 
     def stop(request: gr.Request) -> Any:
         runtime.request_stop(str(request.session_hash or ""))
         return gr.update(interactive=False, value=STOPPING)
 
-    # Run is disabled (and says so) and Stop enabled from the click until the run has ended, whatever way it ends
+    # Run is disabled (and says so) and Stop enabled from the click until the run has ended, whatever way it ends.
+    # The handler runs only for an admitted click (``success``); admitted runs wait for the agent inside it (where
+    # Stop reaches them and a status line counts the wait), so its concurrency covers every run admitted, plus one to
+    # answer an API call's refusal at once.
     busy = go.click(start, None, [go, halt], api_name=False, queue=False)
-    ran = busy.then(handler, [dev_pick, typed, agent, model], chat, api_name="run_agent", concurrency_limit=1)
+    ran = busy.success(handler, [dev_pick, typed, agent, model], chat, api_name="run_agent",
+                       concurrency_limit=agent_runtime.MAX_WAITING_RUNS + 2)  # fmt: skip
     ran.then(lambda: (gr.update(interactive=True, value=RUN), gr.update(interactive=False, value=STOP)), None,
              [go, halt], api_name=False, queue=False)  # fmt: skip
     halt.click(stop, None, halt, api_name=False, queue=False)

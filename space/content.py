@@ -86,8 +86,9 @@ configured model. Each search
 with the pages it returned (or each code step with its output) and the final answer with its cited pages appear as
 the agent works; while a model call is pending, a status line names the step and counts the seconds, and Run stays
 disabled until the run has ended. Stop ends your run when its pending model call returns (a call in progress cannot
-be cut). The REPL agent's code runs in a separate walled worker process, never in this
-server.
+be cut); an answer that came before Stop could take effect is shown as such. One run at a time per visitor, and a
+few wait behind the running one: past that, Run says the agent is busy. The REPL agent's code runs in a separate
+walled worker process, never in this server.
 """
 
 EXPLORE_HELP = """\

@@ -1,5 +1,7 @@
 """Stop in the "Try an agent" tab (issue 24, item 3): a run stops at its next step boundary, only for the visitor
-who asked, and leaves the tab free for the next run.
+who asked, and leaves the tab free for the next run. Issue 39, item 4: a Stop cannot be pushed out by other
+sessions' clicks, runs are capped per client and in all (refused at the click), and an answer that comes after Stop
+says that Stop came too late.
 
 The model is scripted and waits on a gate per call, so the test decides when a call is "in progress"; the agent,
 its search tool, the prepared agent's stream and the tab's runtime are the real ones.
@@ -72,8 +74,8 @@ def _texts(history: list[Any]) -> list[str]:
 
 
 def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
-    stop = runtime.stop_flag("visitor")
-    thread, seen = _run_in_background(runtime, stop)
+    run = runtime.admit("visitor", "ip:a")
+    thread, seen = _run_in_background(runtime, run.stop)
     assert ENTERED[0].wait(120), "the first model call never started"
     assert runtime.request_stop("visitor") is True
     # while the call is pending, the status line says the run will stop when it returns
@@ -97,15 +99,15 @@ def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
     # the next run, without Stop, answers
     GATES[1].set()
     GATES[2].set()
-    thread, seen = _run_in_background(runtime, runtime.stop_flag("visitor"))
+    runtime.finish(run)  # the stopped run's handler ended
+    thread, seen = _run_in_background(runtime, runtime.admit("visitor", "ip:a").stop)
     thread.join(120)
     assert any(t.startswith(f"**Final answer:** {ANSWER}") for t in _texts(seen[-1]))
 
 
 def test_stop_before_the_run_starts(runtime: Any) -> None:
-
-    stop = runtime.stop_flag("visitor")
-    stop.set()  # pressed while gradio still queued the run
+    stop = runtime.admit("visitor", "ip:a").stop
+    assert runtime.request_stop("visitor")  # pressed while gradio still queued the run
     thread, seen = _run_in_background(runtime, stop)
     thread.join(120)
     assert _texts(seen[-1])[-1] == "Stopped at your request before it started: no answer."
@@ -113,17 +115,22 @@ def test_stop_before_the_run_starts(runtime: Any) -> None:
 
 
 def test_stop_while_waiting_for_another_run_ends_the_wait(runtime: Any) -> None:
-
     assert runtime.lock.acquire(timeout=10)  # another visitor's run holds the agent
     try:
-        stop = runtime.stop_flag("visitor")
+        stop = runtime.admit("visitor", "ip:a").stop
         thread, seen = _run_in_background(runtime, stop)
         for _ in range(600):  # a condition, polled: the question is shown
             if seen:
                 break
             threading.Event().wait(0.1)
-        threading.Event().wait(1.5)  # into the waiter's one-second slices (it cannot end without the lock)
-        assert thread.is_alive() and seen
+        for _ in range(600):  # a condition, polled: the wait is shown as a status line
+            titles = [(m.metadata or {}).get("title", "") for m in (seen[-1] if seen else [])]
+            if any(t.startswith("waiting for another visitor's run to end… ") for t in titles):
+                break
+            threading.Event().wait(0.1)
+        else:
+            raise AssertionError(f"no waiting status in {titles}")
+        assert thread.is_alive()  # it cannot end without the lock
         stop.set()
         thread.join(30)  # ends at its next slice, not after the 300 s wait
         assert not thread.is_alive()
@@ -135,7 +142,7 @@ def test_stop_while_waiting_for_another_run_ends_the_wait(runtime: Any) -> None:
 
 def test_stop_during_set_up_ends_before_the_first_step(runtime: Any) -> None:
     """Stop pressed while the agent is being prepared (loading a local model takes seconds): no model call."""
-    stop = runtime.stop_flag("visitor")
+    stop = runtime.admit("visitor", "ip:a").stop
     prepare = runtime.prepared
 
     def prepared_then_stopped(name: str, spec: str) -> Any:
@@ -153,33 +160,95 @@ def test_stop_during_set_up_ends_before_the_first_step(runtime: Any) -> None:
 
 
 def test_stop_reaches_only_the_visitor_who_asked(runtime: Any) -> None:
-    mine, other = runtime.stop_flag("visitor-a"), runtime.stop_flag("visitor-b")
+    mine, other = runtime.admit("visitor-a", "ip:a"), runtime.admit("visitor-b", "ip:b")
     assert runtime.request_stop("visitor-c") is False  # a session with no run
     assert runtime.request_stop("visitor-b") is True
-    assert other.is_set() and not mine.is_set()
-    newer = runtime.stop_flag("visitor-a")  # a second run of the same visitor replaces the flag
-    runtime.forget("visitor-a", mine)  # the first run's end does not drop the newer run's flag
-    assert runtime.request_stop("visitor-a") is True and newer.is_set() and not mine.is_set()
-    assert runtime.flag_of("visitor-a") is newer  # the handler finds the flag made at the click
-    runtime.forget("visitor-a", newer)
-    assert runtime.request_stop("visitor-a") is False
-    made = runtime.flag_of("visitor-a")  # an API call has no click: the handler makes one
-    assert runtime.request_stop("visitor-a") is True and made.is_set()
+    assert other.stop.is_set() and not mine.stop.is_set()
+    assert runtime.claim("visitor-a", "ip:a") is mine  # the handler takes the run its click admitted, with its flag
+    runtime.finish(mine)
+    assert runtime.request_stop("visitor-a") is False  # ended: nothing left to stop
+    made = runtime.claim("visitor-a", "ip:a")  # an API call has no click: its handler admits the run
+    assert made is not mine and runtime.request_stop("visitor-a") is True and made.stop.is_set()
 
 
-def test_stop_flags_are_bounded(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run's hidden handler pressed from ever new sessions (no run follows) keeps at most MAX_STOP_FLAGS flags."""
+def test_other_sessions_cannot_push_a_visitors_run_out(runtime: Any) -> None:
+    """The issue's attack: thousands of clicks from fresh sessions (and addresses) are refused, and the visitor's run
+    keeps its place, so their Stop still stops it."""
+    from madqa.space.agent_runtime import MAX_WAITING_RUNS, RunRefused
+
+    mine = runtime.claim("visitor", "hf:visitor")
+    refused = 0
+    for i in range(5000):
+        try:
+            runtime.admit(f"attacker-{i}", f"ip:10.0.{i // 250}.{i % 250}")
+        except RunRefused as exc:
+            assert "the agent is busy" in str(exc)
+            refused += 1
+    assert refused == 5000 - MAX_WAITING_RUNS  # the first ones wait; none of the rest is admitted, none evicts
+    assert runtime.request_stop("visitor") is True and mine.stop.is_set()
+    assert runtime.waiting() == MAX_WAITING_RUNS + 1
+
+
+def test_one_run_per_client_and_a_bounded_queue(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from madqa.space import agent_runtime
+    from madqa.space.agent_runtime import RunRefused
 
-    monkeypatch.setattr(agent_runtime, "MAX_STOP_FLAGS", 3)
-    first = runtime.stop_flag("s0")
-    for i in range(1, 10):
-        runtime.stop_flag(f"s{i}")
-    assert [runtime.request_stop(f"s{i}") for i in range(10)] == [False] * 7 + [True] * 3  # the newest three kept
-    assert not first.is_set()
-    runtime.stop_flag("s7")  # a new click of a kept session makes it the newest
-    runtime.stop_flag("s10")
-    assert runtime.request_stop("s8") is False and runtime.request_stop("s7") is True
+    monkeypatch.setattr(agent_runtime, "MAX_WAITING_RUNS", 2)
+    first = runtime.admit("a-tab-1", "ip:a")
+    with pytest.raises(RunRefused, match="you already have a run queued or running"):
+        runtime.admit("a-tab-2", "ip:a")  # the same client from another tab
+    with pytest.raises(RunRefused, match="you already have a run queued or running"):
+        runtime.admit("a-tab-1", "ip:other")  # the same session under another address
+    runtime.admit("b", "ip:b")
+    runtime.admit("c", "ip:c")
+    with pytest.raises(RunRefused, match=r"the agent is busy \(3 runs are running or waiting"):
+        runtime.admit("d", "ip:d")
+    with pytest.raises(RunRefused, match="the agent is busy"):
+        runtime.claim("d", "ip:d")  # an API call is refused the same way, in its handler
+    runtime.finish(first)  # a run ends: its client and its place are free again
+    runtime.admit("a-tab-2", "ip:a")
+    with pytest.raises(RunRefused, match="the agent is busy"):
+        runtime.admit("d", "ip:d")
+
+
+def test_a_click_whose_handler_never_comes_gives_its_place_back(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A click admitted but never followed by its handler (the page closed at once, or a client calling only the
+    click's hidden handler) holds its place for CLAIM_WAIT_S only; a claimed run keeps its place however long."""
+    from madqa.space import agent_runtime
+    from madqa.space.agent_runtime import CLAIM_WAIT_S, RunRefused
+
+    monkeypatch.setattr(agent_runtime, "MAX_WAITING_RUNS", 1)
+    now = [1000.0]
+    runtime.clock = lambda: now[0]
+    running = runtime.claim("running", "ip:a")
+    runtime.admit("clicked", "ip:b")
+    now[0] += CLAIM_WAIT_S  # not yet past its time
+    with pytest.raises(RunRefused, match="the agent is busy"):
+        runtime.admit("late", "ip:c")
+    now[0] += 1.0
+    assert runtime.admit("late", "ip:c").session == "late"  # the unclaimed click was dropped, the running run kept
+    assert runtime.request_stop("clicked") is False and runtime.request_stop("running") is True
+    assert running.stop.is_set()
+
+
+def test_stop_during_the_last_model_call_says_it_came_too_late(runtime: Any) -> None:
+    """Stop pressed while the model's final call is pending: the answer that call brings is shown as given before
+    Stop took effect, and the run's last message says Stop came too late (never a normal finish)."""
+    from madqa.space.agent_tab import TOO_LATE
+
+    stop = runtime.admit("visitor", "ip:a").stop
+    thread, seen = _run_in_background(runtime, stop)
+    GATES[0].set()  # step 1: the search
+    assert ENTERED[1].wait(120), "the answering model call never started"
+    assert runtime.request_stop("visitor") is True
+    GATES[1].set()  # the pending call returns with the final answer
+    thread.join(120)
+    assert not thread.is_alive()
+    final = _texts(seen[-1])
+    assert final[-1] == TOO_LATE
+    assert any(t.startswith(f"**Answer given before your Stop took effect:** {ANSWER}") for t in final)
+    assert not any("Final answer" in t for t in final)
+    assert not ENTERED[2].is_set()
 
 
 def test_a_visitor_who_leaves_frees_the_agent_at_the_next_step(runtime: Any) -> None:
@@ -221,7 +290,7 @@ def test_stop_ends_the_repl_workers_process(runtime: Any) -> None:
         runtime.prepared("repl", SPEC)
     except AgentUnavailableError as exc:  # the tab refuses the agent on such a host (tested elsewhere)
         pytest.skip(f"this host cannot wall the REPL worker: {exc}")
-    stop = runtime.stop_flag("visitor")
+    stop = runtime.admit("visitor", "ip:a").stop
     seen: list[list[Any]] = []
     thread = threading.Thread(target=lambda: seen.extend(run_agent(runtime, {}, None, "Q?", REPL, SPEC, stop)),
                               daemon=True)  # fmt: skip
