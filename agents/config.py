@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from .search import DEFAULT_BACKEND, DEFAULT_SEARCH_TIMEOUT
+from .search import DEFAULT_BACKEND, DEFAULT_SEARCH_TIMEOUT, MAX_EXPANSION_TERMS, MAX_POSTINGS
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +64,14 @@ class RunConfig:
         sub_call_chars: (repl) longest ``llm_query`` prompt in characters; ``None``: by sub-model.
         observation_chars: (repl) longest observation of a code step in the root prompt; ``None``: by model.
         step_timeout: (repl) wall-clock seconds per code step (sub-model time excluded).
-        search_timeout: (bm25) wall-clock seconds one search may take before the agent is told to narrow the query
-            (0 or ``None``: no limit); see :class:`madqa.agents.search.SearchLimits`.
+        search_timeout: (bm25) a search's wall-clock safety net in seconds (0 or ``None``: none); its hit ends the
+            question as an infrastructure error (``error_kind: "search"``), never an observation; see
+            :class:`madqa.agents.search.SearchLimits`.
+        search_max_terms: (bm25) most words one query's wildcards, prefixes and ranges may expand to (0 or
+            ``None``: no limit, and match-everything queries run).
+        search_max_postings: (bm25) most page entries one query may read (0 or ``None``: no limit). These two work
+            limits decide what a query gets (pages, or a refusal telling the model to narrow it), the same on every
+            machine, so they are recorded and compared by ``--resume``; the safety net is not compared.
         retriever: (rag) retriever spec (:mod:`madqa.agents.retrieval`); ``None``: the agent's default.
         image_retriever: (mdoc) the image side's retriever spec; ``None``: the text-retrieved pages' renders.
         provider: (file-search) the managed RAG service, ``openai`` or ``gemini``.
@@ -93,6 +99,8 @@ class RunConfig:
     observation_chars: int | None = None
     step_timeout: float = 30.0
     search_timeout: float | None = DEFAULT_SEARCH_TIMEOUT
+    search_max_terms: int | None = MAX_EXPANSION_TERMS
+    search_max_postings: int | None = MAX_POSTINGS
     retriever: str | None = None
     image_retriever: str | None = None
     provider: str | None = None
@@ -119,9 +127,10 @@ class RunConfig:
 
 
 #: Settings that do not change a finished line's result, so ``--resume`` does not compare them: ``limit`` (which
-#: questions run) and ``question_timeout`` (a line that ran out is a ``timeout`` error line, which ``--retry-errors``
-#: runs again, e.g. with a larger budget). Of the model options, the per-call timeout and the retry count.
-RESUME_IGNORED = frozenset({"limit", "question_timeout"})
+#: questions run), ``question_timeout`` (a line that ran out is a ``timeout`` error line, which ``--retry-errors``
+#: runs again, e.g. with a larger budget) and ``search_timeout`` (likewise: a search's safety net only ever makes a
+#: ``search`` error line). Of the model options, the per-call timeout and the retry count.
+RESUME_IGNORED = frozenset({"limit", "question_timeout", "search_timeout"})
 RESUME_IGNORED_OPTIONS = frozenset({"timeout", "request_timeout", "retries", "max_retries", "num_retries"})
 #: A model option whose name has one of these words (``api_key``, ``hf_token``, ``client_secret``, …) is a secret
 #: and never recorded; whole words, so ``max_tokens`` is recorded.

@@ -9,6 +9,9 @@ A line's ``error_kind`` is one of :data:`ERROR_KINDS`, or ``None`` when the line
   read timeout of one call);
 * ``timeout``: the question's wall-clock budget ran out (``--question-timeout``, :class:`QuestionTimeoutError`);
 * ``worker``: the code agent's worker crashed or could not start, or the Ray cluster gave up on the question;
+* ``search``: a search ran past its wall-clock safety net (``--search-timeout``,
+  :class:`madqa.agents.search.SearchTimeoutError`): the machine or the engine failed, not the query (queries are
+  bounded by work limits that do not depend on the machine's speed, and the model never sees this);
 * ``model``: the model's own failure, no final answer by the last step or a malformed one (``final_state ==
   "no_answer"``), and a conversation that outgrew the model's context window (the server refuses it with "maximum
   context length"): that is the system under test running out of room, and a rerun that happens to take a shorter
@@ -31,8 +34,8 @@ from typing import Any
 __all__ = ["ERROR_KINDS", "MAX_ERROR_CHARS", "RETRYABLE", "TABLE", "QuestionTimeoutError", "chain", "classify",
            "http_status", "kind_of_line", "short_error"]
 
-ERROR_KINDS: tuple[str, ...] = ("provider", "transport", "timeout", "worker", "model")
-RETRYABLE: frozenset[str] = frozenset({"provider", "transport", "timeout", "worker"})
+ERROR_KINDS: tuple[str, ...] = ("provider", "transport", "timeout", "worker", "search", "model")
+RETRYABLE: frozenset[str] = frozenset({"provider", "transport", "timeout", "worker", "search"})
 #: Characters of an exception's message kept in a line's ``error`` (providers send 18-19 k character bodies).
 MAX_ERROR_CHARS = 300
 
@@ -51,6 +54,7 @@ class QuestionTimeoutError(TimeoutError):
 TABLE: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("timeout", "madqa", frozenset({"QuestionTimeoutError"})),
     ("worker", "madqa", frozenset({"ReplWorkerError"})),
+    ("search", "madqa", frozenset({"SearchTimeoutError"})),
     ("worker", "ray", frozenset({"RayError"})),  # the cluster gave up: actor died, node lost, object lost
     # openai (litellm's exceptions subclass these): a status error, or no response at all (APITimeoutError too).
     ("transport", "openai", frozenset({"APIConnectionError"})),

@@ -6,9 +6,10 @@ One line per question, in the public harness's format that ``madqa evaluate`` re
 number of searches of a search agent, the model calls of the code agent), plus ``agent``,
 ``model``, ``usage`` (``{input_tokens, output_tokens}`` over all model calls), ``elapsed_s``, ``error`` (why the
 item has no answer, ``Type: message`` cut short: a failed model call, or no final answer after the last step),
-``error_kind`` (:mod:`madqa.agents.errors`: ``provider``, ``transport``, ``timeout``, ``worker``, ``model`` or
-``None``), ``attempts`` (1, plus one per ``--retry-errors`` rerun of the question), ``final_state``, ``config``,
-``trajectory`` (one entry per model call: tool calls, observation, tokens, seconds), and the line's provenance:
+``error_kind`` (:mod:`madqa.agents.errors`: ``provider``, ``transport``, ``timeout``, ``worker``, ``search``,
+``model`` or ``None``), ``attempts`` (1, plus one per ``--retry-errors`` rerun of the question), ``final_state``,
+``config`` (the run's settings, a search agent's search limits included), ``trajectory`` (one entry per model
+call: tool calls, observation, tokens, seconds), and the line's provenance:
 ``schema_version`` (:data:`madqa.metric.schema.RECORD_SCHEMA_VERSION`) and ``dataset`` (``{name, revision}``,
 from :func:`madqa.loading_script.release.dataset_provenance`), which ``madqa evaluate`` compares with the gold's.
 
@@ -89,15 +90,20 @@ def step_error(error: BaseException) -> str:
 
 
 def mark_failed_step(agent: SolvedAgent, error: BaseException) -> None:
-    """Put ``error`` on the step whose model call raised it.
+    """Put ``error`` on the step whose model call or tool call raised it.
 
     When ``generate`` raises, smolagents still appends that step to memory (in a ``finally``), without a model
     message and with ``error`` left ``None``, then re-raises; so the last step, if it has neither, is the one that
-    failed. A step that finished (e.g. before a question ran out of time) is left as it is.
+    failed. The same holds for a tool call that raises past the step (a search's safety net,
+    :class:`~madqa.agents.search.SearchTimeoutError`): that step has a model message but no observation. A step that
+    finished (e.g. before a question ran out of time) is left as it is.
     """
     steps = [s for s in agent.memory.steps if isinstance(s, ActionStep)]
-    if steps and steps[-1].error is None and steps[-1].model_output_message is None:
-        steps[-1].error = error  # type: ignore[assignment]  # smolagents types it AgentError; shown by step_error
+    if not steps or steps[-1].error is not None:
+        return
+    last = steps[-1]
+    if last.model_output_message is None or (last.observations is None and not last.is_final_answer):
+        last.error = error  # type: ignore[assignment]  # smolagents types it AgentError; shown by step_error
 
 
 def _cut(value: Any, limit: int) -> str | None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from madqa.agents import registry
 from madqa.agents.deadline import DEFAULT_INTERRUPT_WAIT
-from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT
+from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT, MAX_EXPANSION_TERMS, MAX_POSTINGS
 from madqa.cli.errors import UserError
 
 HELP = "run an agent over a split's questions and write results JSONL (resumable; score it with `madqa evaluate`)"
@@ -77,8 +77,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--image-steps", type=int, default=1, metavar="N",
                         help="searches whose page images stay in the model input (default: 1)")  # fmt: skip
     parser.add_argument("--search-timeout", type=float, default=DEFAULT_SEARCH_TIMEOUT, metavar="S",
-                        help="wall-clock seconds per search; a slower query is stopped and the agent told to narrow "
-                             f"it (default: {DEFAULT_SEARCH_TIMEOUT:g}; 0: no limit)")  # fmt: skip
+                        help="safety net of one search in wall-clock seconds: a search past it ends the question as "
+                             "an infrastructure error (kind 'search', rerun by --retry-errors), never an observation "
+                             f"(default: {DEFAULT_SEARCH_TIMEOUT:g}; 0: none)")  # fmt: skip
+    parser.add_argument("--search-max-terms", type=int, default=MAX_EXPANSION_TERMS, metavar="N",
+                        help="work limit: most words one query's wildcards and ranges may expand to; a wider "
+                             "query is refused, the agent told to narrow it "
+                             f"(default: {MAX_EXPANSION_TERMS}; 0: none)")  # fmt: skip
+    parser.add_argument("--search-max-postings", type=int, default=MAX_POSTINGS, metavar="N",
+                        help="work limit: most page entries one query may read (its words' page counts summed; "
+                             f"default: {MAX_POSTINGS}; 0: none)")  # fmt: skip
     parser.add_argument("--retriever", metavar="SPEC",
                         help="rag: page retriever (bm25, dense:wordllama, rrf:A+B, hybrid:A>B; default "
                              "rrf:bm25+dense:wordllama; mdoc: its text side, default bm25; shell: its search "
@@ -284,7 +292,8 @@ def run(args: argparse.Namespace) -> int:
         search_backend=args.search_backend, page_chars=args.page_chars, image_steps=args.image_steps,
         min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
         sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
-        search_timeout=args.search_timeout, question_timeout=args.question_timeout, retriever=args.retriever,
+        search_timeout=args.search_timeout, search_max_terms=args.search_max_terms,
+        search_max_postings=args.search_max_postings, question_timeout=args.question_timeout, retriever=args.retriever,
         image_retriever=args.image_retriever,
         provider=args.provider, refresh_store=args.refresh_store,
     )  # fmt: skip

@@ -1,5 +1,8 @@
 """The Whoosh collector checks its search's deadline while collecting (agents/search/whoosh_deadline.py; issue 29).
 
+Since issue 39 the deadline is the search's wall-clock safety net (what a query may cost is bounded beforehand by
+work limits, ``tests/test_search_work_limits.py``), and ``SearchTimeoutError`` is an infrastructure error.
+
 Documented: the wrapping collector "checks a Deadline every CHECK_EVERY pages". With an injected clock that jumps
 past the limit once the search has started, a query matching many pages must stop with ``SearchTimeoutError``;
 with a clock that stands still, or with no limit, it collects what the searcher's own collector does.

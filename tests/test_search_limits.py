@@ -1,4 +1,5 @@
-"""Search limits (issue 11): match-everything and too-wide queries are refused, slow searches stop at a time limit.
+"""Search limits (issue 11, issue 39): match-everything and too-wide queries are refused; a search past the
+wall-clock safety net stops (an infrastructure error, not an observation: see ``tests/test_search_work_limits.py``).
 
 Both backends run on one synthetic corpus built here (3,000 pages of random six-letter words, ~40,000 distinct
 words): big enough that the wide patterns do real work, small enough to build in seconds.
@@ -18,6 +19,7 @@ import pytest
 
 from madqa.agents.search import (
     MAX_EXPANSION_TERMS,
+    MAX_POSTINGS,
     UNLIMITED,
     QuerySyntaxError,
     QueryTooBroadError,
@@ -161,12 +163,12 @@ class _Ticks:
 
 @pytest.mark.parametrize("query", ["engine", "ba*", "*ba", "[baba TO bado]"])
 def test_time_limit_with_an_injected_clock(index: Any, query: str) -> None:
-    """Each backend checks its deadline: a clock that jumps past the limit stops the search; a still one does not."""
+    """Each backend checks its safety net: a clock that jumps past it stops the search; a still one does not."""
     expected = index.search(query)
     index.limits = SearchLimits(timeout=2.0, clock=_Ticks(10.0))
     with pytest.raises(SearchTimeoutError) as info:
         index.search(query)
-    assert info.value.seconds == 2.0 and info.value.query == query and isinstance(info.value, QuerySyntaxError)
+    assert info.value.seconds == 2.0 and info.value.query == query and not isinstance(info.value, QuerySyntaxError)
     still = _Ticks(0.0)
     index.limits = SearchLimits(timeout=2.0, clock=still)
     assert index.search(query) == expected and still.calls >= 2  # started, then checked at least once
@@ -235,7 +237,9 @@ def test_tool_turns_refusals_into_observations(index: Any) -> None:
 
 @pytest.mark.parametrize("query", ["ba*", "*ba"])
 def test_time_limit_becomes_the_tools_observation(index: Any, query: str) -> None:
-    """A search stopped at its limit reaches the agent as an instruction to narrow the query, not as an error.
+    """Issue 39 turned this around: a search stopped at its wall-clock limit no longer reaches the agent as an
+    instruction to narrow the query (what the model saw depended on the machine's load); the tool records it and
+    raises it past the model, and the same query then answers once the clock behaves.
 
     The clock advances 0.6 ms per reading, so a 1 ms limit expires at the search's second check after the start
     (the fewest any of these searches makes is two: Tantivy's native ``ba*``). A real 1 ms limit
@@ -244,18 +248,20 @@ def test_time_limit_becomes_the_tools_observation(index: Any, query: str) -> Non
     """
     index.limits = SearchLimits(timeout=0.001, clock=_Ticks(0.0006))
     tool = _tool(index)
-    observation = tool.forward(query)
-    assert observation == (
-        f"The search for {query!r} was stopped after 0.001 s (the time limit of one search). Narrow the query: use "
-        "more specific words, fewer wildcards, or a longer prefix before * or ? (e.g. invoic* rather than in*)."
+    with pytest.raises(SearchTimeoutError) as info:
+        tool.forward(query)
+    assert str(info.value) == (
+        f"the search for {query!r} ran past the 0.001 s safety net of one search (far longer than any query inside "
+        "the work limits takes: an overloaded machine or a stalled engine); the question is recorded as an "
+        "infrastructure error, which --retry-errors runs again"
     )
-    assert tool.history[-1].error == observation and tool.history[-1].count == 0
+    assert tool.history[-1].error == f"SearchTimeoutError: {info.value}" and tool.history[-1].count == 0
     index.limits = SearchLimits()
     assert tool.forward(query).startswith(f"Search {query!r} found 3 page(s):")
 
 
 def test_limits_are_validated() -> None:
-    for bad in ({"timeout": 0}, {"timeout": -1.0}, {"timeout": True}, {"max_terms": 0}):
+    for bad in ({"timeout": 0}, {"timeout": -1.0}, {"timeout": True}, {"max_terms": 0}, {"max_postings": 0}):
         with pytest.raises(ValueError):
             SearchLimits(**bad)  # type: ignore[arg-type]
     assert SearchLimits(timeout=None).deadline("q").active is False
@@ -284,8 +290,11 @@ def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     from madqa.agents.run import RunConfig, RunSummary
     from madqa.cli import UserError, run_cmd
 
-    assert _run_args().search_timeout == 5.0 == RunConfig().search_timeout
+    assert _run_args().search_timeout == 120.0 == RunConfig().search_timeout
     assert _run_args("--search-timeout", "2.5").search_timeout == 2.5
+    defaults = _run_args()
+    assert (defaults.search_max_terms, defaults.search_max_postings) == (MAX_EXPANSION_TERMS, MAX_POSTINGS)
+    assert (RunConfig().search_max_terms, RunConfig().search_max_postings) == (MAX_EXPANSION_TERMS, MAX_POSTINGS)
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
     monkeypatch.delenv("MADQA_DATASET", raising=False)
     seen: list[RunConfig] = []
@@ -297,12 +306,18 @@ def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
         return RunSummary(Path(output))
 
     monkeypatch.setattr(run_module, "run_benchmark", fake_run_benchmark)
-    assert run_cmd.run(_run_args("--search-timeout", "2.5", "--split", "test")) == 0
-    assert seen[-1].search_timeout == 2.5
+    assert run_cmd.run(_run_args("--search-timeout", "2.5", "--search-max-terms", "700", "--search-max-postings",
+                                 "9000", "--split", "test")) == 0  # fmt: skip
+    assert (seen[-1].search_timeout, seen[-1].search_max_terms, seen[-1].search_max_postings) == (2.5, 700, 9000)
     with pytest.raises(UserError, match="search-timeout must be 0 .no limit. or a positive number of seconds"):
         run_cmd.run(_run_args("--search-timeout", "-1", "--split", "test"))
+    for option in ("--search-max-terms", "--search-max-postings"):
+        with pytest.raises(UserError, match=f"{option[2:]} must be 0 .no limit. or a positive whole number, got -3"):
+            run_cmd.run(_run_args(option, "-3", "--split", "test"))
     with pytest.raises(SystemExit):
         _run_args("--search-timeout", "soon")
+    with pytest.raises(SystemExit):
+        _run_args("--search-max-postings", "many")
 
 
 @pytest.mark.parametrize(("timeout", "expected"), [(2.5, 2.5), (0, None)])
@@ -319,6 +334,9 @@ def test_run_opens_the_index_with_the_timeout(
     assert index is not None and index.limits == SearchLimits(timeout=expected)  # type: ignore[attr-defined]
     with pytest.raises(QueryTooBroadError):
         index.search("*")
+    config = RunConfig(search_timeout=timeout, search_max_terms=0, search_max_postings=321)
+    index, _ = open_corpus(config, progress=False)
+    assert index.limits == SearchLimits(timeout=expected, max_terms=None, max_postings=321)  # type: ignore[union-attr]
 
 
 def test_space_agent_uses_the_default_limits(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

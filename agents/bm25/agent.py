@@ -28,7 +28,7 @@ from ..config import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
 from ..models import is_text_only
 from ..prepared import drain
 from ..prompts import load_prompts
-from ..search import SearchIndex
+from ..search import SearchIndex, SearchTimeoutError
 from .tools import DEFAULT_PAGE_CHARS, Observe, SearchDocumentsTool, SemanticSearchTool
 
 if TYPE_CHECKING:
@@ -116,7 +116,14 @@ class SearchAgent(ToolCallingAgent):
             raise AgentToolExecutionError(
                 f"Search at least {self.min_searches} time(s) before answering: call search_documents.", self.logger
             )
-        return super().execute_tool_call(tool_name, arguments)
+        try:
+            return super().execute_tool_call(tool_name, arguments)
+        except AgentToolExecutionError as exc:
+            # smolagents shows a tool's exception to the model; a search's safety net is the machine's failure, not
+            # the model's: raised past the step (not an AgentError), it ends the question as an error line.
+            if isinstance(exc.__cause__, SearchTimeoutError):
+                raise exc.__cause__ from None
+            raise
 
     def provide_final_answer(self, task: str) -> ChatMessage:
         """After step T without an answer: one more call offering only ``final_answer``, parsed leniently."""

@@ -69,9 +69,15 @@ def open_corpus(config: RunConfig, *, progress: bool = True) -> tuple[SearchInde
             return make_retriever(config.retriever, pages, progress=progress), renderer  # type: ignore[return-value]
         except RetrievalError as exc:
             raise RunError(str(exc)) from None
-    limits = SearchLimits(timeout=config.search_timeout or None)
+    limits = search_limits(config)
     backend = cast("Backend", config.search_backend)  # open_index refuses an unknown one
     return open_index(pages, backend=backend, limits=limits, progress=progress), renderer
+
+
+def search_limits(config: RunConfig) -> SearchLimits:
+    """The index's limits from the run's settings (0 or ``None``: that limit off)."""
+    return SearchLimits(timeout=config.search_timeout or None, max_terms=config.search_max_terms or None,
+                        max_postings=config.search_max_postings or None)  # fmt: skip
 
 
 def load_models(config: RunConfig, slots: int, model_options: Mapping[str, Any] | None) -> tuple[list[Model], str]:
@@ -133,7 +139,8 @@ class SearchAgentEntry:
 
     name: str = "bm25"
     fields: tuple[str, ...] = ("top_k", "observe", "oracle", "search_backend", "page_chars", "image_steps",
-                               "min_searches", "search_timeout", "retriever")  # fmt: skip
+                               "min_searches", "search_timeout", "search_max_terms", "search_max_postings",
+                               "retriever")  # fmt: skip
 
     def check(self, config: RunConfig) -> None:
         """Raise :class:`RunError` for search settings that cannot work."""
@@ -149,6 +156,11 @@ class SearchAgentEntry:
         if config.search_timeout is not None and not config.search_timeout >= 0:  # also rejects NaN
             raise RunError(f"search-timeout must be 0 (no limit) or a positive number of seconds, got "
                            f"{config.search_timeout}")  # fmt: skip
+        for name in ("search_max_terms", "search_max_postings"):
+            value = getattr(config, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise RunError(f"{name.replace('_', '-')} must be 0 (no limit) or a positive whole number, got "
+                               f"{value!r}")  # fmt: skip
         if config.sub_model is not None:
             raise RunError("--sub-model is for --agent repl")
         if config.retriever is not None and config.oracle:

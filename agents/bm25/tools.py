@@ -8,9 +8,13 @@ not pass images returned by a tool to the model, so the tool keeps the rendered 
 in order. Images of earlier searches are dropped from memory (only the last ``image_steps`` searches keep theirs).
 Every call is recorded in :attr:`SearchDocumentsTool.history`; a query the engine cannot parse, a search without
 results or a page that cannot be rendered becomes an observation the model can act on, never an exception. So does
-a query the index's limits stop (:class:`~madqa.agents.search.SearchLimits`): one that matches everything or
-expands to too many words (``*``, ``[a TO z]``, ``b*``) and one that runs past the time limit; the observation
-tells the model to narrow the query.
+a query the index's work limits refuse (:class:`~madqa.agents.search.SearchLimits`): one that matches everything,
+expands to too many words (``*``, ``[a TO z]``, ``b*``) or would read too many page entries; the observation, the
+same on every machine, tells the model to narrow the query. The one exception let through is the search's
+wall-clock safety net (:class:`~madqa.agents.search.SearchTimeoutError`): its hit depends on the machine, so the
+model must not see it; it is recorded in the search's history and ends the question as an infrastructure error
+(``error_kind`` ``search``, rerun by ``--retry-errors``; :class:`~madqa.agents.bm25.agent.SearchAgent` lets it out
+of smolagents' step, which would otherwise show it to the model).
 
 The ``final_answer`` tool is shared with the code agent (:mod:`madqa.agents.answer`).
 """
@@ -117,10 +121,14 @@ class SearchDocumentsTool(Tool):
         self.history.append(record)
         try:
             hits = self.index.search(str(query), k=self.top_k)
-        except (QueryTooBroadError, SearchTimeoutError) as exc:
-            logger.info("search %r stopped by the search limits: %s", query, type(exc).__name__)
+        except QueryTooBroadError as exc:
+            logger.info("search %r refused by the work limits: %s", query, type(exc).__name__)
             record.error = str(exc)
             return record.error
+        except SearchTimeoutError as exc:  # infrastructure: recorded, then raised past the model (see the docstring)
+            logger.warning("search %r abandoned at the safety net: %s", query, exc)
+            record.error = f"{type(exc).__name__}: {exc}"
+            raise
         except QuerySyntaxError as exc:
             record.error = str(exc)
             return str(exc)

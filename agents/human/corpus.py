@@ -3,7 +3,9 @@ page counts.
 
 Searching goes through :meth:`madqa.agents.search.SearchIndex.search`, so a person gets exactly the pages an agent
 would for the same query; a query the engine refuses (:class:`madqa.agents.search.QuerySyntaxError` and its
-too-broad / time-limit subclasses) comes back as a message instead of an exception.
+too-broad subclass: the work limits) comes back as a message instead of an exception, and so does a search
+abandoned at the safety net (:class:`madqa.agents.search.SearchTimeoutError`: the machine's fault, so the person is
+asked to try again, and the search is no step of their effort).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from madqa.agents.search import QuerySyntaxError, SearchIndex, no_results_message
+from madqa.agents.search import QuerySyntaxError, SearchIndex, SearchTimeoutError, no_results_message
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -49,7 +51,7 @@ def no_words_message(query: str) -> str:
 @dataclass(frozen=True)
 class SearchOutcome:
     """The pages a query returned (best first) or why it returned none; ``refused``: nothing was searched (no
-    words, a syntax error, too broad, out of time), so it is no step of the person's effort."""
+    words, a syntax error, too broad, abandoned at the safety net), so it is no step of the person's effort."""
 
     pages: tuple[tuple[str, int], ...]
     error: str | None = None
@@ -108,6 +110,10 @@ class HumanCorpus:
             hits = self.index.search(query, self.k)
         except QuerySyntaxError as exc:
             return SearchOutcome((), str(exc), refused=True)
+        except SearchTimeoutError:
+            logger.warning("search %r abandoned at the safety net", query)
+            return SearchOutcome((), "the search server is overloaded and this search was abandoned; please search "
+                                     "again in a moment", refused=True)  # fmt: skip
         if not hits:
             return SearchOutcome((), no_results_message(query))
         return SearchOutcome(tuple((h.document, int(h.page)) for h in hits))

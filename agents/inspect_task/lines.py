@@ -143,6 +143,8 @@ def sample_line(sample: Any, log: Any, settings: Mapping[str, Any], source: str 
               "dataset": settings.get("dataset"), "max_steps": settings.get("max_steps"), "question_timeout": None,
               "top_k": settings.get("top_k"), "observe": settings.get("observe"),
               "page_chars": settings.get("page_chars"), "search_timeout": settings.get("search_timeout"),
+              "search_max_terms": settings.get("search_max_terms"),
+              "search_max_postings": settings.get("search_max_postings"),
               "model_options": generate, "harness": "inspect_ai",
               "inspect_ai": (spec.packages or {}).get("inspect_ai"), "task": spec.task, "eval_id": spec.eval_id,
               "log": source}  # fmt: skip

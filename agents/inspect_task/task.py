@@ -9,8 +9,9 @@ hand: the sample's private labels; a release's test split runs unscored, for ``m
 leaderboard), ``dataset`` (a dataset spec: ``sample``, a prepared release such as ``OxRML/MADQA``, a folder;
 default ``MADQA_DATASET`` or the sample), ``max_steps`` (T = 10 model calls, the paper's budget), ``top_k`` (5
 pages per search), ``limit`` (the first N questions), ``observe`` (``text``: page texts, for any model; ``image``:
-page images, for vision models), ``page_chars`` (6,000 characters of text per page) and ``search_timeout`` (5 s per
-search; 0: none).
+page images, for vision models), ``page_chars`` (6,000 characters of text per page) and ``search_timeout`` (the
+safety net of one search, 120 s; 0: none; a search past it is a sample error, never a message to the model). The
+search's work limits are the defaults of :class:`madqa.agents.search.SearchLimits`, recorded with the settings.
 
 Each sample is one question: ``input`` the question, ``target`` its answer variants (each variant's strings joined
 by ``" | "``, for display), ``metadata`` the gold the scorer reads (``answer_variants``, ``evidence``, ``hop_type``,
@@ -29,10 +30,11 @@ from madqa.agents.config import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
 from madqa.agents.inspect_task.lines import TASK_METADATA
 from madqa.agents.inspect_task.scorer import GOLD_FIELDS, madqa_scorer
 from madqa.agents.inspect_task.solver import Corpus, message_limit, search_agent
-from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT
+from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT, SearchLimits
 
 #: The task's version (inspect records it in each log); raise it when a change can change the scores.
-TASK_VERSION = "1.0.0"
+#: 1.1.0: searches are bounded by work limits, not by a 5 s wall-clock limit shown to the model (issue 39).
+TASK_VERSION = "1.1.0"
 
 
 def question_rows(split: str, dataset: str | None) -> tuple[list[dict[str, Any]], bool]:
@@ -54,14 +56,19 @@ def to_sample(row: dict[str, Any]) -> Sample:
                   metadata={k: row.get(k) for k in GOLD_FIELDS})  # fmt: skip
 
 
+def search_limits(search_timeout: float) -> SearchLimits:
+    """The default work limits with the task's safety net (0: none)."""
+    return SearchLimits(timeout=search_timeout or None)
+
+
 def open_corpus(dataset: str | None, search_timeout: float) -> Corpus:
     """The dataset's page index (built once, then reused from disk) and page renderer."""
     from madqa.agents.render import PageRenderer
-    from madqa.agents.search import SearchLimits, open_index
+    from madqa.agents.search import open_index
     from madqa.loading_script.load import load_pages
 
     pages = load_pages(dataset)
-    index = open_index(pages, limits=SearchLimits(timeout=search_timeout or None), progress=False)
+    index = open_index(pages, limits=search_limits(search_timeout), progress=False)
     return Corpus(index, PageRenderer(dataset, pages=pages))
 
 
@@ -92,7 +99,7 @@ def madqa_bm25(
     spec = dataset_spec(dataset)
     settings = {"split": split, "dataset": spec, "provenance": dataset_provenance(dataset),
                 "max_steps": int(max_steps), "top_k": int(top_k), "observe": observe, "page_chars": int(page_chars),
-                "search_timeout": float(search_timeout), "labelled": labelled}  # fmt: skip
+                **search_limits(float(search_timeout)).settings(), "labelled": labelled}  # fmt: skip
     corpus = open_corpus(dataset, float(search_timeout))
     return Task(
         dataset=MemoryDataset([to_sample(r) for r in rows], name=f"madqa:{spec}:{split}"),

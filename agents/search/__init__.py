@@ -28,31 +28,39 @@ a valid query without matches returns ``[]`` (see :func:`no_results_message`).
 **Search limits** (:class:`SearchLimits`, set per index by :func:`open_index`; the agents' ``search_documents`` tool,
 ``madqa run`` and the Space all use them). Without them, match-everything queries take 15 to 38 s each on a
 6,000-page Whoosh index (``*``, ``*?*``, ``[a TO z]``; ``madqa bench search --pages 6000``, two busy cores), long
-enough to stall a question or the Space. Two guards, in both backends, raise errors of the
-:class:`QuerySyntaxError` family whose messages tell an agent how to narrow the query:
+enough to stall a question or the Space. What a query gets must not depend on the machine's speed (issue 39: a
+5 s wall-clock limit stopped ``dib*`` at 5.02 s on a busy machine, while it answered in 1.9 to 3.8 s on a quiet
+one, so a trajectory and a score depended on the load). So the limits on a query count *work*, in units read
+from the index before searching, never from a clock; both backends count the same units and refuse with the same
+:class:`QueryTooBroadError` text, whose message tells an agent how to narrow the query:
 
-* a cheap guard before searching raises :class:`QueryTooBroadError` for a query part that matches every page
-  (``*``, ``text:*``, ``document:*``) or every word (a wildcard without a letter: ``?*``, ``*?*``), and for
-  wildcards, prefixes and word ranges (``[a TO z]``, ``b*``) that expand to more than ``max_terms`` different words
-  in total (:data:`MAX_EXPANSION_TERMS`; counted from the sorted word list, which costs milliseconds). The count,
-  not the prefix length, decides: ``b*`` is refused on a big corpus but not on a small one, and ``*port`` passes
-  when few words end in ``port``. On 6,000 bench pages a pattern under the cap (``ba*``, 3,916 words) took 0.5 to
-  0.8 s on Whoosh and 15 ms on Tantivy (two busy cores); the time limit covers what the count cannot foresee.
-* a wall-clock limit per search (``timeout``, :data:`DEFAULT_SEARCH_TIMEOUT`, ``madqa run --search-timeout``)
-  raises :class:`SearchTimeoutError`. The engines check a :class:`Deadline` between units of work: Whoosh before
-  each expanded word's posting list is opened (also for ``*`` when the guard is off) and every 64 collected
-  pages; Tantivy while expanding wildcards in Python and before its (Rust) search starts. Whoosh's own
-  ``TimeLimitCollector`` is not used: with ``use_alarm=True`` it installs a ``SIGALRM`` handler, which raises
-  ``ValueError`` outside the main thread (``madqa run --workers``, the Space's request threads) and would interrupt
-  the main thread rather than the searching one; with ``use_alarm=False`` it checks only between collected pages,
-  after the expensive part (opening one posting list per expanded word, or building ``*``'s page set) is over: a
-  1 s limit stopped ``*`` after 15 s on 6,000 bench pages. With this deadline, the time limit alone (guard off)
-  stopped those queries at 5.0 to 5.2 s. tantivy-py 0.27 offers no time limit or cancellation, so its Rust search
-  cannot be stopped once started; the guard bounds that work instead (and Tantivy's unguarded ``*?*`` takes
-  under a second there anyway). With both guards the three queries are refused in 0 to 2 ms on Whoosh, and in up
-  to 0.35 s on Tantivy (``[a TO z]``: its words are counted by a Python scan of the term dictionary).
+* a cheap guard refuses a query part that matches every page (``*``, ``text:*``, ``document:*``) or every word (a
+  wildcard without a letter: ``?*``, ``*?*``);
+* **words expanded** (``max_terms``, :data:`MAX_EXPANSION_TERMS`, ``madqa run --search-max-terms``): wildcards,
+  prefixes and word ranges (``[a TO z]``, ``b*``) may expand to at most 5,000 different words in all, counted from
+  the sorted word list (milliseconds). The count, not the prefix length, decides: ``b*`` is refused on a big
+  corpus but not on a small one, and ``*port`` passes when few words end in ``port``;
+* **page entries read** (``max_postings``, :data:`MAX_POSTINGS`, ``--search-max-postings``): the query's words,
+  plain and expanded, phrases and ``NOT`` parts included, may be on at most 2,000,000 pages in all (each word
+  counted on every page it is on: the postings the engine reads and scores), from the index's document
+  frequencies. Refused past the limit once the whole query is counted, naming the total and the heaviest part.
 
-``SearchLimits(timeout=None, max_terms=None)`` (:data:`UNLIMITED`) switches both off, as the harness runs.
+Then one **safety net** (``timeout``, :data:`DEFAULT_SEARCH_TIMEOUT` = 120 s, ``madqa run --search-timeout``), far
+above what any query inside the work limits takes, for a stalled engine or a grossly overloaded machine. Its hit
+raises :class:`SearchTimeoutError`, which is *not* a :class:`QuerySyntaxError`: the agents' tool lets it through,
+and the question ends as an error line of kind ``search`` (:mod:`madqa.agents.errors`), which ``--retry-errors``
+runs again; the model never sees it, so it cannot steer a trajectory. The engines check a :class:`Deadline`
+between units of work: Whoosh before each expanded word's posting list is opened (also for ``*`` when the guard
+is off) and every 64 collected pages; Tantivy while expanding wildcards in Python and before its (Rust) search
+starts. Whoosh's own ``TimeLimitCollector`` is not used: with ``use_alarm=True`` it installs a ``SIGALRM``
+handler, which raises ``ValueError`` outside the main thread (``madqa run --workers``, the Space's request
+threads); with ``use_alarm=False`` it checks only between collected pages, after the expensive part is over.
+tantivy-py 0.27 offers no time limit or cancellation, so its Rust search cannot be stopped once started; the work
+limits bound it instead. Each results line records the three limits in its ``config`` (``search_timeout``,
+``search_max_terms``, ``search_max_postings``); ``--resume`` compares the two work limits, not the net.
+
+``SearchLimits(timeout=None, max_terms=None, max_postings=None)`` (:data:`UNLIMITED`) switches them all off, as
+the harness runs.
 
 >>> hit = PageHit("1007969.pdf", 3, 7.25)
 >>> hit.document, hit.page
@@ -68,6 +76,7 @@ from .base import (
     FORMAT_VERSION,
     MANIFEST,
     MAX_EXPANSION_TERMS,
+    MAX_POSTINGS,
     MAX_QUERY_CHARS,
     SYNTAX_HELP,
     UNLIMITED,
@@ -93,6 +102,7 @@ __all__ = [
     "FORMAT_VERSION",
     "MANIFEST",
     "MAX_EXPANSION_TERMS",
+    "MAX_POSTINGS",
     "MAX_QUERY_CHARS",
     "PageHit",
     "PageRecord",

@@ -23,13 +23,28 @@ FORMAT_VERSION = 1
 MANIFEST = "madqa-index.json"
 #: Longest query accepted (characters); longer input is almost certainly not a search query.
 MAX_QUERY_CHARS = 2000
-#: Default wall-clock limit of one search (seconds): far above a normal query (milliseconds), short enough that a
-#: runaway query does not stall an agent's question or the Space.
-DEFAULT_SEARCH_TIMEOUT = 5.0
+#: The work limits of one search. They are counted in units that do not depend on the machine's speed (words a
+#: pattern expands to, page entries read), before the engine starts, so a query is answered or refused alike on
+#: every machine, under any load, by both backends (issue 39: a 5 s wall-clock limit stopped ``dib*`` at 5.02 s on a
+#: busy machine and let it answer in 1.9 to 3.8 s on a quiet one, so a trajectory depended on the load).
+#:
 #: Most different words the wildcards, prefixes and word ranges of one query may expand to. Whoosh opens one
 #: posting list per word (about 0.1 to 0.2 ms each), and above 1,024 words a wildcard scores a constant 1.0, so
 #: wider patterns cost seconds and rank nothing.
 MAX_EXPANSION_TERMS = 5000
+#: Most page entries (postings) one query may read: the sum, over the query's words, plain and expanded (phrases and
+#: ``NOT`` parts included), of the number of pages each word is on. What a search costs grows with it (Whoosh
+#: scores or unions each entry in Python) and it is known before searching, from the index's document frequencies.
+#: 2,000,000 is 107 times the release's page count (18,619): a query of 107 words each on every page. On the 18,619
+#: synthetic bench pages the 300 bench queries read at most TBD1 entries, and 24-word OR queries (what the seed
+#: baselines send) of the corpus's most frequent words at most TBD2 (``python -m madqa.bench.search_work``);
+#: a query of that size took TBD3 s on Whoosh (two busy cores), so one at the limit takes a few seconds.
+MAX_POSTINGS = 2_000_000
+#: Default safety net of one search (wall-clock seconds). It is no limit on the query: a query inside the work
+#: limits takes at most a few seconds (see :data:`MAX_POSTINGS`), so the net only catches a stalled engine or a
+#: machine many times slower than it should be. Its hit is an infrastructure failure of the question (error kind
+#: ``search``, rerun by ``--retry-errors``), never an observation the model reacts to.
+DEFAULT_SEARCH_TIMEOUT = 120.0
 
 #: The query syntax in one line, for error messages and tool descriptions.
 SYNTAX_HELP = (
@@ -67,41 +82,50 @@ class QuerySyntaxError(ValueError):
 
 
 class QueryTooBroadError(QuerySyntaxError):
-    """A query refused before searching: it matches every page or expands to too many words.
+    """A query refused before searching: it matches every page, expands to too many words or would read too many
+    page entries. Decided from the index alone (never the clock), so the same on every machine and both backends.
 
     Attributes:
         query: the query as given.
-        part: the offending part of the query (e.g. ``"*"``, ``"b*"``, ``"[a TO z]"``).
-        terms: how many words the part expands to (``None`` when it matches everything outright).
+        part: the offending part of the query (e.g. ``"*"``, ``"b*"``, ``"[a TO z]"``; for too many page entries,
+            the part that reads the most).
+        terms: how many words the part expands to (``None`` when it matches everything outright, or when the page
+            entries decided).
+        postings: the page entries the whole query would read, when they decided (else ``None``).
     """
 
-    def __init__(self, query: str, message: str, *, part: str, terms: int | None = None) -> None:
-        """Keep the offending part and its expansion size next to the message."""
+    def __init__(self, query: str, message: str, *, part: str, terms: int | None = None,
+                 postings: int | None = None) -> None:  # fmt: skip
+        """Keep the offending part and its size next to the message."""
         super().__init__(query, message)
-        self.part, self.terms = part, terms
+        self.part, self.terms, self.postings = part, terms, postings
 
 
-class SearchTimeoutError(QuerySyntaxError):
-    """A search stopped at its wall-clock limit; the message tells an agent to narrow the query.
+class SearchTimeoutError(RuntimeError):
+    """A search abandoned at its wall-clock safety net: an infrastructure failure, not a verdict on the query.
+
+    Not a :class:`QuerySyntaxError`: the agents' search tool lets it through, so the question ends as an error line
+    of kind ``search`` (:mod:`madqa.agents.errors`), which ``--retry-errors`` runs again, instead of showing the
+    model a message that would depend on the machine's load. A ``RuntimeError``, not a ``TimeoutError``: tool
+    runners (inspect's) turn a ``TimeoutError`` into a tool message for the model.
 
     Attributes:
         query: the query as given.
-        seconds: the limit that was reached.
+        seconds: the safety net that was reached.
     """
 
     def __init__(self, query: str, seconds: float) -> None:
-        """Write the narrowing advice for ``query``."""
+        """Say what happened and what becomes of the question."""
         super().__init__(
-            query,
-            f"The search for {query!r} was stopped after {seconds:g} s (the time limit of one search). Narrow the "
-            "query: use more specific words, fewer wildcards, or a longer prefix before * or ? (e.g. invoic* "
-            "rather than in*).",
+            f"the search for {query!r} ran past the {seconds:g} s safety net of one search (far longer than any "
+            "query inside the work limits takes: an overloaded machine or a stalled engine); the question is "
+            "recorded as an infrastructure error, which --retry-errors runs again"
         )
-        self.seconds = seconds
+        self.query, self.seconds = query, seconds
 
 
 class Deadline:
-    """The time limit of one search, checked by the engines between units of work.
+    """The wall-clock safety net of one search, checked by the engines between units of work.
 
     >>> ticks = iter([0.0, 1.0, 9.0])
     >>> d = Deadline("q", 5.0, clock=lambda: next(ticks))
@@ -109,7 +133,7 @@ class Deadline:
     >>> d.check()  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    madqa.agents.search.base.SearchTimeoutError: The search for 'q' was stopped after 5 s ...
+    madqa.agents.search.base.SearchTimeoutError: the search for 'q' ran past the 5 s safety net of one search ...
     """
 
     __slots__ = ("query", "seconds", "clock", "end")
@@ -132,16 +156,17 @@ class Deadline:
 
 @dataclass(frozen=True)
 class SearchLimits:
-    """Per-search limits of an index (see the module docstring).
+    """Per-search limits of an index (see the module docstring): two work limits and a safety net.
 
     Attributes:
-        timeout: wall-clock seconds one search may take (``None``: no limit).
+        timeout: the wall-clock safety net in seconds (``None``: none); its hit raises :class:`SearchTimeoutError`.
         max_terms: most words the wildcards, prefixes and word ranges of one query may expand to; ``None`` also
             lets match-everything queries (``*``, ``?*``) run.
-        clock: monotonic clock in seconds (tests inject one).
+        max_postings: most page entries one query may read (:data:`MAX_POSTINGS`; ``None``: no limit).
+        clock: monotonic clock in seconds (tests inject one); only the safety net reads it.
 
-    >>> SearchLimits().timeout, SearchLimits().max_terms
-    (5.0, 5000)
+    >>> SearchLimits().timeout, SearchLimits().max_terms, SearchLimits().max_postings
+    (120.0, 5000, 2000000)
     >>> SearchLimits(timeout=0)
     Traceback (most recent call last):
     ...
@@ -150,22 +175,34 @@ class SearchLimits:
 
     timeout: float | None = DEFAULT_SEARCH_TIMEOUT
     max_terms: int | None = MAX_EXPANSION_TERMS
+    max_postings: int | None = MAX_POSTINGS
     clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         """Reject limits that would refuse every search."""
         if self.timeout is not None and (isinstance(self.timeout, bool) or not self.timeout > 0):
             raise ValueError(f"the search timeout must be a positive number of seconds or None, got {self.timeout!r}")
-        if self.max_terms is not None and (isinstance(self.max_terms, bool) or not self.max_terms >= 1):
-            raise ValueError(f"max_terms must be a positive integer or None, got {self.max_terms!r}")
+        for name in ("max_terms", "max_postings"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+
+    def settings(self) -> dict[str, float | int | None]:
+        """The limits as a results line's ``config`` records them (what decides a query's result, and the net).
+
+        >>> SearchLimits(timeout=None, max_postings=None).settings()
+        {'search_timeout': None, 'search_max_terms': 5000, 'search_max_postings': None}
+        """
+        return {"search_timeout": self.timeout, "search_max_terms": self.max_terms,
+                "search_max_postings": self.max_postings}  # fmt: skip
 
     def deadline(self, query: str) -> Deadline:
         """A deadline for one search of ``query``, starting now."""
         return Deadline(query, self.timeout, self.clock)
 
 
-#: No time limit and no breadth guard: the behaviour of the public harness.
-UNLIMITED = SearchLimits(timeout=None, max_terms=None)
+#: No safety net and no work limit: the behaviour of the public harness.
+UNLIMITED = SearchLimits(timeout=None, max_terms=None, max_postings=None)
 
 
 @runtime_checkable
@@ -177,8 +214,9 @@ class SearchIndex(Protocol):
 
         Raises:
             QuerySyntaxError: the query parses to nothing (empty, only stop words or operators, bad quoting).
-            QueryTooBroadError: (a ``QuerySyntaxError``) the query matches every page or expands to too many words.
-            SearchTimeoutError: (a ``QuerySyntaxError``) the search ran past the index's time limit.
+            QueryTooBroadError: (a ``QuerySyntaxError``) the query matches every page, expands to too many words or
+                would read too many page entries (the work limits: the same on every machine).
+            SearchTimeoutError: (not a ``QuerySyntaxError``) the search ran past the index's safety net.
             ValueError: ``k`` is not positive.
         """
         ...

@@ -9,13 +9,14 @@ same query everywhere. Whoosh is a main dependency; it is imported lazily, insid
 objects: ``\w+(\.?\w+)*`` tokens, lower-cased, minus Whoosh's stop words and one-character tokens, positions
 renumbered. The Tantivy backend indexes these tokens, so both engines see identical terms and phrase positions.
 
-:func:`refuse_match_all` and :class:`ExpansionBudget` are the breadth guard both backends run before searching
+:func:`refuse_match_all` and :class:`ExpansionBudget` are the work limits both backends apply before searching
 (see "Search limits" in :mod:`madqa.agents.search`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -122,13 +123,16 @@ def describe_part(q: Query) -> str:
     """A query part as the user would write it (``b*``, ``[a TO z]``, ``*``), for error messages.
 
     >>> from whoosh.query import Every, Prefix, TermRange, Wildcard
+    >>> from whoosh.query import Phrase
     >>> [describe_part(q) for q in (Every("text"), Prefix("text", "b"), Wildcard("document", "a?*"),
-    ...                             TermRange("text", "a", None))]
-    ['*', 'b*', 'document:a?*', '[a TO]']
+    ...                             TermRange("text", "a", None), Phrase("text", ["bell", "407"]))]
+    ['*', 'b*', 'document:a?*', '[a TO]', '"bell 407"']
     """
-    from whoosh.query import Every, Prefix, TermRange
+    from whoosh.query import Every, Phrase, Prefix, TermRange
 
     field = "" if getattr(q, "fieldname", None) in (None, "text") else f"{q.fieldname}:"
+    if isinstance(q, Phrase):
+        return f'{field}"{" ".join(q.words)}"'
     if isinstance(q, Every):
         return f"{field}*"
     if isinstance(q, Prefix):
@@ -170,7 +174,11 @@ def refuse_match_all(parsed: Query, query: str) -> None:
 
 
 class ExpansionBudget:
-    """Counts the words the wildcards, prefixes and ranges of one query expand to, and refuses too many.
+    """The work limits of one query: counts the words its wildcards, prefixes and ranges expand to (refusing too
+    many at once) and the page entries its words read (refused at :meth:`finish`, once the whole query is counted).
+
+    Both are read from the index (word list, document frequencies), never from a clock, and both backends count the
+    same parts in the same (depth-first) order, so a query gets the same answer or the same refusal everywhere.
 
     >>> budget = ExpansionBudget("b* OR c*", 100)
     >>> budget.add("b*", 60)
@@ -178,11 +186,19 @@ class ExpansionBudget:
     Traceback (most recent call last):
     ...
     madqa.agents.search.base.QueryTooBroadError: The query 'b* OR c*' is too broad: c* matches 60 different words ...
+    >>> budget = ExpansionBudget("tax OR rate", None, max_postings=1000)
+    >>> budget.add_postings("tax", 600); budget.add_postings("rate", 700)
+    >>> budget.finish()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    madqa.agents.search.base.QueryTooBroadError: The query 'tax OR rate' is too broad: its words are on 1,300 pages ...
     """
 
-    def __init__(self, query: str, max_terms: int | None) -> None:
-        """Start an empty count for ``query``; ``max_terms=None`` counts without refusing."""
-        self.query, self.max_terms, self.used = query, max_terms, 0
+    def __init__(self, query: str, max_terms: int | None, max_postings: int | None = None) -> None:
+        """Start empty counts for ``query``; a limit of ``None`` counts without refusing."""
+        self.query, self.max_terms, self.max_postings = query, max_terms, max_postings
+        self.used, self.postings = 0, 0
+        self._heaviest: tuple[int, str] = (0, "")  # (page entries, part): the part that reads the most
 
     def add(self, part: str, terms: int) -> None:
         """Count ``terms`` words for ``part``; raise :class:`QueryTooBroadError` past ``max_terms`` in total."""
@@ -201,6 +217,42 @@ class ExpansionBudget:
             self.query, f"The query {self.query!r} is too broad: {part} matches {terms:,} different words{total}; "
             f"at most {self.max_terms:,} are searched per query. {advice}", part=part, terms=terms,
         )  # fmt: skip
+
+    def add_postings(self, part: str, entries: int) -> None:
+        """Count the ``entries`` page entries (pages its word or words are on) that ``part`` reads."""
+        self.postings += entries
+        heaviest, name = self._heaviest
+        if entries > heaviest or (entries == heaviest and part < name):  # ties: by name, so counting order is moot
+            self._heaviest = (entries, part)
+
+    def finish(self) -> None:
+        """Raise :class:`QueryTooBroadError` when the whole query reads more than ``max_postings`` page entries."""
+        if self.max_postings is None or self.postings <= self.max_postings:
+            return
+        entries, part = self._heaviest
+        raise QueryTooBroadError(
+            self.query, f"The query {self.query!r} is too broad: its words are on {self.postings:,} pages in all "
+            f"(each word counted on every page it is on; {part} alone on {entries:,}), and a search reads at most "
+            f"{self.max_postings:,}. Use fewer and more specific words, fewer wildcards, or a longer prefix before "
+            "* or ? (e.g. invoic* rather than in*).", part=part, postings=self.postings,
+        )  # fmt: skip
+
+
+def count_postings(parsed: Query, budget: ExpansionBudget, doc_freq: Callable[[str], int]) -> None:
+    """Count the page entries of every word of ``parsed`` on the text field, depth first (``NOT`` parts and phrases
+    included; ``document:``/``page:`` parts read one or a few entries and are left out). ``doc_freq``: pages a word
+    is on. Patterns are counted by the backends as they expand them; this walks the plain words.
+    """
+    from whoosh.query import Phrase, Term
+
+    for q in parsed.leaves():
+        if getattr(q, "fieldname", None) != "text":
+            continue
+        if isinstance(q, Term):
+            word = q.text.decode("utf-8") if isinstance(q.text, bytes) else str(q.text)
+            budget.add_postings(describe_part(q), doc_freq(word))
+        elif isinstance(q, Phrase):
+            budget.add_postings(describe_part(q), sum(doc_freq(str(w)) for w in q.words))
 
 
 #: Words of a question kept by :func:`or_query` (letters and digits, at least 3 characters: no operator, no wildcard).

@@ -36,12 +36,14 @@ Remaining differences from the Whoosh backend, all minor:
 * ``document:`` and ``page:`` terms work as in Whoosh; a whole-field wildcard ``*`` matches pages that have text.
 
 **Search limits** (:class:`madqa.agents.search.SearchLimits`; why and what in :mod:`madqa.agents.search`): the same
-guard as Whoosh's (:func:`madqa.agents.search.query.refuse_match_all`, then each wildcard's, prefix's and word range's
-words counted against ``max_terms`` while compiling), so a query is refused or accepted alike by both backends.
-tantivy-py 0.27 offers no time limit or cancellation (``Searcher.search`` takes none, and the Rust search runs to
-completion once called), so the :class:`~madqa.agents.search.Deadline` is checked while wildcards are expanded in
-Python (every 4,096 words) and once more before the Rust search starts; the guard bounds that search's work. On
-6,000 bench pages ``*?*`` took 0.6 to 0.9 s here without limits, nearly all of it the Python expansion.
+work limits as Whoosh's (:func:`madqa.agents.search.query.refuse_match_all`, then each wildcard's, prefix's and word
+range's words counted against ``max_terms`` while compiling, and every word's page entries, from the searcher's
+``doc_freq``, against ``max_postings``), counted in the same units and order, so a query is refused or accepted
+alike, with the same message, by both backends. tantivy-py 0.27 offers no time limit or cancellation
+(``Searcher.search`` takes none, and the Rust search runs to completion once called), so the safety net's
+:class:`~madqa.agents.search.Deadline` is checked while wildcards are expanded in Python (every 4,096 words) and
+once more before the Rust search starts; the work limits bound that search. On 6,000 bench pages ``*?*`` took 0.6
+to 0.9 s here without limits, nearly all of it the Python expansion.
 """
 
 from __future__ import annotations
@@ -57,7 +59,15 @@ from pathlib import Path
 from typing import Any
 
 from .base import Deadline, PageHit, PageRecord, QuerySyntaxError, SearchLimits
-from .query import ExpansionBudget, analyze, describe_part, parse_query, refuse_match_all, whoosh_schema
+from .query import (
+    ExpansionBudget,
+    analyze,
+    count_postings,
+    describe_part,
+    parse_query,
+    refuse_match_all,
+    whoosh_schema,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -171,8 +181,11 @@ class TantivyIndex:
         parsed = parse_query(query, _parse_schema())
         if limits.max_terms is not None:
             refuse_match_all(parsed, query)
-        budget = ExpansionBudget(query, limits.max_terms)
+        budget = ExpansionBudget(query, limits.max_terms, limits.max_postings)
         compiled = _Compiler(self._schema, searcher, self._docs, query, budget, deadline).compile(parsed)
+        if limits.max_postings is not None:  # the plain words and phrases; patterns were counted while compiling
+            count_postings(parsed, budget, lambda word: int(searcher.doc_freq("text", word)))
+            budget.finish()
         deadline.check()  # the last chance: the Rust search below cannot be interrupted
         result = searcher.search(compiled, limit=k, count=False)
         hits = []
@@ -308,7 +321,9 @@ class _Compiler:
                 lambda t: (t > start or (t == start and not q.startexcl))
                 and (end is None or t < end or (t == end and not q.endexcl)),
             )
-        self.budget.add(describe_part(q), len(found))
+        part = describe_part(q)
+        self.budget.add(part, len(found))
+        self.budget.add_postings(part, sum(n for _, n in found))
         self.deadline.check()
         if not found:
             return Q.empty_query()

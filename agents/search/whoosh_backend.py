@@ -26,9 +26,11 @@ What differs only changes speed, never results:
 * **Progress bar and atomic build** (see :func:`madqa.agents.search.open_index`).
 
 **Search limits** (:class:`madqa.agents.search.SearchLimits`; why and what in :mod:`madqa.agents.search`).
-Before searching, :func:`madqa.agents.search.query.refuse_match_all` refuses ``*`` and letterless wildcards, and the
+Before searching, :func:`madqa.agents.search.query.refuse_match_all` refuses ``*`` and letterless wildcards, the
 pinning above counts each pattern's words (and word ranges', also expanded from the word list by bisection, with
-Whoosh's ``TermRange`` bounds) against ``max_terms``. During the search a :class:`~madqa.agents.search.Deadline`
+Whoosh's ``TermRange`` bounds) against ``max_terms``, and the page entries of every word (the reader's
+``doc_frequency``, one lookup per word, expanded ones included) are counted against ``max_postings``. During the
+search the safety net's :class:`~madqa.agents.search.Deadline`
 is checked before each expanded word's posting list is opened (``PinnedTerms.matcher`` builds the same union as
 Whoosh's ``MultiTerm.matcher``, from term queries that check the deadline first) and every 64 pages collected (a
 wrapping collector around the searcher's own top-k collector, whose block skipping is unchanged), so results are
@@ -60,12 +62,12 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .base import Deadline, PageHit, PageRecord, QuerySyntaxError, SearchLimits
-from .query import ExpansionBudget, describe_part, parse_query, refuse_match_all, whoosh_schema
+from .query import ExpansionBudget, count_postings, describe_part, parse_query, refuse_match_all, whoosh_schema
 from .whoosh_deadline import deadline_collector_class, deadline_every_class, pinned_terms_class
 
 if TYPE_CHECKING:
@@ -174,8 +176,12 @@ class WhooshIndex:
             refuse_match_all(parsed, query)
         searcher = self._acquire()
         try:
+            budget = ExpansionBudget(query, limits.max_terms, limits.max_postings)
             if _has_patterns(parsed):
-                parsed = self._pin(parsed, searcher, ExpansionBudget(query, limits.max_terms), deadline)
+                parsed = self._pin(parsed, searcher, budget, deadline)
+            if limits.max_postings is not None:
+                count_postings(parsed, budget, self._doc_freq(searcher))
+                budget.finish()
             deadline.check()
             if deadline.active:
                 collector = deadline_collector_class()(searcher.collector(limit=k), deadline)
@@ -225,9 +231,19 @@ class WhooshIndex:
             return query
         else:
             return query.apply(lambda child: self._pin(child, searcher, budget, deadline))
-        budget.add(describe_part(query), len(found))
+        part = describe_part(query)
+        budget.add(part, len(found))
+        if budget.max_postings is not None:
+            doc_freq = self._doc_freq(searcher)
+            budget.add_postings(part, sum(doc_freq(w) for w in found))
         deadline.check()
         return pinned_terms_class()(query, tuple(w.encode("utf-8") for w in found), deadline)
+
+    @staticmethod
+    def _doc_freq(searcher: Searcher) -> Callable[[str], int]:
+        """Pages a word of the text field is on (0 for a word not in the index)."""
+        reader = searcher.reader()
+        return lambda word: int(reader.doc_frequency("text", word))
 
     def close(self) -> None:
         """Close the searchers; searches after this raise ``RuntimeError``."""

@@ -1,4 +1,5 @@
-"""Whoosh query and collector classes that honour a search's :class:`~madqa.agents.search.base.Deadline`.
+"""Whoosh query and collector classes that honour a search's :class:`~madqa.agents.search.base.Deadline` (the
+wall-clock safety net; what a query may cost is bounded beforehand by the work limits, see :mod:`.whoosh_backend`).
 
 Used by :mod:`.whoosh_backend`. Each class is defined on first use (Whoosh is imported lazily) and copies the
 named Whoosh 2.7.4 method, adding a deadline check between units of work.
