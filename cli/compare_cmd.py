@@ -2,7 +2,8 @@
 
 ``madqa compare RUN1.jsonl RUN2.jsonl … --split dev [--names A B …] [--plot curves.png] [--json]`` scores every run
 against the same gold (as ``madqa evaluate`` does, ANLS* mode) and prints, per run, accuracy with its 95% CI,
-Kuiper and Page F1; then the pairwise Cohen's κ matrix on per-item correctness, the "solved only by A / only by B"
+Kuiper (in the ``--kuiper-order`` it names: ``block`` by default, ``file`` for the paper's every-k reading) and
+Page F1; then the pairwise Cohen's κ matrix on per-item correctness, the "solved only by A / only by B"
 counts of every pair, and the accuracy-vs-step-budget curve of each run as a table (``--plot``: a PNG). Each run's
 inference cost (:mod:`madqa.metric.cost`: USD per question and per run) is shown when the price table (shipped
 ``agents/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not.
@@ -48,6 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     add_prices_argument(parser)
+    from madqa.cli.evaluate_cmd import add_kuiper_order_argument
+
+    add_kuiper_order_argument(parser)
 
 
 def add_prices_argument(parser: argparse.ArgumentParser) -> None:
@@ -187,9 +191,10 @@ def score_files(args: argparse.Namespace, names: Sequence[str], prices: Any = No
         systems.append({"name": name, "path": str(path), "human": is_human(lines)})
     top = args.max_budget or max([it.steps or 0 for run in scored.values() for it in run.items] + [1])
     out_systems, reports = [], {}
+    order = getattr(args, "kuiper_order", "block")  # every caller's parser has it; a bare Namespace reads blocks
     for system in systems:
         run = scored[system["name"]]
-        options = ReportOptions(n_resamples=args.resamples, seed=args.seed, max_budget=top)
+        options = ReportOptions(n_resamples=args.resamples, seed=args.seed, max_budget=top, kuiper_order=order)
         report = build_report(run, references, options)
         reports[system["name"]] = report
         keys = ("n", "n_predicted", "accuracy", "accuracy_ci", "accuracy_se", "kuiper", "kuiper_ci", "page_f1",
@@ -213,7 +218,7 @@ def score_files(args: argparse.Namespace, names: Sequence[str], prices: Any = No
                 pairs.append({"a": a, "b": b, "kappa": kappa[a][b], **pair_counts(outcomes[a], outcomes[b])})
     curves = {s["name"]: s["budget_curve"] for s in out_systems}
     result = {"split": None if args.gold else args.split, "n_gold": len(references), "systems": out_systems,
-              "kappa": kappa, "pairs": pairs, "max_budget": top,
+              "kappa": kappa, "pairs": pairs, "max_budget": top, "kuiper_order": order,
               "prices": None if prices is None else prices.source,
               "budget_table": budget_table(curves, table_budgets(top))}  # fmt: skip
     return Scored(list(references), scored, raw, reports, result)
@@ -262,7 +267,8 @@ def format_comparison(result: Mapping[str, Any]) -> str:
     """The comparison as plain-text tables."""
     systems = result["systems"]
     width = max(len(label(s)) for s in systems)
-    lines = [f"{result['n_gold']} gold items" + (f" (split {result['split']})" if result["split"] else ""), "",
+    order = f" · Kuiper in {result['kuiper_order']} order" if result.get("kuiper_order") else ""
+    lines = [f"{result['n_gold']} gold items" + (f" (split {result['split']})" if result["split"] else "") + order, "",
              f"{'system':<{width}}  accuracy  95% CI          Kuiper  Page F1  mean steps  coverage"]  # fmt: skip
     for s in systems:
         ci = s["accuracy_ci"]

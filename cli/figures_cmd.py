@@ -1,7 +1,8 @@
 """``madqa figures``: the paper's Table 3 and figures for a set of runs, as PNGs, ``figures.json`` and one HTML page.
 
 ``madqa figures a.jsonl b.jsonl human.jsonl --split dev --out figs [--names A B H] [--prices FILE]
-[--embedder SPEC]`` scores every run as ``madqa compare`` does (the same function, so the same numbers), then
+[--embedder SPEC] [--kuiper-order block|file]`` scores every run as ``madqa compare`` does (the same function, so the
+same numbers), then
 writes under ``--out``: ``<figure>.png`` for every figure that can be drawn, ``figures.json`` (every number behind
 every figure, and for a skipped one the reason) and ``index.html`` (self-contained: figures as ``data:`` URIs, no
 network). The figures, in the paper's order: Table 3, accuracy vs inference cost (Fig. 7), failure classes per
@@ -9,6 +10,11 @@ system (Figs. 8, 17) and per domain (Fig. 19), the failure cascade (Fig. 20), bu
 (Fig. 21), the item difficulty spectrum (Fig. 22), retrieval by search iteration and recovery (Figs. 23, 24),
 single- vs multi-query accuracy (H.6), drift (Figs. 25, 26), response time vs accuracy (§5.2) and semantic vs
 physical evidence distance (H.1). Human runs (``system_type: "human"``) are marked in every figure.
+
+Table 3's Kuiper column follows ``--kuiper-order`` (as ``madqa evaluate``): ``block`` (default) reads ``D`` only
+where the effort changes, so tied efforts count as one block and the line order cannot matter; ``file`` reads ``D``
+at every k as the paper's F.3 does (ties in file order), which gives a K at least as large. The order used is
+written in ``figures.json`` (``kuiper_order``, top level and in Table 3's data) and on the page.
 
 The drift and distance figures embed texts with ``--embedder`` (default ``wordllama``, offline; ``st:MODEL``; a
 ``py:MODULE:NAME`` object with ``embed(texts)``; ``none`` skips them); the distance figure reads page texts from
@@ -49,6 +55,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "none: skip those figures)")  # fmt: skip
     parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
+    from madqa.cli.evaluate_cmd import add_kuiper_order_argument
+
+    add_kuiper_order_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
 
 
@@ -125,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     meta = {"split": scored.result["split"], "n_gold": scored.result["n_gold"],
             "runs": [{"name": s["name"], "path": s["path"], "human": s["human"]} for s in systems],
-            "prices": prices.source,
+            "prices": prices.source, "kuiper_order": args.kuiper_order,
             "embedder": getattr(model, "name", args.embedder) if model else f"none ({embed_reason})",
             "pages": "the dataset's pages config" if texts is not None else f"none ({pages_reason})"}  # fmt: skip
     try:

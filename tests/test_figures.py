@@ -182,6 +182,28 @@ def test_table3(made: dict[str, Any]) -> None:
     assert (a["human"], h["human"]) == (False, True)
 
 
+def test_kuiper_order_is_the_one_asked_for_and_is_stated(made: dict[str, Any], tmp_path) -> None:
+    # the default run (block order) says so in figures.json, under the table and on the page
+    assert made["doc"]["kuiper_order"] == made["figs"]["table3"]["data"]["kuiper_order"] == "block"
+    page = (made["out"] / "index.html").read_text(encoding="utf-8")
+    assert "kuiper order block" in page and "tied efforts read as blocks (--kuiper-order block" in page
+    out = tmp_path / "file"
+    paths = made["paths"]
+    assert main(["figures", *(str(paths[n]) for n in "ABH"), "--split", "dev", "--out", str(out),
+                 "--kuiper-order", "file", "--embedder", "none", "--resamples", "20"]) == 0  # fmt: skip
+    doc = json.loads((out / "figures.json").read_text(encoding="utf-8"))
+    table = doc["figures"]["table3"]["data"]
+    assert doc["kuiper_order"] == table["kuiper_order"] == "file"
+    rows = {r["name"]: r for r in table["rows"]}
+    # D read at every k (paper F.3), ties in file order, mean 1/2. A's lines: S1 (2,1), CP (1,1), S2 (2,0), CD (1,0)
+    # -> effort 1: CP +1/2, CD 0; effort 2: S1 +1/2, S2 0 -> K = 1/2 - 0 (blocks: 0). B: CD (0,0) -1/2, S1 0,
+    # S2 +1/2, CP (3,0) 0 -> K = 1. H: S1 (1,0) -1/2, CD -1, CP (2,1) -1/2, S2 0 -> K = 0 - (-1) = 1.
+    assert (rows["A"]["kuiper"], rows["B"]["kuiper"], rows["H"]["kuiper"]) == (0.5, 1.0, 1.0)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "kuiper order file" in page and "D read at every k, tied efforts in file order" in page
+    assert "kuiper order block" not in page
+
+
 def test_accuracy_vs_cost(made: dict[str, Any]) -> None:
     fig = made["figs"]["accuracy_vs_cost"]
     # A at the shipped gpt-4.1 price ($2 in, $8 out per million): 1000/100 -> $0.0028, 2000/200 -> $0.0056,

@@ -57,7 +57,8 @@ def draw_table3(fig: Figure, runs: PaperRuns) -> MplFigure:
     table = ax.table(cellText=rows, colLabels=head, loc="center", cellLoc="right", colLoc="right")
     table.auto_set_font_size(False)
     table.set_fontsize(8)
-    ax.set_title("accuracy ± SE (%), Page/Doc F1 (%), Kuiper, mean steps", fontsize=9)
+    order = fig.data.get("kuiper_order", "block")
+    ax.set_title(f"accuracy ± SE (%), Page/Doc F1 (%), Kuiper ({order} order), mean steps", fontsize=9)
     return out
 
 

@@ -83,7 +83,8 @@ def page_html(figures: Sequence[Figure], runs: PaperRuns, uris: Mapping[str, str
     listed = "".join(f"<li><b>{escape(runs.label(r['name']))}</b>: {escape(str(r['path']))}</li>"
                      for r in meta["runs"])  # fmt: skip
     drawn = sum(f.status == "ok" for f in figures)
-    info = " · ".join(escape(f"{k} {meta[k]}") for k in ("prices", "embedder", "pages") if meta.get(k))
+    keys = ("kuiper_order", "prices", "embedder", "pages")
+    info = " · ".join(escape(f"{k.replace('_', ' ')} {meta[k]}") for k in keys if meta.get(k))
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>MADQA figures</title>",
         f"<style>{STYLE}</style></head><body><h1>MADQA: the paper's tables and figures</h1>",
