@@ -21,7 +21,7 @@ because a variable in [0, 1] of mean p has variance at most p(1 - p). Unlike a t
 ``[1.00, 1.00]`` when every question scores 1.
 
 :func:`missed_by_all` is the share of questions whose evidence no retriever of the comparison puts in its top ``k``:
-a retrieval miss rate. It is deliberately not called "oracle gap": the paper's Oracle Gap (~18 %, §5) is an
+a retrieval miss rate. It is deliberately not called "oracle gap": the paper's Oracle Gap (~18 %, §5.2) is an
 accuracy difference between humans given oracle retrieval and the best agents.
 """
 
