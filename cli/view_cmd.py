@@ -94,13 +94,14 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from madqa.agents.gradio_launch import launch as launch_gradio
     from madqa.space.explore.ui import build_view_app
 
     demo = build_view_app(ws, thumbs)
     assert port is not None
 
     def launch() -> Any:
-        demo.launch(server_name=args.host, server_port=port, quiet=True, prevent_thread_lock=True)
+        launch_gradio(demo, server_name=args.host, server_port=port, quiet=True, prevent_thread_lock=True)
         return demo
 
     return serve(launch, host=args.host, port=port, what="the explorer")

@@ -363,4 +363,6 @@ def serve(
     else:
         launch(services, port=port, host=host)
         return
-    error_page(failure, env).launch(server_name=host, server_port=port)
+    from madqa.agents.gradio_launch import launch as launch_gradio
+
+    launch_gradio(error_page(failure, env), server_name=host, server_port=port)

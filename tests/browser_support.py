@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 CHROMIUM = os.environ.get("MADQA_CHROMIUM", "/usr/bin/chromium")
+#: How long a Playwright ``expect`` waits for its condition (ms) unless the test says otherwise.
+EXPECT_TIMEOUT_MS = 30_000
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
@@ -28,6 +30,9 @@ def require_browser() -> Any:
     if not shutil.which(CHROMIUM):
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    # Playwright's expect() gives up after 5 s by default: a single bound inside a library that a loaded machine
+    # can miss (issue 39). Its waits return as soon as their condition holds, so a generous bound costs nothing.
+    sync_api.expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     return sync_api
 
 

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from browser_support import ARGS, CHROMIUM, free_port, require_browser, save_screens  # noqa: E402
 
+from madqa.agents.gradio_launch import launch as launch_gradio
+
 sync_api = require_browser()
 
 from test_explore import QUERY, derived_runs, scripted_dev_run  # noqa: E402
@@ -39,7 +41,7 @@ def url(runs) -> Iterator[str]:
     ws, thumbs = prepare(args)
     demo = build_view_app(ws, thumbs)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    launch_gradio(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:

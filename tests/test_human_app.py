@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import gradio_client
 
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -61,13 +62,12 @@ def dev_service(layout, tmp_path_factory):
 
 
 def test_two_annotators_on_one_server_get_their_own_files(dev_service) -> None:
-    from gradio_client import Client
 
     errors: list[BaseException] = []
 
     def annotate(name: str) -> None:
         try:
-            client = Client(url, verbose=False)
+            client = gradio_client(url)
             client.predict(name, "Andromeda", api_name="/start")
             for n in range(3):
                 client.predict(f"water {name}", api_name="/search")
@@ -112,12 +112,11 @@ def serve(home: Path, out: Path, port: int) -> subprocess.Popen:
 
 @pytest.mark.slow
 def test_kill_9_of_the_server_mid_batch_then_restart(layout, tmp_path: Path) -> None:
-    from gradio_client import Client
 
     out, port = tmp_path / "kim.jsonl", free_port()
     proc = serve(layout.root, out, port)
     try:
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        client = gradio_client(f"http://127.0.0.1:{port}/")
         markdown_with(client.predict("kim", "Aquarius", api_name="/start"), "Question 1 of 13")
         for n in range(2):
             client.predict(f"answer {n}", api_name="/submit")
@@ -128,7 +127,7 @@ def test_kill_9_of_the_server_mid_batch_then_restart(layout, tmp_path: Path) -> 
     assert [json.loads(x)["answer"] for x in out.read_text().splitlines()] == [["answer 0"], ["answer 1"]]
     proc = serve(layout.root, out, port)
     try:
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        client = gradio_client(f"http://127.0.0.1:{port}/")
         markdown_with(client.predict("kim", "Aquarius", api_name="/start"), "Question 3 of 13")
         for _ in range(11):
             client.predict(api_name="/give_up")
@@ -143,7 +142,6 @@ def test_kill_9_of_the_server_mid_batch_then_restart(layout, tmp_path: Path) -> 
 
 def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_path: Path) -> None:
     import httpx
-    from gradio_client import Client
 
     from madqa.agents.human import view
     from madqa.agents.human.corpus import HumanCorpus
@@ -157,7 +155,7 @@ def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_
         config = httpx.get(f"{url}config", timeout=30).json()
         rows = [c for c in config["components"] if c.get("props", {}).get("elem_id") == "search-row"]
         assert rows and rows[0]["props"]["visible"] is False
-        client = Client(url, verbose=False)
+        client = gradio_client(url)
         for _ in range(3):
             result = outputs(client.predict("ora", "Andromeda", api_name="/start"))
             run = service.start("ora", "Andromeda")

@@ -7,8 +7,12 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
+from clients import gradio_client
+
+from madqa.agents.gradio_launch import launch as launch_gradio
 
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -45,7 +49,6 @@ def free_port() -> int:
 
 def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, monkeypatch) -> None:
     import gradio as gr
-    from gradio_client import Client
 
     from madqa.agents.human.app import human_interface
     from madqa.agents.human.corpus import HumanCorpus
@@ -74,9 +77,9 @@ def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, 
     with gr.Blocks() as demo:
         human_interface(service, embedded=True, api_prefix="h_")
     port = free_port()
-    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    launch_gradio(demo.queue(), server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        client = gradio_client(f"http://127.0.0.1:{port}/")
         first = client.predict("Andromeda", api_name="/h_start")
         assert any(isinstance(v, str) and "Question 1 of 25" in v for v in first)
         client.predict("riverton water", api_name="/h_search")
@@ -117,7 +120,6 @@ def test_practice_actions_are_queued_with_a_shared_limit(layout) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     import gradio as gr
-    from gradio_client import Client
 
     from madqa.agents.human.app import PUBLIC_ACTIONS_CONCURRENCY, build_human_app, human_interface
     from madqa.agents.human.corpus import HumanCorpus
@@ -143,15 +145,15 @@ def test_practice_actions_are_queued_with_a_shared_limit(layout) -> None:
     with gr.Blocks() as demo:
         human_interface(service, embedded=True, api_prefix="h_")
     port = free_port()
-    demo.queue(default_concurrency_limit=8).launch(server_name="127.0.0.1", server_port=port,
-                                                   prevent_thread_lock=True, quiet=True)  # fmt: skip
+    launch_gradio(demo.queue(default_concurrency_limit=8), server_name="127.0.0.1", server_port=port,
+                  prevent_thread_lock=True, quiet=True)  # fmt: skip
     visitors = 6
     try:
-        clients = [Client(f"http://127.0.0.1:{port}/", verbose=False) for _ in range(visitors)]
+        clients = [gradio_client(f"http://127.0.0.1:{port}/") for _ in range(visitors)]
         for c in clients:
             c.predict("Andromeda", api_name="/h_start")
 
-        def visit(c: Client) -> str:  # the search message among the outputs
+        def visit(c: Any) -> str:  # the search message among the outputs
             return " ".join(v for v in c.predict("riverton water", api_name="/h_search") if isinstance(v, str))
 
         with ThreadPoolExecutor(visitors) as pool:

@@ -14,6 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from clients import gradio_client
+
+from madqa.agents.gradio_launch import launch as launch_gradio
 
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -42,8 +45,8 @@ def practice_fixture(layout, monkeypatch) -> Iterator[tuple[Any, str]]:
     with gr.Blocks() as demo:
         human_interface(service, embedded=True, api_prefix="h_")
     port = free_port()
-    demo.queue(default_concurrency_limit=8).launch(server_name="127.0.0.1", server_port=port,
-                                                   prevent_thread_lock=True, quiet=True)  # fmt: skip
+    launch_gradio(demo.queue(default_concurrency_limit=8), server_name="127.0.0.1", server_port=port,
+                  prevent_thread_lock=True, quiet=True)  # fmt: skip
     try:
         yield service, f"http://127.0.0.1:{port}/"
     finally:
@@ -52,9 +55,8 @@ def practice_fixture(layout, monkeypatch) -> Iterator[tuple[Any, str]]:
 
 
 def client(url: str, address: str) -> Any:
-    from gradio_client import Client
 
-    return Client(url, verbose=False, headers={"X-Forwarded-For": address})
+    return gradio_client(url, headers={"X-Forwarded-For": address})
 
 
 def text(outputs: Any) -> str:

@@ -26,6 +26,8 @@ from typing import Any
 import gradio as gr
 from gradio.context import Context
 
+from madqa.agents.gradio_launch import launch as launch_gradio
+
 from . import view
 from .batches import BatchError
 from .images import ImageFiles
@@ -331,5 +333,5 @@ def launch_human(service: HumanService, *, host: str | None = None, port: int | 
     """Build, queue and launch the app; extra ``kwargs`` go to ``Blocks.launch`` (blocks unless told otherwise)."""
     demo = build_human_app(service)
     demo.queue(default_concurrency_limit=8)
-    demo.launch(server_name=host, server_port=port, **kwargs)
+    launch_gradio(demo, server_name=host, server_port=port, **kwargs)
     return demo
