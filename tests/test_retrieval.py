@@ -245,17 +245,21 @@ CELL = re.compile(r"(\d\.\d{3}) \[(\d\.\d\d),(\d\.\d\d)\]")
 
 
 def _printed_tables(stdout: str) -> dict[str, dict[str, list[tuple[str, str, str]]]]:
-    """level → retriever → its six printed cells (mean, low, high), read from the command's text output."""
+    """level (``page``, ``document``, ``page/HOP``…) → retriever → its six printed cells (mean, low, high), read from
+    the command's text output (``--by-hop`` tables are indented under ``  hop type HOP:``)."""
     tables: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
-    level = None
+    level = table = None
     for line in stdout.splitlines():
         if line.endswith("level (mean [95% Wilson interval]):"):
-            level = line.split()[0]
-            tables[level] = {}
-        elif level and CELL.search(line) and not line.startswith(" "):
-            tables[level][line.split()[0]] = CELL.findall(line)
+            level = table = line.split()[0]
+            tables[table] = {}
+        elif level and line.startswith("  hop type "):
+            table = f"{level}/{line.removeprefix('  hop type ').rstrip(':')}"
+            tables[table] = {}
+        elif table and CELL.search(line):
+            tables[table][line.split()[0]] = CELL.findall(line)
         elif not line.strip():
-            level = None
+            level = table = None
     return tables
 
 
@@ -268,23 +272,31 @@ def test_trec_eval_on_the_written_runs_gives_the_printed_table(layout, tmp_path:
     # them, so a run written with the engines' scores is re-ordered by trec_eval (R@1 0.549 against 0.641)
     runs = tmp_path / "runs"
     specs = "bm25,dense:wordllama,rrf:bm25+dense:wordllama"
-    cmd = [sys.executable, "-m", "madqa.cli", "retrieval", "--retriever", specs, "--split", "dev",
+    cmd = [sys.executable, "-m", "madqa.cli", "retrieval", "--retriever", specs, "--split", "dev", "--by-hop",
            "--runs-dir", str(runs)]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     printed = _printed_tables(done.stdout)
     manifest = json.loads((runs / "runs.json").read_text())
     assert manifest["depth"] == 1000 and [r["retriever"] for r in manifest["runs"]] == list(printed["page"])
-    assert len(printed["page"]) == 3 and set(printed) == {"page", "document"}
+    from madqa.loading_script.load import load_gold
+
+    hops: dict[str, set[str]] = {}
+    for row in load_gold("dev", None):
+        hops.setdefault(str(row.get("hop_type") or "") or "unknown", set()).add(str(row["id"]))
+    assert len(printed["page"]) == 3 and set(printed) == {f"{lv}{h}" for lv in ("page", "document")
+                                                          for h in ("", *(f"/{hop}" for hop in hops))}  # fmt: skip
     for level in ("page", "document"):
         for entry in manifest["runs"]:
             got = _trec_eval(runs / manifest["qrels"][level], runs / entry[level])
             assert all(len(v) == 38 for v in got.values())
-            cells = printed[level][entry["retriever"]]
-            want = [f"{_mean(got[label]):.3f}" for label in TREC_EVAL_MEASURES]
-            assert [c[0] for c in cells] == want, (level, entry["retriever"])
-            for mean, lo, hi in cells:  # Wilson intervals: never collapsed, even at 1.000
-                assert float(lo) <= float(mean) <= float(hi) and float(lo) < float(hi)
+            for table, ids in (("", set(got["R@1"])), *((f"/{hop}", ids) for hop, ids in hops.items())):
+                cells = printed[level + table][entry["retriever"]]
+                want = [f"{_mean({q: v for q, v in got[label].items() if q in ids}):.3f}"
+                        for label in TREC_EVAL_MEASURES]
+                assert [c[0] for c in cells] == want, (level + table, entry["retriever"])
+                for mean, lo, hi in cells:  # Wilson intervals: never collapsed, even at 1.000
+                    assert float(lo) <= float(mean) <= float(hi) and float(lo) < float(hi)
     for file in ("page", "document"):  # dense ranks every page: top 10 pages; every document
         ids = [ln.split()[0] for ln in (runs / manifest["runs"][1][file]).read_text().splitlines()]
         assert {ids.count(q) for q in ids} == ({10} if file == "page" else {42}), file  # 42 documents in the sample
