@@ -19,6 +19,7 @@ from madqa.space.board_tab import build_board
 from madqa.space.identity import identity_key
 from madqa.space.leaderboard import official_caption, official_frame, official_heading, system_choices
 from madqa.space.plots import plot_systems
+from madqa.space.quiet import quiet_answers
 from madqa.space.services import Services
 from madqa.space.submission import SubmissionError, format_accepted
 from madqa.space.uploads import RESULTS_SUFFIXES, UploadGate, discard_upload
@@ -96,6 +97,8 @@ def build_app(services: Services) -> gr.Blocks:
         finally:
             discard_upload(path)  # the server's copy, accepted or rejected
         return message, gr.skip(), next_key  # the board is re-rendered next, with the visitor's filters
+
+    submit = quiet_answers(submit, scorer, config.answer_grid_s)  # answers on a time grid, private part idle
 
     def plot(ids: list[int] | None) -> Any:
         return plot_systems(store, ids or [])

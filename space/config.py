@@ -27,6 +27,8 @@ Environment variables (all optional):
                              tab, ``agents/human/practice.py``).
 ``MADQA_SPACE_SNAPSHOT_DAYS`` days between automatic snapshots of the official ranking (default 7; 0: only
                              ``python -m madqa.space.ladder snapshot``).
+``MADQA_SPACE_ANSWER_GRID_S`` the first point of the submit answer's time grid, in seconds (default 4; 0: answer at
+                             once, which lets the answer's time reveal the labels; ``space/quiet.py``).
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ class SpaceConfig:
         ladder_margin: the Ladder's margin η (a private score is published only when it beats the identity's
             previous one by more than η, rounded to a multiple of η; ``space/ladder.py``).
         snapshot_days: days between automatic snapshots of the official ranking (0: only by the maintainers).
+        answer_grid_s: the first point of the submit answer's doubling time grid (:mod:`.quiet`; 0: none).
     """
 
     db_path: Path
@@ -123,6 +126,7 @@ class SpaceConfig:
     private_share: float = 0.5
     ladder_margin: float = 0.01
     snapshot_days: float = 7.0
+    answer_grid_s: float = 4.0
 
     @property
     def agent_model(self) -> str:
@@ -168,4 +172,5 @@ class SpaceConfig:
             private_share=_fraction(env, "MADQA_SPACE_PRIVATE_SHARE", 0.5, low=0.0, high=0.9),
             ladder_margin=_fraction(env, "MADQA_SPACE_LADDER_MARGIN", 0.01, low=0.001, high=0.2),
             snapshot_days=_fraction(env, "MADQA_SPACE_SNAPSHOT_DAYS", 7.0, low=0.0, high=3650.0),
+            answer_grid_s=_fraction(env, "MADQA_SPACE_ANSWER_GRID_S", 4.0, low=0.0, high=60.0),
         )

@@ -19,6 +19,7 @@ import os
 import queue
 import signal
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -163,6 +164,21 @@ class _Worker:
             self.proc.join(timeout=5)
 
 
+def _signal(worker: _Worker, name: str) -> None:
+    """Send signal ``name`` to a worker that may have died meanwhile (then there is nothing to stop)."""
+    try:
+        os.kill(worker.proc.pid, getattr(signal, name))
+    except (ProcessLookupError, TypeError, AttributeError):  # gone, never started, or no such signal here
+        pass
+
+
+def _renice(worker: _Worker, nice: int) -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, worker.proc.pid, nice)
+    except (OSError, TypeError, AttributeError):  # gone, or a platform without priorities: best effort
+        pass
+
+
 class ScoringPool:
     """``workers`` scoring processes for one set of test references; thread-safe.
 
@@ -187,8 +203,54 @@ class ScoringPool:
         self._lock = threading.Lock()
         self._closed = False
         self.killed = 0  #: processes lost to a budget or a crash (and replaced)
+        self._running: set[_Worker] = set()  # workers scoring a text now
+        self._paused = False  # running workers are stopped (SIGSTOP) while a public answer is at work (.quiet)
+        self._nice = 0  # niceness of every worker, replacements included (lower_priority)
+        self._workers: set[_Worker] = set()
         for _ in range(max(1, self.limits.workers)):
-            self._idle.put(_Worker(self._ctx, self._args))
+            self._idle.put(self._spawn())
+
+    def _spawn(self) -> _Worker:
+        worker = _Worker(self._ctx, self._args)
+        with self._lock:
+            self._workers = {w for w in self._workers if w.proc.is_alive()} | {worker}
+            if self._nice:
+                _renice(worker, self._nice)
+        return worker
+
+    def lower_priority(self, nice: int = 19) -> None:
+        """Run every worker (and every replacement) at niceness ``nice``: the private part's pool (:mod:`.quiet`)."""
+        with self._lock:
+            self._nice = nice
+            for w in self._workers:
+                _renice(w, nice)
+
+    def pause(self) -> None:
+        """Stop (``SIGSTOP``) the workers scoring now, and any that starts, until :meth:`resume` (:mod:`.quiet`):
+        the private part's scoring never shares the CPU with a public answer. Paused time is not counted against
+        the wall-clock backstop; the CPU budget counts CPU time only."""
+        with self._lock:
+            self._paused = True
+            for w in self._running:
+                _signal(w, "SIGSTOP")
+
+    def resume(self) -> None:
+        """Continue what :meth:`pause` stopped."""
+        with self._lock:
+            self._paused = False
+            for w in self._running:
+                _signal(w, "SIGCONT")
+
+    def _wait_reply(self, worker: _Worker) -> bool:
+        """Whether ``worker`` replied within the wall-clock backstop, time spent paused not counted."""
+        left = self.limits.wall_s
+        while left > 0:
+            t0 = time.monotonic()
+            if worker.conn.poll(min(left, 1.0)):
+                return True
+            if not self._paused:
+                left -= time.monotonic() - t0
+        return False
 
     def evaluate(self, text: str) -> Evaluation:
         """Score ``text`` in a free process (see :func:`~.submission.evaluate_results`).
@@ -203,9 +265,13 @@ class ScoringPool:
         except queue.Empty:
             raise SubmissionError(BUSY_MESSAGE) from None
         healthy = False
+        with self._lock:
+            self._running.add(worker)
+            if self._paused:
+                _signal(worker, "SIGSTOP")
         try:
             worker.conn.send(text)
-            if not worker.conn.poll(self.limits.wall_s):
+            if not self._wait_reply(worker):
                 raise EOFError("wall-clock backstop")
             reply = worker.conn.recv()
             healthy = True
@@ -213,11 +279,15 @@ class ScoringPool:
             logger.warning("scoring process lost (%s); replacing it", exc)
             reply = ("budget",)
         finally:
+            with self._lock:
+                self._running.discard(worker)
+                if self._paused:  # stopped after its reply: an idle worker waits on its pipe, using no CPU
+                    _signal(worker, "SIGCONT")
             if not healthy:
                 worker.stop()
                 with self._lock:
                     self.killed += 1
-                worker = _Worker(self._ctx, self._args)
+                worker = self._spawn()
             self._idle.put(worker)
         if reply[0] == "ok":
             return reply[1]  # type: ignore[no-any-return]
