@@ -1,122 +1,58 @@
-"""`madqa bench leakage`: the board-probing attack of issue 23, run against a launched Space, and what it learns.
+"""`madqa bench leakage`: the strongest board-probing attack we have, run against a launched Space, and what it learns.
 
-The attacker (a participant with the default quota) chooses ``--chosen`` items of the public part, answers about
-half of them right (a secret the attack must recover), gives every chosen item a distinct ``steps`` value, and
-also answers as many private items. It submits through the Space's own API (gradio_client), reads its row of the
-live board back, and decodes it by brute force with the metric's own code: every correctness pattern of the chosen
-public items is scored as the Space would (``score_predictions``, ``build_report``, the board's ``row_of``), and the
-patterns whose board row equals the one shown stay. ``bits`` = chosen − log2(patterns left): what the submission
-taught the attacker about the public part. It never exceeds :func:`~madqa.space.disclosure.public_bits_bound`.
+The attacker (a participant) submits ``--probes`` crafted files through the Space's own API (gradio_client), reads
+what each accepted file shows (its board row and the row's detail panel, with the H.3 error counts) and decodes it
+with :mod:`.leakage_decode`: three channels per file, each with one secret bit per chosen public item,
+
+* correctness of ``--chosen`` answers, from Accuracy (with its CI and SE), X-Page/X-Doc, ANLS* (the answers
+  of half of the items carry a junk string, so ANLS* splits the count), the Kuiper statistic and its bootstrap CI
+  (every answered item has its own ``steps``);
+* gold documents of ``--docs`` items, from Doc F1 (two weights) and the error counts;
+* gold pages of up to ``--pages`` items, from Page F1 (two weights) and the error counts, on items whose gold
+  document an earlier probe decoded with certainty (adaptive: the first probe has no page slots).
+
+Each channel is decoded exactly, by enumerating its hypotheses and scoring them with the Space's own code; the
+error counts join the channels. ``bits`` = secret bits − log2(hypotheses left): what the file taught the attacker
+about the public part. It never exceeds :func:`~madqa.space.disclosure.public_bits_bound`, which the figures
+print beside it.
 
 The private part: for each probe a twin file differs only in the private items' answers (right ↔ wrong). Both are
-accepted; the Space's answer (message, board row, plot data, official table) must be the same for the two, so no
-decoder can learn anything about the private part from them (``private_identical``). Self-contained: a synthetic
-gold set of ``--items`` questions (half private, the Space's stratified draw) in a temporary folder.
+accepted; the Space's answer (message, board row, official table, detail panel) must be the same for the two, so
+no decoder can learn anything about the private part from them (``private_identical``). The response times of
+every submission are printed too (``response_s``): the Space answers on a time grid
+(:mod:`madqa.space.quiet`), so they say which grid step the scoring fell in, nothing finer. Self-contained: a
+synthetic gold set of ``--items`` questions (half private, the Space's stratified draw) in a temporary folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
-import json
 import math
 import os
 import random
 import re
 import sys
 import tempfile
+import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .leakage_decode import ERRORS, FORM, SHOWN_COLUMNS, Decoder, decode, design, norm
 from .measure import emit, free_port
-
-FORM = {"system": "probe", "submitter": "attacker", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
-        "training_data": "none", "compute": "none"}  # fmt: skip
-#: Board columns the decoder compares (the numbers that move with the chosen items' correctness and order).
-DECODED_COLUMNS = ("Accuracy", "Accuracy ±", "Accuracy CI", "Kuiper", "Kuiper CI", "Page F1", "Doc F1")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa bench leakage`."""
     parser.add_argument("--items", type=int, default=500, help="test items of the synthetic Space (default: 500)")
-    parser.add_argument("--probes", type=int, default=3, help="attack submissions (default: 3)")
-    parser.add_argument("--chosen", type=int, default=8, help="public items per probe, decoded by brute force")
+    parser.add_argument("--probes", type=int, default=4, help="attack submissions, adaptive (default: 4)")
+    parser.add_argument("--chosen", type=int, default=14, help="answer slots per probe (correctness; at most 14)")
+    parser.add_argument("--docs", type=int, default=12, help="document slots per probe (gold documents; at most 14)")
+    parser.add_argument("--pages", type=int, default=12, help="page slots per probe (gold pages; at most 14)")
     parser.add_argument("--resamples", type=int, default=200, help="Kuiper bootstrap resamples of the Space")
     parser.add_argument("--seed", type=int, default=0, help="the attacker's choices")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One attack submission: the chosen public items with their secret outcome and steps, the private items."""
-
-    public: tuple[Any, ...]
-    truth: tuple[bool, ...]
-    steps: tuple[int, ...]
-    private: tuple[Any, ...]
-
-
-def probe_text(probe: Probe, *, private_right: bool) -> str:
-    """The probe's results file (private items all right or all wrong; distinct steps everywhere)."""
-    lines = []
-    for ref, right, steps in zip(probe.public, probe.truth, probe.steps, strict=True):
-        lines.append({"id": ref.id, "answer": [ref.answer_variants[0][0] if right else "no idea"], "steps": steps})
-    for k, ref in enumerate(probe.private):
-        answer = ref.answer_variants[0][0] if private_right else "no idea"
-        lines.append({"id": ref.id, "answer": [answer], "steps": 1000 + k})
-    return "".join(json.dumps(line) + "\n" for line in lines)
-
-
-def simulated_row(
-    public_refs: Sequence[Any], probe: Probe, pattern: Sequence[bool], n_resamples: int
-) -> dict[str, Any]:
-    """The board row the Space would show if the chosen items' correctness were ``pattern`` (the metric's code)."""
-    from madqa.metric.inputs import parse_results_text
-    from madqa.metric.report import ReportOptions, build_report, score_predictions
-    from madqa.space.disclosure import public_report
-    from madqa.space.leaderboard import row_of
-    from madqa.space.storage import StoredSubmission
-
-    submitted = [
-        ref.answer_variants[0][0] if right else "no idea" for ref, right in zip(probe.public, probe.truth, strict=True)
-    ]
-    chosen = {r.id: i for i, r in enumerate(probe.public)}
-    refs = []
-    for ref in public_refs:  # the hypothesis: gold that makes the submitted answer right exactly on ``pattern``
-        i = chosen.get(ref.id)
-        if i is not None:
-            ref = replace(ref, answer_variants=((submitted[i] if pattern[i] else "something else entirely",),))
-        refs.append(ref)
-    text = "".join(json.dumps({"id": r.id, "answer": [a], "steps": s}) + "\n"
-                   for r, a, s in zip(probe.public, submitted, probe.steps, strict=True))  # fmt: skip
-    run = score_predictions(parse_results_text(text, "probe.jsonl"), refs)
-    report = public_report(build_report(run, refs, ReportOptions(n_resamples=n_resamples)))
-    return row_of(StoredSubmission(0, "", "user", {**FORM, "model": "m"}, "anls", "", report, "agent"))
-
-
-def decode(
-    public_refs: Sequence[Any], probe: Probe, shown: Mapping[str, Any], n_resamples: int
-) -> list[tuple[bool, ...]]:
-    """Every correctness pattern of the chosen items whose simulated board row equals the shown one."""
-    want = tuple(_norm(shown.get(c)) for c in DECODED_COLUMNS)
-    left = []
-    for pattern in itertools.product((False, True), repeat=len(probe.public)):
-        row = simulated_row(public_refs, probe, pattern, n_resamples)
-        if tuple(_norm(row.get(c)) for c in DECODED_COLUMNS) == want:
-            left.append(pattern)
-    return left
-
-
-def _norm(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, (int, float)):
-        return f"{float(value):.2f}"
-    return str(value)
 
 
 def _row(client: Any, system: str) -> dict[str, Any]:
@@ -127,6 +63,12 @@ def _row(client: Any, system: str) -> dict[str, Any]:
     if len(rows) != 1:
         raise RuntimeError(f"expected one board row for {system!r}, found {len(rows)}")
     return rows[0]
+
+
+def error_counts(detail: str) -> dict[str, int]:
+    """The H.3 error counts as the detail panel writes them ("retrieval 3, navigation 1, ...")."""
+    line = next((x for x in detail.splitlines() if x.startswith("**Wrong answers by cause**")), "")
+    return {e: int(m.group(1)) for e in ERRORS if (m := re.search(rf"{e.replace('_', ' ')} (\d+)", line))}
 
 
 def _shown(client: Any, store: Any, message: str, system: str) -> dict[str, Any]:
@@ -147,11 +89,13 @@ def _shown(client: Any, store: Any, message: str, system: str) -> dict[str, Any]
 
 def attack(
     items: int = 500,
-    probes: int = 3,
-    chosen: int = 8,
+    probes: int = 4,
+    chosen: int = 14,
     n_resamples: int = 200,
     seed: int = 0,
     break_private: bool = False,
+    docs: int = 12,
+    pages: int = 12,
 ) -> dict[str, Any]:
     """Launch a synthetic Space and run the attack; returns the figures (see the module docstring).
 
@@ -177,13 +121,11 @@ def attack(
     public_refs = [r for r in refs if r.id not in hidden]
     private_refs = [r for r in refs if r.id in hidden]
     out: dict[str, Any] = {
-        "items": items,
-        "public_items": len(public_refs),
-        "private_items": len(private_refs),
-        "chosen": chosen,
-        "probes": [],
+        "items": items, "public_items": len(public_refs), "private_items": len(private_refs), "chosen": chosen,
+        "docs": docs, "pages": pages, "probes": [], "response_s": [],
         "bound_bits": public_bits_bound(len(public_refs), list(Counter(r.hop_type for r in public_refs).values())),
-    }
+    }  # fmt: skip
+    known: dict[str, Any] = {}  # item id → a document decoded as gold with certainty (the next probes' page slots)
     with tempfile.TemporaryDirectory(prefix="madqa-bench-leakage-") as tmp:
         folder = Path(tmp)
         config = SpaceConfig(db_path=folder / "db.sqlite", labels_path=folder / "none.jsonl", dataset=str(folder),
@@ -198,49 +140,60 @@ def attack(
         try:
             client = Client(f"http://127.0.0.1:{demo.server_port}/", verbose=False)
             for k in range(probes):
-                probe = Probe(tuple(rng.sample(public_refs, chosen)), tuple(rng.random() < 0.5 for _ in range(chosen)),
-                              tuple(rng.sample(range(1, 10 * chosen), chosen)),
-                              tuple(rng.sample(private_refs, chosen)))  # fmt: skip
+                probe = design(rng, public_refs, private_refs, chosen, docs, known, pages)
                 seen = []
                 for twin, private_right in enumerate((True, False)):
                     system = f"probe-{k}-{twin}"
                     path = folder / f"{system}.jsonl"
-                    path.write_text(probe_text(probe, private_right=private_right), encoding="utf-8")
+                    path.write_text(probe.text(private_right=private_right), encoding="utf-8")
+                    start = time.perf_counter()
                     message = str(client.predict(handle_file(str(path)), system, *list(FORM.values())[1:],
                                                  api_name="/submit")[0])  # fmt: skip
+                    out["response_s"].append(time.perf_counter() - start)
                     if not message.startswith("**Accepted**"):
                         raise RuntimeError(f"probe {system} rejected: {message}")
                     seen.append(_shown(client, store, message, system))
-                left = decode(public_refs, probe, seen[0]["row"], n_resamples)
-                out["probes"].append({
-                    "patterns_left": len(left), "bits": chosen - math.log2(len(left)) if left else float("nan"),
-                    "truth_found": probe.truth in left, "private_identical": seen[0] == seen[1],
-                })  # fmt: skip
+                want = {c: norm(seen[0]["row"].get(c)) for c in SHOWN_COLUMNS}
+                found = decode(Decoder(public_refs, frozenset(r.id for r in public_refs), probe, n_resamples), want,
+                               error_counts(seen[0]["detail"]), seed=seed + k)  # fmt: skip
+                by_id = {r.id: r for r in public_refs}
+                for item_id, doc in found.pop("known_docs").items():
+                    if any(c.document == doc for c in by_id[item_id].evidence):
+                        known[item_id] = doc
+                known = {i: d for i, d in known.items() if i not in {s.ref.id for s in probe.of("page")}}
+                out["probes"].append({**found, "private_identical": seen[0] == seen[1]})
             scorer.private.drain(600)
         finally:
             with contextlib.redirect_stdout(sys.stderr):
                 demo.close()
-    found = [p["bits"] for p in out["probes"] if p["truth_found"]]
-    out["max_bits"] = max(found) if found else float("nan")
+    good = [p["bits"] for p in out["probes"] if p["truth_found"] and not p["verify_failures"]]
+    out["max_bits"] = max(good) if good else float("nan")
     out["private_identical"] = all(p["private_identical"] for p in out["probes"])
     return out
 
 
 def run(args: argparse.Namespace) -> int:
     """Run `madqa bench leakage` and print its figures."""
-    r = attack(max(20, args.items), max(1, args.probes), max(1, min(args.chosen, 12)), max(10, args.resamples),
-               args.seed)  # fmt: skip
+    r = attack(max(20, args.items), max(1, args.probes), max(2, min(args.chosen, 14)), max(10, args.resamples),
+               args.seed, docs=max(2, min(args.docs, 14)), pages=max(0, min(args.pages, 14)))  # fmt: skip
     lines = [
         f"synthetic Space: {r['public_items']} public + {r['private_items']} private test items; "
-        f"{len(r['probes'])} probes of {r['chosen']} chosen public items (distinct steps) + as many private"
+        f"{len(r['probes'])} adaptive probes, each with {r['chosen']} answer, {r['docs']} document and up to "
+        f"{r['pages']} page slots (one secret bit each) + {r['chosen']} private items"
     ]
     for i, p in enumerate(r["probes"]):
+        ch = ", ".join(f"{k} {p['channel_bits'][k]:.1f} of {p['slots'][k]}" for k in p["slots"] if p["slots"][k])
         lines.append(
-            f"  probe {i}: {p['patterns_left']} patterns left, {p['bits']:.1f} bits on the public part "
-            f"(truth among them: {p['truth_found']}); private twin identical: {p['private_identical']}"
+            f"  probe {i}: {p['bits']:.1f} bits on the public part ({ch}; {p['joint_left']} hypotheses left, truth "
+            f"among them: {p['truth_found']}, {p['verified']} checked in full, {p['verify_failures']} failed); "
+            f"private twin identical: {p['private_identical']}"
         )
+    times = r["response_s"]
     lines.append(
-        f"most bits per submission {r['max_bits']:.1f} (bound {r['bound_bits']:.1f}); the private part's "
-        f"answers changed nothing shown: {r['private_identical']}"
+        f"most bits per accepted file {r['max_bits']:.1f} (bound on the shown numbers {r['bound_bits']:.1f}); the "
+        f"private part's answers changed nothing shown: {r['private_identical']}; response times "
+        f"{min(times):.2f}–{max(times):.2f} s"
     )
+    if any(math.isnan(p["bits"]) for p in r["probes"]):
+        lines.append("  (nan: the decoder lost the truth, a bug of the decoder)")
     return emit(r, lines, args.json)
