@@ -32,6 +32,11 @@ stored submission shows the warnings it was accepted with. Both are made by the 
 alone, before any line is matched to a test question (:mod:`madqa.metric.notes`): counts, the file's own field names
 and line numbers, never a gold value, and the same for any two files that differ only in which items are right.
 They are kept bounded (:func:`input_notes`, :func:`input_warnings`).
+
+What a participant can learn from *when* the answer comes is bounded apart (:mod:`.quiet`: answers leave on a time
+grid, at most :func:`~.quiet.timing_bits_bound` bits per file, and the private part is scored while no answer is
+at work). ``madqa bench leakage`` measures what a strong decoder learns from the shown numbers, beside
+:func:`public_bits_bound`.
 """
 
 from __future__ import annotations
