@@ -15,6 +15,13 @@ part that is not a file of the field ``files`` (gradio writes every file part to
 field, and keeps only those of ``files``), a body that stops before its closing delimiter (gradio keeps the
 unfinished part's file), and a charset other than UTF-8. Both the sent and the stored name must end in an allowed
 suffix. The Space (``madqa.space.uploads``) and the metric widget (``app.py``) use this module.
+
+Names gradio stores but then will not hand to an event are refused here too, before anything is written (issue
+39): a name starting with a dot (``.hidden.jsonl``, or ``..%2F..%2Fevil.jsonl``, which gradio keeps as it is) is a
+dotfile, which gradio's ``processing_utils._check_allowed`` refuses to move to its cache when the upload folder is
+under the working directory (``InvalidPathError``: the visitor saw a bare "Error" and the file stayed in the cache
+until the hourly sweep). A name holding a percent escape (``%2F``, ``%5C``, ``%2e``, ``%25``…) is refused
+whatever it encodes: a reader could take it encoded or decoded, and an encoded separator is never a file name.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ _SLACK = 64 * 1024  # multipart framing around the file's bytes
 _PART_HEADERS = frozenset({b"content-disposition", b"content-type"})
 _PARAM_KEY = re.compile(r";\s*([^=;\s]*)\s*=")  # every key=, also inside quotes: a quoted "; x=" is refused too
 _UTF8 = frozenset({"utf-8", "utf8"})
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -143,13 +151,38 @@ def stored_names(body: bytes, content_type: bytes | str) -> list[tuple[str, str]
     return [_stored_name(headers, charset) for headers in parts]
 
 
+def check_names(names: list[tuple[str, str]], suffixes: tuple[str, ...] = RESULTS_SUFFIXES) -> None:
+    """Refuse a part whose name gradio would store but should not (see the module docstring).
+
+    Args:
+        names: ``(sent name, stored name)`` per part, as :func:`stored_names` gives them.
+        suffixes: allowed file-name suffixes, lower case.
+
+    Raises:
+        UploadRefused: a name that starts with a dot, holds a percent escape, or does not end in a suffix; the
+            message names the file and what to change.
+    """
+    for sent, stored in names:
+        shown = repr(sent if len(sent) <= 80 else sent[:77] + "...")
+        if Path(sent).name.startswith(".") or stored.startswith("."):
+            raise UploadRefused(f"the file name {shown} starts with a dot (a hidden file): rename it, for example "
+                                f"to results{Path(stored).suffix or '.jsonl'}")  # fmt: skip
+        escape = _PERCENT_ESCAPE.search(sent)
+        if escape:
+            raise UploadRefused(f"the file name {shown} holds a percent-encoded character ({escape.group()}): "
+                                "rename it without '%'")  # fmt: skip
+        if not (sent.lower().endswith(suffixes) and stored.lower().endswith(suffixes)):
+            raise UploadRefused(f"only results files ({', '.join(suffixes)}) can be uploaded")
+
+
 class UploadGate:
     """ASGI middleware: ``POST …/upload`` only for results files (by the names gradio stores) within ``max_bytes``.
 
-    Anything else is answered 411 (no ``Content-Length``), 413 (too big), 415 (see the module docstring) or 400
-    before gradio writes a byte to disk. The part *headers* are checked, not the content: the content is the
-    scorer's business. ``POST …/process_recording`` (gradio's screen-recording route, which keeps a copy of each
-    posted video in the temporary folder) is answered 404: no MADQA app records the screen.
+    Anything else is answered 411 (no ``Content-Length``), 413 (too big), 415 (see the module docstring and
+    :func:`check_names`) or 400 before gradio writes a byte to disk. The part *headers* are checked, not the
+    content: the content is the scorer's business. ``POST …/process_recording`` (gradio's screen-recording route,
+    which keeps a copy of each posted video in the temporary folder) is answered 404: no MADQA app records the
+    screen.
 
     Args:
         app: the wrapped ASGI app.
@@ -202,9 +235,7 @@ class UploadGate:
             await _refuse(send, 400, "the upload is longer than its Content-Length")
             return
         try:
-            names = stored_names(body, headers.get(b"content-type", b""))
-            if not all(n.lower().endswith(self.suffixes) for pair in names for n in pair):
-                raise UploadRefused(f"only results files ({', '.join(self.suffixes)}) can be uploaded")
+            check_names(stored_names(body, headers.get(b"content-type", b"")), self.suffixes)
         except UploadRefused as exc:
             logger.info("refused an upload: %s", exc)
             await _refuse(send, 415, str(exc))

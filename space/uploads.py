@@ -7,8 +7,10 @@ this order:
   must carry a ``Content-Length`` within the size cap, and every part of the body must be a file of the field
   ``files`` whose sent name *and* the name gradio will store (parsed as gradio's own multipart parser does) end in
   ``.jsonl`` or ``.json``; an ambiguous body (``filename*``, a repeated or mixed-case parameter, two
-  ``Content-Disposition`` headers in a part, another part header, an unfinished body) is refused. Anything else
-  is answered 400/411/413/415 before gradio writes a byte to disk.
+  ``Content-Disposition`` headers in a part, another part header, an unfinished body) is refused, and so is a
+  name that starts with a dot or holds a percent escape (``.hidden.jsonl``, ``..%2F..%2Fevil.jsonl``: gradio
+  would store it, then refuse the dotfile to the submit handler with a bare "Error"; :func:`check_names`).
+  Anything else is answered 400/411/413/415 before gradio writes a byte to disk.
 * :func:`discard_upload`: the submit handler deletes the server's copy after scoring, accepted or rejected.
 * ``gr.Blocks(delete_cache=...)``: gradio deletes uploads that were never submitted once they are older than the
   configured age (and all of them when the server stops).
@@ -20,6 +22,13 @@ bound what one request can leave behind.
 
 from __future__ import annotations
 
-from madqa.metric.upload_gate import RESULTS_SUFFIXES, UploadGate, UploadRefused, discard_upload, stored_names
+from madqa.metric.upload_gate import (
+    RESULTS_SUFFIXES,
+    UploadGate,
+    UploadRefused,
+    check_names,
+    discard_upload,
+    stored_names,
+)
 
-__all__ = ["RESULTS_SUFFIXES", "UploadGate", "UploadRefused", "discard_upload", "stored_names"]
+__all__ = ["RESULTS_SUFFIXES", "UploadGate", "UploadRefused", "check_names", "discard_upload", "stored_names"]

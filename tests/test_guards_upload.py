@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import socket
 import time
 from pathlib import Path
@@ -104,6 +105,56 @@ def test_no_or_a_malformed_content_length_is_refused(declared: str | None) -> No
     app = Recorder()
     assert post(UploadGate(app, max_bytes=10_000), declared, chunks(BODY, 100)) == 411
     assert app.bodies == []
+
+
+# -- names gradio would store but then refuse to use (issue 39) ---------------------------------------------------
+
+
+def answer(gate: UploadGate, body: bytes) -> tuple[int, str]:
+    """POST …/upload with an honest Content-Length: the status and the text the gate (or the app) sent."""
+    sent: list[dict] = []
+    scope = {"type": "http", "method": "POST", "path": "/gradio_api/upload",
+             "headers": [(b"content-type", f"multipart/form-data; boundary={BOUNDARY}".encode()),
+                         (b"content-length", str(len(body)).encode())]}  # fmt: skip
+    queue = chunks(body, 1_000)
+
+    async def receive() -> dict:
+        return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.run(gate(scope, receive, send))
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body").decode()
+
+
+def named(name: str) -> bytes:
+    return BODY.replace(b'filename="results.jsonl"', f'filename="{name}"'.encode())
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    (".hidden.jsonl", "starts with a dot"),
+    ("..%2F..%2Fevil.jsonl", "starts with a dot"),  # gradio keeps it as it is: a dotfile
+    ("<.x.jsonl", "starts with a dot"),  # gradio strips the '<': stored as .x.jsonl
+    ("x%2F..%2Fevil.jsonl", r"holds a percent-encoded character \(%2F\)"),
+    ("a%5cb.jsonl", r"holds a percent-encoded character \(%5c\)"),
+    ("%2e%2e%2fx.jsonl", r"holds a percent-encoded character \(%2e\)"),
+    ("x%252F.jsonl", r"holds a percent-encoded character \(%25\)"),  # double encoding
+])  # fmt: skip
+def test_a_hidden_or_percent_encoded_name_is_refused_with_its_reason(name: str, reason: str) -> None:
+    app = Recorder()
+    status, text = answer(UploadGate(app, max_bytes=10_000), named(name))
+    assert status == 415 and app.bodies == []
+    assert re.search(rf"^the file name '.*' {reason}", text), text
+    assert "rename it" in text
+
+
+@pytest.mark.parametrize("name", ["my.results.v2.jsonl", "100% done.jsonl", "results (1).json", "r%.jsonl"])
+def test_dots_inside_and_a_bare_percent_sign_pass(name: str) -> None:
+    app = Recorder()
+    assert answer(UploadGate(app, max_bytes=10_000), named(name)) == (200, "ok")
+    assert app.bodies == [named(name)]
 
 
 # -- the same over HTTP, against a launched gated gradio app ------------------------------------------------------

@@ -57,6 +57,10 @@ REFUSED_TOO: dict[str, bytes] = {
     "look-alike suffix": body(CD + 'filename="x.\uff4a\uff53\uff4f\uff4e\uff4c"'),
     "no closing delimiter": body(CD + 'filename="x.jsonl"', close=False),
     "extra parameter": body(CD + 'filename="x.jsonl"; size=3'),
+    # issue 39: names gradio stores and then will not use (see test_ungated_gradio_keeps_a_dotfile_it_will_not_use)
+    "hidden name": body(CD + 'filename=".hidden.jsonl"'),
+    "encoded separators": body(CD + 'filename="..%2F..%2Fevil.jsonl"'),
+    "encoded separator inside": body(CD + 'filename="x%2Fevil.jsonl"'),
 }
 
 
@@ -195,3 +199,67 @@ def test_the_metric_widget_deletes_each_upload_after_scoring(widget, layout, tmp
     assert markdown.startswith("**Not scored.**") and report["problem_count"] == 1
     leftover = [p for name in (good.name, bad.name) for p in folder.rglob(name)]
     assert not leftover, leftover
+
+
+# -- names gradio stores and then will not use (issue 39) ----------------------------------------------------------
+
+HIDDEN = {".hidden.jsonl": "starts with a dot", "..%2F..%2Fevil.jsonl": "starts with a dot",
+          "x%2Fevil.jsonl": "holds a percent-encoded character (%2F)"}  # fmt: skip
+
+
+def test_ungated_gradio_keeps_a_dotfile_it_will_not_use(tmp_path: Path, monkeypatch, capfd) -> None:
+    """Why the gate refuses these names: gradio stores them, then refuses the dotfile to the event (its upload
+    folder under the working directory, as on a Space) with a bare error, and the file stays in its cache."""
+    import gradio as gr
+    from clients import gradio_client
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    from madqa.agents.gradio_launch import launch as launch_gradio
+
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "uploads"
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(folder))
+    with gr.Blocks() as demo:
+        upload, out = gr.File(), gr.Textbox()
+        gr.Button().click(lambda path: Path(path).read_text(encoding="utf-8"), upload, out, api_name="read")
+    port = free_port()
+    launch_gradio(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        for name in (".hidden.jsonl", "..%2F..%2Fevil.jsonl"):
+            response = httpx.post(url + "gradio_api/upload", content=body(CD + f'filename="{name}"'), headers=HEADERS)
+            assert response.status_code == 200 and Path(response.json()[0]).name == name, response.text
+        plain = tmp_path / "plain.jsonl"
+        plain.write_text("<p>hi</p>", encoding="utf-8")
+        client = gradio_client(url)
+        assert client.predict(handle_file(str(plain)), api_name="/read") == "<p>hi</p>"  # the app works
+        hidden = tmp_path / ".hidden.jsonl"
+        hidden.write_text("<p>hi</p>", encoding="utf-8")
+        capfd.readouterr()
+        with pytest.raises(AppError) as refused:
+            client.predict(handle_file(str(hidden)), api_name="/read")
+        assert "Dotfiles" not in str(refused.value)  # the visitor is not told why; the server log has a traceback
+        assert "InvalidPathError: Dotfiles located in the temporary directory" in capfd.readouterr().err
+        assert {".hidden.jsonl", "..%2F..%2Fevil.jsonl"} <= {p.name for p in folder.rglob("*") if p.is_file()}
+    finally:
+        demo.close()
+
+
+def test_the_space_refuses_hidden_and_encoded_names_with_their_reason(space, tmp_path: Path) -> None:
+    from clients import gradio_client
+    from gradio_client import handle_file
+    from test_space_guards_app import FORM
+
+    url, folder = space
+    before = files_under(folder)
+    for name, reason in HIDDEN.items():
+        response = httpx.post(url + "gradio_api/upload", content=body(CD + f'filename="{name}"'), headers=HEADERS)
+        assert response.status_code == 415, (name, response.text)
+        assert response.text.startswith(f"the file name {name!r} {reason}") and "rename it" in response.text
+    hidden = tmp_path / ".hidden.jsonl"  # the same through the Space's own client API: refused at the upload
+    hidden.write_text('{"id": "x", "answer": ["y"]}\n', encoding="utf-8")
+    with pytest.raises(httpx.HTTPStatusError) as refused:
+        gradio_client(url).predict(handle_file(str(hidden)), *FORM, api_name="/submit")
+    assert refused.value.response.status_code == 415 and "starts with a dot" in refused.value.response.text
+    assert files_under(folder) == before, "nothing stored, so nothing left in the cache"
