@@ -6,8 +6,11 @@ Decisions (issue 39, item 4):
 * **A stop is part of its run.** Run's click admits an :class:`AgentRun` (its session, its client, its stop flag);
   the handler claims that same object and Stop looks it up by the visitor's session. The table of runs holds only
   admitted runs, at most ``MAX_WAITING_RUNS + 1``, and an entry leaves only when its own run ends (or, never
-  claimed by a handler, after ``CLAIM_WAIT_S``): a click beyond the bound is refused, never makes room by evicting
-  another visitor's run, so no number of calls from other sessions can make a visitor's Stop miss.
+  claimed by a handler, after ``CLAIM_WAIT_S`` or when its own client clicks again): a click beyond the bound is
+  refused, never makes room by evicting another client's run, so no number of calls from other sessions can make a
+  visitor's Stop miss. A client's newer click replaces its own click whose handler has not started (one that never
+  comes, say from a script calling only the click's handler, must not lock its client out); a run whose handler has
+  started is never replaced.
 * **Bounded, per client.** A client (:func:`madqa.space.identity.identity_key`: the Hub user when logged in, else
   the client address, as for submissions) has at most ``MAX_RUNS_PER_CLIENT`` run queued or running, and at most
   ``MAX_WAITING_RUNS`` runs wait behind the running one. Both are checked at the click, before gradio's queue, so the
@@ -80,8 +83,11 @@ class AgentRuntime:
         """
         with self._runs_lock:
             now = self.clock()
-            for stale in [r for r in self._runs.values() if not r.claimed and now - r.admitted_at > CLAIM_WAIT_S]:
-                del self._runs[stale.session]
+            # a click never picked up by its handler, or replaced by its own client's newer click
+            stale = [r for r in self._runs.values() if not r.claimed and (r.client == client or now - r.admitted_at >
+                                                                          CLAIM_WAIT_S)]  # fmt: skip
+            for run in stale:
+                del self._runs[run.session]
             if session in self._runs or sum(r.client == client for r in self._runs.values()) >= MAX_RUNS_PER_CLIENT:
                 raise RunRefused("Not started: you already have a run queued or running (one at a time per visitor, "
                                  "in this tab or another). Wait for it to end, or press Stop on it.")  # fmt: skip

@@ -42,6 +42,8 @@ STOP, STOPPING = "Stop", "Stopping…"
 LOCK_WAIT_S = 300
 #: How often the status line is refreshed while the run waits (seconds).
 STATUS_EVERY_S = 1.0
+#: What Run's click leaves in the session's state for its handler.
+ADMITTED, REFUSED = "admitted", "refused"
 REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host does not provide the OS isolation "
                 "(Landlock and seccomp) that model-written code must run under, so no code is run. The BM25 search "
                 "agent works.")  # fmt: skip
@@ -317,9 +319,16 @@ def build_agent_tab(config: SpaceConfig) -> None:
         go = gr.Button(RUN, variant="primary", elem_id="run-agent", scale=4)
         halt = gr.Button(STOP, variant="stop", elem_id="stop-agent", interactive=False, scale=1)
     chat = gr.Chatbot(height=560, elem_id="trajectory", label="Trajectory")
+    # Whether this session's last click was refused: its handler then runs nothing (None: no click, an API call).
+    # Only this signal lives in gradio's per-session state, which gradio evicts past 10,000 sessions; the run and
+    # its stop flag live in the runtime, where nothing evicts them.
+    clicked = gr.State(None)
 
-    def handler(dev_id: str | None, question: str | None, agent_name: str, spec: str, request: gr.Request,
-                profile: gr.OAuthProfile | None = None) -> Iterator[list[Any]]:  # fmt: skip
+    def handler(dev_id: str | None, question: str | None, agent_name: str, spec: str, click: str | None,
+                request: gr.Request, profile: gr.OAuthProfile | None = None) -> Iterator[Any]:  # fmt: skip
+        if click == REFUSED:  # the click's message is shown; nothing runs
+            yield gr.skip()
+            return
         try:  # the run the click admitted (with the flag its Stop sets); an API call, with no click, is admitted now
             run = runtime.claim(str(request.session_hash or ""), identity_key(request, profile))
         except RunRefused as exc:
@@ -335,25 +344,26 @@ def build_agent_tab(config: SpaceConfig) -> None:
         finally:
             runtime.finish(run)
 
-    def start(request: gr.Request, profile: gr.OAuthProfile | None = None) -> tuple[Any, Any]:
-        """Admit the run at the click (not queued: a refusal shows at once, and no run is queued for it)."""
+    def start(request: gr.Request, profile: gr.OAuthProfile | None = None) -> tuple[Any, Any, Any, str]:
+        """Admit the run at the click, not queued: a refusal is shown at once, in the trajectory (gradio 6 shows no
+        toast for a ``gr.Error`` raised by an unqueued event), and nothing is queued for it."""
         try:
             runtime.admit(str(request.session_hash or ""), identity_key(request, profile))
-        except RunRefused as exc:  # an expected event: a message for the visitor, no traceback in the log
-            raise gr.Error(str(exc), title="Not started", duration=None, print_exception=False) from None
-        return gr.update(interactive=False, value=RUNNING), gr.update(interactive=True, value=STOP)
+        except RunRefused as exc:
+            return gr.skip(), gr.skip(), [gr.ChatMessage(role="assistant", content=str(exc))], REFUSED
+        running, stoppable = gr.update(interactive=False, value=RUNNING), gr.update(interactive=True, value=STOP)
+        return running, stoppable, gr.skip(), ADMITTED
 
     def stop(request: gr.Request) -> Any:
         runtime.request_stop(str(request.session_hash or ""))
         return gr.update(interactive=False, value=STOPPING)
 
     # Run is disabled (and says so) and Stop enabled from the click until the run has ended, whatever way it ends.
-    # The handler runs only for an admitted click (``success``); admitted runs wait for the agent inside it (where
-    # Stop reaches them and a status line counts the wait), so its concurrency covers every run admitted, plus one to
-    # answer an API call's refusal at once.
-    busy = go.click(start, None, [go, halt], api_name=False, queue=False)
-    ran = busy.success(handler, [dev_pick, typed, agent, model], chat, api_name="run_agent",
-                       concurrency_limit=agent_runtime.MAX_WAITING_RUNS + 2)  # fmt: skip
+    # Admitted runs wait for the agent inside the handler (where Stop reaches them and a status line counts the
+    # wait), not in gradio's queue: its concurrency covers every run admitted, plus one to answer a refusal at once.
+    busy = go.click(start, None, [go, halt, chat, clicked], api_name=False, queue=False)
+    ran = busy.then(handler, [dev_pick, typed, agent, model, clicked], chat, api_name="run_agent",
+                    concurrency_limit=agent_runtime.MAX_WAITING_RUNS + 2)  # fmt: skip
     ran.then(lambda: (gr.update(interactive=True, value=RUN), gr.update(interactive=False, value=STOP)), None,
              [go, halt], api_name=False, queue=False)  # fmt: skip
     halt.click(stop, None, halt, api_name=False, queue=False)

@@ -1,7 +1,11 @@
 """The "Try an agent" tab in headless Chromium (issue 24, item 3), driven by a scripted model that waits on gates:
 while a model call is pending the tab shows which step waits and for how long, the Run button is disabled, each
 search's query is shown open (not folded away), and Run comes back when the answer is in; Stop, pressed while a
-call is pending, ends the run when that call returns."""
+call is pending, ends the run when that call returns. A second run of one client, and a run past the queue's bound,
+are refused at the click with a message (issue 39, item 4).
+
+Visitors are told apart by address: the Space believes ``X-Forwarded-For`` from 127.0.0.1 here (its trusted proxy,
+as on a Space), and each page sends the address it plays."""
 
 from __future__ import annotations
 
@@ -44,7 +48,8 @@ def url(layout, tmp_path_factory) -> Iterator[str]:
 
     folder = tmp_path_factory.mktemp("space_agent_ui")
     config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"),
-                                   "MADQA_SPACE_RESAMPLES": "100", "MADQA_SPACE_AGENT_MODEL": SPEC})  # fmt: skip
+                                   "MADQA_SPACE_RESAMPLES": "100", "MADQA_SPACE_AGENT_MODEL": SPEC,
+                                   "MADQA_SPACE_TRUSTED_PROXIES": "127.0.0.1"})  # fmt: skip
     port = free_port()
     demo = launch(create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True,
                   quiet=True)  # fmt: skip
@@ -128,7 +133,8 @@ def test_stop_while_queued_behind_another_visitor_and_only_for_its_visitor(url: 
     CALLS.clear()
     with chromium() as browser:
         (a, a_errors), (b, b_errors) = watched_page(browser), watched_page(browser)  # two sessions
-        for page in (a, b):
+        for page, address in ((a, "10.0.0.1"), (b, "10.0.0.2")):  # two visitors
+            page.set_extra_http_headers({"X-Forwarded-For": address})
             page.goto(url, timeout=60_000)
             page.get_by_role("tab", name="Try an agent").click()
             page.locator("#run-agent").wait_for(timeout=30_000)
@@ -148,3 +154,48 @@ def test_stop_while_queued_behind_another_visitor_and_only_for_its_visitor(url: 
         expect(b.locator("#trajectory").get_by_text("Final answer")).to_have_count(0)
         assert len(CALLS) == 2  # A's two calls; none for B
         assert not a_errors and not b_errors
+
+
+def test_a_second_run_of_one_client_and_a_run_past_the_queue_are_refused_at_the_click(url: str, monkeypatch) -> None:
+    """With room for one waiting run: A runs; A's second tab is refused (one run per client); B's run waits, with a
+    status line saying so; C is refused (the queue is full). Each refusal shows at the click, and leaves Run enabled
+    and Stop disabled; nothing is run for the refused ones."""
+    from madqa.space import agent_runtime
+
+    expect = sync_api.expect
+    monkeypatch.setattr(agent_runtime, "MAX_WAITING_RUNS", 1)
+    GATES[:] = [threading.Event(), threading.Event()]
+    CALLS.clear()
+    with chromium() as browser:
+        pages = {name: watched_page(browser) for name in ("a", "a2", "b", "c")}
+        for name, (page, _) in pages.items():
+            page.set_extra_http_headers({"X-Forwarded-For": {"a": "10.0.1.1", "a2": "10.0.1.1", "b": "10.0.1.2",
+                                                             "c": "10.0.1.3"}[name]})  # fmt: skip
+            page.goto(url, timeout=60_000)
+            page.get_by_role("tab", name="Try an agent").click()
+            page.locator("#run-agent").wait_for(timeout=30_000)
+        (a, _), (a2, _), (b, _), (c, _) = pages.values()
+        a.locator("#run-agent").click()
+        a.locator("#trajectory").get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
+        a2.locator("#run-agent").click()
+        mine = "Not started: you already have a run queued or running"
+        a2.locator("#trajectory").get_by_text(mine).wait_for(timeout=30_000)
+        b.locator("#run-agent").click()
+        b.locator("#trajectory").get_by_text("waiting for another visitor's run to end").first.wait_for(
+            timeout=60_000)
+        c.locator("#run-agent").click()
+        full = "Not started: the agent is busy (2 runs are running or waiting, the most this Space queues)"
+        c.locator("#trajectory").get_by_text(full).wait_for(timeout=30_000)
+        for refused in (a2, c):
+            expect(refused.locator("#run-agent")).to_be_enabled(timeout=30_000)
+            expect(refused.locator("#stop-agent")).to_be_disabled(timeout=30_000)
+        GATES[0].set()
+        GATES[1].set()
+        for ran in (a, b):
+            ran.locator("#trajectory").get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
+            expect(ran.locator("#run-agent")).to_be_enabled(timeout=30_000)
+        for refused, message in ((a2, mine), (c, full)):  # the message stays; nothing ran
+            expect(refused.locator("#trajectory").get_by_text(message)).to_have_count(1)
+            expect(refused.locator("#trajectory").get_by_text("step 1")).to_have_count(0)
+        assert len(CALLS) == 4  # two calls each for A and B; none for the refused clicks
+        assert not any(errors for _, errors in pages.values())

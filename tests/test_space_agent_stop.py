@@ -194,21 +194,25 @@ def test_one_run_per_client_and_a_bounded_queue(runtime: Any, monkeypatch: pytes
     from madqa.space.agent_runtime import RunRefused
 
     monkeypatch.setattr(agent_runtime, "MAX_WAITING_RUNS", 2)
-    first = runtime.admit("a-tab-1", "ip:a")
+    first = runtime.claim("a-tab-1", "ip:a")  # its handler runs (waiting for the agent or running it)
     with pytest.raises(RunRefused, match="you already have a run queued or running"):
         runtime.admit("a-tab-2", "ip:a")  # the same client from another tab
     with pytest.raises(RunRefused, match="you already have a run queued or running"):
         runtime.admit("a-tab-1", "ip:other")  # the same session under another address
-    runtime.admit("b", "ip:b")
+    clicked = runtime.admit("b", "ip:b")  # a click whose handler has not started yet ...
+    runtime.admit("b-tab-2", "ip:b")  # ... is replaced by its own client's newer click: still one place per client
+    assert runtime.request_stop("b") is False and not clicked.stop.is_set()
     runtime.admit("c", "ip:c")
     with pytest.raises(RunRefused, match=r"the agent is busy \(3 runs are running or waiting"):
         runtime.admit("d", "ip:d")
     with pytest.raises(RunRefused, match="the agent is busy"):
         runtime.claim("d", "ip:d")  # an API call is refused the same way, in its handler
     runtime.finish(first)  # a run ends: its client and its place are free again
-    runtime.admit("a-tab-2", "ip:a")
+    runtime.claim("a-tab-2", "ip:a")
     with pytest.raises(RunRefused, match="the agent is busy"):
         runtime.admit("d", "ip:d")
+    with pytest.raises(RunRefused, match="you already have a run queued or running"):
+        runtime.claim("a-tab-3", "ip:a")  # a run whose handler started is never replaced
 
 
 def test_a_click_whose_handler_never_comes_gives_its_place_back(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> None:
