@@ -10,7 +10,9 @@ here rather than measured:
   default, 4 s, covers the slowest measured answer above with room) is released at ``first_s`` whatever it cost, so
   its time says nothing about the labels. A file crafted to cost more lands on a later grid point: its time says
   which of at most :func:`grid_cells` cells the cost fell in, ``log2`` of that in bits per accepted file at most
-  (:func:`timing_bits_bound`, printed beside the shown numbers' bound). Refusals are released on the same grid.
+  (:func:`timing_bits_bound`, printed beside the shown numbers' bound). Every answer of a request that reached the
+  scoring (``scorer.evaluate_text``) is held so, refusals after it (a CPU budget, an internal error) included; a
+  refusal before it touched no gold answer (:mod:`.scoring` refuses before any gold work) and leaves at once.
 * :class:`PublicActivity`: counts the submit handlers at work. The private part's scorer starts a file only when
   none is (:meth:`PublicActivity.wait_idle`), and its walled scoring process is stopped (``SIGSTOP``) from the
   moment a submit handler starts until none is at work, then continued (``SIGCONT``); it also runs at the lowest
@@ -151,14 +153,24 @@ def quiet_answers(handler: Callable[..., Any], scorer: Any, first_s: float = DEF
         pool.lower_priority()
         activity.listen(pool.pause, pool.resume)
 
+    touched = threading.local()  # whether this request's thread reached the scoring (gold work)
+    evaluate = scorer.evaluate_text
+
+    def evaluate_text(text: str) -> Any:
+        touched.gold = True
+        return evaluate(text)
+
+    scorer.evaluate_text = evaluate_text
+
     @functools.wraps(handler)
     def answered(*args: Any, **kwargs: Any) -> Any:
-        started = grid.clock()
+        started, touched.gold = grid.clock(), False
         try:
             with activity.active():
                 return handler(*args, **kwargs)
-        finally:  # also for a refusal or an internal error: every answer is on the grid
-            grid.hold(started)
+        finally:  # also for a refusal or an internal error after the scoring began
+            if touched.gold:
+                grid.hold(started)
 
     answered.activity = activity  # type: ignore[attr-defined]
     return answered

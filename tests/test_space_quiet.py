@@ -69,9 +69,12 @@ def test_answers_leave_on_the_doubling_grid_whatever_their_work_took() -> None:
     assert release_at(3.0, 0) == 3.0 and timing_bits_bound(0) == float("inf")  # no grid: nothing is bounded
 
 
-def _handler(clock: FakeClock, work: float, seen: list[bool], activity: list[Any]) -> Any:
+def _handler(clock: FakeClock, work: float, seen: list[bool], activity: list[Any], scorer: Any) -> Any:
     def submit(path: str | None, key: str | None, request: gr.Request, profile: gr.OAuthProfile | None = None) -> str:
         seen.append(activity[0].busy)  # the private part is held off while the answer is at work
+        if path == "refused":  # refused before any gold work (the checks of space/scoring.py come first)
+            return "refused"
+        scorer.evaluate_text(path)
         clock.now += work
         if path == "bad":
             raise RuntimeError("boom")
@@ -84,9 +87,12 @@ def test_the_wrapped_handler_keeps_gradios_injection_and_answers_on_the_grid_als
     class NoPrivate:
         private = None
 
-    clock, seen, box = FakeClock(), [], []
-    handler = _handler(clock, 1.3, seen, box)
-    wrapped = quiet_answers(handler, NoPrivate(), grid=AnswerGrid(4.0, clock=clock, sleep=clock.sleep))
+        def evaluate_text(self, text: str) -> str:
+            return text
+
+    clock, seen, box, scorer = FakeClock(), [], [], NoPrivate()
+    handler = _handler(clock, 1.3, seen, box, scorer)
+    wrapped = quiet_answers(handler, scorer, grid=AnswerGrid(4.0, clock=clock, sleep=clock.sleep))
     box.append(wrapped.activity)
     # gradio reads the signature and the type hints to inject gr.Request and the OAuth profile
     assert inspect.signature(wrapped) == inspect.signature(handler)
@@ -96,8 +102,10 @@ def test_the_wrapped_handler_keeps_gradios_injection_and_answers_on_the_grid_als
     start = clock()
     with pytest.raises(RuntimeError):
         wrapped("bad", None, None)
-    assert clock() - start == 4.0  # an internal error leaves on the grid too
-    assert seen == [True, True] and not wrapped.activity.busy
+    assert clock() - start == 4.0  # an internal error after the scoring began leaves on the grid too
+    start = clock()
+    assert wrapped("refused", None, None) == "refused" and clock() == start  # no gold touched: at once
+    assert seen == [True, True, True] and not wrapped.activity.busy
 
 
 def _scorer(tmp_path: Path) -> tuple[Any, list[Any]]:
