@@ -106,7 +106,7 @@ def _tool(index: Any) -> Any:
 
 def test_the_defaults() -> None:
     limits = SearchLimits()
-    assert (limits.timeout, limits.max_terms, limits.max_postings) == (DEFAULT_SEARCH_TIMEOUT, 5000, 2_000_000)
+    assert (limits.timeout, limits.max_terms, limits.max_postings) == (DEFAULT_SEARCH_TIMEOUT, 5000, 500_000)
     assert limits.settings() == {"search_timeout": 120.0, "search_max_terms": MAX_EXPANSION_TERMS,
                                  "search_max_postings": MAX_POSTINGS}  # fmt: skip
     for bad in (0, -5, 1.5, True):

@@ -41,7 +41,7 @@ from the index before searching, never from a clock; both backends count the sam
   the sorted word list (milliseconds). The count, not the prefix length, decides: ``b*`` is refused on a big
   corpus but not on a small one, and ``*port`` passes when few words end in ``port``;
 * **page entries read** (``max_postings``, :data:`MAX_POSTINGS`, ``--search-max-postings``): the query's words,
-  plain and expanded, phrases and ``NOT`` parts included, may be on at most 2,000,000 pages in all (each word
+  plain and expanded, phrases and ``NOT`` parts included, may be on at most 500,000 pages in all (each word
   counted on every page it is on: the postings the engine reads and scores), from the index's document
   frequencies. Refused past the limit once the whole query is counted, naming the total and the heaviest part.
 

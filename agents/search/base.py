@@ -34,16 +34,20 @@ MAX_QUERY_CHARS = 2000
 MAX_EXPANSION_TERMS = 5000
 #: Most page entries (postings) one query may read: the sum, over the query's words, plain and expanded (phrases and
 #: ``NOT`` parts included), of the number of pages each word is on. What a search costs grows with it (Whoosh
-#: scores or unions each entry in Python) and it is known before searching, from the index's document frequencies.
-#: 2,000,000 is 107 times the release's page count (18,619): a query of 107 words each on every page. On the 18,619
-#: synthetic bench pages the 300 bench queries read at most TBD1 entries, and 24-word OR queries (what the seed
-#: baselines send) of the corpus's most frequent words at most TBD2 (``python -m madqa.bench.search_work``);
-#: a query of that size took TBD3 s on Whoosh (two busy cores), so one at the limit takes a few seconds.
-MAX_POSTINGS = 2_000_000
-#: Default safety net of one search (wall-clock seconds). It is no limit on the query: a query inside the work
-#: limits takes at most a few seconds (see :data:`MAX_POSTINGS`), so the net only catches a stalled engine or a
-#: machine many times slower than it should be. Its hit is an infrastructure failure of the question (error kind
-#: ``search``, rerun by ``--retry-errors``), never an observation the model reacts to.
+#: scores or unions each entry in Python, 8 to 18 µs each below) and it is known before searching, from the index's
+#: document frequencies. 500,000 is above 26 times the release's page count (18,619), so no query of up to 26 plain
+#: words, whatever they are (the seed baselines send at most 24), can be refused on the release. Measured by
+#: ``madqa bench search-work`` on 18,619 synthetic bench pages (two shared cores): the 300 bench queries read at
+#: most 37,050 entries, 24-word OR queries of random page words at most 62,246, and one of the corpus's 24 most
+#: frequent words 234,684 (1.8 to 1.9 s on Whoosh); none is refused. The limit is not higher because Whoosh's time
+#: grows past it: an OR of the most frequent words grown to 498,038 entries took 4.2 s (load average about 2), one
+#: grown to 1,196,139 entries 21.7 s (load average 4 to 9).
+MAX_POSTINGS = 500_000
+#: Default safety net of one search (wall-clock seconds). It is no limit on the query: the costliest queries the
+#: work limits accept took at most 4.2 s on Whoosh in the measurements above (498,038 entries; ``ga*``, 4,639
+#: words, 1.0 to 1.7 s) and 7 ms on Tantivy, so the net, about 30 times that, only catches a stalled engine or a
+#: machine tens of times slower than those two shared cores. Its hit is an infrastructure failure of the question
+#: (error kind ``search``, rerun by ``--retry-errors``), never an observation the model reacts to.
 DEFAULT_SEARCH_TIMEOUT = 120.0
 
 #: The query syntax in one line, for error messages and tool descriptions.
@@ -166,7 +170,7 @@ class SearchLimits:
         clock: monotonic clock in seconds (tests inject one); only the safety net reads it.
 
     >>> SearchLimits().timeout, SearchLimits().max_terms, SearchLimits().max_postings
-    (120.0, 5000, 2000000)
+    (120.0, 5000, 500000)
     >>> SearchLimits(timeout=0)
     Traceback (most recent call last):
     ...
