@@ -12,7 +12,7 @@ as the harness runs them: 7 to 27 s each on Whoosh at 6,000 pages), with the wal
 limits off), and with the default limits, with what each returned. This builds the backends' indexes once more
 and waits for the unlimited Whoosh queries, several minutes at full scale; ``--no-broad`` skips it. The work
 limits' own figures (page entries and words of the bench queries, and Whoosh's time at the limits) are
-:mod:`.search_work`'s.
+:mod:`.limits`'s.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ BENCHES: tuple[tuple[str, str, str], ...] = (
     ("extract", "madqa.bench.extract", "page extraction: text layer and OCR against raw PyMuPDF and tesseract"),
     ("metric", "madqa.bench.metric", "scoring 500 predictions and the Kuiper bootstrap CI"),
     ("search", "madqa.bench.search", "search index build and queries at full scale, and page rendering"),
-    ("search-work", "madqa.bench.search_work", "whom the search's work limits refuse, and an accepted query's cost"),
+    ("limits", "madqa.bench.limits", "whom the search's work limits refuse, and an accepted query's cost"),
     ("space", "madqa.bench.space", "the Space's submission, board refresh and start-up latency (gradio_client)"),
     ("view", "madqa.bench.view", "opening a large run in the explorer and switching questions"),
     ("human", "madqa.bench.human", "the human-study app's search and page latency in a real browser"),

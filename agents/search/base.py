@@ -37,7 +37,7 @@ MAX_EXPANSION_TERMS = 5000
 #: scores or unions each entry in Python, 8 to 18 µs each below) and it is known before searching, from the index's
 #: document frequencies. 500,000 is above 26 times the release's page count (18,619), so no query of up to 26 plain
 #: words, whatever they are (the seed baselines send at most 24), can be refused on the release. Measured by
-#: ``madqa bench search-work`` on 18,619 synthetic bench pages (two shared cores): the 300 bench queries read at
+#: ``madqa bench limits`` on 18,619 synthetic bench pages (two shared cores): the 300 bench queries read at
 #: most 37,050 entries, 24-word OR queries of random page words at most 62,246, and one of the corpus's 24 most
 #: frequent words 234,684 (1.8 to 1.9 s on Whoosh); none is refused. The limit is not higher because Whoosh's time
 #: grows past it: an OR of the most frequent words grown to 498,038 entries took 4.2 s (load average about 2), one

@@ -1,4 +1,4 @@
-"""``madqa bench search-work``: whom the search's work limits refuse, and what an accepted query costs at most.
+"""``madqa bench limits``: whom the search's work limits refuse, and what an accepted query costs at most.
 
 The limits on a query (:class:`madqa.agents.search.SearchLimits`) count work, not seconds: words its patterns
 expand to (``max_terms``) and page entries its words read (``max_postings``). On the synthetic corpus of
@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Options of ``madqa bench search-work``."""
+    """Options of ``madqa bench limits``."""
     parser.add_argument("--pages", type=int, default=None, help="corpus size (default: 18,619, MADQA's)")
     parser.add_argument("--backend", action="append", choices=("whoosh", "tantivy"),
                         help="backends to time (default: both)")  # fmt: skip
