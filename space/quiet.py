@@ -23,6 +23,7 @@ here rather than measured:
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import math
@@ -152,6 +153,9 @@ def quiet_answers(handler: Callable[..., Any], scorer: Any, first_s: float = DEF
     if pool is not None:
         pool.lower_priority()
         activity.listen(pool.pause, pool.resume)
+        # a process stopped at exit would ignore multiprocessing's SIGTERM and hang its join: continue it first
+        # (registered after multiprocessing's own exit handler, so it runs before it)
+        atexit.register(pool.resume)
 
     touched = threading.local()  # whether this request's thread reached the scoring (gold work)
     evaluate = scorer.evaluate_text

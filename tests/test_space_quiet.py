@@ -172,3 +172,42 @@ def test_the_private_scoring_process_is_stopped_while_an_answer_is_at_work_and_r
     finally:
         scorer.pool.close()
         scorer.private_pool.close()
+
+
+EXIT_CHILD = """
+import sys, threading
+from pathlib import Path
+from madqa.bench.space import synthetic_references
+from madqa.loading_script.label_parts import private_ids
+from madqa.space.quiet import quiet_answers
+from madqa.space.storage import SubmissionStore
+from madqa.space.submission import Scorer
+
+refs = synthetic_references(40)
+hidden = private_ids([{"id": r.id, "hop_type": r.hop_type, "domain": ""} for r in refs], seed=1)
+scorer = Scorer(refs, SubmissionStore(sys.argv[1]), n_resamples=20, private_ids=hidden)
+scorer.use_pools(workers=1)
+wrapped = quiet_answers(lambda: None, scorer, 0.0)
+pool = scorer.private_pool
+(worker,) = pool._workers
+holder = wrapped.activity.active()  # an answer at work, never left: the private process stays stopped
+holder.__enter__()
+text = "".join('{"id": "%s", "answer": ["x"], "steps": 1}\\n' % r.id for r in refs)
+threading.Thread(target=scorer.evaluate_private, args=(text,), daemon=True).start()
+stat = Path(f"/proc/{worker.proc.pid}/stat")
+while not (pool._running and stat.read_text().rsplit(")", 1)[1].split()[0] == "T"):
+    threading.Event().wait(0.02)
+print("stopped", flush=True)
+sys.exit(0)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_the_space_exits_while_the_private_process_is_stopped(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # multiprocessing ends daemon processes at exit with SIGTERM and waits for them: a stopped one would never end
+    done = subprocess.run([sys.executable, "-c", EXIT_CHILD, str(tmp_path / "db.sqlite")], capture_output=True,
+                          text=True, timeout=180)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "stopped", done.stderr[-2000:]
