@@ -229,10 +229,14 @@ class PrivateScorer:
 
     def _score(self, sid: int, identity: str, text: str) -> None:
         from .identity import SubmissionError
+        from .scoring_pool import PoolClosed
 
         try:
             done = self._evaluate(text)
             status, report, items = "scored", done.report, done.items
+        except PoolClosed:  # the Space is stopping: no verdict; the queue row stays for the next start to resume
+            logger.info("private part of submission %s: scoring stopped with the Space; it stays queued", sid)
+            return
         except SubmissionError as exc:  # e.g. the CPU budget: recorded, counted as unscored by the Ladder
             status, report, items = "failed", {"reason": str(exc)[:300]}, []
             logger.warning("private part of submission %s not scored: %s", sid, exc)

@@ -13,13 +13,16 @@ its cost.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import multiprocessing as mp
+import multiprocessing.util  # noqa: F401 - its exit handler is registered before ours, so ours runs first
 import os
 import queue
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -37,8 +40,31 @@ BUSY_MESSAGE = (
 )
 
 
+#: Shown when the Space stops (Ctrl+C, a restart) while a file is scored: nothing was decided about it.
+STOPPING_MESSAGE = "the Space is stopping; nothing was stored and your quota is untouched. Retry in a minute."
+
 BASE_CPU_S = 30
 CPU_S_PER_ITEM = 0.25
+
+
+class PoolClosed(SubmissionError):
+    """The pool closed while the file was scored (the server is stopping): not a verdict on the file.
+
+    Why its own class: a process lost to the shutdown is not one lost to a budget, and the private part's scorer
+    must leave such a file queued for the next start rather than record it as failed.
+    """
+
+
+#: Every open pool, closed at interpreter exit before multiprocessing ends their (daemonic) processes.
+_OPEN: weakref.WeakSet[ScoringPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    # atexit runs handlers last-registered first: this one runs before multiprocessing.util's, which terminates
+    # daemonic children, so a file still being scored then is seen as cut short by the shutdown, not as a crash.
+    for pool in list(_OPEN):
+        pool.close()
 
 
 @dataclass(frozen=True)
@@ -209,6 +235,7 @@ class ScoringPool:
         self._workers: set[_Worker] = set()
         for _ in range(max(1, self.limits.workers)):
             self._idle.put(self._spawn())
+        _OPEN.add(self)
 
     def _spawn(self) -> _Worker:
         worker = _Worker(self._ctx, self._args)
@@ -257,14 +284,15 @@ class ScoringPool:
 
         Raises:
             SubmissionError: the file is invalid, the queue is full, or the budget ran out.
+            PoolClosed: the pool was closed (the server is stopping) before or while the file was scored.
         """
         if self._closed:
-            raise SubmissionError(BUSY_MESSAGE)
+            raise PoolClosed(STOPPING_MESSAGE)
         try:
             worker = self._idle.get(timeout=self.limits.queue_timeout_s)
         except queue.Empty:
             raise SubmissionError(BUSY_MESSAGE) from None
-        healthy = False
+        healthy = closing = False
         with self._lock:
             self._running.add(worker)
             if self._paused:
@@ -276,7 +304,9 @@ class ScoringPool:
             reply = worker.conn.recv()
             healthy = True
         except (EOFError, OSError, BrokenPipeError) as exc:
-            logger.warning("scoring process lost (%s); replacing it", exc)
+            closing = self._closed  # ended by the shutdown, not by the file: no warning, no replacement, no verdict
+            if not closing:
+                logger.warning("scoring process lost (%s); replacing it", exc)
             reply = ("budget",)
         finally:
             with self._lock:
@@ -285,10 +315,16 @@ class ScoringPool:
                     _signal(worker, "SIGCONT")
             if not healthy:
                 worker.stop()
-                with self._lock:
-                    self.killed += 1
-                worker = self._spawn()
-            self._idle.put(worker)
+                if not closing:
+                    with self._lock:
+                        self.killed += 1
+                    worker = self._spawn()
+            if self._closed:  # close() has emptied the idle queue already: nothing may wait there
+                worker.stop()
+            else:
+                self._idle.put(worker)
+        if closing:
+            raise PoolClosed(STOPPING_MESSAGE)
         if reply[0] == "ok":
             return reply[1]  # type: ignore[no-any-return]
         if reply[0] == "error":
@@ -300,6 +336,7 @@ class ScoringPool:
     def close(self) -> None:
         """Stop every process (idle ones now; busy ones are not waited for)."""
         self._closed = True
+        self.resume()  # a worker stopped by pause() holds any SIGTERM, and multiprocessing's exit joins it: forever
         while True:
             try:
                 self._idle.get_nowait().stop()

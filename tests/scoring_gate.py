@@ -52,3 +52,39 @@ def drive() -> None:  # pragma: no cover - runs in the "server" subprocess
     scoring_pool._worker_main = gated_worker_main  # type: ignore[assignment]
     pool = scoring_pool.ScoringPool(refs, n_resamples=10, limits=scoring_pool.PoolLimits(workers=1, cpu_s=120))
     pool.evaluate(results_text(refs, 1))
+
+
+def drive_exit(outcome: dict[str, Any]) -> None:  # pragma: no cover - runs in the "server" subprocess
+    """Start scoring one file in a thread, then let the interpreter exit while the worker holds it at the gate.
+
+    The exit is an ordinary one (the end of the main thread, as after Ctrl+C): atexit closes the pool, then
+    multiprocessing ends the daemonic worker. ``outcome["thread"]`` is the scoring thread and ``outcome["error"]``
+    what :meth:`ScoringPool.evaluate` raised (the caller reports them from an atexit handler of its own that runs
+    after both).
+    """
+    import threading
+
+    from madqa.bench.space import results_text, synthetic_references
+
+    refs = synthetic_references(20)
+    scoring_pool._worker_main = gated_worker_main  # type: ignore[assignment]
+    pool = scoring_pool.ScoringPool(refs, n_resamples=10, limits=scoring_pool.PoolLimits(workers=1, cpu_s=120))
+
+    def score() -> None:
+        try:
+            pool.evaluate(results_text(refs, 1))
+            outcome["error"] = None
+        except Exception as exc:  # noqa: BLE001 - reported, whatever it is
+            outcome["error"] = f"{type(exc).__name__}: {exc}"
+
+    outcome["thread"] = threading.Thread(target=score, daemon=True)
+    outcome["thread"].start()
+    pid_file = Path(os.environ["MADQA_TEST_GATE_DIR"]) / "scoring.pid"
+    deadline = time.monotonic() + GATE_LIMIT_S
+    while not pid_file.is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if os.environ.get("MADQA_TEST_PAUSE"):  # as while a public answer is at work (.quiet): the worker is SIGSTOPped
+        pool.pause()
+        stat = Path(f"/proc/{pid_file.read_text()}/stat")
+        while stat.read_text().rsplit(")", 1)[1].split()[0] != "T" and time.monotonic() < deadline:
+            time.sleep(0.01)  # stopped for real before the exit begins (else the exit's SIGTERM may come first)

@@ -17,8 +17,11 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from madqa.space.scoring_pool import STOPPING_MESSAGE, PoolClosed
 
 TESTS = Path(__file__).resolve().parent
 
@@ -67,6 +70,60 @@ def test_a_worker_mid_file_when_the_server_is_killed_exits_without_a_traceback(t
     lines = [ln for ln in text.splitlines() if ln.strip()]
     assert lines == [f"scoring process {worker}: the server went away before the result was sent (BrokenPipeError); "
                      "exiting"], text  # fmt: skip
+
+
+#: The "server" of the exit test: its own atexit handler, registered before multiprocessing's and the pool's (so it
+#: runs after both), waits for the scoring thread and writes what ``evaluate`` raised.
+EXIT_DRIVER = """
+import atexit, os
+from pathlib import Path
+outcome = {}
+def report():
+    outcome["thread"].join(300)
+    (Path(os.environ["MADQA_TEST_GATE_DIR"]) / "outcome.txt").write_text(str(outcome.get("error", "running")))
+atexit.register(report)
+import scoring_gate
+scoring_gate.drive_exit(outcome)
+"""
+
+
+@pytest.mark.parametrize("paused", [False, True], ids=["running", "paused"])
+def test_a_server_that_stops_mid_file_leaves_it_undecided_and_spawns_nothing(paused: bool, tmp_path: Path) -> None:
+    """An ordinary exit (after Ctrl+C) with a file mid-scoring: multiprocessing ends the worker at exit. That is not a
+    lost worker (no warning, no replacement started while the interpreter stops) and not a verdict on the file
+    (:class:`PoolClosed`, so the private part stays queued instead of being recorded as over budget). A worker paused
+    (SIGSTOP) at that moment, as the private part's is while an answer is at work, is continued so that it can end:
+    a stopped process holds the SIGTERM and the exit would wait for it forever."""
+    env = {**os.environ, "MADQA_TEST_GATE_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1",
+           "MADQA_TEST_PAUSE": "x" if paused else "",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
+    pid_file = tmp_path / "scoring.pid"
+    try:
+        proc = subprocess.run([sys.executable, "-c", EXIT_DRIVER], env=env, capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+    finally:  # a failed exit must not leave its worker (stopped, perhaps) beside the rest of the suite
+        if pid_file.is_file() and _alive(int(pid_file.read_text())):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert proc.returncode == 0, proc.stderr
+    assert pid_file.is_file()  # the worker had the file when the server stopped
+    assert (tmp_path / "outcome.txt").read_text() == f"PoolClosed: {STOPPING_MESSAGE}"
+    assert proc.stderr == "", proc.stderr  # no "scoring process lost; replacing it", no traceback
+
+
+def test_the_private_part_cut_short_by_a_stop_stays_queued(tmp_path: Path) -> None:
+    from test_space_private_part import FORM, _scorer, _text
+
+    scorer, refs = _scorer(tmp_path)
+
+    def stopping(text: str) -> Any:  # what the private pool's evaluate raises when the Space stops mid-file
+        raise PoolClosed(STOPPING_MESSAGE)
+
+    scorer.private._evaluate = stopping
+    text = _text(refs, {r.id for r in refs})
+    acc = scorer.submit_text(text, FORM)
+    assert scorer.private.drain(60)
+    scores = scorer.private.scores
+    assert scores.results() == [] and [job[0] for job in scores.pending()] == [acc.id]  # the next start scores it
 
 
 def _half_request(port: int, head: str, length: int, sent: bytes) -> None:
