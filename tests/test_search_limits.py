@@ -236,7 +236,7 @@ def test_tool_turns_refusals_into_observations(index: Any) -> None:
 
 
 @pytest.mark.parametrize("query", ["ba*", "*ba"])
-def test_time_limit_becomes_the_tools_observation(index: Any, query: str) -> None:
+def test_time_limit_is_no_longer_the_tools_observation(index: Any, query: str) -> None:
     """Issue 39 turned this around: a search stopped at its wall-clock limit no longer reaches the agent as an
     instruction to narrow the query (what the model saw depended on the machine's load); the tool records it and
     raises it past the model, and the same query then answers once the clock behaves.
