@@ -254,3 +254,19 @@ def test_the_human_app_asks_to_search_again(index: Any) -> None:
         outcome.error
         == "the search server is overloaded and this search was abandoned; please search again in a moment"
     )
+
+
+def test_the_shell_agents_search_lets_the_safety_net_through(index: Any) -> None:
+    """The shell agent's ``search`` (over a retriever that may be BM25 on this index) records the net's hit and
+    raises it, as ``search_documents`` does; other failures stay observations."""
+    from madqa.agents.retrieval.rankers import BM25Retriever
+    from madqa.agents.shell.corpus import CorpusMap
+    from madqa.agents.shell.tools import FileSearchTool
+
+    index.limits = SearchLimits(timeout=2.0, clock=_Ticks(10.0))
+    tool = FileSearchTool(BM25Retriever(index), {}, CorpusMap.of(PAGES[:3]))
+    with pytest.raises(SearchTimeoutError):
+        tool.forward("engine maintenance")
+    assert tool.history[-1].error.startswith("SearchTimeoutError: the search for ")
+    index.limits = SearchLimits()
+    assert tool.forward("engine maintenance").startswith("search 'engine maintenance': ")

@@ -25,6 +25,7 @@ from typing import Any
 from smolagents import Tool
 
 from ..bm25.tools import SearchRecord
+from ..search import SearchTimeoutError
 from .corpus import CorpusMap
 
 logger = logging.getLogger(__name__)
@@ -156,6 +157,9 @@ class FileSearchTool(Tool):
         self.history.append(record)
         try:
             hits = self.retriever.search(str(query), k=self.top_k)
+        except SearchTimeoutError as exc:  # the machine's failure, not the query's: ends the question (bm25.tools)
+            record.error = f"{type(exc).__name__}: {exc}"
+            raise
         except Exception as exc:  # noqa: BLE001 - shown to the model, never raised into the loop
             logger.warning("search %r failed: %s: %s", query, type(exc).__name__, exc)
             record.error = f"The search failed ({type(exc).__name__}). Try other words."
