@@ -109,6 +109,7 @@ def attack(
     from madqa.space.app import launch
     from madqa.space.config import SpaceConfig
     from madqa.space.disclosure import public_bits_bound
+    from madqa.space.quiet import timing_bits_bound
     from madqa.space.services import Services
     from madqa.space.storage import SubmissionStore
     from madqa.space.submission import RateLimiter, Scorer
@@ -130,6 +131,7 @@ def attack(
         folder = Path(tmp)
         config = SpaceConfig(db_path=folder / "db.sqlite", labels_path=folder / "none.jsonl", dataset=str(folder),
                              rate_limit=0, n_resamples=n_resamples, snapshot_days=0)  # fmt: skip
+        out["timing_bits_bound"] = timing_bits_bound(config.answer_grid_s)
         store = SubmissionStore(config.db_path)
         scorer = Scorer(refs, store, n_resamples=n_resamples, private_ids=hidden)
         if break_private:
@@ -192,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     lines.append(
         f"most bits per accepted file {r['max_bits']:.1f} (bound on the shown numbers {r['bound_bits']:.1f}); the "
         f"private part's answers changed nothing shown: {r['private_identical']}; response times "
-        f"{min(times):.2f}–{max(times):.2f} s"
+        f"{min(times):.2f}–{max(times):.2f} s (the answer's time grid: at most {r['timing_bits_bound']:.1f} bits more)"
     )
     if any(math.isnan(p["bits"]) for p in r["probes"]):
         lines.append("  (nan: the decoder lost the truth, a bug of the decoder)")

@@ -58,11 +58,12 @@ def test_the_report_prints_the_bits_beside_the_bound(monkeypatch: pytest.MonkeyP
              "private_identical": True}  # fmt: skip
     figures = {"items": 500, "public_items": 250, "private_items": 250, "chosen": 14, "docs": 12, "pages": 12,
                "probes": [probe, {**probe, "bits": 20.2}], "response_s": [4.1, 4.3], "bound_bits": 131.4,
-               "max_bits": 20.2, "private_identical": True}  # fmt: skip
+               "max_bits": 20.2, "private_identical": True, "timing_bits_bound": 3.0}  # fmt: skip
     seen: dict[str, Any] = {}
     monkeypatch.setattr(leakage, "attack", lambda *a, **k: seen.update(args=a, kwargs=k) or figures)
     assert main(["bench", "leakage", "--chosen", "99", "--pages", "3"]) == 0
     out = capsys.readouterr().out
     assert "most bits per accepted file 20.2 (bound on the shown numbers 131.4)" in out
     assert "answer 11.0 of 14, doc 5.2 of 12" in out and "response times 4.10–4.30 s" in out
+    assert "the answer's time grid: at most 3.0 bits more" in out
     assert seen["args"][2] == 14 and seen["kwargs"]["pages"] == 3  # slots capped (2^k hypotheses per channel)
