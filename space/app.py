@@ -13,6 +13,7 @@ from typing import Any
 
 import gradio as gr
 
+from madqa.agents.gradio_launch import launch as launch_gradio
 from madqa.space import content
 from madqa.space.board_tab import CSS as BOARD_CSS
 from madqa.space.board_tab import build_board
@@ -193,8 +194,8 @@ def launch(services: Services, *, port: int | None = None, host: str | None = No
     app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
     app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), Middleware(UploadGate, max_bytes=max_bytes)]
     css = "\n".join(c for c in (BOARD_CSS, kwargs.pop("css", None)) if c)
-    demo.launch(server_name=host, server_port=port, max_file_size=max_bytes, app_kwargs=app_kwargs, css=css,
-                **kwargs)  # fmt: skip
+    launch_gradio(demo, server_name=host, server_port=port, max_file_size=max_bytes, app_kwargs=app_kwargs,
+                  css=css, **kwargs)  # fmt: skip
     return demo
 
 

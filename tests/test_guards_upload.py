@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from madqa.agents.gradio_launch import launch as launch_gradio
 from madqa.metric.upload_gate import UploadGate
 
 BOUNDARY = "lyingLengthBoundary"
@@ -174,8 +175,8 @@ def gated(tmp_path_factory) -> Any:
         with gr.Blocks() as demo:
             gr.File()
         port = free_port()
-        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                    app_kwargs={"middleware": [Middleware(UploadGate, max_bytes=10_000)]})  # fmt: skip
+        launch_gradio(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                      app_kwargs={"middleware": [Middleware(UploadGate, max_bytes=10_000)]})  # fmt: skip
     finally:
         os.environ.pop("GRADIO_TEMP_DIR") if saved is None else os.environ.update(GRADIO_TEMP_DIR=saved)
     try:

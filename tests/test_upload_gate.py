@@ -16,6 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clients import gradio_client
+
+from madqa.agents.gradio_launch import launch as launch_gradio
 
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -90,7 +93,7 @@ def bare(tmp_path_factory) -> Iterator[tuple[str, Path]]:
         with gr.Blocks() as demo:
             gr.File()
         port = free_port()
-        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+        launch_gradio(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     finally:
         os.environ.pop("GRADIO_TEMP_DIR") if saved is None else os.environ.update(GRADIO_TEMP_DIR=saved)
     try:
@@ -182,7 +185,7 @@ def test_the_metric_widget_refuses_every_bypass_and_stores_nothing(widget) -> No
 
 
 def test_the_metric_widget_deletes_each_upload_after_scoring(widget, layout, tmp_path: Path) -> None:
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
 
     from madqa.loading_script.load import load_gold
 
@@ -192,7 +195,7 @@ def test_the_metric_widget_deletes_each_upload_after_scoring(widget, layout, tmp
     good.write_text("".join(json.dumps({"id": g["id"], "answer": g["answer_variants"][0], "steps": 1}) + "\n"
                             for g in gold), encoding="utf-8")  # fmt: skip
     bad.write_text('{"id": "x", "answer": {"a": 1}}\n', encoding="utf-8")
-    client = Client(url, verbose=False)
+    client = gradio_client(url)
     markdown, _, report = client.predict(handle_file(str(good)), "dev", api_name="/score")
     assert report["accuracy"] == 1.0, markdown
     markdown, _, report = client.predict(handle_file(str(bad)), "dev", api_name="/score")
