@@ -109,6 +109,9 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
             return
         yield [*history, gr.ChatMessage(role="assistant", content="", metadata={"title": queued_title(waited),
                                                                                 "status": "pending"})]
+    if not stopped and stop.is_set():  # Stop came while the lock was being taken: the run has not started
+        runtime.lock.release()
+        stopped = True
     if stopped:
         history.append(gr.ChatMessage(role="assistant", content=stopped_text("before it started")))
         yield history

@@ -26,12 +26,17 @@ ANSWER = "gated-answer-42"
 #: sets fresh gates. ``CALLS`` counts the calls made.
 GATES = [threading.Event(), threading.Event()]
 CALLS: list[int] = []
+#: How long a model call waits for its gate: only a bound on a broken test (the fixture opens every gate at the end),
+#: generous so that no machine's load (the flood test's thousand requests) ends a call before the test opens it.
+GATE_WAIT_S = 900
+#: The launched app (the flood test finds the Run click's handler in it).
+APP: dict[str, Any] = {}
 
 
 def gated_reply(text: str, tools: list[str]) -> Any:
     gate = GATES[0] if not GATES[0].is_set() else GATES[1]
     CALLS.append(1)
-    if not gate.wait(timeout=120):
+    if not gate.wait(timeout=GATE_WAIT_S):
         raise RuntimeError("the test never opened the gate")
     return search_then_cite(ANSWER, QUERY)(text, tools)
 
@@ -53,6 +58,7 @@ def url(layout, tmp_path_factory) -> Iterator[str]:
     port = free_port()
     demo = launch(create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True,
                   quiet=True)  # fmt: skip
+    APP["demo"] = demo
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
@@ -199,3 +205,64 @@ def test_a_second_run_of_one_client_and_a_run_past_the_queue_are_refused_at_the_
             expect(refused.locator("#trajectory").get_by_text("step 1")).to_have_count(0)
         assert len(CALLS) == 4  # two calls each for A and B; none for the refused clicks
         assert not any(errors for _, errors in pages.values())
+
+
+FLOOD = 1000
+
+
+def _run_click(demo: Any) -> tuple[int, Any]:
+    """The ``fn_index`` of the Run button's click handler (what a script posts to), and the tab's runtime (its
+    closure), which the flood test tidies after itself."""
+    for index, block_fn in demo.fns.items():
+        fn = block_fn.fn
+        if getattr(fn, "__name__", "") == "start" and any(getattr(o, "elem_id", None) == "run-agent"
+                                                          for o in block_fn.outputs):  # fmt: skip
+            return index, fn.__closure__[fn.__code__.co_freevars.index("runtime")].cell_contents
+    raise AssertionError("no Run click handler in the app")
+
+
+def test_a_flood_of_clicks_from_other_sessions_does_not_take_a_visitors_stop(url: str) -> None:
+    """The issue's attack: while a visitor's run is pending, calls of Run's click handler over plain HTTP, each from a
+    new session and a new address (4,200 of them pushed the visitor's flag out of the old table of 4,096 stop flags;
+    1,000 here, far past the 3 places the queue has now). The first few take the queue's places, every other call is
+    refused, and the visitor's Stop still stops their run."""
+    import secrets
+    import time
+
+    import httpx
+
+    from madqa.space.agent_runtime import CLAIM_WAIT_S, MAX_WAITING_RUNS
+
+    expect = sync_api.expect
+    index, runtime = _run_click(APP["demo"])
+    GATES[:] = [threading.Event(), threading.Event()]
+    CALLS.clear()
+    try:
+        with browser_page({"width": 1440, "height": 900}) as page:
+            page.set_extra_http_headers({"X-Forwarded-For": "10.0.2.1"})
+            page.goto(url, timeout=60_000)
+            page.get_by_role("tab", name="Try an agent").click()
+            run, stop, chat = page.locator("#run-agent"), page.locator("#stop-agent"), page.locator("#trajectory")
+            run.wait_for(timeout=30_000)
+            run.click()
+            chat.get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
+            answers = []
+            with httpx.Client(timeout=60) as script:
+                for i in range(FLOOD):
+                    body = {"data": [], "fn_index": index, "session_hash": secrets.token_hex(8)}
+                    address = {"X-Forwarded-For": f"10.9.{i // 250}.{i % 250 + 1}"}
+                    answers.append(script.post(f"{url}gradio_api/run/predict", json=body, headers=address).text)
+            stop.click()
+            expect(stop).to_have_text("Stopping…", timeout=30_000)
+            GATES[0].set()
+            chat.get_by_text("Stopped at your request after step 1: no answer.").wait_for(timeout=60_000)
+            expect(chat.get_by_text("Final answer")).to_have_count(0)
+            assert len(CALLS) == 1  # no model call after Stop
+            assert sum("Not started: the agent is busy" in a for a in answers) == FLOOD - MAX_WAITING_RUNS
+    finally:  # the script's admitted clicks never get a handler: give their places back now, not in CLAIM_WAIT_S
+        GATES[0].set()
+        runtime.clock = lambda: time.monotonic() + CLAIM_WAIT_S + 1
+        try:
+            runtime.finish(runtime.admit("tidy", "ip:tidy"))
+        finally:
+            del runtime.clock

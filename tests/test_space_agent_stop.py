@@ -140,6 +140,28 @@ def test_stop_while_waiting_for_another_run_ends_the_wait(runtime: Any) -> None:
     assert not ENTERED[0].is_set()
 
 
+def test_a_stop_that_comes_as_the_agent_comes_free_still_ends_the_run_before_it_starts(runtime: Any) -> None:
+    """Stop pressed while the run waits, in the same moment the other run ends: the waiter may take the agent in the
+    slice it was waiting in, and must then give it back unused (seen in the browser test: the run was stopped only
+    after loading the agent, "before its first step")."""
+    assert runtime.lock.acquire(timeout=10)  # another visitor's run holds the agent
+    stop = runtime.admit("visitor", "ip:a").stop
+    thread, seen = _run_in_background(runtime, stop)
+    for _ in range(600):  # a condition, polled: the run waits
+        titles = [(m.metadata or {}).get("title", "") for m in (seen[-1] if seen else [])]
+        if any(t.startswith("waiting for another visitor's run to end… ") for t in titles):
+            break
+        threading.Event().wait(0.1)
+    stop.set()
+    runtime.lock.release()  # the other run ends as the Stop comes
+    thread.join(120)
+    assert not thread.is_alive()
+    assert _texts(seen[-1])[-1] == "Stopped at your request before it started: no answer."
+    assert not ENTERED[0].is_set()
+    assert runtime.lock.acquire(blocking=False)  # given back
+    runtime.lock.release()
+
+
 def test_stop_during_set_up_ends_before_the_first_step(runtime: Any) -> None:
     """Stop pressed while the agent is being prepared (loading a local model takes seconds): no model call."""
     stop = runtime.admit("visitor", "ip:a").stop
