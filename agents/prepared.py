@@ -18,7 +18,7 @@ import logging
 import queue
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from smolagents.memory import ActionStep
@@ -87,8 +87,11 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
             raise RuntimeError("the stream ended without an answer event")
         return dict(event.record)
 
-    def stream(self, question: str, item: Mapping[str, Any] | None = None) -> Iterator[StepEvent]:
-        """Answer ``question`` on a free slot, yielding each step's events, then the AnswerEvent."""
+    def stream(
+        self, question: str, item: Mapping[str, Any] | None = None, *, stop: Callable[[], bool] | None = None
+    ) -> Iterator[StepEvent]:
+        """Answer ``question`` on a free slot, yielding each step's events, then the AnswerEvent (none when ``stop``
+        ended it between steps: see :meth:`.protocol.PreparedAgent.stream`)."""
         item = item if item is not None else {"id": "", "question": question}
         slot = self._slots.get()
         try:
@@ -101,6 +104,7 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
             # Made current around each step only: the caller may resume this stream on another thread (the Space).
             deadline = Deadline(self.config.question_timeout)
             run: Generator[ActionStep, None, dict[str, Any]] | None = None
+            stopped = False
             try:
                 with active(deadline):
                     agent = self.build(slot, item)
@@ -116,6 +120,9 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
                     shown.extend(events)
                     yield from events
                     if not (step.is_final_answer or isinstance(step.error, AgentMaxStepsError)):
+                        if stop is not None and stop():  # asked after every step, also one that showed nothing
+                            stopped = True
+                            break
                         deadline.check()  # an answer in hand is kept, even if it came in late
             except Exception as exc:  # noqa: BLE001 - recorded in the line; one failing question must not stop the run
                 if agent is not None:
@@ -129,16 +136,17 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
                     with contextlib.suppress(Exception):
                         run.close()
             # Built before the slot is released: the agent's part may read the slot (e.g. a worker's restarts).
-            record = build_record(item, agent_name=self.config.agent, model=self.config.model,
-                                  elapsed_s=time.perf_counter() - start, output=output, agent=agent, error=error,
-                                  error_kind=kind, config=self.settings, dataset=self.dataset,
-                                  **self.record_fields(agent))  # fmt: skip
+            record = None if stopped else build_record(
+                item, agent_name=self.config.agent, model=self.config.model, elapsed_s=time.perf_counter() - start,
+                output=output, agent=agent, error=error, error_kind=kind, config=self.settings, dataset=self.dataset,
+                **self.record_fields(agent))  # fmt: skip
         finally:
             try:
                 self.release(slot)
             finally:
                 self._slots.put(slot)
-        yield answer_event(record)
+        if record is not None:  # None: the caller's stop ended it between steps (no line, no answer event)
+            yield answer_event(record)
 
     def close(self) -> None:
         """Free every slot."""

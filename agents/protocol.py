@@ -14,7 +14,7 @@ model-driven one, a human baseline, a distributed worker) can honour.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -124,8 +124,15 @@ class PreparedAgent(Protocol):
         """The results line of one question row (``id``, ``question``); a failure becomes the line's ``error``."""
         ...
 
-    def stream(self, question: str, item: Mapping[str, Any] | None = None) -> Iterator[StepEvent]:
-        """Answer ``question`` (``item``: its row, when it has one), yielding events; the last is an AnswerEvent."""
+    def stream(
+        self, question: str, item: Mapping[str, Any] | None = None, *, stop: Callable[[], bool] | None = None
+    ) -> Iterator[StepEvent]:
+        """Answer ``question`` (``item``: its row, when it has one), yielding events; the last is an AnswerEvent.
+
+        ``stop`` is asked after every step of the agent, whether or not the step yielded events (a step that shows
+        nothing must not run on past a visitor's Stop): once it says ``True`` before an answer, the stream ends
+        there, without an AnswerEvent.
+        """
         ...
 
     def close(self) -> None:

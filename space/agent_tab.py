@@ -149,12 +149,18 @@ def _produce(runtime: AgentRuntime, name: str, model_spec: str, question: str, r
         if stop.is_set():
             out.put(("stopped", 0))
             return
-        stream = prepared.stream(question, row)
+        stream = prepared.stream(question, row, stop=stop.is_set)  # asked after every step, shown or not
+        step, answered = 0, False
         for event in stream:
             out.put(("event", event))
-            if stop.is_set() and not isinstance(event, AnswerEvent):
-                out.put(("stopped", event.step))
+            answered = isinstance(event, AnswerEvent)
+            step = event.steps if isinstance(event, AnswerEvent) else event.step
+            if stop.is_set() and not answered:
+                out.put(("stopped", step))
                 break
+        else:
+            if not answered:  # the stream ended at the stop, after a step that showed nothing
+                out.put(("stopped", step))
     except AgentUnavailableError as exc:  # fail closed: without its walls no model code runs here
         logger.warning("%s agent refused: %s", name, exc)
         out.put(("refused", exc))
@@ -192,7 +198,7 @@ def queued_title(waited_s: float) -> str:
 #: The last message of a run that answered although its visitor had pressed Stop (the answer is shown above it,
 #: under :data:`LATE_ANSWER`, never as a normal finish).
 TOO_LATE = ("Stop came too late: the agent had already given this answer when the run could stop (a run stops only "
-            "between the steps shown here, and a model call in progress cannot be cut).")  # fmt: skip
+            "between the agent's steps, and a model call in progress cannot be cut).")  # fmt: skip
 LATE_ANSWER = "Answer given before your Stop took effect"
 
 

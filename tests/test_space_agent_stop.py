@@ -22,6 +22,8 @@ ANSWER = "stop-test-answer"
 #: Set by each test: call N waits on ``GATES[N - 1]``; ``ENTERED[N - 1]`` is set when call N has started.
 GATES: list[threading.Event] = []
 ENTERED: list[threading.Event] = []
+#: When set by a test, the reply of call 1 (e.g. a step that shows nothing).
+FIRST_REPLY: list[Any] = []
 
 
 def gated_reply(text: str, tools: list[str]) -> Any:
@@ -29,6 +31,8 @@ def gated_reply(text: str, tools: list[str]) -> Any:
     ENTERED[call].set()
     if not GATES[call].wait(timeout=120):
         raise RuntimeError("the test never opened the gate")
+    if call == 0 and FIRST_REPLY:
+        return FIRST_REPLY[0]
     if not tools:  # the code-REPL agent: one print per step
         return code("print(documents[0])")
     return search_then_cite(ANSWER, "invoice OR report")(text, tools)
@@ -44,6 +48,7 @@ def runtime(layout, tmp_path: Path) -> Iterator[Any]:
     from madqa.space.config import SpaceConfig
 
     GATES[:] = [threading.Event() for _ in range(4)]
+    FIRST_REPLY.clear()
     ENTERED[:] = [threading.Event() for _ in range(4)]
     config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(tmp_path / "db.sqlite"),
                                    "MADQA_SPACE_AGENT_MODEL": SPEC})  # fmt: skip
@@ -103,6 +108,25 @@ def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
     thread, seen = _run_in_background(runtime, runtime.admit("visitor", "ip:a").stop)
     thread.join(120)
     assert any(t.startswith(f"**Final answer:** {ANSWER}") for t in _texts(seen[-1]))
+
+
+def test_stop_after_a_step_that_shows_nothing(runtime: Any) -> None:
+    """Issue 39 (c): a step with no search or code to show (here a call of a tool that does not exist) used to give
+    the tab nothing to check its Stop on, so the run went on to its next model call and a final answer."""
+    FIRST_REPLY.append(("no_such_tool", {}))
+    run = runtime.admit("visitor", "ip:a")
+    thread, seen = _run_in_background(runtime, run.stop)
+    assert ENTERED[0].wait(120), "the first model call never started"
+    assert runtime.request_stop("visitor") is True
+    GATES[0].set()  # the call returns a step that shows nothing; the run must stop before call 2
+    GATES[1].set()  # (were it to go on, call 2 would answer at once)
+    thread.join(120)
+    assert not thread.is_alive()
+    final = _texts(seen[-1])
+    assert not ENTERED[1].is_set(), final  # no second model call was made
+    assert final[-1].startswith("Stopped at your request") and not any("Final answer" in t for t in final), final
+    assert runtime.lock.acquire(blocking=False)  # the tab is free for the next run
+    runtime.lock.release()
 
 
 def test_stop_before_the_run_starts(runtime: Any) -> None:

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 pytest.importorskip("gradio")
@@ -293,15 +294,22 @@ def test_fuzz_hostile_files_are_rejected_and_nothing_is_stored(app, layout, tmp_
             messages.append(str(job.result(timeout=120)[0]))
         except ValueError as exc:  # the client refuses files over the upload limit before sending them
             messages.append(f"client refused: {exc}")
+        except httpx.HTTPStatusError as exc:  # the upload gate refuses a name starting with a dot or escaped
+            assert exc.response.status_code == 415, exc
+            messages.append(f"gate refused: {exc.response.text}")
     for path, message in zip(files, messages, strict=True):
-        assert message.startswith(("**Rejected:**", "client refused")), (path.name, message[:300])
+        assert message.startswith(("**Rejected:**", "client refused", "gate refused")), (path.name, message[:300])
+        if message.startswith("gate refused"):  # with the reason, naming the file
+            assert f"the file name {path.name!r}" in message and "rename it" in message, (path.name, message)
         assert len(message) > len("**Rejected:** ") + 10, (path.name, message)
         assert "internal error" not in message, (path.name, message)
         if message.startswith("**Rejected:**"):  # the server never echoes a server-side path
             assert str(tmp_path) not in message and "/tmp/" not in message, (path.name, message)
     assert store.count() == before and store.count_items() == before_items
     assert sum(m.startswith("client refused") for m in messages) == 1  # only the file over the upload limit
-    import httpx  # the server enforces the limit too (not only the client)
+    refused_names = {p.name for p, m in zip(files, messages, strict=True) if m.startswith("gate refused")}
+    assert refused_names == {"....jsonl", "..%2F..%2Fevil.jsonl"}
+    # the server enforces the limit too (not only the client)
 
     big = {"files": ("big.jsonl", b"x" * (3 * 1024 * 1024), "application/octet-stream")}
     assert httpx.post(client.src.rstrip("/") + "/gradio_api/upload", files=big, timeout=60).status_code == 413

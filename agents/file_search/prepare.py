@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -91,8 +91,13 @@ class PreparedFileSearch:
         events = list(self.stream(str(item["question"]), item))
         return dict(events[-1].record)  # type: ignore[union-attr]  # the last event is always the AnswerEvent
 
-    def stream(self, question: str, item: Mapping[str, Any] | None = None) -> Iterator[StepEvent]:
-        """One :class:`SearchEvent` per retrieval the service reports, then the :class:`AnswerEvent`."""
+    def stream(
+        self, question: str, item: Mapping[str, Any] | None = None, *, stop: Callable[[], bool] | None = None
+    ) -> Iterator[StepEvent]:
+        """One :class:`SearchEvent` per retrieval the service reports, then the :class:`AnswerEvent`. The service
+        answers in one call, so ``stop`` is asked only before it."""
+        if stop is not None and stop():
+            return
         item = item if item is not None else {"id": "", "question": question}
         start = time.perf_counter()
         reply: Reply | None = None
