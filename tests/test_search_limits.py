@@ -33,21 +33,22 @@ BACKENDS = ["whoosh", "tantivy"]
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"][:40]
 
 
-def _synthetic_pages() -> list[dict[str, Any]]:
-    rng = random.Random(7)
+def synthetic_pages(seed: int = 7, words: int = 48_000, n_pages: int = 3000) -> list[dict[str, Any]]:
+    """Pages of 40 random three-syllable words (also tests/test_search_work_limits.py's corpus)."""
+    rng = random.Random(seed)
     vocab = [a + b + c for a, b, c in itertools.product(SYLLABLES, repeat=3)]
     rng.shuffle(vocab)
-    vocab = vocab[:48_000]
+    vocab = vocab[:words]
     pages = [
         {"document": f"doc{i // 10:04d}.pdf", "page": i % 10 + 1, "text": " ".join(rng.choices(vocab, k=40))}
-        for i in range(3000)
+        for i in range(n_pages)
     ]
     pages[0]["text"] = "engine specifications of the bell helicopter " + pages[0]["text"]
     pages[1]["text"] = "engine maintenance " + pages[1]["text"]
     return pages
 
 
-PAGES = _synthetic_pages()
+PAGES = synthetic_pages()
 WORDS = sorted({w for p in PAGES for w in analyze(p["text"])})
 
 

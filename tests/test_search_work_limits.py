@@ -8,15 +8,14 @@ depends on how fast or how loaded the machine is.
 
 from __future__ import annotations
 
-import itertools
 import json
-import random
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_search_limits import BACKENDS, synthetic_pages
 
 from madqa.agents.errors import RETRYABLE, classify, kind_of_line
 from madqa.agents.search import (
@@ -31,8 +30,6 @@ from madqa.agents.search import (
 )
 from madqa.agents.search.query import analyze
 
-BACKENDS = ["whoosh", "tantivy"]
-SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"][:40]
 #: The wall-clock limit the searches had before issue 39: a search past it showed the model "narrow the query".
 OLD_LIMIT_S = 5.0
 #: What one unit of work between two clock readings costs on a quiet machine (Whoosh opens an expanded word's posting
@@ -41,14 +38,7 @@ QUIET_TICK_S, SLOWER = 0.0002, 100
 
 
 def _pages() -> list[dict[str, Any]]:
-    rng = random.Random(39)
-    vocab = [a + b + c for a, b, c in itertools.product(SYLLABLES, repeat=3)]
-    rng.shuffle(vocab)
-    vocab = vocab[:20_000]
-    pages = [{"document": f"doc{i // 10:04d}.pdf", "page": i % 10 + 1, "text": " ".join(rng.choices(vocab, k=40))}
-             for i in range(2000)]  # fmt: skip
-    pages[0]["text"] = "engine specifications of the bell helicopter " + pages[0]["text"]
-    pages[1]["text"] = "engine maintenance " + pages[1]["text"]
+    pages = synthetic_pages(seed=39, words=20_000, n_pages=2000)
     pages[2]["text"] = "bell maintenance schedule " + pages[2]["text"]
     return pages
 
