@@ -89,7 +89,7 @@ def normalise_answer(answer: Any, citations: Any, *, strict: bool = True) -> dic
     if problems and strict:
         raise AnswerFormatError(
             "final_answer was not accepted: " + "; ".join(problems[:3]) + ". Call final_answer with answer=[short "
-            "strings] and citations=[{\"document\": \"<file name>.pdf\", \"page\": <page number from 1>}]."
+            'strings] and citations=[{"document": "<file name>.pdf", "page": <page number from 1>}].'
         )
     return {"answer": out_answer, "citations": out_cites}
 
@@ -140,7 +140,7 @@ class FinalAnswerTool(Tool):
         "answer": {"type": "array", "items": {"type": "string"}, "description": "short answer values"},
         "citations": {
             "type": "array",
-            "description": "evidence pages: [{\"document\": \"<file name>.pdf\", \"page\": <number>}]",
+            "description": 'evidence pages: [{"document": "<file name>.pdf", "page": <number>}]',
             "items": {
                 "type": "object",
                 "properties": {"document": {"type": "string"}, "page": {"type": "integer"}},

@@ -134,8 +134,19 @@ RESUME_IGNORED = frozenset({"limit", "question_timeout", "search_timeout"})
 RESUME_IGNORED_OPTIONS = frozenset({"timeout", "request_timeout", "retries", "max_retries", "num_retries"})
 #: A model option whose name has one of these words (``api_key``, ``hf_token``, ``client_secret``, …) is a secret
 #: and never recorded; whole words, so ``max_tokens`` is recorded.
-SECRET_WORDS = ("key", "apikey", "token", "secret", "password", "credentials", "auth", "authorization", "headers",
-                "cookie", "cookies")
+SECRET_WORDS = (
+    "key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "credentials",
+    "auth",
+    "authorization",
+    "headers",
+    "cookie",
+    "cookies",
+)
 
 
 def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -148,6 +159,7 @@ def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     >>> public_options({"api_base": "https://me:sk-2@host:8000/v1?key=sk-3"})
     {'api_base': 'https://host:8000/v1'}
     """
+
     def secret(name: str) -> bool:
         words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
         return any(w in SECRET_WORDS for w in words)
@@ -178,8 +190,9 @@ def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
 _UNSET = "(unset)"
 
 
-def mixed_settings(finished: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any], *,
-                   resolved: bool = True) -> dict[str, tuple[list[Any], Any]]:
+def mixed_settings(
+    finished: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any], *, resolved: bool = True
+) -> dict[str, tuple[list[Any], Any]]:
     """The settings in which finished lines differ from this run's: ``{field: (their values, this run's)}``.
 
     ``settings`` is this run's lines' ``config`` (with ``model_options``). A field a line does not record (written
@@ -212,8 +225,14 @@ def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def check_settings(path: Path, finished: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any], *,
-                   allow_mixed: bool, resolved: bool = True) -> None:
+def check_settings(
+    path: Path,
+    finished: Mapping[str, Mapping[str, Any]],
+    settings: Mapping[str, Any],
+    *,
+    allow_mixed: bool,
+    resolved: bool = True,
+) -> None:
     """Refuse (:class:`RunError`) to add lines of other settings to ``path``, naming the fields; or warn."""
     mixed = mixed_settings(finished, settings, resolved=resolved)
     if not mixed:
@@ -221,8 +240,14 @@ def check_settings(path: Path, finished: Mapping[str, Mapping[str, Any]], settin
     theirs = ", ".join(f"{k}={' or '.join(_show(v) for v in old)}" for k, (old, _) in mixed.items())
     ours = ", ".join(f"{k}={_show(new)}" for k, (_, new) in mixed.items())
     if allow_mixed:
-        logger.warning("%s holds lines written with %s (this run: %s); mixing them, as --allow-mixed-settings asks",
-                       path, theirs, ours)  # fmt: skip
+        logger.warning(
+            "%s holds lines written with %s (this run: %s); mixing them, as --allow-mixed-settings asks",
+            path,
+            theirs,
+            ours,
+        )
         return
-    raise RunError(f"{path} holds lines written with {theirs} (this run: {ours}); rerun with the same settings, or "
-                   "add --allow-mixed-settings to mix them in one file")  # fmt: skip
+    raise RunError(
+        f"{path} holds lines written with {theirs} (this run: {ours}); rerun with the same settings, or "
+        "add --allow-mixed-settings to mix them in one file"
+    )

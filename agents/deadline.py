@@ -32,8 +32,17 @@ from typing import Any
 
 from .errors import QuestionTimeoutError
 
-__all__ = ["DEFAULT_INTERRUPT_WAIT", "Deadline", "QuestionTimeoutError", "StopRequest", "active", "check",
-           "current", "question_deadline", "remaining"]
+__all__ = [
+    "DEFAULT_INTERRUPT_WAIT",
+    "Deadline",
+    "QuestionTimeoutError",
+    "StopRequest",
+    "active",
+    "check",
+    "current",
+    "question_deadline",
+    "remaining",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -139,8 +148,11 @@ class StopRequest:
         if not self._said:
             self._said = True
             if in_flight:
-                logger.warning("interrupted: waiting up to %g s for %d question(s) in flight; press Ctrl+C again to "
-                               "stop now", self.wait_s, in_flight)  # fmt: skip
+                logger.warning(
+                    "interrupted: waiting up to %g s for %d question(s) in flight; press Ctrl+C again to stop now",
+                    self.wait_s,
+                    in_flight,
+                )
             else:
                 logger.warning("interrupted: no question in flight; stopping")
         if in_flight and self._at is not None and time.monotonic() - self._at >= self.wait_s:

@@ -221,8 +221,10 @@ def _wordllama_files(package_file: str) -> tuple[Path, Path]:
     tokenizer = folder / "tokenizers" / f"{WORDLLAMA_CONFIG}_tokenizer_config.json"
     for path in (weights, tokenizer):
         if not path.is_file():
-            raise FileNotFoundError(f"embedder 'wordllama': the wordllama package lacks its bundled {path} "
-                                    "(reinstall it: pip install 'madqa[embed]')")  # fmt: skip
+            raise FileNotFoundError(
+                f"embedder 'wordllama': the wordllama package lacks its bundled {path} "
+                "(reinstall it: pip install 'madqa[embed]')"
+            )
     return weights, tokenizer
 
 

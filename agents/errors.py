@@ -31,8 +31,18 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["ERROR_KINDS", "MAX_ERROR_CHARS", "RETRYABLE", "TABLE", "QuestionTimeoutError", "chain", "classify",
-           "http_status", "kind_of_line", "short_error"]
+__all__ = [
+    "ERROR_KINDS",
+    "MAX_ERROR_CHARS",
+    "RETRYABLE",
+    "TABLE",
+    "QuestionTimeoutError",
+    "chain",
+    "classify",
+    "http_status",
+    "kind_of_line",
+    "short_error",
+]
 
 ERROR_KINDS: tuple[str, ...] = ("provider", "transport", "timeout", "worker", "search", "model")
 RETRYABLE: frozenset[str] = frozenset({"provider", "transport", "timeout", "worker", "search"})
@@ -68,8 +78,11 @@ TABLE: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("provider", "huggingface_hub", frozenset({"HfHubHTTPError", "TextGenerationError", "OverloadedError"})),
     ("transport", "litellm", frozenset({"APIConnectionError", "Timeout"})),
     ("provider", "litellm", frozenset({"APIError"})),
-    ("transport", "requests", frozenset({"ConnectionError", "Timeout", "ChunkedEncodingError",
-                                         "ContentDecodingError"})),  # fmt: skip
+    (
+        "transport",
+        "requests",
+        frozenset({"ConnectionError", "Timeout", "ChunkedEncodingError", "ContentDecodingError"}),
+    ),
     ("provider", "requests", frozenset({"HTTPError"})),
     ("transport", "urllib3", frozenset({"HTTPError"})),  # ProtocolError, ReadTimeoutError, NewConnectionError, …
     ("transport", "aiohttp", frozenset({"ClientConnectionError", "ClientPayloadError", "ServerTimeoutError"})),
@@ -114,8 +127,11 @@ def http_status(exc: BaseException) -> int | None:
 
 #: How servers word a request that does not fit the model's context (OpenAI, vLLM, llama-cpp-python, llama.cpp's
 #: server, LiteLLM's ContextWindowExceededError).
-CONTEXT_OVERFLOW = re.compile(r"maximum context length|context_length_exceeded|exceeds? (the )?context window|"
-                              r"ContextWindowExceeded|context size has been exceeded", re.IGNORECASE)  # fmt: skip
+CONTEXT_OVERFLOW = re.compile(
+    r"maximum context length|context_length_exceeded|exceeds? (the )?context window|"
+    r"ContextWindowExceeded|context size has been exceeded",
+    re.IGNORECASE,
+)
 
 
 def culprit(exc: BaseException) -> tuple[str, BaseException]:
@@ -191,10 +207,16 @@ def short_error(exc: BaseException) -> str:
 #: Type names, as written at the start of an old line's ``error`` text, and the kind they mean (lines written before
 #: ``error_kind`` existed). Anything else with an error is a failed call (``provider``).
 _TEXT_KINDS = {name: kind for kind, _, names in TABLE for name in names} | {
-    "ReadTimeout": "transport", "ConnectTimeout": "transport", "ConnectError": "transport",
-    "RemoteProtocolError": "transport", "APITimeoutError": "transport", "ConnectionRefusedError": "transport",
-    "ConnectionResetError": "transport", "RemoteDisconnected": "transport", "IncompleteRead": "transport",
-}  # fmt: skip
+    "ReadTimeout": "transport",
+    "ConnectTimeout": "transport",
+    "ConnectError": "transport",
+    "RemoteProtocolError": "transport",
+    "APITimeoutError": "transport",
+    "ConnectionRefusedError": "transport",
+    "ConnectionResetError": "transport",
+    "RemoteDisconnected": "transport",
+    "IncompleteRead": "transport",
+}
 
 
 def kind_of_line(record: Mapping[str, Any]) -> str | None:

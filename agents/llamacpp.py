@@ -91,11 +91,13 @@ def tool_call_schema(tools: list[Tool]) -> dict[str, Any]:
         for prop in params.get("properties", {}).values():
             for key in ("description", "nullable"):
                 prop.pop(key, None)
-        options.append({
-            "type": "object",
-            "properties": {"name": {"const": tool.name}, "arguments": params},
-            "required": ["name", "arguments"],
-        })  # fmt: skip
+        options.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": tool.name}, "arguments": params},
+                "required": ["name", "arguments"],
+            }
+        )
     schema = options[0] if len(options) == 1 else {"anyOf": options}
     return bounded_schema(schema)  # type: ignore[no-any-return]
 
@@ -147,9 +149,13 @@ class LlamaCppModel(Model):
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
         with _without_extra_buffers(not extra_buffers):
             self.llm = Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, seed=seed,
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                seed=seed,
                 verbose=False,
-            )  # fmt: skip
+            )
         self.n_ctx = self.llm.n_ctx()
         self._lock = threading.Lock()
         self._calls = 0
@@ -183,26 +189,38 @@ class LlamaCppModel(Model):
             chat = self._fit(chat)
             out = self.llm.create_chat_completion(
                 messages=chat,  # type: ignore[arg-type]
-                grammar=self._grammar(schema), max_tokens=self.max_tokens, temperature=self.temperature,
-                seed=self.seed, stop=None if schema is not None else stop_sequences,
-            )  # fmt: skip
+                grammar=self._grammar(schema),
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                seed=self.seed,
+                stop=None if schema is not None else stop_sequences,
+            )
             call = self._calls
         text = out["choices"][0]["message"].get("content") or ""  # type: ignore[index]
         usage = out.get("usage") or {}  # type: ignore[union-attr]
         token_usage = TokenUsage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
-        logger.debug("local model call %d: %d prompt + %d completion tokens, %.1f s", call, token_usage.input_tokens,
-                     token_usage.output_tokens, time.perf_counter() - start)  # fmt: skip
+        logger.debug(
+            "local model call %d: %d prompt + %d completion tokens, %.1f s",
+            call,
+            token_usage.input_tokens,
+            token_usage.output_tokens,
+            time.perf_counter() - start,
+        )
         if tools_to_call_from:
             try:
                 data = json.loads(text)
-                calls = [ChatMessageToolCall(
-                    id=f"call_{call}", type="function",
-                    function=ChatMessageToolCallFunction(name=data["name"], arguments=data["arguments"]),
-                )]  # fmt: skip
+                calls = [
+                    ChatMessageToolCall(
+                        id=f"call_{call}",
+                        type="function",
+                        function=ChatMessageToolCallFunction(name=data["name"], arguments=data["arguments"]),
+                    )
+                ]
                 return ChatMessage(role=MessageRole.ASSISTANT, content=None, tool_calls=calls, token_usage=token_usage)
             except (ValueError, KeyError, TypeError):
-                logger.warning("local model output is not a complete tool call (max_tokens=%d?): %.200s",
-                               self.max_tokens, text)  # fmt: skip
+                logger.warning(
+                    "local model output is not a complete tool call (max_tokens=%d?): %.200s", self.max_tokens, text
+                )
         return ChatMessage(role=MessageRole.ASSISTANT, content=text, token_usage=token_usage)
 
     def _grammar(self, schema: dict[str, Any] | None) -> Any:

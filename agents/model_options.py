@@ -20,8 +20,16 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_RETRIES", "DEFAULT_TIMEOUT", "KNOWN_OPTIONS", "ModelOptionError",
-           "ModelOptions", "endpoint_profile", "parse_model_options"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "KNOWN_OPTIONS",
+    "ModelOptionError",
+    "ModelOptions",
+    "endpoint_profile",
+    "parse_model_options",
+]
 
 #: Generation cap per call when none is given (without one a runaway generation held a judge call for 20 minutes):
 #: on OpenAI's API, room for a reasoning model's hidden tokens; elsewhere, what leaves room for a prompt in
@@ -42,17 +50,26 @@ KNOWN_OPTIONS: dict[str, tuple[type, str]] = {
     "timeout": (float, f"seconds per attempt of one call (default {DEFAULT_TIMEOUT:g})"),
     "retries": (int, f"attempts after the first for transient failures (default {DEFAULT_RETRIES})"),
     "tool_choice": (str, "required | auto | none (default: required on OpenAI's API, auto elsewhere)"),
-    "content": (str, "parts | text: message content as typed parts (images allowed) or plain strings "
-                     "(text-only model; default: parts on OpenAI's API, text elsewhere)"),
-    "response_format": (str, "json_schema | json_object | none: how structured replies are asked for "
-                             "(default: json_schema on OpenAI's API, json_object elsewhere)"),
+    "content": (
+        str,
+        "parts | text: message content as typed parts (images allowed) or plain strings "
+        "(text-only model; default: parts on OpenAI's API, text elsewhere)",
+    ),
+    "response_format": (
+        str,
+        "json_schema | json_object | none: how structured replies are asked for "
+        "(default: json_schema on OpenAI's API, json_object elsewhere)",
+    ),
     "api_base": (str, "server URL (also --api-base)"),
     "api_key": (str, "key (better: the provider's environment variable); never recorded"),
     "n_ctx": (int, "(local) context length"),
     "n_threads": (int, "(local) CPU threads"),
 }
-_CHOICES = {"tool_choice": ("required", "auto", "none"), "content": ("parts", "text"),
-            "response_format": ("json_schema", "json_object", "none")}  # fmt: skip
+_CHOICES = {
+    "tool_choice": ("required", "auto", "none"),
+    "content": ("parts", "text"),
+    "response_format": ("json_schema", "json_object", "none"),
+}
 
 
 class ModelOptionError(ValueError):
@@ -142,8 +159,9 @@ class ModelOptions:
     extra: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
-    def resolve(cls, options: Mapping[str, Any] | None, *, api_base: str | None = None,
-                profile: Profile | None = None) -> ModelOptions:  # fmt: skip
+    def resolve(
+        cls, options: Mapping[str, Any] | None, *, api_base: str | None = None, profile: Profile | None = None
+    ) -> ModelOptions:
         """Type the mapping and fill the defaults of the endpoint's profile (``api_base`` overrides the option)."""
         raw = dict(options or {})
         for key in list(raw):
@@ -152,9 +170,10 @@ class ModelOptions:
         base = api_base or raw.get("api_base")
         prof = profile or endpoint_profile(base)
         defaults: dict[str, Any] = (
-            {"tool_choice": "required", "content": "parts", "response_format": "json_schema"} if prof == "openai"
+            {"tool_choice": "required", "content": "parts", "response_format": "json_schema"}
+            if prof == "openai"
             else {"tool_choice": "auto", "content": "text", "response_format": "json_object"}
-        )  # fmt: skip
+        )
         defaults["max_tokens"] = DEFAULT_MAX_TOKENS[prof]
         names = {f.name for f in fields(cls)} - {"extra"}
         known = {k: v for k, v in raw.items() if k in names and v is not None}

@@ -40,9 +40,21 @@ from .llamacpp import LlamaCppModel, bounded_schema, bundled_gguf, tool_call_sch
 from .model_options import ModelOptions, endpoint_profile
 from .resolve import load_object
 
-__all__ = ["EXTRAS", "PROVIDERS", "LlamaCppModel", "MissingDependencyError", "bounded_schema", "bundled_gguf",
-           "check_credentials", "effective_options", "is_text_only", "make_model", "parse_spec", "require",
-           "tool_call_schema"]
+__all__ = [
+    "EXTRAS",
+    "PROVIDERS",
+    "LlamaCppModel",
+    "MissingDependencyError",
+    "bounded_schema",
+    "bundled_gguf",
+    "check_credentials",
+    "effective_options",
+    "is_text_only",
+    "make_model",
+    "parse_spec",
+    "require",
+    "tool_call_schema",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -104,8 +116,12 @@ def make_model(spec: str, **opts: Any) -> Model:
         base = opts.get("api_base") or (os.environ.get("OPENAI_BASE_URL") if provider == "openai" else None)
         options = ModelOptions.resolve(opts, api_base=base)
         if options.content == "text" and endpoint_profile(base) == "compatible" and "content" not in opts:
-            logger.info("%s: %s is not OpenAI's API, so messages go as plain strings and result pages as text "
-                        "(--model-option content=parts for a vision server)", spec, base)  # fmt: skip
+            logger.info(
+                "%s: %s is not OpenAI's API, so messages go as plain strings and result pages as text "
+                "(--model-option content=parts for a vision server)",
+                spec,
+                base,
+            )
         if provider == "openai":
             from .server_compat import CompatOpenAIModel
 
@@ -160,13 +176,16 @@ def check_credentials(spec: str, **opts: Any) -> None:
     provider, model_id = parse_spec(spec)
     if opts.get("api_key"):
         return
-    if provider == "openai" and not (os.environ.get("OPENAI_API_KEY") or opts.get("api_base")
-                                     or os.environ.get("OPENAI_BASE_URL")):  # fmt: skip
-        raise ValueError(f"{spec}: set OPENAI_API_KEY (or OPENAI_BASE_URL / --api-base for a local "
-                         "OpenAI-compatible server)")  # fmt: skip
+    if provider == "openai" and not (
+        os.environ.get("OPENAI_API_KEY") or opts.get("api_base") or os.environ.get("OPENAI_BASE_URL")
+    ):
+        raise ValueError(
+            f"{spec}: set OPENAI_API_KEY (or OPENAI_BASE_URL / --api-base for a local OpenAI-compatible server)"
+        )
     if provider == "hf" and not _hf_token():
-        raise ValueError(f"{spec}: set HF_TOKEN (a Hugging Face token with inference-provider access), or run "
-                         "`hf auth login`")  # fmt: skip
+        raise ValueError(
+            f"{spec}: set HF_TOKEN (a Hugging Face token with inference-provider access), or run `hf auth login`"
+        )
     if provider == "litellm" and not opts.get("api_base"):
         missing = _litellm_missing_keys(model_id)
         if missing:

@@ -53,8 +53,13 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
         dataset: ``{"name", "revision"}`` for the results lines.
     """
 
-    def __init__(self, config: RunConfig, settings: dict[str, Any], slots: Sequence[SlotT],
-                 dataset: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        slots: Sequence[SlotT],
+        dataset: Mapping[str, Any] | None = None,
+    ) -> None:
         """Hold the slots (the subclass has built them)."""
         self.config, self.settings, self.dataset = config, settings, dataset
         self._slots: queue.Queue[SlotT] = queue.Queue()
@@ -136,10 +141,23 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
                     with contextlib.suppress(Exception):
                         run.close()
             # Built before the slot is released: the agent's part may read the slot (e.g. a worker's restarts).
-            record = None if stopped else build_record(
-                item, agent_name=self.config.agent, model=self.config.model, elapsed_s=time.perf_counter() - start,
-                output=output, agent=agent, error=error, error_kind=kind, config=self.settings, dataset=self.dataset,
-                **self.record_fields(agent))  # fmt: skip
+            record = (
+                None
+                if stopped
+                else build_record(
+                    item,
+                    agent_name=self.config.agent,
+                    model=self.config.model,
+                    elapsed_s=time.perf_counter() - start,
+                    output=output,
+                    agent=agent,
+                    error=error,
+                    error_kind=kind,
+                    config=self.settings,
+                    dataset=self.dataset,
+                    **self.record_fields(agent),
+                )
+            )
         finally:
             try:
                 self.release(slot)
@@ -161,10 +179,14 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
 def answer_event(record: Mapping[str, Any]) -> AnswerEvent:
     """The :class:`AnswerEvent` of a results line."""
     cites: Iterable[Mapping[str, Any]] = record.get("citations") or []
-    return AnswerEvent(answer=tuple(record.get("answer") or ()),
-                       citations=tuple(Citation(str(c["document"]), int(c["page"])) for c in cites),
-                       steps=int(record.get("steps") or 0), elapsed_s=float(record.get("elapsed_s") or 0.0),
-                       error=record.get("error"), record=record)  # fmt: skip
+    return AnswerEvent(
+        answer=tuple(record.get("answer") or ()),
+        citations=tuple(Citation(str(c["document"]), int(c["page"])) for c in cites),
+        steps=int(record.get("steps") or 0),
+        elapsed_s=float(record.get("elapsed_s") or 0.0),
+        error=record.get("error"),
+        record=record,
+    )
 
 
 def drain(steps: Generator[Any, None, dict[str, Any]]) -> dict[str, Any]:

@@ -22,8 +22,17 @@ from madqa.metric.schema import Citation
 
 from .config import RunConfig, RunError
 
-__all__ = ["Agent", "AgentUnavailableError", "AnswerEvent", "Citation", "CodeEvent", "Host", "PreparedAgent",
-           "SearchEvent", "StepEvent"]
+__all__ = [
+    "Agent",
+    "AgentUnavailableError",
+    "AnswerEvent",
+    "Citation",
+    "CodeEvent",
+    "Host",
+    "PreparedAgent",
+    "SearchEvent",
+    "StepEvent",
+]
 
 
 class AgentUnavailableError(RunError):

@@ -50,12 +50,14 @@ POLL_S = 0.25
 class AnswerWorker:
     """The body of one Ray actor: the registered agent, prepared once, answering one question per call."""
 
-    def __init__(self, config: dict[str, Any], slots: int, model_options: dict[str, Any] | None,
-                 dataset: dict[str, Any] | None) -> None:
+    def __init__(
+        self, config: dict[str, Any], slots: int, model_options: dict[str, Any] | None, dataset: dict[str, Any] | None
+    ) -> None:
         """Prepare the agent (``config``: :class:`RunConfig` fields) for ``slots`` concurrent questions."""
         run_config = RunConfig(**config)
-        self.prepared = get_agent(run_config.agent).prepare(run_config, slots=slots, model_options=model_options,
-                                                            dataset=dataset, host=Host(progress=False))
+        self.prepared = get_agent(run_config.agent).prepare(
+            run_config, slots=slots, model_options=model_options, dataset=dataset, host=Host(progress=False)
+        )
 
     def ready(self) -> dict[str, Any]:
         """The agent's resolved settings (the results lines' ``config``): the agent is prepared when this returns."""
@@ -84,8 +86,14 @@ class RayBackend:
             raise RunError("--ray-actors must be at least 1")
         self.address, self.actors, self.num_cpus = address, actors, num_cpus
 
-    def prepare(self, config: RunConfig, *, slots: int, model_options: Mapping[str, Any] | None,
-                dataset: Mapping[str, Any] | None) -> _RayAnswering:
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int,
+        model_options: Mapping[str, Any] | None,
+        dataset: Mapping[str, Any] | None,
+    ) -> _RayAnswering:
         """Connect, start the actors and wait until each has prepared the agent.
 
         Raises:
@@ -111,9 +119,16 @@ class RayBackend:
 class _RayAnswering:
     """The actors of one run, and the driver's scheduling loop."""
 
-    def __init__(self, ray: Any, stack: contextlib.ExitStack, config: RunConfig, plan: list[tuple[str | None, int]],
-                 model_options: Mapping[str, Any] | None, dataset: Mapping[str, Any] | None,
-                 num_cpus: float) -> None:
+    def __init__(
+        self,
+        ray: Any,
+        stack: contextlib.ExitStack,
+        config: RunConfig,
+        plan: list[tuple[str | None, int]],
+        model_options: Mapping[str, Any] | None,
+        dataset: Mapping[str, Any] | None,
+        num_cpus: float,
+    ) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self.ray, self.stack, self.config = ray, stack, config
@@ -125,9 +140,14 @@ class _RayAnswering:
         args = (asdict(config), dict(model_options or {}), self.dataset)
         for i, (node, slots) in enumerate(plan):
             strategy = NodeAffinitySchedulingStrategy(node, soft=True) if node else "DEFAULT"
-            actor = remote.options(max_concurrency=slots, max_restarts=-1, max_task_retries=TASK_RETRIES,
-                                   num_cpus=num_cpus, scheduling_strategy=strategy,
-                                   **worker_options()).remote(args[0], slots, args[1], args[2])  # fmt: skip
+            actor = remote.options(
+                max_concurrency=slots,
+                max_restarts=-1,
+                max_task_retries=TASK_RETRIES,
+                num_cpus=num_cpus,
+                scheduling_strategy=strategy,
+                **worker_options(),
+            ).remote(args[0], slots, args[1], args[2])
             self.actors.append(actor)
             self.slots.append(slots)
             if i == 0:  # prepared alone first: it builds what is missing (the index) for the others to reuse
@@ -142,8 +162,9 @@ class _RayAnswering:
         except self.ray.exceptions.RayError as exc:
             raise RunError(f"the agent could not be prepared on a Ray worker: {_cause(exc)}") from None
 
-    def answers(self, todo: Sequence[Mapping[str, Any]], workers: int,
-                stop: StopRequest | None = None) -> Iterator[dict[str, Any]]:
+    def answers(
+        self, todo: Sequence[Mapping[str, Any]], workers: int, stop: StopRequest | None = None
+    ) -> Iterator[dict[str, Any]]:
         """Keep ``workers`` questions in flight on the least busy actors; yield records as they arrive.
 
         Each question has at most one call in flight, and its record is yielded once, when a call returns: so a
@@ -178,8 +199,9 @@ class _RayAnswering:
                     except ray.exceptions.RayActorError as exc:
                         cool[slot] = time.monotonic() + COOLDOWN_S
                         if attempt < ATTEMPTS:
-                            logger.info("question %s: its worker was lost (%s); sending it again", item.get("id"),
-                                        _cause(exc))  # fmt: skip
+                            logger.info(
+                                "question %s: its worker was lost (%s); sending it again", item.get("id"), _cause(exc)
+                            )
                             pending.append((item, attempt + 1))
                             continue
                         record = self._error_record(item, started, exc)
@@ -194,9 +216,16 @@ class _RayAnswering:
     def _error_record(self, item: Mapping[str, Any], started: float, exc: BaseException) -> dict[str, Any]:
         """The results line of a question the cluster gave up on (rerun it with ``--resume --retry-errors``)."""
         logger.warning("question %s failed on the cluster: %s", item.get("id"), _cause(exc))
-        return build_record(item, agent_name=self.config.agent, model=self.config.model,
-                            elapsed_s=time.monotonic() - started, error=f"ray: {cut(_cause(exc))}",
-                            error_kind="worker", config=self.settings, dataset=self.dataset)  # fmt: skip
+        return build_record(
+            item,
+            agent_name=self.config.agent,
+            model=self.config.model,
+            elapsed_s=time.monotonic() - started,
+            error=f"ray: {cut(_cause(exc))}",
+            error_kind="worker",
+            config=self.settings,
+            dataset=self.dataset,
+        )
 
     def close(self) -> None:
         """Stop the actors and leave the cluster (if this run connected to it)."""

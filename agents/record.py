@@ -66,19 +66,22 @@ def trajectory(agent: SolvedAgent) -> list[dict[str, Any]]:
         if not isinstance(step, ActionStep):
             continue
         usage = step.token_usage
-        out.append({
-            "step": step.step_number,
-            "model_output": _cut(step.model_output, MAX_MODEL_OUTPUT_CHARS),
-            "tool_calls": [{"name": c.name, "arguments": make_json_serializable(c.arguments)}
-                           for c in step.tool_calls or []],
-            "observation": _cut(step.observations, MAX_OBSERVATION_CHARS),
-            "images": len(step.observations_images or []),
-            "error": step_error(step.error) if step.error else None,
-            "input_tokens": usage.input_tokens if usage else None,
-            "output_tokens": usage.output_tokens if usage else None,
-            "duration_s": round(step.timing.duration, 3) if step.timing.duration is not None else None,
-            "final": bool(step.is_final_answer),
-        })  # fmt: skip
+        out.append(
+            {
+                "step": step.step_number,
+                "model_output": _cut(step.model_output, MAX_MODEL_OUTPUT_CHARS),
+                "tool_calls": [
+                    {"name": c.name, "arguments": make_json_serializable(c.arguments)} for c in step.tool_calls or []
+                ],
+                "observation": _cut(step.observations, MAX_OBSERVATION_CHARS),
+                "images": len(step.observations_images or []),
+                "error": step_error(step.error) if step.error else None,
+                "input_tokens": usage.input_tokens if usage else None,
+                "output_tokens": usage.output_tokens if usage else None,
+                "duration_s": round(step.timing.duration, 3) if step.timing.duration is not None else None,
+                "final": bool(step.is_final_answer),
+            }
+        )
     return out
 
 
@@ -179,20 +182,22 @@ def build_record(
     }
     if search_history is not None:
         record["search_history"] = [dict(h) for h in search_history]
-    record.update({
-        "steps": steps,
-        "agent": agent_name,
-        "model": model,
-        "usage": dict(usage),
-        "elapsed_s": round(elapsed_s, 3),
-        "error": error,
-        "error_kind": (error_kind or kind_of_line({"error": error, "final_state": state})) if error else None,
-        "attempts": attempts,
-        "final_state": state if error is None or state == "no_answer" else "error",
-        "config": dict(config or {}),
-        "dataset": {"name": (dataset or {}).get("name"), "revision": (dataset or {}).get("revision")},
-        "trajectory": trajectory(agent) if agent is not None else [],
-    })  # fmt: skip
+    record.update(
+        {
+            "steps": steps,
+            "agent": agent_name,
+            "model": model,
+            "usage": dict(usage),
+            "elapsed_s": round(elapsed_s, 3),
+            "error": error,
+            "error_kind": (error_kind or kind_of_line({"error": error, "final_state": state})) if error else None,
+            "attempts": attempts,
+            "final_state": state if error is None or state == "no_answer" else "error",
+            "config": dict(config or {}),
+            "dataset": {"name": (dataset or {}).get("name"), "revision": (dataset or {}).get("revision")},
+            "trajectory": trajectory(agent) if agent is not None else [],
+        }
+    )
     record.update(extra or {})
     return record
 
@@ -326,8 +331,11 @@ def read_finished(path: str | os.PathLike[str], *, repair: bool = True) -> dict[
 def rewrite_without(path: str | os.PathLike[str], drop_ids: set[str]) -> None:
     """Atomically rewrite a results file without the lines of ``drop_ids`` (for ``--retry-errors``)."""
     path = Path(path)
-    keep = [line for line in path.read_bytes().splitlines(keepends=True)
-            if line.strip() and str(json.loads(line).get("id")) not in drop_ids]  # fmt: skip
+    keep = [
+        line
+        for line in path.read_bytes().splitlines(keepends=True)
+        if line.strip() and str(json.loads(line).get("id")) not in drop_ids
+    ]
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with open(tmp, "wb") as fh:
         fh.writelines(keep)

@@ -40,8 +40,21 @@ from .models import effective_options, parse_spec
 from .record import ResultsWriter, read_finished, rewrite_without
 from .registry import get_agent
 
-__all__ = ["Answering", "Backend", "LocalBackend", "Progress", "Resumed", "RunConfig", "RunError", "RunSummary",
-           "StopRequest", "prepare_output", "run_benchmark", "select_items", "write_records"]
+__all__ = [
+    "Answering",
+    "Backend",
+    "LocalBackend",
+    "Progress",
+    "Resumed",
+    "RunConfig",
+    "RunError",
+    "RunSummary",
+    "StopRequest",
+    "prepare_output",
+    "run_benchmark",
+    "select_items",
+    "write_records",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +77,9 @@ class Answering(Protocol):
 
     settings: dict[str, Any]  # the results lines' config (defaults resolved), known once prepared
 
-    def answers(self, todo: Sequence[Mapping[str, Any]], workers: int,
-                stop: StopRequest | None = None) -> Iterator[dict[str, Any]]:
+    def answers(
+        self, todo: Sequence[Mapping[str, Any]], workers: int, stop: StopRequest | None = None
+    ) -> Iterator[dict[str, Any]]:
         """Answer ``todo`` with ``workers`` questions in flight; records come in completion order (closing the
         iterator stops the work). Once ``stop`` is set, no question starts and those in flight are waited for as
         :meth:`StopRequest.waiting` allows."""
@@ -79,8 +93,14 @@ class Answering(Protocol):
 class Backend(Protocol):
     """Where the questions of a run are answered (the agent is prepared there, once per worker)."""
 
-    def prepare(self, config: RunConfig, *, slots: int, model_options: Mapping[str, Any] | None,
-                dataset: Mapping[str, Any] | None) -> Answering:
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int,
+        model_options: Mapping[str, Any] | None,
+        dataset: Mapping[str, Any] | None,
+    ) -> Answering:
         """Prepare ``config``'s agent for ``slots`` concurrent questions; raises as ``Agent.prepare`` does."""
         ...
 
@@ -92,8 +112,9 @@ class _Threads:
         self.prepared = prepared
         self.settings: dict[str, Any] = dict(getattr(prepared, "settings", {}))
 
-    def answers(self, todo: Sequence[Mapping[str, Any]], workers: int,
-                stop: StopRequest | None = None) -> Iterator[dict[str, Any]]:
+    def answers(
+        self, todo: Sequence[Mapping[str, Any]], workers: int, stop: StopRequest | None = None
+    ) -> Iterator[dict[str, Any]]:
         limit = max(1, min(workers, len(todo)))
         pending = list(reversed(todo))  # popped from the end: split order
         flight: set[Future[dict[str, Any]]] = set()
@@ -122,11 +143,18 @@ class _Threads:
 class LocalBackend:
     """The default :class:`Backend`: the agent prepared once in this process, questions on threads."""
 
-    def prepare(self, config: RunConfig, *, slots: int, model_options: Mapping[str, Any] | None,
-                dataset: Mapping[str, Any] | None) -> Answering:
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int,
+        model_options: Mapping[str, Any] | None,
+        dataset: Mapping[str, Any] | None,
+    ) -> Answering:
         """Prepare the registered agent here (see :meth:`Backend.prepare`)."""
-        return _Threads(get_agent(config.agent).prepare(config, slots=slots, model_options=model_options,
-                                                        dataset=dataset))
+        return _Threads(
+            get_agent(config.agent).prepare(config, slots=slots, model_options=model_options, dataset=dataset)
+        )
 
 
 @dataclass
@@ -165,9 +193,17 @@ class Resumed:
     retry: dict[str, int] = field(default_factory=dict)
 
 
-def prepare_output(path: Path, *, resume: bool, overwrite: bool, retry_errors: bool, config: RunConfig,
-                   settings: Mapping[str, Any] | None = None, allow_mixed: bool = False,
-                   selected: set[str] | None = None) -> Resumed:
+def prepare_output(
+    path: Path,
+    *,
+    resume: bool,
+    overwrite: bool,
+    retry_errors: bool,
+    config: RunConfig,
+    settings: Mapping[str, Any] | None = None,
+    allow_mixed: bool = False,
+    selected: set[str] | None = None,
+) -> Resumed:
     """Check or reset the output file; what it holds when resuming (nothing is rewritten here).
 
     ``settings``: this run's lines' ``config`` as far as known before the agent is prepared (compared with the
@@ -185,17 +221,25 @@ def prepare_output(path: Path, *, resume: bool, overwrite: bool, retry_errors: b
     other = {(r.get("agent"), r.get("model")) for r in finished.values()} - {(config.agent, config.model)}
     if other:
         agent, model = sorted(other, key=str)[0]
-        raise RunError(f"{path} holds results of agent {agent!r} with model {model!r}; resume with the same "
-                       "--agent and --model, or write to another file")  # fmt: skip
+        raise RunError(
+            f"{path} holds results of agent {agent!r} with model {model!r}; resume with the same "
+            "--agent and --model, or write to another file"
+        )
     retry: dict[str, int] = {}
     if retry_errors:
         # Infrastructure failures only: rerunning a model's own missing answer would be a best-of-N for failed items.
-        retry = {rid: int(r.get("attempts") or 1) for rid, r in finished.items()
-                 if kind_of_line(r) in RETRYABLE and (selected is None or rid in selected)}  # fmt: skip
+        retry = {
+            rid: int(r.get("attempts") or 1)
+            for rid, r in finished.items()
+            if kind_of_line(r) in RETRYABLE and (selected is None or rid in selected)
+        }
         kept = sum(1 for r in finished.values() if kind_of_line(r) == "model")
         if kept:
-            logger.info("keeping %d line(s) where the model gave no usable answer (--retry-errors reruns only "
-                        "provider, transport, timeout and worker failures)", kept)  # fmt: skip
+            logger.info(
+                "keeping %d line(s) where the model gave no usable answer (--retry-errors reruns only "
+                "provider, transport, timeout and worker failures)",
+                kept,
+            )
     resumed = Resumed({rid: r for rid, r in finished.items() if rid not in retry}, retry)
     if settings is not None:
         check_settings(path, resumed.finished, settings, allow_mixed=allow_mixed, resolved=False)
@@ -248,9 +292,16 @@ def run_benchmark(
     settings = {**config.settings(agent.fields), "model_options": options}
     items = select_items(config)
     try:
-        resumed = prepare_output(path, resume=resume, overwrite=overwrite, retry_errors=retry_errors, config=config,
-                                 settings=settings, allow_mixed=allow_mixed_settings,
-                                 selected={str(it["id"]) for it in items})  # fmt: skip
+        resumed = prepare_output(
+            path,
+            resume=resume,
+            overwrite=overwrite,
+            retry_errors=retry_errors,
+            config=config,
+            settings=settings,
+            allow_mixed=allow_mixed_settings,
+            selected={str(it["id"]) for it in items},
+        )
     except ValueError as exc:
         raise RunError(str(exc)) from None
     finished, retry = resumed.finished, resumed.retry
@@ -263,12 +314,14 @@ def run_benchmark(
         logger.info("resuming %s: %d of %d question(s) already done", path, summary.skipped, len(items))
     if not todo:
         return summary
-    answering = (backend or LocalBackend()).prepare(config, slots=min(workers, len(todo)),
-                                                    model_options=model_options, dataset=provenance)
+    answering = (backend or LocalBackend()).prepare(
+        config, slots=min(workers, len(todo)), model_options=model_options, dataset=provenance
+    )
     try:
         # Now with the defaults the agent resolved from the model (observe, page_chars, sub_calls, …).
-        check_settings(path, finished, {**answering.settings, "model_options": options},
-                       allow_mixed=allow_mixed_settings)  # fmt: skip
+        check_settings(
+            path, finished, {**answering.settings, "model_options": options}, allow_mixed=allow_mixed_settings
+        )
         if retry:
             logger.info("retrying %d question(s) that failed for an infrastructure reason", len(retry))
             rewrite_without(path, set(retry))
@@ -280,8 +333,9 @@ def run_benchmark(
         answering.close()
 
 
-def _stamped(records: Iterator[dict[str, Any]], options: Mapping[str, Any],
-             retry: Mapping[str, int]) -> Iterator[dict[str, Any]]:
+def _stamped(
+    records: Iterator[dict[str, Any]], options: Mapping[str, Any], retry: Mapping[str, int]
+) -> Iterator[dict[str, Any]]:
     """Each record with the run's model options in its ``config`` and its ``attempts`` (one more than the line it
     replaces)."""
     try:
@@ -295,8 +349,13 @@ def _stamped(records: Iterator[dict[str, Any]], options: Mapping[str, Any],
             close()
 
 
-def write_records(path: Path, records: Iterator[dict[str, Any]], summary: RunSummary,
-                  progress: Progress | None, stop: StopRequest | None = None) -> RunSummary:
+def write_records(
+    path: Path,
+    records: Iterator[dict[str, Any]],
+    summary: RunSummary,
+    progress: Progress | None,
+    stop: StopRequest | None = None,
+) -> RunSummary:
     """Append each record to ``path`` as soon as it comes (closing ``records`` on the way out, error or not).
 
     The runner's one writing loop; ``madqa bench scale`` times it with its own answering. ``stop`` is told the

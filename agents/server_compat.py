@@ -93,9 +93,14 @@ def adapt_request(kwargs: dict[str, Any], options: ModelOptions, profile: Profil
             schema = (fmt.get("json_schema") or {}).get("schema")
             # Bounded strings: a server that decodes under the schema (llama-cpp-python) then always reaches its
             # last field (a judge's verdict after its reasoning) within the generation cap.
-            out["response_format"] = ({"type": "json_object"} if profile == "openai" or schema is None
-                                      else {"type": "json_object", "schema": bounded_schema(
-                                          schema, max_chars=SCHEMA_STRING_CHARS, max_items=SCHEMA_ARRAY_ITEMS)})
+            out["response_format"] = (
+                {"type": "json_object"}
+                if profile == "openai" or schema is None
+                else {
+                    "type": "json_object",
+                    "schema": bounded_schema(schema, max_chars=SCHEMA_STRING_CHARS, max_items=SCHEMA_ARRAY_ITEMS),
+                }
+            )
     cap = "max_completion_tokens" if profile == "openai" else "max_tokens"
     out.setdefault(cap, options.max_tokens)
     return out
@@ -108,7 +113,11 @@ def is_truncated_reply(exc: BaseException) -> bool:
     """
     for err in chain(exc):
         if isinstance(err, json.JSONDecodeError) or type(err).__name__ in (
-                "APIResponseValidationError", "RemoteProtocolError", "IncompleteRead", "JSONDecodeError"):
+            "APIResponseValidationError",
+            "RemoteProtocolError",
+            "IncompleteRead",
+            "JSONDecodeError",
+        ):
             return True
     return False
 
@@ -137,9 +146,15 @@ class _Compat:
     def _setup(self, options: ModelOptions, profile: Profile) -> None:
         self.options, self.profile = options, profile
         # Replaces smolagents' 429 retryer: statuses and connections are the SDK's to retry (see module docstring).
-        self.retryer = Retrying(max_attempts=options.retries + 1, wait_seconds=1.0, exponential_base=2.0, jitter=True,
-                                retry_predicate=is_truncated_reply, reraise=True,
-                                before_sleep_logger=(logger, logging.WARNING))  # fmt: skip
+        self.retryer = Retrying(
+            max_attempts=options.retries + 1,
+            wait_seconds=1.0,
+            exponential_base=2.0,
+            jitter=True,
+            retry_predicate=is_truncated_reply,
+            reraise=True,
+            before_sleep_logger=(logger, logging.WARNING),
+        )
 
     def _prepare_completion_kwargs(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         prepared: dict[str, Any] = super()._prepare_completion_kwargs(*args, **kwargs)  # type: ignore[misc]
@@ -172,9 +187,14 @@ class CompatOpenAIModel(_Compat, OpenAIServerModel):
 
     def __init__(self, model_id: str, options: ModelOptions, profile: Profile, api_key: str) -> None:
         """Build the client with the options' timeout and retry count."""
-        super().__init__(model_id=model_id, api_base=options.api_base, api_key=api_key,
-                         client_kwargs={"timeout": options.timeout, "max_retries": options.retries},
-                         flatten_messages_as_text=options.content == "text", **options.sampling())  # fmt: skip
+        super().__init__(
+            model_id=model_id,
+            api_base=options.api_base,
+            api_key=api_key,
+            client_kwargs={"timeout": options.timeout, "max_retries": options.retries},
+            flatten_messages_as_text=options.content == "text",
+            **options.sampling(),
+        )
         self._setup(options, profile)
         self.client = _BudgetedClient(self.client, options)
 
@@ -184,8 +204,13 @@ class CompatLiteLLMModel(_Compat, LiteLLMModel):
 
     def __init__(self, model_id: str, options: ModelOptions, profile: Profile, api_key: str | None) -> None:
         """Keep the options (LiteLLM gets the timeout and retry count with each call)."""
-        super().__init__(model_id=model_id, api_base=options.api_base, api_key=api_key,
-                         flatten_messages_as_text=options.content == "text", **options.sampling())  # fmt: skip
+        super().__init__(
+            model_id=model_id,
+            api_base=options.api_base,
+            api_key=api_key,
+            flatten_messages_as_text=options.content == "text",
+            **options.sampling(),
+        )
         self._setup(options, profile)
 
     def _prepare_completion_kwargs(self, *args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -30,8 +30,10 @@ from .measure import best_of, best_of_alternating, child_peak_rss_mib, cpu_secon
 
 #: OCR runs per side at least (the pages that need OCR, repeated).
 MIN_OCR_RUNS = 24
-_A0_TEXT = ("The council met on Tuesday to review the harbour budget and approved the new ferry timetable. "
-            "Members discussed the permit for the warehouse on Harbor Lane and the cost of repairs. ")
+_A0_TEXT = (
+    "The council met on Tuesday to review the harbour budget and approved the new ferry timetable. "
+    "Members discussed the permit for the warehouse on Harbor Lane and the cost of repairs. "
+)
 
 
 def _raw_get_text(pdfs: Sequence[Path]) -> int:
@@ -51,6 +53,7 @@ def _ours_text_layer(pdfs: Sequence[Path]) -> int:
 
 
 # --- OCR: worker-side tasks (top level, so spawned workers can import them) ------------------------------------
+
 
 def _init_worker() -> None:
     os.environ["OMP_THREAD_LIMIT"] = "1"  # as the extraction pool does: one core per worker process
@@ -75,8 +78,14 @@ def _ours_page(path: str, index: int, tessdata: str, settings: ExtractSettings) 
 
     cpu = cpu_seconds()
     with pymupdf.open(path) as doc:
-        done = ocr_page(doc[index], tessdata=tessdata, dpi=settings.dpi, max_pixels=settings.max_pixels,
-                        ocr_lang=settings.ocr_lang, osd=settings.osd)  # fmt: skip
+        done = ocr_page(
+            doc[index],
+            tessdata=tessdata,
+            dpi=settings.dpi,
+            max_pixels=settings.max_pixels,
+            ocr_lang=settings.ocr_lang,
+            osd=settings.osd,
+        )
     return done.languages, peak_rss_mib(), cpu_seconds() - cpu
 
 
@@ -94,6 +103,7 @@ def _cli_page(image: str, dpi: float, langs: str, tessdata: str) -> tuple[float,
 
 # --- OCR: the comparison ---------------------------------------------------------------------------------------
 
+
 def _ocr_pages(pdfs: Sequence[Path]) -> list[tuple[Path, int]]:
     import pymupdf
 
@@ -104,8 +114,9 @@ def _ocr_pages(pdfs: Sequence[Path]) -> list[tuple[Path, int]]:
     return found
 
 
-def _render_images(pages: Sequence[tuple[Path, int]], folder: Path, settings: ExtractSettings) -> list[tuple[str,
-                                                                                                               float]]:
+def _render_images(
+    pages: Sequence[tuple[Path, int]], folder: Path, settings: ExtractSettings
+) -> list[tuple[str, float]]:
     """The page images the project's OCR sees (grayscale, capped), as PNG files for the raw command."""
     import pymupdf
 
@@ -122,14 +133,16 @@ def _render_images(pages: Sequence[tuple[Path, int]], folder: Path, settings: Ex
 
 
 def _pool(processes: int) -> ProcessPoolExecutor:
-    pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker)  # fmt: skip
+    pool = ProcessPoolExecutor(
+        max_workers=processes, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
+    )
     list(pool.map(_ready, range(processes * 2)))  # start the workers before the clock does
     return pool
 
 
-def bench_ocr(pdfs: Sequence[Path], *, processes: int = 2, repeats: int = 2,
-              settings: ExtractSettings | None = None) -> dict[str, Any] | None:
+def bench_ocr(
+    pdfs: Sequence[Path], *, processes: int = 2, repeats: int = 2, settings: ExtractSettings | None = None
+) -> dict[str, Any] | None:
     """OCR throughput and per-worker peak RSS: the project's OCR vs the raw ``tesseract`` command, one run.
 
     Returns:
@@ -152,8 +165,15 @@ def bench_ocr(pdfs: Sequence[Path], *, processes: int = 2, repeats: int = 2,
         for _ in range(repeats):  # alternate, best of each: the machine's other load hits both alike
             with _pool(processes) as pool:
                 start = time.perf_counter()
-                done = list(pool.map(_ours_page, [str(p) for p, _ in pages], [i for _, i in pages],
-                                     [tessdata] * len(pages), [settings] * len(pages)))  # fmt: skip
+                done = list(
+                    pool.map(
+                        _ours_page,
+                        [str(p) for p, _ in pages],
+                        [i for _, i in pages],
+                        [tessdata] * len(pages),
+                        [settings] * len(pages),
+                    )
+                )
                 elapsed = time.perf_counter() - start
             if elapsed < ours_s:
                 ours_s, ours_busy = elapsed, sum(cpu for *_, cpu in done) / (elapsed * processes)
@@ -161,8 +181,11 @@ def bench_ocr(pdfs: Sequence[Path], *, processes: int = 2, repeats: int = 2,
             ours_rss = max([ours_rss, *(rss for _, rss, _ in done)])
             with _pool(processes) as pool:
                 start = time.perf_counter()
-                runs = list(pool.map(_cli_page, [i for i, _ in images], [d for _, d in images], langs,
-                                     [tessdata] * len(images)))  # fmt: skip
+                runs = list(
+                    pool.map(
+                        _cli_page, [i for i, _ in images], [d for _, d in images], langs, [tessdata] * len(images)
+                    )
+                )
                 elapsed = time.perf_counter() - start
             if elapsed < cli_s:
                 cli_s, cli_busy = elapsed, sum(cpu for _, cpu in runs) / (elapsed * processes)
@@ -216,14 +239,22 @@ def bench_a0(settings: ExtractSettings | None = None) -> dict[str, Any] | None:
     settings = settings or ExtractSettings()
     with tempfile.TemporaryDirectory(prefix="madqa-bench-a0-") as tmp:
         path = _a0_scan(Path(tmp) / "a0_scan.pdf")
-        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_init_worker) as pool:  # fmt: skip
+        with ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
+        ) as pool:
             rss, seconds, chars = pool.submit(_a0_worker, str(path), tessdata, settings).result()
     return {"a0_peak_rss_mib": rss, "a0_seconds": seconds, "a0_chars": chars, "a0_max_pixels": settings.max_pixels}
 
 
-def bench_extract(pdfs: Sequence[Path], *, repeats: int = 3, workers: int | None = None, ocr_processes: int = 2,
-                  ocr_repeats: int = 2, a0: bool = True) -> dict[str, Any]:
+def bench_extract(
+    pdfs: Sequence[Path],
+    *,
+    repeats: int = 3,
+    workers: int | None = None,
+    ocr_processes: int = 2,
+    ocr_repeats: int = 2,
+    a0: bool = True,
+) -> dict[str, Any]:
     """Measure text-layer and OCR throughput and peak RSS.
 
     Returns:
@@ -255,8 +286,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pdfs", default=None, help="folder of PDFs (default: the sample's, after `madqa setup`)")
     parser.add_argument("--repeats", type=int, default=3, help="best-of repeats for the text-layer timings")
     parser.add_argument("--workers", type=int, default=None, help="processes for the text-layer pool figure")
-    parser.add_argument("--ocr-processes", type=int, default=2,
-                        help="processes for both OCR figures, ours and the raw tesseract command (default 2)")
+    parser.add_argument(
+        "--ocr-processes",
+        type=int,
+        default=2,
+        help="processes for both OCR figures, ours and the raw tesseract command (default 2)",
+    )
     parser.add_argument("--ocr-repeats", type=int, default=2, help="best-of repeats for the OCR timings")
     parser.add_argument("--no-a0", action="store_true", help="skip the A0-scan memory figure (about a minute)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
@@ -279,8 +314,14 @@ def run(args: argparse.Namespace) -> int:
     pdfs = list_pdfs(folder)
     if not pdfs:
         raise BenchError(f"no *.pdf files in {folder}")
-    r = bench_extract(pdfs, repeats=args.repeats, workers=args.workers, ocr_processes=args.ocr_processes,
-                      ocr_repeats=args.ocr_repeats, a0=not args.no_a0)  # fmt: skip
+    r = bench_extract(
+        pdfs,
+        repeats=args.repeats,
+        workers=args.workers,
+        ocr_processes=args.ocr_processes,
+        ocr_repeats=args.ocr_repeats,
+        a0=not args.no_a0,
+    )
     lines = [
         f"madqa bench extract: {r['pdfs']} PDFs, {r['pages']} pages ({folder})",
         f"  raw page.get_text()          {r['raw_get_text_pages_per_s']:10.1f} pages/s  (reference)",
@@ -301,7 +342,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         lines.append("  OCR                          n/a (no Tesseract, or no page without a text layer)")
     if "a0_peak_rss_mib" in r:
-        lines.append(f"  A0 scan (300 dpi gray), 1 OCR worker: peak RSS {r['a0_peak_rss_mib']:.0f} MiB (target < 600),"
-                     f" {r['a0_seconds']:.0f} s, {r['a0_chars']} characters, cap {r['a0_max_pixels']:,} pixels")
+        lines.append(
+            f"  A0 scan (300 dpi gray), 1 OCR worker: peak RSS {r['a0_peak_rss_mib']:.0f} MiB (target < 600),"
+            f" {r['a0_seconds']:.0f} s, {r['a0_chars']} characters, cap {r['a0_max_pixels']:,} pixels"
+        )
     lines.append(f"  peak RSS of this process     {r['peak_rss_mib']:.0f} MiB")
     return emit(r, lines, args.json)

@@ -111,8 +111,12 @@ def _bench_service(folder: Path, pages_n: int, backend: str) -> tuple[Any, list[
     index = open_index(pages, folder / "index", backend=backend, progress=False)  # type: ignore[arg-type]
     logger.info("built the %s index of %d pages in %.0f s", backend, len(pages), time.perf_counter() - start)
     pdfs = Layout.default().sample_dir / "documents"
-    corpus = HumanCorpus(index, CyclingRenderer(pdfs, VIEW_DPI), CyclingRenderer(pdfs, THUMB_DPI),  # type: ignore[arg-type]
-                         page_counts_of(pages))  # fmt: skip
+    corpus = HumanCorpus(
+        index,
+        CyclingRenderer(pdfs, VIEW_DPI),
+        CyclingRenderer(pdfs, THUMB_DPI),  # type: ignore[arg-type]
+        page_counts_of(pages),
+    )
     return HumanService(build_plan("dev", out_dir=folder), corpus), synthetic_queries(pages, 400, seed=1)
 
 
@@ -124,8 +128,9 @@ def drive(url: str, queries: list[str], n_queries: int, n_navs: int) -> dict[str
     """
     from playwright.sync_api import sync_playwright
 
-    times: dict[str, list[float]] = {k: [] for k in ("search_ms", "navigation_ms", "search_driver_ms",
-                                                     "navigation_driver_ms")}  # fmt: skip
+    times: dict[str, list[float]] = {
+        k: [] for k in ("search_ms", "navigation_ms", "search_driver_ms", "navigation_driver_ms")
+    }
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:
@@ -186,8 +191,14 @@ def _navigate(page: Any, steps: int) -> list[tuple[float, float]]:
     for n in range(steps - 1):
         _, current, last = _position(page)
         targets = {"next": current + 1, "previous": current - 1, "first": 1, "last": last, "jump": last // 2 or 1}
-        kind = next((k for k in NAV_CYCLE[n % len(NAV_CYCLE):] + NAV_CYCLE
-                     if 1 <= targets[k] <= last and targets[k] != current), None)  # fmt: skip
+        kind = next(
+            (
+                k
+                for k in NAV_CYCLE[n % len(NAV_CYCLE) :] + NAV_CYCLE
+                if 1 <= targets[k] <= last and targets[k] != current
+            ),
+            None,
+        )
         if kind is None:
             break  # a one-page document
         if kind == "jump":
@@ -221,8 +232,11 @@ def run(args: argparse.Namespace) -> int:
     for name, pages_n in setups:
         with tempfile.TemporaryDirectory(prefix="madqa-bench-human-") as tmp:
             folder = Path(tmp)
-            service, queries = (_sample_service(folder, args.backend) if pages_n is None
-                                else _bench_service(folder, pages_n, args.backend))  # fmt: skip
+            service, queries = (
+                _sample_service(folder, args.backend)
+                if pages_n is None
+                else _bench_service(folder, pages_n, args.backend)
+            )
             port = free_port()
             with contextlib.redirect_stdout(sys.stderr):  # gradio prints on close; stdout is for --json
                 demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True)
@@ -232,13 +246,18 @@ def run(args: argparse.Namespace) -> int:
                     demo.close()
                     service.close()
         pages_total = sum(service.corpus.page_counts.values())
-        row = {"pages": pages_total, **{what: _summary(times[f"{what}_ms"]) for what in ("search", "navigation")},
-               **{f"{what}_driver": _summary(times[f"{what}_driver_ms"]) for what in ("search", "navigation")}}
+        row = {
+            "pages": pages_total,
+            **{what: _summary(times[f"{what}_ms"]) for what in ("search", "navigation")},
+            **{f"{what}_driver": _summary(times[f"{what}_driver_ms"]) for what in ("search", "navigation")},
+        }
         figures["corpora"][name] = row
         for what in ("search", "navigation"):
             s, d = row[what], row[f"{what}_driver"]
             ok = s["p95_ms"] is not None and s["p95_ms"] < TARGET_P95_MS
-            lines.append(f"  {name:<6} ({pages_total:>6,} pages) {what:<10} n={s['n']:<3} p50 {s['p50_ms']} ms  "
-                         f"p95 {s['p95_ms']} ms  {'meets' if ok else 'MISSES'} the target"
-                         f"  (driver: p50 {d['p50_ms']} ms, p95 {d['p95_ms']} ms)")  # fmt: skip
+            lines.append(
+                f"  {name:<6} ({pages_total:>6,} pages) {what:<10} n={s['n']:<3} p50 {s['p50_ms']} ms  "
+                f"p95 {s['p95_ms']} ms  {'meets' if ok else 'MISSES'} the target"
+                f"  (driver: p50 {d['p50_ms']} ms, p95 {d['p95_ms']} ms)"
+            )
     return emit(figures, lines, args.json)

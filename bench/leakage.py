@@ -122,23 +122,40 @@ def attack(
     public_refs = [r for r in refs if r.id not in hidden]
     private_refs = [r for r in refs if r.id in hidden]
     out: dict[str, Any] = {
-        "items": items, "public_items": len(public_refs), "private_items": len(private_refs), "chosen": chosen,
-        "docs": docs, "pages": pages, "probes": [], "response_s": [],
+        "items": items,
+        "public_items": len(public_refs),
+        "private_items": len(private_refs),
+        "chosen": chosen,
+        "docs": docs,
+        "pages": pages,
+        "probes": [],
+        "response_s": [],
         "bound_bits": public_bits_bound(len(public_refs), list(Counter(r.hop_type for r in public_refs).values())),
-    }  # fmt: skip
+    }
     known: dict[str, Any] = {}  # item id → a document decoded as gold with certainty (the next probes' page slots)
     with tempfile.TemporaryDirectory(prefix="madqa-bench-leakage-") as tmp:
         folder = Path(tmp)
-        config = SpaceConfig(db_path=folder / "db.sqlite", labels_path=folder / "none.jsonl", dataset=str(folder),
-                             rate_limit=0, n_resamples=n_resamples, snapshot_days=0)  # fmt: skip
+        config = SpaceConfig(
+            db_path=folder / "db.sqlite",
+            labels_path=folder / "none.jsonl",
+            dataset=str(folder),
+            rate_limit=0,
+            n_resamples=n_resamples,
+            snapshot_days=0,
+        )
         out["timing_bits_bound"] = timing_bits_bound(config.answer_grid_s)
         store = SubmissionStore(config.db_path)
         scorer = Scorer(refs, store, n_resamples=n_resamples, private_ids=hidden)
         if break_private:
             scorer.public_ids = None
         with contextlib.redirect_stdout(sys.stderr):
-            demo = launch(Services(config, store, scorer, RateLimiter(0, 1)), port=free_port(), host="127.0.0.1",
-                          prevent_thread_lock=True, quiet=True)  # fmt: skip
+            demo = launch(
+                Services(config, store, scorer, RateLimiter(0, 1)),
+                port=free_port(),
+                host="127.0.0.1",
+                prevent_thread_lock=True,
+                quiet=True,
+            )
         try:
             client = Client(f"http://127.0.0.1:{demo.server_port}/", verbose=False)
             for k in range(probes):
@@ -149,15 +166,20 @@ def attack(
                     path = folder / f"{system}.jsonl"
                     path.write_text(probe.text(private_right=private_right), encoding="utf-8")
                     start = time.perf_counter()
-                    message = str(client.predict(handle_file(str(path)), system, *list(FORM.values())[1:],
-                                                 api_name="/submit")[0])  # fmt: skip
+                    message = str(
+                        client.predict(handle_file(str(path)), system, *list(FORM.values())[1:], api_name="/submit")[0]
+                    )
                     out["response_s"].append(time.perf_counter() - start)
                     if not message.startswith("**Accepted**"):
                         raise RuntimeError(f"probe {system} rejected: {message}")
                     seen.append(_shown(client, store, message, system))
                 want = {c: norm(seen[0]["row"].get(c)) for c in SHOWN_COLUMNS}
-                found = decode(Decoder(public_refs, frozenset(r.id for r in public_refs), probe, n_resamples), want,
-                               error_counts(seen[0]["detail"]), seed=seed + k)  # fmt: skip
+                found = decode(
+                    Decoder(public_refs, frozenset(r.id for r in public_refs), probe, n_resamples),
+                    want,
+                    error_counts(seen[0]["detail"]),
+                    seed=seed + k,
+                )
                 by_id = {r.id: r for r in public_refs}
                 for item_id, doc in found.pop("known_docs").items():
                     if any(c.document == doc for c in by_id[item_id].evidence):
@@ -176,8 +198,15 @@ def attack(
 
 def run(args: argparse.Namespace) -> int:
     """Run `madqa bench leakage` and print its figures."""
-    r = attack(max(20, args.items), max(1, args.probes), max(2, min(args.chosen, 14)), max(10, args.resamples),
-               args.seed, docs=max(2, min(args.docs, 14)), pages=max(0, min(args.pages, 14)))  # fmt: skip
+    r = attack(
+        max(20, args.items),
+        max(1, args.probes),
+        max(2, min(args.chosen, 14)),
+        max(10, args.resamples),
+        args.seed,
+        docs=max(2, min(args.docs, 14)),
+        pages=max(0, min(args.pages, 14)),
+    )
     lines = [
         f"synthetic Space: {r['public_items']} public + {r['private_items']} private test items; "
         f"{len(r['probes'])} adaptive probes, each with {r['chosen']} answer, {r['docs']} document and up to "

@@ -43,8 +43,16 @@ ANSWER_COLUMNS = ("Accuracy", "Accuracy ±", "Accuracy CI", "X-Page", "X-Doc", "
 SHOWN_COLUMNS = (*ANSWER_COLUMNS, "Page F1", "Doc F1", "Mean steps", "Coverage")
 ERRORS = ("retrieval", "navigation", "comprehension", "no_answer")
 WRONG, JUNK, ELSEWHERE = "no idea", "zz junk", "zz-not-gold.pdf"
-FORM = {"system": "probe", "submitter": "attacker", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
-        "training_data": "none", "compute": "none"}  # fmt: skip
+FORM = {
+    "system": "probe",
+    "submitter": "attacker",
+    "agent": "a",
+    "model": "m",
+    "contact": "c",
+    "models_used": "m",
+    "training_data": "none",
+    "compute": "none",
+}
 
 
 @dataclass(frozen=True)
@@ -113,13 +121,22 @@ class Probe:
 
         lines = [s.line() for s in self.slots]
         for k, ref in enumerate(self.private):
-            lines.append({"id": ref.id, "answer": [ref.answer_variants[0][0] if private_right else WRONG],
-                          "steps": 1000 + k})  # fmt: skip
+            lines.append(
+                {"id": ref.id, "answer": [ref.answer_variants[0][0] if private_right else WRONG], "steps": 1000 + k}
+            )
         return "".join(json.dumps(line) + "\n" for line in lines)
 
 
-def design(rng: random.Random, public: Sequence[Any], private: Sequence[Any], answers: int, docs: int,
-           known_docs: Mapping[str, str], pages: int, fillers: bool = True) -> Probe:  # fmt: skip
+def design(
+    rng: random.Random,
+    public: Sequence[Any],
+    private: Sequence[Any],
+    answers: int,
+    docs: int,
+    known_docs: Mapping[str, str],
+    pages: int,
+    fillers: bool = True,
+) -> Probe:
     """A probe: ``answers`` answer slots, ``docs`` doc slots and up to ``pages`` page slots on items whose gold
     document ``known_docs`` names (id → document, from earlier probes); secrets drawn at random (the truth)."""
     used = set(known_docs)
@@ -169,8 +186,9 @@ class Decoder:
         for s in probe.slots:
             i = self.at[s.ref.id]
             for state in (False, True):
-                self.scored[(s.ref.id, state)] = score_item(s.hypothesis(state), self.matching.predictions[i],
-                                                            order=self.matching.orders[i])  # fmt: skip
+                self.scored[(s.ref.id, state)] = score_item(
+                    s.hypothesis(state), self.matching.predictions[i], order=self.matching.orders[i]
+                )
 
     def shown(self, states: Mapping[str, bool]) -> tuple[dict[str, Any], dict[str, int]]:
         """The board row and the detail panel's error counts under ``states`` (item id → secret; others as 0)."""
@@ -184,8 +202,9 @@ class Decoder:
             state = bool(states.get(s.ref.id, False))
             items[self.at[s.ref.id]] = self.scored[(s.ref.id, state)]
             refs[self.at[s.ref.id]] = s.hypothesis(state)
-        report = build_report(ScoredRun(tuple(items), self.matching), refs, replace(self.options, include_items=True),
-                              self.notes)  # fmt: skip
+        report = build_report(
+            ScoredRun(tuple(items), self.matching), refs, replace(self.options, include_items=True), self.notes
+        )
         public = public_report(report, report.pop("items"))
         row = row_of(StoredSubmission(0, "", "user", FORM, "anls", "", public, "agent"))
         return {c: norm(row.get(c)) for c in SHOWN_COLUMNS}, dict(public["errors"]["counts"])
@@ -212,8 +231,9 @@ def _errors(dec: Decoder, slots: Sequence[Slot], pattern: Sequence[bool]) -> tup
     return tuple(counts[e] for e in ERRORS)
 
 
-def _channel(dec: Decoder, slots: list[Slot], columns: Sequence[str], want: Mapping[str, str],
-             keep: np.ndarray) -> list[tuple[bool, ...]]:  # fmt: skip
+def _channel(
+    dec: Decoder, slots: list[Slot], columns: Sequence[str], want: Mapping[str, str], keep: np.ndarray
+) -> list[tuple[bool, ...]]:
     """The patterns of ``slots`` (among ``keep``, a necessary-condition mask) whose row shows ``want``."""
     pats = _patterns(len(slots))[keep]
     left = []
@@ -235,8 +255,9 @@ def _sum_mask(dec: Decoder, slots: list[Slot], attr: str, shown_pct: str, fixed:
     return np.abs(100.0 * total / len(dec.refs) - float(shown_pct)) <= 0.06  # type: ignore[no-any-return]
 
 
-def decode(dec: Decoder, want: Mapping[str, str], want_errors: Mapping[str, int], *, verify: int = 6,
-           seed: int = 0) -> dict[str, Any]:  # fmt: skip
+def decode(
+    dec: Decoder, want: Mapping[str, str], want_errors: Mapping[str, int], *, verify: int = 6, seed: int = 0
+) -> dict[str, Any]:
     """Every hypothesis of the probe's secrets that shows ``want`` (board row) and ``want_errors`` (detail panel).
 
     Raises:
@@ -261,16 +282,22 @@ def decode(dec: Decoder, want: Mapping[str, str], want_errors: Mapping[str, int]
     steps = [it.steps for it in effort] + [s.steps for s in answers]
     known = [int(bool(it.correct)) for it in effort]
     pats = _patterns(len(answers))
-    stats = np.array([kuiper_statistic(steps, known + [int(dec.item(s, bool(b)).correct) for s, b in zip(answers, p,
-                                                                                                       strict=True)])
-                      for p in pats])  # fmt: skip
+    stats = np.array(
+        [
+            kuiper_statistic(
+                steps, known + [int(dec.item(s, bool(b)).correct) for s, b in zip(answers, p, strict=True)]
+            )
+            for p in pats
+        ]
+    )
     k_mask = np.abs(stats - float(want["Kuiper"] or 0.0)) <= 0.06 if want["Kuiper"] else np.ones(len(pats), bool)
     found = {
         "answer": _channel(dec, answers, ANSWER_COLUMNS, want, k_mask),
         "doc": _channel(dec, docs, ("Doc F1",), want, _sum_mask(dec, docs, "doc_f1", want["Doc F1"], fixed["doc_f1"])),
-        "page": _channel(dec, pages, ("Page F1",), want,
-                         _sum_mask(dec, pages, "page_f1", want["Page F1"], fixed["page_f1"])),
-    }  # fmt: skip
+        "page": _channel(
+            dec, pages, ("Page F1",), want, _sum_mask(dec, pages, "page_f1", want["Page F1"], fixed["page_f1"])
+        ),
+    }
     # the error counts join the channels: they add across them
     base_err = Counter(dec.base[i].error for i in others)
     target = tuple(want_errors.get(e, 0) - base_err[e] for e in ERRORS)
@@ -280,15 +307,23 @@ def decode(dec: Decoder, want: Mapping[str, str], want_errors: Mapping[str, int]
         for ed, nd in by_err["doc"].items():
             rest = tuple(t - a - d for t, a, d in zip(target, ea, ed, strict=True))
             joint += na * nd * by_err["page"].get(rest, 0)
-    feasible = {ed for ea in by_err["answer"] for ed in by_err["doc"] for ep in by_err["page"]
-                if tuple(a + d + q for a, d, q in zip(ea, ed, ep, strict=True)) == target}  # fmt: skip
+    feasible = {
+        ed
+        for ea in by_err["answer"]
+        for ed in by_err["doc"]
+        for ep in by_err["page"]
+        if tuple(a + d + q for a, d, q in zip(ea, ed, ep, strict=True)) == target
+    }
     docs_left = [p for p in found["doc"] if _errors(dec, docs, p) in feasible]
     truth = {s.ref.id: s.truth for s in probe.slots}
     truth_in = all(tuple(s.truth for s in probe.of(k)) in found[k] for k in found)
     # the factoring, checked in full on the truth and a sample of joint hypotheses
     rng, checked, failed = random.Random(seed), 0, 0
-    tries = [truth] + [{s.ref.id: b for k in found for s, b in zip(probe.of(k), rng.choice(found[k]), strict=True)}
-                       for _ in range(verify * 4) if all(found.values())]  # fmt: skip
+    tries = [truth] + [
+        {s.ref.id: b for k in found for s, b in zip(probe.of(k), rng.choice(found[k]), strict=True)}
+        for _ in range(verify * 4)
+        if all(found.values())
+    ]
     for states in tries:
         row, errs = dec.shown(states)
         if states is not truth and any(errs.get(e, 0) != want_errors.get(e, 0) for e in ERRORS):
@@ -306,8 +341,12 @@ def decode(dec: Decoder, want: Mapping[str, str], want_errors: Mapping[str, int]
         "slots": {k: len(probe.of(k)) for k in found},
         "left": {k: len(v) for k, v in found.items()},
         "channel_bits": {k: bits(len(probe.of(k)), len(v)) for k, v in found.items()},
-        "joint_left": joint, "bits": bits(k_all, joint), "truth_found": truth_in,
-        "verified": checked, "verify_failures": failed,
-        "known_docs": {s.ref.id: s.candidate for i, s in enumerate(docs) if docs_left
-                       and all(p[i] for p in docs_left)},
-    }  # fmt: skip
+        "joint_left": joint,
+        "bits": bits(k_all, joint),
+        "truth_found": truth_in,
+        "verified": checked,
+        "verify_failures": failed,
+        "known_docs": {
+            s.ref.id: s.candidate for i, s in enumerate(docs) if docs_left and all(p[i] for p in docs_left)
+        },
+    }

@@ -32,8 +32,9 @@ logger = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of ``madqa bench limits``."""
     parser.add_argument("--pages", type=int, default=None, help="corpus size (default: 18,619, MADQA's)")
-    parser.add_argument("--backend", action="append", choices=("whoosh", "tantivy"),
-                        help="backends to time (default: both)")  # fmt: skip
+    parser.add_argument(
+        "--backend", action="append", choices=("whoosh", "tantivy"), help="backends to time (default: both)"
+    )
     parser.add_argument("--workdir", help="folder for the temporary indexes (default: the system's)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
@@ -122,8 +123,13 @@ def run(args: argparse.Namespace) -> int:
     assert limits.max_terms is not None and limits.max_postings is not None
     near_postings, near_terms = _at_limits(df, queries.pop("top_words"), limits.max_terms, limits.max_postings)
     root = Path(tempfile.mkdtemp(prefix="madqa-bench-work-", dir=args.workdir))
-    figures: dict[str, Any] = {"pages": len(pages), "max_terms": limits.max_terms,
-                               "max_postings": limits.max_postings, "sets": {}, "seconds": {}}  # fmt: skip
+    figures: dict[str, Any] = {
+        "pages": len(pages),
+        "max_terms": limits.max_terms,
+        "max_postings": limits.max_postings,
+        "sets": {},
+        "seconds": {},
+    }
     try:
         index: Any = open_index(pages, root / "tantivy", backend="tantivy", progress=False)
         count = _Count(index)
@@ -135,13 +141,19 @@ def run(args: argparse.Namespace) -> int:
             entries = [work[q][1] for q in group]
             terms = [work[q][0] for q in group]
             refused = sum(1 for q in group if work[q][0] > limits.max_terms or work[q][1] > limits.max_postings)
-            figures["sets"][name] = {"queries": len(group), "max_entries": max(entries),
-                                     "p99_entries": percentile([float(e) for e in entries], 99),
-                                     "max_terms": max(terms), "refused": refused}  # fmt: skip
+            figures["sets"][name] = {
+                "queries": len(group),
+                "max_entries": max(entries),
+                "p99_entries": percentile([float(e) for e in entries], 99),
+                "max_terms": max(terms),
+                "refused": refused,
+            }
         heaviest = max((q for group in queries.values() for q in group), key=lambda q: work[q][1])
         timed = {"heaviest": heaviest, "near max_postings": near_postings, "near max_terms": near_terms}
-        figures["timed"] = {k: {"query": q if len(q) < 60 else q[:57] + "...", "terms": work[q][0],
-                                "entries": work[q][1]} for k, q in timed.items()}  # fmt: skip
+        figures["timed"] = {
+            k: {"query": q if len(q) < 60 else q[:57] + "...", "terms": work[q][0], "entries": work[q][1]}
+            for k, q in timed.items()
+        }
         for backend in args.backend or ["whoosh", "tantivy"]:
             logger.info("building the %s index of %d pages", backend, len(pages))
             index = open_index(pages, root / backend, backend=backend, progress=False)  # type: ignore[arg-type]
@@ -155,17 +167,23 @@ def run(args: argparse.Namespace) -> int:
                     outcome = "answered"
                 except QueryTooBroadError:
                     outcome = "refused"
-                figures["seconds"][backend][name] = {"seconds": round(time.perf_counter() - start, 3),
-                                                     "outcome": outcome}  # fmt: skip
+                figures["seconds"][backend][name] = {
+                    "seconds": round(time.perf_counter() - start, 3),
+                    "outcome": outcome,
+                }
             index.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    lines = [f"search work limits on {figures['pages']:,} synthetic pages (max_terms {limits.max_terms:,}, "
-             f"max_postings {limits.max_postings:,}):"]  # fmt: skip
+    lines = [
+        f"search work limits on {figures['pages']:,} synthetic pages (max_terms {limits.max_terms:,}, "
+        f"max_postings {limits.max_postings:,}):"
+    ]
     for name, row in figures["sets"].items():
-        lines.append(f"  {name:9s} {row['queries']:4d} queries: page entries max {row['max_entries']:,} "
-                     f"(p99 {row['p99_entries']:,.0f}), words expanded max {row['max_terms']:,}, "
-                     f"refused {row['refused']}")  # fmt: skip
+        lines.append(
+            f"  {name:9s} {row['queries']:4d} queries: page entries max {row['max_entries']:,} "
+            f"(p99 {row['p99_entries']:,.0f}), words expanded max {row['max_terms']:,}, "
+            f"refused {row['refused']}"
+        )
     for name, row in figures["timed"].items():
         cells = "  ".join(f"{b} {s[name]['seconds']:.3f}s {s[name]['outcome']}" for b, s in figures["seconds"].items())
         lines.append(f"  {name:18s} {row['terms']:6,} words {row['entries']:>10,} entries  {cells}  [{row['query']}]")

@@ -46,16 +46,35 @@ def _ready(url: str) -> bool:
 
 
 @contextmanager
-def llama_server(log_dir: Path, *, n_ctx: int = 8192, threads: int = 1,
-                 startup_s: float = 120.0) -> Iterator[LlamaServer]:  # fmt: skip
+def llama_server(
+    log_dir: Path, *, n_ctx: int = 8192, threads: int = 1, startup_s: float = 120.0
+) -> Iterator[LlamaServer]:
     """Start the server, wait until ``/v1/models`` answers, yield it, and stop it (killed if it lingers)."""
     from madqa.agents.llamacpp import bundled_gguf
 
     port = free_port()
     log = log_dir / f"llama-server-{port}.log"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_gguf()), "--model_alias", ALIAS,
-           "--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(bundled_gguf()),
+        "--model_alias",
+        ALIAS,
+        "--chat_format",
+        "chatml-function-calling",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(n_ctx),
+        "--n_threads",
+        str(threads),
+        "--n_threads_batch",
+        str(threads),
+    ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with open(log, "wb") as out:
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)

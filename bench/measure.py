@@ -23,8 +23,9 @@ T = TypeVar("T")
 _PROC = Path("/proc")
 
 
-def best_of_alternating(repeats: int, first: Callable[[], T], second: Callable[[], Any],
-                        clock: Callable[[], float] = time.perf_counter) -> tuple[float, float, T]:  # fmt: skip
+def best_of_alternating(
+    repeats: int, first: Callable[[], T], second: Callable[[], Any], clock: Callable[[], float] = time.perf_counter
+) -> tuple[float, float, T]:
     """Fastest wall time of each of two functions, timed in turn (first, second, first, …), and ``first``'s result.
 
     Timing all repeats of one side, then all of the other, lets a change in the machine's load fall on one side

@@ -38,17 +38,33 @@ def synthetic_run(n: int, seed: int = 0) -> tuple[list[dict[str, Any]], str]:
             variants = [[f"item {k} of {i}" for k in range(rng.randint(2, 4))]]
         docs = [f"doc_{rng.randint(0, 79):03d}.pdf" for _ in range(rng.randint(1, 2))]
         evidence = [{"document": d, "page": rng.randint(1, 40)} for d in docs]
-        gold.append({"id": f"dev/{i}", "question": f"Question {i}?", "answer_variants": variants,
-                     "evidence": evidence, "domain": rng.choice(["finance", "legal", "health"]),
-                     "document_category": rng.choice(["report", "form", "manual"])})  # fmt: skip
+        gold.append(
+            {
+                "id": f"dev/{i}",
+                "question": f"Question {i}?",
+                "answer_variants": variants,
+                "evidence": evidence,
+                "domain": rng.choice(["finance", "legal", "health"]),
+                "document_category": rng.choice(["report", "form", "manual"]),
+            }
+        )
         roll = rng.random()
         answer = list(variants[0]) if roll < 0.6 else [variants[0][0] + "x"] if roll < 0.8 else ["unrelated text"]
         citations = [dict(e) for e in evidence[: rng.randint(0, len(evidence))]]
         if rng.random() < 0.3:
             citations.append({"file": f"doc_{rng.randint(0, 79):03d}.pdf", "page": rng.randint(1, 40)})
         history = [f"query {k}" for k in range(rng.randint(0, 10))]
-        lines.append(json.dumps({"id": f"dev/{i}", "question": f"Question {i}?", "answer": answer,
-                                 "citations": citations, "search_history": history}))  # fmt: skip
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"dev/{i}",
+                    "question": f"Question {i}?",
+                    "answer": answer,
+                    "citations": citations,
+                    "search_history": history,
+                }
+            )
+        )
     return gold, "\n".join(lines) + "\n"
 
 
@@ -64,8 +80,10 @@ def costliest_line_cpu(repeat: int) -> dict[str, float]:
     gold = (("the quarterly revenue 24",),)
     n = schema.MAX_ANSWER_LINE_CHARS // schema.MAX_ANSWER_STRING_CHARS
     long_strings = [("the quarterly revenue 24 " * 400)[: schema.MAX_ANSWER_STRING_CHARS]] * n
-    many_strings = [f"revenue {k:04d}"[:20].ljust(schema.MAX_ANSWER_LINE_CHARS // schema.MAX_ANSWER_ITEMS, "x")
-                    for k in range(schema.MAX_ANSWER_ITEMS)]  # fmt: skip
+    many_strings = [
+        f"revenue {k:04d}"[:20].ljust(schema.MAX_ANSWER_LINE_CHARS // schema.MAX_ANSWER_ITEMS, "x")
+        for k in range(schema.MAX_ANSWER_ITEMS)
+    ]
     return {
         "line_at_caps_long_strings_cpu_s": median_cpu(lambda: anls_star(long_strings, gold), repeat),
         "line_at_caps_many_strings_cpu_s": median_cpu(lambda: anls_star(many_strings, gold), repeat),

@@ -25,8 +25,12 @@ DEFAULT_SPECS = "bm25,dense:wordllama,rrf:bm25+dense:wordllama,hybrid:bm25>dense
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa bench retrieval`."""
-    parser.add_argument("--retriever", default=DEFAULT_SPECS, metavar="SPEC[,SPEC…]",
-                        help=f"retrievers to measure (default: {DEFAULT_SPECS})")
+    parser.add_argument(
+        "--retriever",
+        default=DEFAULT_SPECS,
+        metavar="SPEC[,SPEC…]",
+        help=f"retrievers to measure (default: {DEFAULT_SPECS})",
+    )
     parser.add_argument("--pages", type=int, default=5000, help="pages of the synthetic corpus (default: 5000)")
     parser.add_argument("--queries", type=int, default=200, help="timed queries per retriever (default: 200)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
@@ -47,8 +51,10 @@ def bench_retrieval(specs: list[str], pages: int, queries: int) -> dict[str, Any
         sample = [p for p in load_pages("sample") if p.get("text")]
     except DatasetUnavailableError as exc:
         raise BenchError(f"madqa bench retrieval needs the built sample: run `madqa setup` first ({exc})") from None
-    corpus = [{**p, "document": f"r{i // len(sample)}-{p['document']}"} for i, p in
-              zip(range(pages), (sample[i % len(sample)] for i in range(pages)), strict=True)]  # fmt: skip
+    corpus = [
+        {**p, "document": f"r{i // len(sample)}-{p['document']}"}
+        for i, p in zip(range(pages), (sample[i % len(sample)] for i in range(pages)), strict=True)
+    ]
     texts = [p["text"] for p in corpus if p["text"]]
     step = max(1, len(texts) // max(1, queries))
     questions = [" ".join(t.split()[:12]) for t in texts[::step]][:queries]
@@ -68,10 +74,14 @@ def bench_retrieval(specs: list[str], pages: int, queries: int) -> dict[str, Any
                 retriever.search(q, k=10)
                 latencies.append(1000 * (time.perf_counter() - t))
             out["retrievers"][retriever.name] = {
-                "build_s": build_s, "pages_per_s": len(corpus) / build_s if build_s else None, "reopen_s": reopen_s,
-                "index_bytes": _size(index_dir), "vector_bytes": _size(cache_dir),
-                "query_p50_ms": percentile(latencies, 0.5), "query_p95_ms": percentile(latencies, 0.95),
-            }  # fmt: skip
+                "build_s": build_s,
+                "pages_per_s": len(corpus) / build_s if build_s else None,
+                "reopen_s": reopen_s,
+                "index_bytes": _size(index_dir),
+                "vector_bytes": _size(cache_dir),
+                "query_p50_ms": percentile(latencies, 0.5),
+                "query_p95_ms": percentile(latencies, 0.95),
+            }
     return out
 
 
@@ -79,11 +89,15 @@ def run(args: argparse.Namespace) -> int:
     """Run `madqa bench retrieval` and print its figures."""
     specs = [s.strip() for s in args.retriever.split(",") if s.strip()]
     r = bench_retrieval(specs, max(10, args.pages), max(1, args.queries))
-    lines = [f"corpus: the sample's pages repeated to {r['pages']} pages; {r['queries']} queries each (k = 10)",
-             f"{'retriever':34} {'build s':>8} {'pages/s':>8} {'reopen s':>8} {'index MB':>8} {'vectors MB':>10} "
-             f"{'p50 ms':>7} {'p95 ms':>7}"]  # fmt: skip
+    lines = [
+        f"corpus: the sample's pages repeated to {r['pages']} pages; {r['queries']} queries each (k = 10)",
+        f"{'retriever':34} {'build s':>8} {'pages/s':>8} {'reopen s':>8} {'index MB':>8} {'vectors MB':>10} "
+        f"{'p50 ms':>7} {'p95 ms':>7}",
+    ]
     for name, f in r["retrievers"].items():
-        lines.append(f"{name:34} {f['build_s']:8.2f} {f['pages_per_s'] or 0:8.0f} {f['reopen_s']:8.2f} "
-                     f"{f['index_bytes'] / 1e6:8.2f} {f['vector_bytes'] / 1e6:10.2f} {f['query_p50_ms']:7.2f} "
-                     f"{f['query_p95_ms']:7.2f}")  # fmt: skip
+        lines.append(
+            f"{name:34} {f['build_s']:8.2f} {f['pages_per_s'] or 0:8.0f} {f['reopen_s']:8.2f} "
+            f"{f['index_bytes'] / 1e6:8.2f} {f['vector_bytes'] / 1e6:10.2f} {f['query_p50_ms']:7.2f} "
+            f"{f['query_p95_ms']:7.2f}"
+        )
     return emit(r, lines, args.json)

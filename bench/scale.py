@@ -44,8 +44,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per model call (default 0.5)")
     parser.add_argument("--submissions", type=int, default=1000, help="submissions on the Space's board (1000)")
     parser.add_argument("--ocr-pages", type=int, default=16, help="scanned pages OCR is measured on (16)")
-    parser.add_argument("--skip", nargs="+", default=[], metavar="STAGE",
-                        choices=("ocr", "whoosh", "ray", "space"), help="leave stages out: ocr whoosh ray space")
+    parser.add_argument(
+        "--skip",
+        nargs="+",
+        default=[],
+        metavar="STAGE",
+        choices=("ocr", "whoosh", "ray", "space"),
+        help="leave stages out: ocr whoosh ray space",
+    )
     from .space import add_port_option
 
     add_port_option(parser)
@@ -77,8 +83,9 @@ def run_questions(n: int, workers: int, latency: float, out: Path, backend: Any 
 
     os.environ["MADQA_BENCH_LATENCY"] = str(latency)  # read by the model, in this process and on Ray workers
     todo = [{"id": f"b{i:05d}", "question": f"synthetic question {i}?"} for i in range(n)]
-    answering = (backend or LocalBackend()).prepare(RunConfig(model=MODEL), slots=workers, model_options={},
-                                                    dataset={"name": "bench-scale", "revision": None})  # fmt: skip
+    answering = (backend or LocalBackend()).prepare(
+        RunConfig(model=MODEL), slots=workers, model_options={}, dataset={"name": "bench-scale", "revision": None}
+    )
     try:
         out.unlink(missing_ok=True)
         start = time.perf_counter()
@@ -87,9 +94,17 @@ def run_questions(n: int, workers: int, latency: float, out: Path, backend: Any 
     finally:
         answering.close()
     ideal = n * CALLS * latency / workers
-    return {"questions": n, "workers": workers, "latency_s": latency, "calls": CALLS, "run_s": wall,
-            "ideal_s": ideal, "ratio": wall / ideal if ideal else None, "errors": summary.errors,
-            "overhead_ms_per_question": 1000 * (wall * workers / n - CALLS * latency)}  # fmt: skip
+    return {
+        "questions": n,
+        "workers": workers,
+        "latency_s": latency,
+        "calls": CALLS,
+        "run_s": wall,
+        "ideal_s": ideal,
+        "ratio": wall / ideal if ideal else None,
+        "errors": summary.errors,
+        "overhead_ms_per_question": 1000 * (wall * workers / n - CALLS * latency),
+    }
 
 
 def run_on_ray(n: int, workers: int, latency: float, out: Path) -> dict[str, Any]:
@@ -107,12 +122,12 @@ def run_on_ray(n: int, workers: int, latency: float, out: Path) -> dict[str, Any
     from madqa.agents.ray_run import RayBackend
 
     store = 80 * 2**20
-    nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
-                                                          "object_store_memory": store})  # fmt: skip
+    nodes = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False, "object_store_memory": store}
+    )
     try:
         nodes.add_node(num_cpus=1, object_store_memory=store)
-        ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.WARNING)  # fmt: skip
+        ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
         nodes.wait_for_nodes()
         return {"nodes": 2, **run_questions(n, workers, latency, out, RayBackend())}
     finally:
@@ -129,8 +144,9 @@ def evaluate_results(path: Path, n: int) -> dict[str, Any]:
 
     refs = synthetic_references(n)
     start = time.perf_counter()
-    report = build_report(score_predictions(parse_results_text(path.read_text(encoding="utf-8"), str(path)), refs),
-                          refs)  # fmt: skip
+    report = build_report(
+        score_predictions(parse_results_text(path.read_text(encoding="utf-8"), str(path)), refs), refs
+    )
     return {"lines": n, "evaluate_s": time.perf_counter() - start, "accuracy": report["accuracy"]}
 
 
@@ -199,42 +215,63 @@ def _sub(measure: str, target: str, ok: bool) -> str:
 def report_lines(f: dict[str, Any]) -> list[str]:
     """The figures as text: one line per stage, measured beside the target."""
     g, e, o = f["generate"], f["extract"], f.get("ocr")
-    lines = [f"madqa bench scale: {g['documents']} PDFs, {g['pages']} pages (longest {g['max_doc_pages']}), "
-             f"scale {f['scale']:g}, {f['cpus']} CPUs", f"  {'stage':<22} {'wall':>9} {'peak RSS':>11}  "
-             f"{'measured':<44} {'target':<14} verdict"]  # fmt: skip
+    lines = [
+        f"madqa bench scale: {g['documents']} PDFs, {g['pages']} pages (longest {g['max_doc_pages']}), "
+        f"scale {f['scale']:g}, {f['cpus']} CPUs",
+        f"  {'stage':<22} {'wall':>9} {'peak RSS':>11}  {'measured':<44} {'target':<14} verdict",
+    ]
     lines.append(_row("generate PDFs", g, f"{g['bytes'] / 2**20:.0f} MiB of PDF", ""))
     rate_e = e["pages_per_s"]
     lines.append(_row("extract, text layer", e, f"{rate_e:.0f} pages/s", ">= 300 pages/s", rate_e >= 300))
     if o is not None:
         rate = o.get("pages_per_s")
         hours = (g["blank_pages"] / rate / 3600) if rate else None
-        text = (f"{rate:.2f} pages/s; {g['blank_pages']} blank pages -> {hours:.2f} h" if rate else o.get("note", ""))
+        text = f"{rate:.2f} pages/s; {g['blank_pages']} blank pages -> {hours:.2f} h" if rate else o.get("note", "")
         lines.append(_row("OCR (scanned pages)", o, text, "(measured)"))
     t, w = f["index_tantivy"], f.get("index_whoosh")
     lines.append(_row("index, Tantivy", t, f"{t['build_s']:.1f} s", "<= 20 s", t["build_s"] <= 20))
-    lines.append(_row("index, Whoosh", w, f"{w['build_s']:.1f} s" if w else "", "<= 250 s",
-                      w["build_s"] <= 250 if w else None))  # fmt: skip
+    lines.append(
+        _row("index, Whoosh", w, f"{w['build_s']:.1f} s" if w else "", "<= 250 s", w["build_s"] <= 250 if w else None)
+    )
     r = f["run"]
-    lines.append(_row(f"run, {r['workers']} threads", r, f"{r['run_s']:.1f} s = {r['ratio']:.2f}x ideal "
-                      f"{r['ideal_s']:.1f} s, {r['errors']} errors", "<= 1.5x ideal",
-                      r["ratio"] <= 1.5 and not r["errors"]))  # fmt: skip
-    lines.append(_sub(f"{r['overhead_ms_per_question']:.1f} ms overhead per question", "<= 50 ms",
-                      r["overhead_ms_per_question"] <= 50))  # fmt: skip
+    lines.append(
+        _row(
+            f"run, {r['workers']} threads",
+            r,
+            f"{r['run_s']:.1f} s = {r['ratio']:.2f}x ideal {r['ideal_s']:.1f} s, {r['errors']} errors",
+            "<= 1.5x ideal",
+            r["ratio"] <= 1.5 and not r["errors"],
+        )
+    )
+    lines.append(
+        _sub(
+            f"{r['overhead_ms_per_question']:.1f} ms overhead per question",
+            "<= 50 ms",
+            r["overhead_ms_per_question"] <= 50,
+        )
+    )
     v = f["evaluate"]
     lines.append(_row("evaluate", v, f"{v['lines']} lines in {v['evaluate_s']:.2f} s", "< 2 s", v["evaluate_s"] < 2))
     y = f.get("run_ray")
     if y is not None and "run_s" in y:
         extra = y["run_s"] / r["run_s"] - 1
-        lines.append(_row("run, Ray 2 nodes", y, f"{y['run_s']:.1f} s, {100 * extra:+.0f}% vs local, "
-                          f"{y['errors']} errors", "<= +20%", extra <= 0.2 and not y["errors"]))  # fmt: skip
+        lines.append(
+            _row(
+                "run, Ray 2 nodes",
+                y,
+                f"{y['run_s']:.1f} s, {100 * extra:+.0f}% vs local, {y['errors']} errors",
+                "<= +20%",
+                extra <= 0.2 and not y["errors"],
+            )
+        )
     elif y is not None:
         lines.append(_row("run, Ray 2 nodes", y, y.get("note", "")[:44], "<= +20%"))  # not run: no verdict
     s = f.get("space")
     if s is not None:
-        lines.append(_row("Space", s, f"submit {s['items']} lines {s['submit_s']:.2f} s", "< 5 s",
-                          s["submit_s"] < 5))  # fmt: skip
-        lines.append(_sub(f"board of {s['board_submissions']}+ loads in {s['refresh_s']:.2f} s", "< 1 s",
-                          s["refresh_s"] < 1))  # fmt: skip
+        lines.append(_row("Space", s, f"submit {s['items']} lines {s['submit_s']:.2f} s", "< 5 s", s["submit_s"] < 5))
+        lines.append(
+            _sub(f"board of {s['board_submissions']}+ loads in {s['refresh_s']:.2f} s", "< 1 s", s["refresh_s"] < 1)
+        )
     checked = [x for x in lines[2:] if x.endswith(("PASS", "FAIL"))]
     failed = sum(x.endswith("FAIL") for x in checked)
     lines.append(f"  {len(checked) - failed} of {len(checked)} targets met" + (f", {failed} FAIL" if failed else ""))

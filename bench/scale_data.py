@@ -44,9 +44,13 @@ def generate_collection(folder: Path, spec: CorpusSpec, workers: int) -> dict[st
     with ProcessPoolExecutor(max_workers=workers) as pool:
         written = sum(pool.map(_write_pdf, [str(folder / name) for name in by_doc], by_doc.values(), chunksize=4))
     blank = sum(1 for row in pages if not row["text"])
-    return {"documents": len(by_doc), "pages": written, "blank_pages": blank,
-            "max_doc_pages": max(len(t) for t in by_doc.values()),
-            "bytes": sum(p.stat().st_size for p in folder.glob("*.pdf"))}  # fmt: skip
+    return {
+        "documents": len(by_doc),
+        "pages": written,
+        "blank_pages": blank,
+        "max_doc_pages": max(len(t) for t in by_doc.values()),
+        "bytes": sum(p.stat().st_size for p in folder.glob("*.pdf")),
+    }
 
 
 def extract_text_layer(folder: Path, workers: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -56,8 +60,12 @@ def extract_text_layer(folder: Path, workers: int) -> tuple[dict[str, Any], list
     start = time.perf_counter()
     report = extract_corpus(folder, workers=workers, ocr=False, progress=False, cache_dir=None)
     wall = time.perf_counter() - start
-    return {"pages": len(report.pages), "skipped": len(report.skipped), "pages_per_s": len(report.pages) / wall,
-            "workers": workers}, report.pages  # fmt: skip
+    return {
+        "pages": len(report.pages),
+        "skipped": len(report.skipped),
+        "pages_per_s": len(report.pages) / wall,
+        "workers": workers,
+    }, report.pages
 
 
 def measure_ocr(pages: int, workers: int, texts: Sequence[str]) -> dict[str, Any]:

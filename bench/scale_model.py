@@ -28,9 +28,14 @@ class SleepyModel(Model):
         super().__init__(model_id="bench-sleepy", flatten_messages_as_text=True)
         self.latency = float(os.environ.get("MADQA_BENCH_LATENCY", "0.5")) if latency is None else latency
 
-    def generate(self, messages: list[Any], stop_sequences: list[str] | None = None,
-                 response_format: dict[str, Any] | None = None, tools_to_call_from: list[Any] | None = None,
-                 **kwargs: Any) -> ChatMessage:  # fmt: skip
+    def generate(
+        self,
+        messages: list[Any],
+        stop_sequences: list[str] | None = None,
+        response_format: dict[str, Any] | None = None,
+        tools_to_call_from: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ChatMessage:
         """Sleep, then the next step: a search while fewer than ``CALLS - 1`` tool results came back, else answer."""
         time.sleep(self.latency)
         seen = sum(1 for m in messages if _role(m) in ("tool-response", "tool_response", "tool"))
@@ -39,10 +44,15 @@ class SleepyModel(Model):
             name, args = "search_documents", {"query": f"invoice total {seen}"}
         else:
             name, args = "final_answer", {"answer": ["17.85"], "citations": []}
-        call = ChatMessageToolCall(id=f"call_{seen}", type="function",
-                                   function=ChatMessageToolCallFunction(name=name, arguments=args))
-        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call],
-                           token_usage=TokenUsage(input_tokens=100, output_tokens=10))
+        call = ChatMessageToolCall(
+            id=f"call_{seen}", type="function", function=ChatMessageToolCallFunction(name=name, arguments=args)
+        )
+        return ChatMessage(
+            role=MessageRole.ASSISTANT,
+            content="",
+            tool_calls=[call],
+            token_usage=TokenUsage(input_tokens=100, output_tokens=10),
+        )
 
 
 def _role(message: Any) -> str:

@@ -51,8 +51,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workdir", default=None, help="where to build the indexes (default: system temp)")
     parser.add_argument("--pdfs", default=None, help="PDF folder for the render figures (default: the sample's)")
     parser.add_argument("--no-render", action="store_true", help="skip the render figures")
-    parser.add_argument("--no-broad", action="store_true",
-                        help="skip timing the match-everything queries with and without limits")  # fmt: skip
+    parser.add_argument(
+        "--no-broad", action="store_true", help="skip timing the match-everything queries with and without limits"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
 
@@ -112,12 +113,19 @@ def _broad_figures(spec: Any, backends: list[str], workdir: str | None) -> dict[
 
     from .search_corpus import synthetic_pages
 
-    settings = {"no limits": UNLIMITED, "safety net only": SearchLimits(max_terms=None, max_postings=None),
-                "default": SearchLimits()}  # fmt: skip
+    settings = {
+        "no limits": UNLIMITED,
+        "safety net only": SearchLimits(max_terms=None, max_postings=None),
+        "default": SearchLimits(),
+    }
     pages = synthetic_pages(spec)
     root = Path(tempfile.mkdtemp(prefix="madqa-bench-broad-", dir=workdir))
-    out: dict[str, Any] = {"timeout_s": SearchLimits().timeout, "max_terms": SearchLimits().max_terms,
-                           "max_postings": SearchLimits().max_postings, "backends": {}}  # fmt: skip
+    out: dict[str, Any] = {
+        "timeout_s": SearchLimits().timeout,
+        "max_terms": SearchLimits().max_terms,
+        "max_postings": SearchLimits().max_postings,
+        "backends": {},
+    }
     try:
         for backend in backends:
             logger.info("timing the match-everything queries on the %s backend", backend)
@@ -151,9 +159,7 @@ def format_broad(broad: dict[str, Any]) -> list[str]:
     ]
     for backend, rows in broad["backends"].items():
         for query, cells in rows.items():
-            text = "".join(
-                f" {cells[n]['seconds']:8.3f}s {cells[n]['outcome']:>18s}" for n in names if n in cells
-            )
+            text = "".join(f" {cells[n]['seconds']:8.3f}s {cells[n]['outcome']:>18s}" for n in names if n in cells)
             lines.append(f"  {backend:8s} {query:10s}{text}")
     return lines
 

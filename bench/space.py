@@ -30,11 +30,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--items", type=int, default=500, help="predictions per submission (default: 500)")
     parser.add_argument("--submissions", type=int, default=100, help="submissions on the board (default: 100)")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats; the median is reported")
-    parser.add_argument("--burst", type=int, default=4,
-                        help="maximum-size legal submissions scored at once while the board is refreshed (default 4)")
-    parser.add_argument("--no-startup", action="store_true",
-                        help="skip the start-up figure (`python -m madqa.space.app` on the built sample; skipped "
-                             "anyway, and said so, when the sample is not built)")
+    parser.add_argument(
+        "--burst",
+        type=int,
+        default=4,
+        help="maximum-size legal submissions scored at once while the board is refreshed (default 4)",
+    )
+    parser.add_argument(
+        "--no-startup",
+        action="store_true",
+        help="skip the start-up figure (`python -m madqa.space.app` on the built sample; skipped "
+        "anyway, and said so, when the sample is not built)",
+    )
     add_port_option(parser)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
 
@@ -57,16 +64,26 @@ def results_text(refs: list[Any], seed: int) -> str:
     lines = []
     for i, r in enumerate(refs):
         right = (i * 7 + seed) % 2 == 0
-        lines.append({"id": r.id, "answer": [r.answer_variants[0][0] if right else f"wrong {seed}"],
-                      "citations": [{"document": c.document, "page": c.page} for c in r.evidence[:1]],
-                      "steps": 1 + (i + seed) % 6})  # fmt: skip
+        lines.append(
+            {
+                "id": r.id,
+                "answer": [r.answer_variants[0][0] if right else f"wrong {seed}"],
+                "citations": [{"document": c.document, "page": c.page} for c in r.evidence[:1]],
+                "steps": 1 + (i + seed) % 6,
+            }
+        )
     return "".join(json.dumps(x) + "\n" for x in lines)
 
 
 def add_port_option(parser: argparse.ArgumentParser) -> None:
     """``--port`` of the benchmarks that launch a Space (``bench space``, ``bench scale``)."""
-    parser.add_argument("--port", type=int, default=None, metavar="N",
-                        help="port of the Space it launches on 127.0.0.1 (default: a free one)")  # fmt: skip
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="port of the Space it launches on 127.0.0.1 (default: a free one)",
+    )
 
 
 def require_free(port: int | None) -> None:
@@ -103,14 +120,27 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4, port
 
     from .space_burst import refresh_under_burst
 
-    form = {"system": "bench", "submitter": "bench", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
-            "training_data": "none", "compute": "none"}  # fmt: skip
+    form = {
+        "system": "bench",
+        "submitter": "bench",
+        "agent": "a",
+        "model": "m",
+        "contact": "c",
+        "models_used": "m",
+        "training_data": "none",
+        "compute": "none",
+    }
     with tempfile.TemporaryDirectory(prefix="madqa-bench-space-") as tmp:
         folder = Path(tmp)
         # answer_grid_s=0: this times the Space's work; the live Space holds each answer to its time grid on top
         # (4 s first, space/quiet.py), by design
-        config = SpaceConfig(db_path=folder / "db.sqlite", labels_path=folder / "none.jsonl", dataset=str(folder),
-                             rate_limit=0, answer_grid_s=0.0)  # fmt: skip
+        config = SpaceConfig(
+            db_path=folder / "db.sqlite",
+            labels_path=folder / "none.jsonl",
+            dataset=str(folder),
+            rate_limit=0,
+            answer_grid_s=0.0,
+        )
         refs = synthetic_references(items)
         store = SubmissionStore(config.db_path)
         scorer = Scorer(refs, store, n_resamples=config.n_resamples, max_bytes=config.max_file_bytes)
@@ -143,17 +173,28 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4, port
             scorer.pool = ScoringPool(refs, n_resamples=config.n_resamples, limits=PoolLimits(workers=1))
             timed_submit(repeats)  # warm-up: the scoring process finishes its imports
             pooled = [timed_submit(repeats + 1 + k) for k in range(repeats)]
-            burst_figures = refresh_under_burst(client, folder, refs, form, burst=burst,
-                                                max_bytes=config.max_file_bytes) if burst else {}  # fmt: skip
+            burst_figures = (
+                refresh_under_burst(client, folder, refs, form, burst=burst, max_bytes=config.max_file_bytes)
+                if burst
+                else {}
+            )
         finally:
             if scorer.pool is not None:
                 scorer.pool.close()
             with contextlib.redirect_stdout(sys.stderr):
                 demo.close()
-    return {"items": items, "board_submissions": submissions, "repeats": repeats,
-            "submit_s": statistics.median(submit), "refresh_s": statistics.median(refresh),
-            "submit_all_s": submit, "refresh_all_s": refresh, "submit_pool_s": statistics.median(pooled),
-            **burst_figures, "fill_s_per_submission": fill_s / max(1, submissions)}
+    return {
+        "items": items,
+        "board_submissions": submissions,
+        "repeats": repeats,
+        "submit_s": statistics.median(submit),
+        "refresh_s": statistics.median(refresh),
+        "submit_all_s": submit,
+        "refresh_all_s": refresh,
+        "submit_pool_s": statistics.median(pooled),
+        **burst_figures,
+        "fill_s_per_submission": fill_s / max(1, submissions),
+    }
 
 
 def run(args: argparse.Namespace) -> int:

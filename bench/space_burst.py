@@ -32,8 +32,12 @@ def worst_case_text(refs: list[Any], max_bytes: int, seed: int) -> str:
     for i, r in enumerate(refs):
         # near-misses of the gold string: ANLS* computes a full edit distance for each
         answer = [((r.answer_variants[0][0] + f" {seed}{k}") * (length // 8 + 1))[:length] for k in range(items)]
-        line = {"id": r.id, "answer": answer, "steps": 1 + i % 10,
-                "citations": [{"document": c.document, "page": c.page} for c in r.evidence]}  # fmt: skip
+        line = {
+            "id": r.id,
+            "answer": answer,
+            "steps": 1 + i % 10,
+            "citations": [{"document": c.document, "page": c.page} for c in r.evidence],
+        }
         pad = size - len(json.dumps(line)) - 40
         if pad > 0:  # a long trajectory: legal, costs parsing and memory only
             chunk = min(pad, schema.MAX_LINE_CHARS // 2)
@@ -47,8 +51,16 @@ def _quantiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(values), percentile(values, 0.95)
 
 
-def refresh_under_burst(client: Any, folder: Path, refs: list[Any], form: dict[str, str], *, burst: int,
-                        max_bytes: int, idle_refreshes: int = 20) -> dict[str, Any]:  # fmt: skip
+def refresh_under_burst(
+    client: Any,
+    folder: Path,
+    refs: list[Any],
+    form: dict[str, str],
+    *,
+    burst: int,
+    max_bytes: int,
+    idle_refreshes: int = 20,
+) -> dict[str, Any]:
     """Refresh latency idle, then while ``burst`` worst-case submissions are scored concurrently."""
     from gradio_client import Client, handle_file
 
@@ -68,8 +80,9 @@ def refresh_under_burst(client: Any, folder: Path, refs: list[Any], form: dict[s
     def submit(k: int) -> None:
         own = Client(client.src, verbose=False)
         t = time.perf_counter()
-        message = own.predict(handle_file(str(paths[k])), *{**form, "system": f"worst-{k}"}.values(),
-                              api_name="/submit")[0]  # fmt: skip
+        message = own.predict(
+            handle_file(str(paths[k])), *{**form, "system": f"worst-{k}"}.values(), api_name="/submit"
+        )[0]
         with lock:
             results.append((str(message), time.perf_counter() - t))
 
@@ -90,7 +103,14 @@ def refresh_under_burst(client: Any, folder: Path, refs: list[Any], form: dict[s
         raise RuntimeError(f"a worst-case legal submission was rejected: {rejected[0][:300]}")
     idle_p50, idle_p95 = _quantiles(idle)
     p50, p95 = _quantiles(during or [0.0])
-    return {"burst": burst, "worst_case_file_bytes": paths[0].stat().st_size, "burst_s": burst_s,
-            "burst_submit_s": sorted(s for _, s in results), "refresh_idle_p50_s": idle_p50,
-            "refresh_idle_p95_s": idle_p95, "refresh_burst_p50_s": p50, "refresh_burst_p95_s": p95,
-            "refreshes_during_burst": len(during)}  # fmt: skip
+    return {
+        "burst": burst,
+        "worst_case_file_bytes": paths[0].stat().st_size,
+        "burst_s": burst_s,
+        "burst_submit_s": sorted(s for _, s in results),
+        "refresh_idle_p50_s": idle_p50,
+        "refresh_idle_p95_s": idle_p95,
+        "refresh_burst_p50_s": p50,
+        "refresh_burst_p95_s": p95,
+        "refreshes_during_burst": len(during),
+    }

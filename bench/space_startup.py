@@ -65,16 +65,28 @@ def measure_startup(*, seed: bool = True, timeout_s: float = 900, port: int | No
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MADQA_SPACE_", "GRADIO_"))}
         env.pop("MADQA_DATASET", None)
         env.pop("MADQA_PAGES_REPO", None)
-        env.update(MADQA_HOME=str(Layout.default().root), MADQA_SPACE_DB=str(Path(tmp) / "board" / "lb.sqlite"),
-                   MADQA_SPACE_SEED="1" if seed else "0", GRADIO_SERVER_NAME="127.0.0.1",
-                   GRADIO_SERVER_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False", GRADIO_TEMP_DIR=tmp,
-                   HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1")  # fmt: skip
+        env.update(
+            MADQA_HOME=str(Layout.default().root),
+            MADQA_SPACE_DB=str(Path(tmp) / "board" / "lb.sqlite"),
+            MADQA_SPACE_SEED="1" if seed else "0",
+            GRADIO_SERVER_NAME="127.0.0.1",
+            GRADIO_SERVER_PORT=str(port),
+            GRADIO_ANALYTICS_ENABLED="False",
+            GRADIO_TEMP_DIR=tmp,
+            HF_HUB_OFFLINE="1",
+            HF_EVALUATE_OFFLINE="1",
+        )
         log_path = Path(tmp) / "space.log"
         url = f"http://127.0.0.1:{port}/"
         with log_path.open("w") as log:
             t0 = time.perf_counter()
-            proc = subprocess.Popen([sys.executable, "-m", "madqa.space.app"], env=env, stdout=subprocess.DEVNULL,
-                                    stderr=log, start_new_session=True)  # fmt: skip
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "madqa.space.app"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,
+            )
         tree_peak_kib, html, ready_s = 0, "", None
         try:
             while time.perf_counter() - t0 < timeout_s:
@@ -96,12 +108,19 @@ def measure_startup(*, seed: bool = True, timeout_s: float = 900, port: int | No
             _stop(proc)
         errors = [x for x in log_path.read_text(errors="replace").splitlines() if x.startswith("ERROR")]
     if ready_s is None:
-        raise RuntimeError(f"the Space did not answer on {url} in {timeout_s:.0f} s (exit status {proc.returncode}); "
-                           f"{errors[-1] if errors else 'no ERROR line in its log'}")  # fmt: skip
+        raise RuntimeError(
+            f"the Space did not answer on {url} in {timeout_s:.0f} s (exit status {proc.returncode}); "
+            f"{errors[-1] if errors else 'no ERROR line in its log'}"
+        )
     if "configuration error" in html:
         raise RuntimeError(f"the Space served its configuration-error page: {errors[-1] if errors else '?'}")
-    return {"startup_s": ready_s, "startup_seeded": seed, "startup_server_peak_rss_mib": server_peak_kib / 1024,
-            "startup_tree_peak_rss_mib": tree_peak_kib / 1024, "startup_processes": len(pids)}  # fmt: skip
+    return {
+        "startup_s": ready_s,
+        "startup_seeded": seed,
+        "startup_server_peak_rss_mib": server_peak_kib / 1024,
+        "startup_tree_peak_rss_mib": tree_peak_kib / 1024,
+        "startup_processes": len(pids),
+    }
 
 
 def startup_figures(skip: bool, seed: bool = True, port: int | None = None) -> dict[str, Any]:

@@ -57,10 +57,16 @@ def synthetic_run(n: int, seed: int = 0, pages: list[tuple[str, int]] | None = N
         evidence = [dict(zip(("document", "page"), rng.choice(pages), strict=True)) for _ in range(rng.randint(1, 2))]
         value = f"{rng.randint(1, 99999)} units"
         qid = f"view-{i:05d}"
-        gold.append({"id": qid, "question": f"Synthetic question {i} about {evidence[0]['document']}?",
-                     "answer_variants": [[value]], "evidence": evidence,
-                     "domain": rng.choice(["finance", "legal", "health"]),
-                     "document_category": rng.choice(["report", "form", "manual"])})  # fmt: skip
+        gold.append(
+            {
+                "id": qid,
+                "question": f"Synthetic question {i} about {evidence[0]['document']}?",
+                "answer_variants": [[value]],
+                "evidence": evidence,
+                "domain": rng.choice(["finance", "legal", "health"]),
+                "document_category": rng.choice(["report", "form", "manual"]),
+            }
+        )
         history, trajectory = [], []
         n_steps = rng.randint(1, 10)
         for s in range(1, n_steps + 1):
@@ -75,19 +81,43 @@ def synthetic_run(n: int, seed: int = 0, pages: list[tuple[str, int]] | None = N
                 calls = [{"name": "search_documents", "arguments": {"query": query}}]
             else:
                 calls = [{"name": "final_answer", "arguments": {"answer": [value]}}]
-            trajectory.append({"step": s, "model_output": f"Thought {s}: " + filler[:600], "tool_calls": calls,
-                               "observation": filler[: rng.randint(200, 2000)], "images": 0, "error": None,
-                               "input_tokens": rng.randint(500, 9000), "output_tokens": rng.randint(20, 400),
-                               "duration_s": round(rng.random() * 3, 3), "final": final})  # fmt: skip
+            trajectory.append(
+                {
+                    "step": s,
+                    "model_output": f"Thought {s}: " + filler[:600],
+                    "tool_calls": calls,
+                    "observation": filler[: rng.randint(200, 2000)],
+                    "images": 0,
+                    "error": None,
+                    "input_tokens": rng.randint(500, 9000),
+                    "output_tokens": rng.randint(20, 400),
+                    "duration_s": round(rng.random() * 3, 3),
+                    "final": final,
+                }
+            )
         roll = rng.random()
         answer = [value] if roll < 0.55 else [f"{value}x"] if roll < 0.8 else []
-        lines.append(json.dumps({
-            "schema_version": 1, "id": qid, "question": gold[-1]["question"], "answer": answer,
-            "citations": [dict(evidence[0])] if rng.random() < 0.6 else [], "search_history": history,
-            "steps": len(history), "agent": "bm25", "model": "synthetic", "usage": {"input_tokens": 1,
-            "output_tokens": 1}, "elapsed_s": 1.0, "error": None if answer else "no final answer",
-            "final_state": "answered", "config": {}, "trajectory": trajectory,
-        }))  # fmt: skip
+        lines.append(
+            json.dumps(
+                {
+                    "schema_version": 1,
+                    "id": qid,
+                    "question": gold[-1]["question"],
+                    "answer": answer,
+                    "citations": [dict(evidence[0])] if rng.random() < 0.6 else [],
+                    "search_history": history,
+                    "steps": len(history),
+                    "agent": "bm25",
+                    "model": "synthetic",
+                    "usage": {"input_tokens": 1, "output_tokens": 1},
+                    "elapsed_s": 1.0,
+                    "error": None if answer else "no final answer",
+                    "final_state": "answered",
+                    "config": {},
+                    "trajectory": trajectory,
+                }
+            )
+        )
     return gold, "\n".join(lines) + "\n"
 
 
@@ -125,10 +155,19 @@ def run(args: argparse.Namespace) -> int:
             question_html(ws, qid, ws.names, thumbs)
             bucket.append(time.perf_counter() - start)
     size_mb = len(text.encode("utf-8")) / 2**20
-    figures = {"n": args.n, "file_mb": round(size_mb, 1), "thumbnails": "rendered" if pages else "placeholders",
-               "open_s": open_s, "open_cpu_s": open_cpu_s, "switch_cold_s": statistics.median(cold),
-               "switch_warm_s": statistics.median(warm), "switch_cold_max_s": max(cold), "summary_s": figures_s,
-               "target_open_s": TARGET_OPEN_S, "target_switch_s": TARGET_SWITCH_S}  # fmt: skip
+    figures = {
+        "n": args.n,
+        "file_mb": round(size_mb, 1),
+        "thumbnails": "rendered" if pages else "placeholders",
+        "open_s": open_s,
+        "open_cpu_s": open_cpu_s,
+        "switch_cold_s": statistics.median(cold),
+        "switch_warm_s": statistics.median(warm),
+        "switch_cold_max_s": max(cold),
+        "summary_s": figures_s,
+        "target_open_s": TARGET_OPEN_S,
+        "target_switch_s": TARGET_SWITCH_S,
+    }
     lines = [
         f"view benchmark: {args.n} lines ({size_mb:.1f} MB, full trajectories), thumbnails {figures['thumbnails']}",
         f"  open (parse+score+report+table+first question), median of {args.repeat}: {open_s:.3f} s"

@@ -23,8 +23,13 @@ logger = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``calibrate`` arguments."""
     parser.add_argument("labels", type=Path, help='JSONL of {"human": ..., "judge": ...} label pairs')
-    parser.add_argument("-o", "--output", type=Path, default=Path("judge_calibration.json"),
-                        help="calibration file to write (default: judge_calibration.json)")  # fmt: skip
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("judge_calibration.json"),
+        help="calibration file to write (default: judge_calibration.json)",
+    )
     parser.add_argument("--json", action="store_true", help="print the calibration as JSON on stdout")
 
 

@@ -56,8 +56,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def add_prices_argument(parser: argparse.ArgumentParser) -> None:
     """Add ``--prices FILE`` (``compare`` and ``figures``)."""
-    parser.add_argument("--prices", type=Path, metavar="FILE.yaml",
-                        help="USD per million input/output tokens per model id (default: shipped table)")  # fmt: skip
+    parser.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE.yaml",
+        help="USD per million input/output tokens per model id (default: shipped table)",
+    )
 
 
 def price_table(path: Path | None) -> Any:
@@ -197,16 +201,33 @@ def score_files(args: argparse.Namespace, names: Sequence[str], prices: Any = No
         options = ReportOptions(n_resamples=args.resamples, seed=args.seed, max_budget=top, kuiper_order=order)
         report = build_report(run, references, options)
         reports[system["name"]] = report
-        keys = ("n", "n_predicted", "accuracy", "accuracy_ci", "accuracy_se", "kuiper", "kuiper_ci", "page_f1",
-                "doc_f1", "mean_steps")  # fmt: skip
+        keys = (
+            "n",
+            "n_predicted",
+            "accuracy",
+            "accuracy_ci",
+            "accuracy_se",
+            "kuiper",
+            "kuiper_ci",
+            "page_f1",
+            "doc_f1",
+            "mean_steps",
+        )
         cost: dict[str, Any] | None = None
         if prices is not None:  # the lines of gold items only, as accuracy counts them
             priced = run_cost([ln for ln in raw[system["name"]] if str(ln.get("id")) in gold_ids], prices)
             cost = {**priced.summary(), "reason": unpriced_reason(priced)}
         n_items = int(report["n"] or 0)
         coverage = int(report["n_predicted"] or 0) / n_items if n_items else None
-        out_systems.append({**system, **{k: report[k] for k in keys}, "coverage": coverage, "cost": cost,
-                            "budget_curve": budget_curve(run.items, top)})  # fmt: skip
+        out_systems.append(
+            {
+                **system,
+                **{k: report[k] for k in keys},
+                "coverage": coverage,
+                "cost": cost,
+                "budget_curve": budget_curve(run.items, top),
+            }
+        )
     outcomes = {name: [it.correct for it in run.items] for name, run in scored.items()}
     pairs, kappa = [], {}
     for i, a in enumerate(names):
@@ -217,10 +238,17 @@ def score_files(args: argparse.Namespace, names: Sequence[str], prices: Any = No
             if i < j:
                 pairs.append({"a": a, "b": b, "kappa": kappa[a][b], **pair_counts(outcomes[a], outcomes[b])})
     curves = {s["name"]: s["budget_curve"] for s in out_systems}
-    result = {"split": None if args.gold else args.split, "n_gold": len(references), "systems": out_systems,
-              "kappa": kappa, "pairs": pairs, "max_budget": top, "kuiper_order": order,
-              "prices": None if prices is None else prices.source,
-              "budget_table": budget_table(curves, table_budgets(top))}  # fmt: skip
+    result = {
+        "split": None if args.gold else args.split,
+        "n_gold": len(references),
+        "systems": out_systems,
+        "kappa": kappa,
+        "pairs": pairs,
+        "max_budget": top,
+        "kuiper_order": order,
+        "prices": None if prices is None else prices.source,
+        "budget_table": budget_table(curves, table_budgets(top)),
+    }
     return Scored(list(references), scored, raw, reports, result)
 
 
@@ -268,15 +296,20 @@ def format_comparison(result: Mapping[str, Any]) -> str:
     systems = result["systems"]
     width = max(len(label(s)) for s in systems)
     order = f" · Kuiper in {result['kuiper_order']} order" if result.get("kuiper_order") else ""
-    lines = [f"{result['n_gold']} gold items" + (f" (split {result['split']})" if result["split"] else "") + order, "",
-             f"{'system':<{width}}  accuracy  95% CI          Kuiper  Page F1  mean steps  coverage"]  # fmt: skip
+    lines = [
+        f"{result['n_gold']} gold items" + (f" (split {result['split']})" if result["split"] else "") + order,
+        "",
+        f"{'system':<{width}}  accuracy  95% CI          Kuiper  Page F1  mean steps  coverage",
+    ]
     for s in systems:
         ci = s["accuracy_ci"]
         ci_text = "" if not ci or ci[0] is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
         kuiper = "—" if s["kuiper"] is None else f"{s['kuiper']:.2f}"
         steps = "—" if s["mean_steps"] is None else f"{s['mean_steps']:.2f}"
-        lines.append(f"{label(s):<{width}}  {_pct(s['accuracy']):>8}  {ci_text:<14}  {kuiper:>6}  "
-                     f"{_pct(s['page_f1']):>7}  {steps:>10}  {coverage_text(s)}")  # fmt: skip
+        lines.append(
+            f"{label(s):<{width}}  {_pct(s['accuracy']):>8}  {ci_text:<14}  {kuiper:>6}  "
+            f"{_pct(s['page_f1']):>7}  {steps:>10}  {coverage_text(s)}"
+        )
     if any(s.get("cost") is not None for s in systems):
         lines += ["", f"inference cost (prices: {result.get('prices')})"]
         lines += [f"{label(s):<{width}}  {cost_text(s.get('cost'))}" for s in systems]
@@ -287,8 +320,10 @@ def format_comparison(result: Mapping[str, Any]) -> str:
         lines.append(f"{label(s):<{width}}  {row}")
     lines += ["", "solved by: both / only A / only B / neither"]
     for p in result["pairs"]:
-        lines.append(f"  A={p['a']}  B={p['b']}: {p['both']} / {p['only_a']} / {p['only_b']} / {p['neither']}"
-                     + (f" ({p['skipped']} unscored)" if p["skipped"] else ""))  # fmt: skip
+        lines.append(
+            f"  A={p['a']}  B={p['b']}: {p['both']} / {p['only_a']} / {p['only_b']} / {p['neither']}"
+            + (f" ({p['skipped']} unscored)" if p["skipped"] else "")
+        )
     lines += ["", "accuracy (%) within a step budget", "budget" + "".join(f"{n[:10]:>11}" for n in names)]
     for row in result["budget_table"]:
         lines.append(f"{row['budget']:>6}" + "".join(f"{_pct(row[n]):>11}" for n in names))
@@ -307,8 +342,13 @@ def plot_curves(result: Mapping[str, Any], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for s in result["systems"]:
         curve = s["budget_curve"]
-        ax.step([p["budget"] for p in curve], [100 * p["accuracy"] for p in curve], where="post", label=label(s),
-                linestyle="--" if s["human"] else "-")  # fmt: skip
+        ax.step(
+            [p["budget"] for p in curve],
+            [100 * p["accuracy"] for p in curve],
+            where="post",
+            label=label(s),
+            linestyle="--" if s["human"] else "-",
+        )
     ax.set_xlabel("step budget N (searches)")
     ax.set_ylabel("accuracy within budget (%)")
     ax.set_ylim(0, 100)

@@ -55,8 +55,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     parser.add_argument("--max-budget", type=int, help="largest step budget of the budget curve")
-    parser.add_argument("--compare", nargs="+", type=Path, default=[], metavar="OTHER.jsonl",
-                        help="more results files: also report them and Cohen's kappa between systems")  # fmt: skip
+    parser.add_argument(
+        "--compare",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="OTHER.jsonl",
+        help="more results files: also report them and Cohen's kappa between systems",
+    )
     parser.add_argument("--ctt", type=Path, metavar="OUT.json", help="write CTT item statistics and splits")
     parser.add_argument("--ctt-test-size", type=int, default=500, help="CTT test split size (default: 500)")
     parser.add_argument("--ctt-dev-size", type=int, default=200, help="CTT dev split size (default: 200)")
@@ -66,9 +72,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def add_kuiper_order_argument(parser: argparse.ArgumentParser) -> None:
     """Add ``--kuiper-order`` (``evaluate``, ``compare`` and ``figures``: one option, one meaning)."""
-    parser.add_argument("--kuiper-order", choices=("block", "file"), default="block",
-                        help="block: ties in effort read as one block, independent of line order (default); "
-                             "file: D read at every k as in the paper's F.3, ties in file order")  # fmt: skip
+    parser.add_argument(
+        "--kuiper-order",
+        choices=("block", "file"),
+        default="block",
+        help="block: ties in effort read as one block, independent of line order (default); "
+        "file: D read at every k as in the paper's F.3, ties in file order",
+    )
 
 
 def _read_text(path: Path) -> str:
@@ -137,8 +147,13 @@ def _judge(args: argparse.Namespace) -> Any:
         cache = madqa_home() / "judge_cache.jsonl"
     from madqa.cli.run_cmd import model_options_of
 
-    return Judge(resolve_judge(args.judge, model_options_of(args)), args.judge, cache, workers=args.judge_workers,
-                 retries=args.judge_retries)
+    return Judge(
+        resolve_judge(args.judge, model_options_of(args)),
+        args.judge,
+        cache,
+        workers=args.judge_workers,
+        retries=args.judge_retries,
+    )
 
 
 def _calibration(args: argparse.Namespace) -> Any:
@@ -176,14 +191,21 @@ def check_provenance(path: Path, predictions: list[Any], gold: Any) -> dict[str,
     summary = provenance_summary(predictions, gold)
     problems = []
     if summary["mismatched"]:
-        others = {f"{g['dataset']['name']}@{g['dataset']['revision']}" for g in summary["seen"]
-                  if g["dataset"] is not None and g["dataset"] != summary["gold"]}  # fmt: skip
+        others = {
+            f"{g['dataset']['name']}@{g['dataset']['revision']}"
+            for g in summary["seen"]
+            if g["dataset"] is not None and g["dataset"] != summary["gold"]
+        }
         seen = ", ".join(sorted(others)[:3]) or "several"
-        problems.append(f"{summary['mismatched']} of {len(predictions)} line(s) were produced on another dataset "
-                        f"than the gold ({gold.name}@{gold.revision}; the lines name {seen})")  # fmt: skip
+        problems.append(
+            f"{summary['mismatched']} of {len(predictions)} line(s) were produced on another dataset "
+            f"than the gold ({gold.name}@{gold.revision}; the lines name {seen})"
+        )
     if summary["newer_schema"]:
-        problems.append(f"{summary['newer_schema']} line(s) have a schema_version newer than "
-                        f"{summary['schema_version']}, the newest this metric knows (update madqa)")  # fmt: skip
+        problems.append(
+            f"{summary['newer_schema']} line(s) have a schema_version newer than "
+            f"{summary['schema_version']}, the newest this metric knows (update madqa)"
+        )
     if problems:
         logger.warning("%s: %s; scores may not be comparable", path, "; ".join(problems))
     return summary
@@ -215,8 +237,12 @@ def _score_file(path: Path, references: list[Any], args: argparse.Namespace, jud
     if m.matched_by_question:
         logger.warning("%s: %d line(s) had no id and were matched by question text", path, m.matched_by_question)
     if m.unknown:
-        logger.warning("%s: %d line(s) match no gold question and are ignored: %s", path, len(m.unknown),
-                       ", ".join(m.unknown[:5]) + (" …" if len(m.unknown) > 5 else ""))  # fmt: skip
+        logger.warning(
+            "%s: %d line(s) match no gold question and are ignored: %s",
+            path,
+            len(m.unknown),
+            ", ".join(m.unknown[:5]) + (" …" if len(m.unknown) > 5 else ""),
+        )
     if m.missing_ids:
         logger.warning("%s: %d gold question(s) have no prediction (scored incorrect)", path, len(m.missing_ids))
     unscored = sum(1 for it in run.items if it.score is None)
@@ -229,9 +255,15 @@ def report_options(args: argparse.Namespace, calibration: Any) -> Any:
     """The :class:`~madqa.metric.report.ReportOptions` that the command-line options ask for."""
     from madqa.metric.report import ReportOptions
 
-    return ReportOptions(mode=args.mode, calibration=calibration, kuiper_order=args.kuiper_order,
-                         n_resamples=args.resamples, seed=args.seed, max_budget=args.max_budget,
-                         include_items=args.per_item)  # fmt: skip
+    return ReportOptions(
+        mode=args.mode,
+        calibration=calibration,
+        kuiper_order=args.kuiper_order,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        max_budget=args.max_budget,
+        include_items=args.per_item,
+    )
 
 
 def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: argparse.Namespace) -> None:
@@ -258,8 +290,14 @@ def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: arg
         "spearman_test_vs_all": splits.spearman_test_vs_all,
     }
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    logger.info("wrote CTT splits to %s (test %d, dev %d, train %d; Spearman ρ %s)", out, len(splits.test),
-                len(splits.dev), len(splits.train), splits.spearman_test_vs_all)  # fmt: skip
+    logger.info(
+        "wrote CTT splits to %s (test %d, dev %d, train %d; Spearman ρ %s)",
+        out,
+        len(splits.test),
+        len(splits.dev),
+        len(splits.train),
+        splits.spearman_test_vs_all,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -278,8 +316,10 @@ def run(args: argparse.Namespace) -> int:
     scored = {str(p): _score_file(p, references, args, judge, gold) for p in paths}
     runs = {name: run for name, (run, _, _) in scored.items()}
     options = report_options(args, calibration)
-    reports = {name: {**build_report(r, references, options, scored[name][2]), "provenance": scored[name][1]}
-               for name, r in runs.items()}  # fmt: skip
+    reports = {
+        name: {**build_report(r, references, options, scored[name][2]), "provenance": scored[name][1]}
+        for name, r in runs.items()
+    }
     main = dict(reports[str(args.results)])
     if args.compare:
         main["compare"] = {**compare_runs(runs), "reports": reports}

@@ -17,11 +17,18 @@ logger = logging.getLogger("madqa.extract")
 
 def add_extraction_options(parser: argparse.ArgumentParser) -> None:
     """``--ocr-lang`` and ``--strict``, shared with `madqa setup`."""
-    parser.add_argument("--ocr-lang", metavar="LANGS", default=None,
-                        help="Tesseract languages for OCR, joined by '+' (e.g. eng+rus); default: chosen from "
-                             "the installed Tesseract data")  # fmt: skip
-    parser.add_argument("--strict", action="store_true",
-                        help="exit with status 1 when any file was skipped (default: 0, each skipped file named)")
+    parser.add_argument(
+        "--ocr-lang",
+        metavar="LANGS",
+        default=None,
+        help="Tesseract languages for OCR, joined by '+' (e.g. eng+rus); default: chosen from "
+        "the installed Tesseract data",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 1 when any file was skipped (default: 0, each skipped file named)",
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,14 +40,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=None, help="processes (default: all CPUs)")
     parser.add_argument("--no-ocr", action="store_true", help="text layer only (pages without one get empty text)")
     add_extraction_options(parser)
-    parser.add_argument("--file-timeout", type=float, default=None, metavar="S",
-                        help="stop and skip a file still running after S seconds (default 1800; 0: no limit)")
-    parser.add_argument("--in-process", action="store_true",
-                        help="debugging: run files in this process, without crash or time-limit isolation")
+    parser.add_argument(
+        "--file-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop and skip a file still running after S seconds (default 1800; 0: no limit)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="debugging: run files in this process, without crash or time-limit isolation",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
-                        help="extract on a Ray cluster (pip install 'madqa[ray]'): alone, RAY_ADDRESS or a new local "
-                             "Ray; or HOST:PORT / ray://HOST:10001 (--workers: files in flight)")  # fmt: skip
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="extract on a Ray cluster (pip install 'madqa[ray]'): alone, RAY_ADDRESS or a new local "
+        "Ray; or HOST:PORT / ray://HOST:10001 (--workers: files in flight)",
+    )
 
 
 def extract_settings_from(args: argparse.Namespace) -> Any:
@@ -106,15 +126,32 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("no PDF files to extract")
     # Page rows wait on disk, not in this process: in a memory cgroup the parent stays smaller than a worker.
     with PageSpool(args.out.parent) as spool:
-        report = extract_corpus(pdfs, cache_dir=layout.page_cache_dir, workers=args.workers, ocr=not args.no_ocr,
-                                progress=not args.no_progress, settings=settings, file_timeout_s=timeout,
-                                isolate=not args.in_process, pool=pool, spool=spool)  # fmt: skip
+        report = extract_corpus(
+            pdfs,
+            cache_dir=layout.page_cache_dir,
+            workers=args.workers,
+            ocr=not args.no_ocr,
+            progress=not args.no_progress,
+            settings=settings,
+            file_timeout_s=timeout,
+            isolate=not args.in_process,
+            pool=pool,
+            spool=spool,
+        )
         _write_pages(args.out, spool)
-    logger.info("%d pages from %d PDFs (%d by OCR, %d skipped files, %d warnings) -> %s", report.page_count,
-                len(report.num_pages), report.ocr_pages, len(report.skipped), len(report.warnings), args.out)
+    logger.info(
+        "%d pages from %d PDFs (%d by OCR, %d skipped files, %d warnings) -> %s",
+        report.page_count,
+        len(report.num_pages),
+        report.ocr_pages,
+        len(report.skipped),
+        len(report.warnings),
+        args.out,
+    )
     if any(reason.startswith("timed out") for _, reason in report.skipped):
-        logger.info("a file that timed out may just be long: run again with a larger --file-timeout (the others "
-                    "are cached)")  # fmt: skip
+        logger.info(
+            "a file that timed out may just be long: run again with a larger --file-timeout (the others are cached)"
+        )
     if report.ocr_missing:
         return 3
     if args.strict and report.skipped:

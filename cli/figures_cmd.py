@@ -50,9 +50,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     gold.add_argument("--dataset", metavar="PATH", help="dataset folder (or sample, or a Hub id) to read --split from")
     parser.add_argument("--names", nargs="+", metavar="NAME", help="display names, one per run (default: file stems)")
     add_prices_argument(parser)
-    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="SPEC",
-                        help=f"query/page embedder for drift and evidence distance (default: {DEFAULT_EMBEDDER}; "
-                             "none: skip those figures)")  # fmt: skip
+    parser.add_argument(
+        "--embedder",
+        default=DEFAULT_EMBEDDER,
+        metavar="SPEC",
+        help=f"query/page embedder for drift and evidence distance (default: {DEFAULT_EMBEDDER}; "
+        "none: skip those figures)",
+    )
     parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
     from madqa.cli.evaluate_cmd import add_kuiper_order_argument
@@ -116,11 +120,14 @@ def run(args: argparse.Namespace) -> int:
 
     systems = scored.result["systems"]
     runs = PaperRuns(
-        references=scored.references, names=names, human={s["name"]: s["human"] for s in systems},
+        references=scored.references,
+        names=names,
+        human={s["name"]: s["human"] for s in systems},
         items={n: r.items for n, r in scored.runs.items()},
         records={n: gold_records(scored.lines[n], scored.references) for n in names},
-        reports=scored.reports, comparison=scored.result,
-    )  # fmt: skip
+        reports=scored.reports,
+        comparison=scored.result,
+    )
     model, embed_reason = embedder(args.embedder)
     if model is None and args.embedder.lower() != "none":
         logger.warning("the drift and evidence-distance figures are skipped: %s", embed_reason)
@@ -132,11 +139,15 @@ def run(args: argparse.Namespace) -> int:
         )
     except FiguresError as exc:
         raise UserError(str(exc)) from None
-    meta = {"split": scored.result["split"], "n_gold": scored.result["n_gold"],
-            "runs": [{"name": s["name"], "path": s["path"], "human": s["human"]} for s in systems],
-            "prices": prices.source, "kuiper_order": args.kuiper_order,
-            "embedder": getattr(model, "name", args.embedder) if model else f"none ({embed_reason})",
-            "pages": "the dataset's pages config" if texts is not None else f"none ({pages_reason})"}  # fmt: skip
+    meta = {
+        "split": scored.result["split"],
+        "n_gold": scored.result["n_gold"],
+        "runs": [{"name": s["name"], "path": s["path"], "human": s["human"]} for s in systems],
+        "prices": prices.source,
+        "kuiper_order": args.kuiper_order,
+        "embedder": getattr(model, "name", args.embedder) if model else f"none ({embed_reason})",
+        "pages": "the dataset's pages config" if texts is not None else f"none ({pages_reason})",
+    }
     try:
         write_figures(args.out, figures, runs, meta)
     except OSError as exc:

@@ -34,8 +34,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", metavar="NAME", help="only this batch (code name, e.g. Andromeda)")
     parser.add_argument("--annotator", metavar="ID", help="fixed annotator id (default: each visitor types one)")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="results file (needs --annotator)")
-    parser.add_argument("--out-dir", type=Path, default=Path("human_runs"),
-                        help="folder of the per-annotator, per-batch files (default: ./human_runs)")  # fmt: skip
+    parser.add_argument(
+        "--out-dir",
+        type=Path,
+        default=Path("human_runs"),
+        help="folder of the per-annotator, per-batch files (default: ./human_runs)",
+    )
     parser.add_argument("--oracle", action="store_true", help="show only the gold evidence pages, no search bar")
     parser.add_argument("--labels", type=Path, metavar="FILE", help="private test labels (only for --oracle on test)")
     parser.add_argument("--seed", type=int, default=None, help="batch shuffle seed (default: 2025)")
@@ -60,12 +64,21 @@ def build_service(args: argparse.Namespace):  # noqa: ANN201 - lazy import of th
     if args.labels is not None and not args.oracle:
         raise UserError("--labels is only used with --oracle (test labels are never shown otherwise)")
     try:
-        plan = build_plan(args.split, dataset=args.dataset, mode="oracle" if args.oracle else "search",
-                          seed=DEFAULT_SEED if args.seed is None else args.seed, labels_path=args.labels,
-                          out_dir=args.out_dir, output=args.output, annotator=args.annotator, batch=args.batch,
-                          config={"backend": args.backend or "whoosh"})  # fmt: skip
-        corpus = HumanCorpus.open(args.dataset, oracle=args.oracle, backend=args.backend,
-                                  k=DEFAULT_K if args.k is None else args.k)  # fmt: skip
+        plan = build_plan(
+            args.split,
+            dataset=args.dataset,
+            mode="oracle" if args.oracle else "search",
+            seed=DEFAULT_SEED if args.seed is None else args.seed,
+            labels_path=args.labels,
+            out_dir=args.out_dir,
+            output=args.output,
+            annotator=args.annotator,
+            batch=args.batch,
+            config={"backend": args.backend or "whoosh"},
+        )
+        corpus = HumanCorpus.open(
+            args.dataset, oracle=args.oracle, backend=args.backend, k=DEFAULT_K if args.k is None else args.k
+        )
     except (StudyError, BatchError, DatasetUnavailableError, ValueError) as exc:
         raise UserError(str(exc)) from None
     return HumanService(plan, corpus)
@@ -91,12 +104,21 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UserError(f"the app needs gradio: pip install -e '.[space]' ({exc})") from None
     where = plan.output or plan.out_dir
-    logger.info("human study on split %s (%s mode, %d batch(es)); answers go to %s", plan.split, plan.mode,
-                len(plan.batches), where)  # fmt: skip
+    logger.info(
+        "human study on split %s (%s mode, %d batch(es)); answers go to %s",
+        plan.split,
+        plan.mode,
+        len(plan.batches),
+        where,
+    )
     logger.info("answers are saved as they are submitted")
     assert port is not None
     try:
-        return serve(lambda: launch_human(service, host=args.host, port=port, quiet=True, prevent_thread_lock=True),
-                     host=args.host, port=port, what="the human study")  # fmt: skip
+        return serve(
+            lambda: launch_human(service, host=args.host, port=port, quiet=True, prevent_thread_lock=True),
+            host=args.host,
+            port=port,
+            what="the human study",
+        )
     finally:
         service.close()

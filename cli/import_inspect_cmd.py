@@ -68,8 +68,9 @@ def run(args: argparse.Namespace) -> int:
         except LogError as exc:
             raise UserError(f"{path}: {exc}") from None
         if log.status != "success":
-            logger.warning("%s: the eval's status is %r; importing the %d sample(s) it holds", path, log.status,
-                           len(new))  # fmt: skip
+            logger.warning(
+                "%s: the eval's status is %r; importing the %d sample(s) it holds", path, log.status, len(new)
+            )
         for line in new:
             if line["id"] in origin:
                 raise UserError(f"{path}: question {line['id']} is also in {origin[line['id']]}; import each once")
@@ -86,6 +87,13 @@ def run(args: argparse.Namespace) -> int:
     errors = sum(1 for line in lines if line["error"])
     dataset = lines[0]["config"].get("dataset")
     hint = f" --dataset {dataset}" if dataset and dataset != "sample" else ""
-    logger.info("wrote %d line(s) (%d with an error) to %s; score them: madqa evaluate %s --split %s%s", len(lines),
-                errors, args.output, args.output, split, hint)  # fmt: skip
+    logger.info(
+        "wrote %d line(s) (%d with an error) to %s; score them: madqa evaluate %s --split %s%s",
+        len(lines),
+        errors,
+        args.output,
+        args.output,
+        split,
+        hint,
+    )
     return 0

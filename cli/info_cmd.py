@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     lines = [
         "MADQA sample benchmark" if info["dataset"] == "sample" else f"MADQA dataset {info['dataset']}",
         f"  questions : {sum(q.values())} (train {q['train']}, dev {q['dev']}, test {q['test']}; test labels hidden)",
-        "  hop types : " + ", ".join(f"{k} {v}" for k, v in sorted(info["hop_types_train_dev"].items()))
+        "  hop types : "
+        + ", ".join(f"{k} {v}" for k, v in sorted(info["hop_types_train_dev"].items()))
         + " (train+dev)",
         f"  documents : {info['documents']} in {info['categories']} categories, {len(info['domains'])} domains",
         f"  pages     : {info['pages']} (" + ", ".join(f"{k} {v}" for k, v in info["text_sources"].items()) + ")",

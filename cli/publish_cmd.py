@@ -17,8 +17,10 @@ import logging
 import sys
 from pathlib import Path
 
-HELP = ("maintainers: push to the Hugging Face Hub the page corpus of a prepared dataset (pages), the hidden "
-        "test labels (labels, private) or the metric Space (metric)")  # fmt: skip
+HELP = (
+    "maintainers: push to the Hugging Face Hub the page corpus of a prepared dataset (pages), the hidden "
+    "test labels (labels, private) or the metric Space (metric)"
+)
 logger = logging.getLogger("madqa.publish")
 
 
@@ -29,8 +31,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     pages.add_argument("--dataset", metavar="SPEC", help="the prepared dataset (default: $MADQA_DATASET or sample)")
     pages.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub dataset repo")
     pages.add_argument("--private", action="store_true", help="create the repo private")
-    pages.add_argument("--allow-incomplete", action="store_true",
-                       help="publish even though some documents could not be fetched or read")  # fmt: skip
+    pages.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="publish even though some documents could not be fetched or read",
+    )
     pages.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     labels = sub.add_parser("labels", help="check the hidden test labels and push them to a PRIVATE Hub dataset")
     labels.add_argument("--file", required=True, type=Path, help="the labels JSONL (question schema, labelled)")
@@ -63,12 +68,18 @@ def run(args: argparse.Namespace) -> int:
             from madqa.loading_script.pages_repo import publish_pages
 
             try:
-                done = publish_pages(args.dataset, args.repo, private=args.private,
-                                     allow_incomplete=args.allow_incomplete)  # fmt: skip
+                done = publish_pages(
+                    args.dataset, args.repo, private=args.private, allow_incomplete=args.allow_incomplete
+                )
             except DatasetUnavailableError as exc:
                 raise UserError(str(exc)) from None
-            summary = {"repo": done.repo_id, "url": done.url, "files": done.files, "pages": done.pages,
-                       "documents": done.documents}  # fmt: skip
+            summary = {
+                "repo": done.repo_id,
+                "url": done.url,
+                "files": done.files,
+                "pages": done.pages,
+                "documents": done.documents,
+            }
         elif args.what == "labels":
             from madqa.loading_script.labels_repo import LabelsError, publish_labels
             from madqa.loading_script.load import DatasetUnavailableError
@@ -79,14 +90,22 @@ def run(args: argparse.Namespace) -> int:
                 pushed = publish_labels(args.file, args.dataset, args.repo, private_share=args.private_share)
             except (LabelsError, DatasetUnavailableError) as exc:
                 raise UserError(str(exc)) from None
-            summary = {"repo": pushed.repo_id, "url": "", "files": ["test_labels.jsonl"],
-                       "questions": pushed.questions, "private": pushed.private}  # fmt: skip
+            summary = {
+                "repo": pushed.repo_id,
+                "url": "",
+                "files": ["test_labels.jsonl"],
+                "questions": pushed.questions,
+                "private": pushed.private,
+            }
         else:
             from madqa.cli.publish_metric import publish_metric
 
             result = publish_metric(args.repo, private=args.private)
-            summary = {"repo": args.repo, "url": str(getattr(result, "url", "")),
-                       "files": list(getattr(result, "files", []))}  # fmt: skip
+            summary = {
+                "repo": args.repo,
+                "url": str(getattr(result, "url", "")),
+                "files": list(getattr(result, "files", [])),
+            }
     except ImportError as exc:
         raise UserError(f"publishing needs huggingface_hub: {exc}") from None
     except OSError as exc:  # network and HTTP errors of huggingface_hub derive from OSError

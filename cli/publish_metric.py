@@ -141,8 +141,10 @@ def publish_metric(
         raise UserError(f"--repo {repo_id!r}: expected ORG/NAME")
     name = repo_id.split("/")[1]
     if not _SPACE_NAME.fullmatch(name):
-        raise UserError(f"--repo {repo_id!r}: NAME may hold only letters, digits, '-' and '_' (evaluate imports "
-                        f"NAME.py as a module)")  # fmt: skip
+        raise UserError(
+            f"--repo {repo_id!r}: NAME may hold only letters, digits, '-' and '_' (evaluate imports "
+            f"NAME.py as a module)"
+        )
     script_name = f"{name}.py"
     if dry_run_dir is not None:
         files = stage(Path(dry_run_dir), metric_dir, script_name)
@@ -157,9 +159,13 @@ def publish_metric(
         try:
             repo = api.create_repo(repo_id, repo_type="space", space_sdk="gradio", exist_ok=True, private=private)
             # delete_patterns: a module dropped from the metric must not linger on the Space
-            commit = api.upload_folder(folder_path=str(Path(tmp) / "space"), repo_id=repo_id, repo_type="space",
-                                       commit_message=f"Publish the MADQA metric ({len(files)} files)",
-                                       delete_patterns=["*.py"])  # fmt: skip
+            commit = api.upload_folder(
+                folder_path=str(Path(tmp) / "space"),
+                repo_id=repo_id,
+                repo_type="space",
+                commit_message=f"Publish the MADQA metric ({len(files)} files)",
+                delete_patterns=["*.py"],
+            )
         except Exception as exc:  # Hub errors (auth, network, offline mode): one line naming the repo
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise UserError(f"cannot publish the metric Space {repo_id}: {type(exc).__name__}: {first}") from None

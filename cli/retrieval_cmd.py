@@ -28,19 +28,33 @@ logger = logging.getLogger(__name__)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``retrieval`` arguments."""
-    parser.add_argument("--retriever", required=True, metavar="SPEC[,SPEC…]",
-                        help="retrievers: bm25, dense:EMBEDDER (dense:wordllama), rrf:A+B, hybrid:A>B")
+    parser.add_argument(
+        "--retriever",
+        required=True,
+        metavar="SPEC[,SPEC…]",
+        help="retrievers: bm25, dense:EMBEDDER (dense:wordllama), rrf:A+B, hybrid:A>B",
+    )
     parser.add_argument("--split", default="dev", help="labelled split (default: dev; test labels are hidden)")
     parser.add_argument("--dataset", metavar="SPEC", help="dataset folder, sample (default) or a prepared Hub id")
     parser.add_argument("--limit", type=int, help="first N questions only")
-    parser.add_argument("--depth", type=int, default=None, metavar="N",
-                        help="pages ranked per question for the document level (default: 1000; at least 10, the "
-                             "measures' deepest cut-off, and at least --k); the page level reads the top 10")
-    parser.add_argument("--k", type=int, default=10,
-                        help="top k of the 'missed by every retriever' share (default: 10)")
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=None,
+        metavar="N",
+        help="pages ranked per question for the document level (default: 1000; at least 10, the "
+        "measures' deepest cut-off, and at least --k); the page level reads the top 10",
+    )
+    parser.add_argument(
+        "--k", type=int, default=10, help="top k of the 'missed by every retriever' share (default: 10)"
+    )
     parser.add_argument("--by-hop", action="store_true", help="also print the table per hop type")
-    parser.add_argument("--runs-dir", type=Path, metavar="DIR",
-                        help="write TREC runs and qrels of both levels here (runs.json says which is which)")
+    parser.add_argument(
+        "--runs-dir",
+        type=Path,
+        metavar="DIR",
+        help="write TREC runs and qrels of both levels here (runs.json says which is which)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
 
 
@@ -93,16 +107,24 @@ def run(args: argparse.Namespace) -> int:
     depth = DEFAULT_DEPTH if args.depth is None else args.depth
     if depth < max(CUTOFF, args.k):
         default = f" (the default {DEFAULT_DEPTH} is below --k {args.k})" if args.depth is None else ""
-        raise UserError(f"--depth must be at least {CUTOFF} (the measures' deepest cut-off) and at least --k; "
-                        f"got --depth {depth} and --k {args.k}{default}")
+        raise UserError(
+            f"--depth must be at least {CUTOFF} (the measures' deepest cut-off) and at least --k; "
+            f"got --depth {depth} and --k {args.k}{default}"
+        )
     try:
         rows = load_gold(args.split, args.dataset)
         pages = load_pages(args.dataset)
     except DatasetUnavailableError as exc:
         raise UserError(str(exc)) from None
-    questions = [Question(str(r["id"]), str(r["question"]), tuple((e["document"], int(e["page"]))
-                                                                 for e in r["evidence"]), str(r.get("hop_type") or ""))
-                 for r in rows][: args.limit]  # fmt: skip
+    questions = [
+        Question(
+            str(r["id"]),
+            str(r["question"]),
+            tuple((e["document"], int(e["page"])) for e in r["evidence"]),
+            str(r.get("hop_type") or ""),
+        )
+        for r in rows
+    ][: args.limit]
     if not questions:
         raise UserError(f"the {args.split} split has no labelled questions to rank pages for")
     try:
@@ -119,33 +141,50 @@ def run(args: argparse.Namespace) -> int:
     if args.runs_dir:
         write_runs(args.runs_dir, rankings, questions, depth)
     missed = missed_by_all([r for _, r, _ in rankings], questions, args.k)
-    out = {"split": args.split, "questions": len(questions), "depth": depth, "interval": "wilson-95",
-           "retrievers": results, "missed_by_all": missed}  # fmt: skip
+    out = {
+        "split": args.split,
+        "questions": len(questions),
+        "depth": depth,
+        "interval": "wilson-95",
+        "retrievers": results,
+        "missed_by_all": missed,
+    }
     if args.json:
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    lines = [f"{len(questions)} {args.split} questions, {len(pages)} pages; page level: each retriever's top "
-             f"{page_depth} pages; document level: the documents of its top {depth} pages (--depth)"]
+    lines = [
+        f"{len(questions)} {args.split} questions, {len(pages)} pages; page level: each retriever's top "
+        f"{page_depth} pages; document level: the documents of its top {depth} pages (--depth)"
+    ]
     for level in ("page", "document"):
         lines += ["", f"{level} level (mean [95% Wilson interval]):", *_table(results, level)]
         if level == "document":  # how deep the document level really was (ten pages are often fewer documents)
-            sizes = "; ".join(f"{name} {r['median']:g} / {r['min']} / {r['short']} / {r['cut']}"
-                              for name, r in ((n, s["document"]["ranked"]) for n, s in results.items()))
-            lines.append(f"  documents in the top {depth} pages, median / fewest / questions with fewer than "
-                         f"{CUTOFF} / of those, cut short by --depth: {sizes}")
+            sizes = "; ".join(
+                f"{name} {r['median']:g} / {r['min']} / {r['short']} / {r['cut']}"
+                for name, r in ((n, s["document"]["ranked"]) for n, s in results.items())
+            )
+            lines.append(
+                f"  documents in the top {depth} pages, median / fewest / questions with fewer than "
+                f"{CUTOFF} / of those, cut short by --depth: {sizes}"
+            )
             if any(s["document"]["ranked"]["cut"] for s in results.values()):
-                lines.append(f"  (some top-{depth} rankings held fewer than {CUTOFF} documents: a larger --depth "
-                             "ranks more of them)")
+                lines.append(
+                    f"  (some top-{depth} rankings held fewer than {CUTOFF} documents: a larger --depth "
+                    "ranks more of them)"
+                )
         if args.by_hop:
             hops = sorted({h for s in results.values() for h in s[level]["by_hop"]})
             for hop in hops:
                 lines += [f"  hop type {hop}:", *("  " + line for line in _table(results, level, hop))]
     k, lo, hi = missed["k"], *missed["none_ci"]
-    lines += ["", f"missed by every retriever @{k}: {100 * missed['none_in_top_k']:.1f}% [{100 * lo:.1f}, "
-              f"{100 * hi:.1f}] of questions have no gold page in any retriever's top {k}; "
-              f"{100 * missed['not_all_in_top_k']:.1f}% miss at least one (a retrieval miss rate, not the paper's "
-              "Oracle Gap)"]
+    lines += [
+        "",
+        f"missed by every retriever @{k}: {100 * missed['none_in_top_k']:.1f}% [{100 * lo:.1f}, "
+        f"{100 * hi:.1f}] of questions have no gold page in any retriever's top {k}; "
+        f"{100 * missed['not_all_in_top_k']:.1f}% miss at least one (a retrieval miss rate, not the paper's "
+        "Oracle Gap)",
+    ]
     if args.runs_dir:
         lines.append(f"TREC runs in {args.runs_dir} (runs.json); the table again: {TREC_EVAL_COMMAND}")
     print("\n".join(lines))  # the command's result

@@ -38,77 +38,157 @@ logger = logging.getLogger(__name__)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``run`` arguments."""
-    parser.add_argument("--agent", default="bm25", choices=registry.names(),
-                        help="bm25: search agent (paper G.1, default); repl: code-REPL agent (paper G.5); rag: "
-                             "static RAG, one retrieval and one model call (§4); mdoc: MDocAgent's five agents (§4); "
-                             "shell: Semtools-style search and read-only ls/grep/cat/head (G.4)")  # fmt: skip
-    parser.add_argument("--model", default="local", metavar="SPEC",
-                        help="local | litellm:ID | openai:ID | hf:ID | transformers:ID | py:MODULE:FACTORY "
-                             "(default: local, the bundled offline model)")  # fmt: skip
+    parser.add_argument(
+        "--agent",
+        default="bm25",
+        choices=registry.names(),
+        help="bm25: search agent (paper G.1, default); repl: code-REPL agent (paper G.5); rag: "
+        "static RAG, one retrieval and one model call (§4); mdoc: MDocAgent's five agents (§4); "
+        "shell: Semtools-style search and read-only ls/grep/cat/head (G.4)",
+    )
+    parser.add_argument(
+        "--model",
+        default="local",
+        metavar="SPEC",
+        help="local | litellm:ID | openai:ID | hf:ID | transformers:ID | py:MODULE:FACTORY "
+        "(default: local, the bundled offline model)",
+    )
     parser.add_argument("--split", default="dev", choices=("train", "dev", "test"), help="split (default: dev)")
     parser.add_argument("--dataset", metavar="SPEC", help="dataset folder, Hub id or sample (default: the sample)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions of the split")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="RESULTS.jsonl", help="results file")
     parser.add_argument("--resume", action="store_true", help="skip the questions already in the results file")
-    parser.add_argument("--retry-errors", action="store_true",
-                        help="with --resume: run again the questions that failed for an infrastructure reason "
-                             "(provider, transport, timeout, worker; never a model's own missing answer)")
-    parser.add_argument("--allow-mixed-settings", action="store_true",
-                        help="with --resume: add lines to a file whose lines were written with other settings")
+    parser.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: run again the questions that failed for an infrastructure reason "
+        "(provider, transport, timeout, worker; never a model's own missing answer)",
+    )
+    parser.add_argument(
+        "--allow-mixed-settings",
+        action="store_true",
+        help="with --resume: add lines to a file whose lines were written with other settings",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="questions answered in parallel")
     parser.add_argument("--max-steps", type=int, default=10, metavar="T", help="model calls per question (10)")
-    parser.add_argument("--question-timeout", type=float, metavar="S",
-                        help="wall-clock seconds per question; one that runs out is a timeout error line "
-                             "(default: no limit)")  # fmt: skip
-    parser.add_argument("--interrupt-wait", type=float, default=DEFAULT_INTERRUPT_WAIT, metavar="S",
-                        help="on Ctrl+C, seconds to wait for the questions in flight before stopping (default: "
-                             f"{DEFAULT_INTERRUPT_WAIT:g}; a second Ctrl+C stops at once)")  # fmt: skip
-    parser.add_argument("--top-k", type=int, metavar="K",
-                        help="pages per search (default: 5; mdoc 4, shell 3, as in their papers)")  # fmt: skip
-    parser.add_argument("--observe", choices=("image", "text"),
-                        help="show result pages as images or texts (default: text for text-only models)")  # fmt: skip
+    parser.add_argument(
+        "--question-timeout",
+        type=float,
+        metavar="S",
+        help="wall-clock seconds per question; one that runs out is a timeout error line (default: no limit)",
+    )
+    parser.add_argument(
+        "--interrupt-wait",
+        type=float,
+        default=DEFAULT_INTERRUPT_WAIT,
+        metavar="S",
+        help="on Ctrl+C, seconds to wait for the questions in flight before stopping (default: "
+        f"{DEFAULT_INTERRUPT_WAIT:g}; a second Ctrl+C stops at once)",
+    )
+    parser.add_argument(
+        "--top-k", type=int, metavar="K", help="pages per search (default: 5; mdoc 4, shell 3, as in their papers)"
+    )
+    parser.add_argument(
+        "--observe",
+        choices=("image", "text"),
+        help="show result pages as images or texts (default: text for text-only models)",
+    )
     parser.add_argument("--oracle", action="store_true", help="show the gold evidence pages instead of searching")
-    parser.add_argument("--search-backend", choices=("whoosh", "tantivy"), default="whoosh",
-                        help="search engine (default: whoosh, the paper's)")  # fmt: skip
+    parser.add_argument(
+        "--search-backend",
+        choices=("whoosh", "tantivy"),
+        default="whoosh",
+        help="search engine (default: whoosh, the paper's)",
+    )
     parser.add_argument("--page-chars", type=int, metavar="N", help="page text shown per result in text mode")
-    parser.add_argument("--min-searches", type=int, metavar="N",
-                        help="searches before answering is allowed (default: 0; 1 for the local model)")  # fmt: skip
-    parser.add_argument("--image-steps", type=int, default=1, metavar="N",
-                        help="searches whose page images stay in the model input (default: 1)")  # fmt: skip
-    parser.add_argument("--search-timeout", type=float, default=DEFAULT_SEARCH_TIMEOUT, metavar="S",
-                        help="safety net of one search in wall-clock seconds: a search past it ends the question as "
-                             "an infrastructure error (kind 'search', rerun by --retry-errors), never an observation "
-                             f"(default: {DEFAULT_SEARCH_TIMEOUT:g}; 0: none)")  # fmt: skip
-    parser.add_argument("--search-max-terms", type=int, default=MAX_EXPANSION_TERMS, metavar="N",
-                        help="work limit: most words one query's wildcards and ranges may expand to; a wider "
-                             "query is refused, the agent told to narrow it "
-                             f"(default: {MAX_EXPANSION_TERMS}; 0: none)")  # fmt: skip
-    parser.add_argument("--search-max-postings", type=int, default=MAX_POSTINGS, metavar="N",
-                        help="work limit: most page entries one query may read (its words' page counts summed; "
-                             f"default: {MAX_POSTINGS}; 0: none)")  # fmt: skip
-    parser.add_argument("--retriever", metavar="SPEC",
-                        help="rag: page retriever (bm25, dense:wordllama, rrf:A+B, hybrid:A>B; default "
-                             "rrf:bm25+dense:wordllama; mdoc: its text side, default bm25; shell: its search "
-                             "tool, default dense:wordllama)")  # fmt: skip
-    parser.add_argument("--image-retriever", metavar="SPEC",
-                        help="mdoc: image-side retriever (default: renders of the text side's pages)")  # fmt: skip
+    parser.add_argument(
+        "--min-searches",
+        type=int,
+        metavar="N",
+        help="searches before answering is allowed (default: 0; 1 for the local model)",
+    )
+    parser.add_argument(
+        "--image-steps",
+        type=int,
+        default=1,
+        metavar="N",
+        help="searches whose page images stay in the model input (default: 1)",
+    )
+    parser.add_argument(
+        "--search-timeout",
+        type=float,
+        default=DEFAULT_SEARCH_TIMEOUT,
+        metavar="S",
+        help="safety net of one search in wall-clock seconds: a search past it ends the question as "
+        "an infrastructure error (kind 'search', rerun by --retry-errors), never an observation "
+        f"(default: {DEFAULT_SEARCH_TIMEOUT:g}; 0: none)",
+    )
+    parser.add_argument(
+        "--search-max-terms",
+        type=int,
+        default=MAX_EXPANSION_TERMS,
+        metavar="N",
+        help="work limit: most words one query's wildcards and ranges may expand to; a wider "
+        "query is refused, the agent told to narrow it "
+        f"(default: {MAX_EXPANSION_TERMS}; 0: none)",
+    )
+    parser.add_argument(
+        "--search-max-postings",
+        type=int,
+        default=MAX_POSTINGS,
+        metavar="N",
+        help="work limit: most page entries one query may read (its words' page counts summed; "
+        f"default: {MAX_POSTINGS}; 0: none)",
+    )
+    parser.add_argument(
+        "--retriever",
+        metavar="SPEC",
+        help="rag: page retriever (bm25, dense:wordllama, rrf:A+B, hybrid:A>B; default "
+        "rrf:bm25+dense:wordllama; mdoc: its text side, default bm25; shell: its search "
+        "tool, default dense:wordllama)",
+    )
+    parser.add_argument(
+        "--image-retriever",
+        metavar="SPEC",
+        help="mdoc: image-side retriever (default: renders of the text side's pages)",
+    )
     managed = parser.add_argument_group("file-search agent (pip install 'madqa[file-search]')")
-    managed.add_argument("--provider", choices=("openai", "gemini"),
-                         help="file-search: the managed RAG service (paper G.2); its key from OPENAI_API_KEY or "
-                              "GOOGLE_API_KEY/GEMINI_API_KEY")  # fmt: skip
-    managed.add_argument("--refresh-store", action="store_true",
-                         help="file-search: upload the collection again, not reusing the cached store")  # fmt: skip
+    managed.add_argument(
+        "--provider",
+        choices=("openai", "gemini"),
+        help="file-search: the managed RAG service (paper G.2); its key from OPENAI_API_KEY or "
+        "GOOGLE_API_KEY/GEMINI_API_KEY",
+    )
+    managed.add_argument(
+        "--refresh-store",
+        action="store_true",
+        help="file-search: upload the collection again, not reusing the cached store",
+    )
     repl = parser.add_argument_group("repl agent")
     repl.add_argument("--sub-model", metavar="SPEC", help="model behind llm_query in the code (default: --model)")
-    repl.add_argument("--sub-calls", type=int, metavar="N",
-                      help="llm_query calls per question (default: 50; 5 for the local model)")  # fmt: skip
-    repl.add_argument("--sub-call-chars", type=int, metavar="N",
-                      help="longest llm_query prompt in characters (default: 200000; 3000 for the local model)")
-    repl.add_argument("--observation-chars", type=int, metavar="N",
-                      help="longest code-step observation shown to the model (default: 20000; 1500 for local)")
-    repl.add_argument("--step-timeout", type=float, default=30.0, metavar="S",
-                      help="wall-clock seconds per code step, sub-model time excluded (default: 30)")  # fmt: skip
+    repl.add_argument(
+        "--sub-calls", type=int, metavar="N", help="llm_query calls per question (default: 50; 5 for the local model)"
+    )
+    repl.add_argument(
+        "--sub-call-chars",
+        type=int,
+        metavar="N",
+        help="longest llm_query prompt in characters (default: 200000; 3000 for the local model)",
+    )
+    repl.add_argument(
+        "--observation-chars",
+        type=int,
+        metavar="N",
+        help="longest code-step observation shown to the model (default: 20000; 1500 for local)",
+    )
+    repl.add_argument(
+        "--step-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="wall-clock seconds per code step, sub-model time excluded (default: 30)",
+    )
     parser.add_argument("--api-base", help="model server URL (openai:/litellm: specs)")
     add_model_option_argument(parser)
     add_ray_options(parser)
@@ -120,8 +200,13 @@ def add_model_option_argument(parser: argparse.ArgumentParser) -> None:
     from madqa.agents.model_options import KNOWN_OPTIONS
 
     known = "; ".join(f"{k}: {h}" for k, (_, h) in KNOWN_OPTIONS.items() if k not in ("api_key",))
-    parser.add_argument("--model-option", action="append", default=[], metavar="KEY=VALUE",
-                        help=f"provider setting, repeatable (also for the code agent's sub-model); {known}")
+    parser.add_argument(
+        "--model-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"provider setting, repeatable (also for the code agent's sub-model); {known}",
+    )
 
 
 def model_options_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -138,12 +223,22 @@ def model_options_of(args: argparse.Namespace) -> dict[str, Any]:
 def add_ray_options(parser: argparse.ArgumentParser) -> None:
     """``--ray [ADDRESS]``, ``--ray-actors``, ``--ray-cpus`` (shared with `madqa sweep`)."""
     ray = parser.add_argument_group("Ray (pip install 'madqa[ray]')")
-    ray.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
-                     help="answer on a Ray cluster: alone, RAY_ADDRESS or a new local Ray; or HOST:PORT / "
-                          "ray://HOST:10001 (--workers: questions in flight across the cluster)")  # fmt: skip
+    ray.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="answer on a Ray cluster: alone, RAY_ADDRESS or a new local Ray; or HOST:PORT / "
+        "ray://HOST:10001 (--workers: questions in flight across the cluster)",
+    )
     ray.add_argument("--ray-actors", type=int, metavar="N", help="agent replicas (default: one per Ray node)")
-    ray.add_argument("--ray-cpus", type=float, default=0.0, metavar="C",
-                     help="CPUs each replica reserves (default 0: the model server does the work)")
+    ray.add_argument(
+        "--ray-cpus",
+        type=float,
+        default=0.0,
+        metavar="C",
+        help="CPUs each replica reserves (default 0: the model server does the work)",
+    )
 
 
 def ray_backend(args: argparse.Namespace) -> Any:
@@ -226,9 +321,14 @@ def _warn_if_incomplete(dataset: str | None) -> None:
     record = read_prepared(spec) if spec != SAMPLE else None
     if record is not None and not record.get("complete"):
         missing = [f["document"] for f in record.get("failures", [])]
-        logger.warning("%s is incomplete: %d document(s) were not fetched or read (%s); questions about them cannot "
-                       "be answered. Rerun `madqa setup --dataset %s` to retry.", spec, len(missing),
-                       ", ".join(missing[:5]) + (" …" if len(missing) > 5 else ""), spec)  # fmt: skip
+        logger.warning(
+            "%s is incomplete: %d document(s) were not fetched or read (%s); questions about them cannot "
+            "be answered. Rerun `madqa setup --dataset %s` to retry.",
+            spec,
+            len(missing),
+            ", ".join(missing[:5]) + (" …" if len(missing) > 5 else ""),
+            spec,
+        )
 
 
 def _resume_command(args: argparse.Namespace) -> str:
@@ -287,16 +387,33 @@ def run(args: argparse.Namespace) -> int:
     if args.retry_errors and not args.resume:
         raise UserError("--retry-errors needs --resume")
     config = RunConfig(
-        model=args.model, agent=args.agent, split=args.split, dataset=args.dataset, limit=args.limit,
-        max_steps=args.max_steps, top_k=_top_k(args), observe=args.observe, oracle=args.oracle,
-        search_backend=args.search_backend, page_chars=args.page_chars, image_steps=args.image_steps,
-        min_searches=args.min_searches, sub_model=args.sub_model, sub_calls=args.sub_calls,
-        sub_call_chars=args.sub_call_chars, observation_chars=args.observation_chars, step_timeout=args.step_timeout,
-        search_timeout=args.search_timeout, search_max_terms=args.search_max_terms,
-        search_max_postings=args.search_max_postings, question_timeout=args.question_timeout, retriever=args.retriever,
+        model=args.model,
+        agent=args.agent,
+        split=args.split,
+        dataset=args.dataset,
+        limit=args.limit,
+        max_steps=args.max_steps,
+        top_k=_top_k(args),
+        observe=args.observe,
+        oracle=args.oracle,
+        search_backend=args.search_backend,
+        page_chars=args.page_chars,
+        image_steps=args.image_steps,
+        min_searches=args.min_searches,
+        sub_model=args.sub_model,
+        sub_calls=args.sub_calls,
+        sub_call_chars=args.sub_call_chars,
+        observation_chars=args.observation_chars,
+        step_timeout=args.step_timeout,
+        search_timeout=args.search_timeout,
+        search_max_terms=args.search_max_terms,
+        search_max_postings=args.search_max_postings,
+        question_timeout=args.question_timeout,
+        retriever=args.retriever,
         image_retriever=args.image_retriever,
-        provider=args.provider, refresh_store=args.refresh_store,
-    )  # fmt: skip
+        provider=args.provider,
+        refresh_store=args.refresh_store,
+    )
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
     options = model_options_of(args)
@@ -304,29 +421,52 @@ def run(args: argparse.Namespace) -> int:
     stop = StopRequest(args.interrupt_wait)
     try:
         with _interrupts(stop, _resume_command(args)):
-            summary = run_benchmark(config, args.output, resume=args.resume, overwrite=args.overwrite,
-                                    retry_errors=args.retry_errors, workers=args.workers, progress=bar,
-                                    model_options=options, backend=backend,
-                                    allow_mixed_settings=args.allow_mixed_settings, stop=stop)  # fmt: skip
+            summary = run_benchmark(
+                config,
+                args.output,
+                resume=args.resume,
+                overwrite=args.overwrite,
+                retry_errors=args.retry_errors,
+                workers=args.workers,
+                progress=bar,
+                model_options=options,
+                backend=backend,
+                allow_mixed_settings=args.allow_mixed_settings,
+                stop=stop,
+            )
     except (RunError, DatasetUnavailableError, ValueError) as exc:
         raise UserError(str(exc)) from None
     finally:
         bar.close()
     if stop.is_set():
-        logger.warning("interrupted: %d new line(s) kept in %s; resume with: %s", summary.written, summary.output,
-                       _resume_command(args))  # fmt: skip
+        logger.warning(
+            "interrupted: %d new line(s) kept in %s; resume with: %s",
+            summary.written,
+            summary.output,
+            _resume_command(args),
+        )
         if summary.abandoned:  # their threads still run: leave without waiting for them (or their finalizers)
             _exit_now(130)
         return 130
     acc = f", running accuracy {bar.correct}/{bar.scored}" if bar.scored else ""
-    logger.info("%s: %d new line(s), %d already there, %d error(s)%s", summary.output, summary.written,
-                summary.skipped, summary.errors, acc)  # fmt: skip
+    logger.info(
+        "%s: %d new line(s), %d already there, %d error(s)%s",
+        summary.output,
+        summary.written,
+        summary.skipped,
+        summary.errors,
+        acc,
+    )
     logger.info("score it with: madqa evaluate %s --split %s", summary.output, args.split)
     if summary.retryable_ids:
         ids = summary.retryable_ids
-        logger.warning("questions that failed for an infrastructure reason: %s (rerun them with --resume "
-                       "--retry-errors)", ", ".join(ids[:10]) + (" …" if len(ids) > 10 else ""))  # fmt: skip
+        logger.warning(
+            "questions that failed for an infrastructure reason: %s (rerun them with --resume --retry-errors)",
+            ", ".join(ids[:10]) + (" …" if len(ids) > 10 else ""),
+        )
     if summary.errors > len(summary.retryable_ids):
-        logger.warning("%d question(s) without a usable answer from the model (kept: --retry-errors does not rerun "
-                       "them)", summary.errors - len(summary.retryable_ids))  # fmt: skip
+        logger.warning(
+            "%d question(s) without a usable answer from the model (kept: --retry-errors does not rerun them)",
+            summary.errors - len(summary.retryable_ids),
+        )
     return 1 if summary.written and summary.errors == summary.written else 0

@@ -50,8 +50,10 @@ def resolve_port(flag: int | None, default: int, env: Mapping[str, str] | None =
 
 def busy_message(port: int, host: str) -> str:
     """The one line for a port that is taken."""
-    return (f"port {port} on {host} is already in use (another server is running there): "
-            f"choose another with --port N or {ENV_PORT}=N")  # fmt: skip
+    return (
+        f"port {port} on {host} is already in use (another server is running there): "
+        f"choose another with --port N or {ENV_PORT}=N"
+    )
 
 
 def check_free(host: str, port: int) -> None:
@@ -70,8 +72,7 @@ def check_free(host: str, port: int) -> None:
             raise UserError(busy_message(port, host)) from None
 
 
-def serve(launch: Callable[[], Any], *, host: str, port: int, what: str,
-          stop: threading.Event | None = None) -> int:  # fmt: skip
+def serve(launch: Callable[[], Any], *, host: str, port: int, what: str, stop: threading.Event | None = None) -> int:
     """Start a server with ``launch()`` (it must not block: ``prevent_thread_lock=True``), then wait for Ctrl+C.
 
     Args:

@@ -26,20 +26,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa setup`."""
     from madqa.cli.extract_cmd import add_extraction_options
 
-    parser.add_argument("--dataset", metavar="SPEC",
-                        help="a Hub dataset id (e.g. OxRML/MADQA) or a folder in the release's schema; "
-                             "default: the embedded sample")  # fmt: skip
-    parser.add_argument("--pages-repo", metavar="REPO",
-                        help="page corpus used instead of extracting: a Hub dataset published with "
-                             "`madqa publish pages`, its folder, or a `madqa extract --out` file "
-                             "(default: $MADQA_PAGES_REPO)")  # fmt: skip
+    parser.add_argument(
+        "--dataset",
+        metavar="SPEC",
+        help="a Hub dataset id (e.g. OxRML/MADQA) or a folder in the release's schema; default: the embedded sample",
+    )
+    parser.add_argument(
+        "--pages-repo",
+        metavar="REPO",
+        help="page corpus used instead of extracting: a Hub dataset published with "
+        "`madqa publish pages`, its folder, or a `madqa extract --out` file "
+        "(default: $MADQA_PAGES_REPO)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="sample generator and split seed (default 0)")
     parser.add_argument("--workers", type=int, default=None, help="extraction processes (default: all CPUs)")
     parser.add_argument("--fetch-workers", type=int, default=8, help="parallel PDF downloads (default 8)")
-    parser.add_argument("--fetch-timeout", type=float, default=60.0, metavar="S",
-                        help="seconds without data before a download attempt fails (default 60)")  # fmt: skip
-    parser.add_argument("--fetch-retries", type=int, default=4, metavar="N",
-                        help="retries of a download after a timeout, connection error, 429 or 5xx (default 4)")
+    parser.add_argument(
+        "--fetch-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds without data before a download attempt fails (default 60)",
+    )
+    parser.add_argument(
+        "--fetch-retries",
+        type=int,
+        default=4,
+        metavar="N",
+        help="retries of a download after a timeout, connection error, 429 or 5xx (default 4)",
+    )
     parser.add_argument("--no-ocr", action="store_true", help="text layer only (pages without one stay empty)")
     add_extraction_options(parser)
     parser.add_argument("--no-index", action="store_true", help="do not build the search index now")
@@ -74,8 +89,13 @@ def _run_sample(args: argparse.Namespace) -> int:
 
     settings = extract_settings_from(args)
     try:
-        result = run_setup(seed=args.seed, workers=args.workers, force=args.force, progress=not args.no_progress,
-                           extract_settings=settings)  # fmt: skip
+        result = run_setup(
+            seed=args.seed,
+            workers=args.workers,
+            force=args.force,
+            progress=not args.no_progress,
+            extract_settings=settings,
+        )
     except OcrUnavailableError as exc:
         logger.error("%s", exc)
         return 3
@@ -114,9 +134,16 @@ def _run_dataset(args: argparse.Namespace) -> int:
     if args.force:
         remove_prepared(spec)
     try:
-        result = prepare_dataset(spec, pages_repo=args.pages_repo, workers=args.workers, fetch_settings=settings,
-                                 ocr=not args.no_ocr, force=args.force, progress=not args.no_progress,
-                                 extract_settings=extract_settings_from(args))  # fmt: skip
+        result = prepare_dataset(
+            spec,
+            pages_repo=args.pages_repo,
+            workers=args.workers,
+            fetch_settings=settings,
+            ocr=not args.no_ocr,
+            force=args.force,
+            progress=not args.no_progress,
+            extract_settings=extract_settings_from(args),
+        )
     except DatasetUnavailableError as exc:
         raise UserError(str(exc)) from None
     except OcrUnavailableError as exc:
@@ -132,25 +159,40 @@ def _run_dataset(args: argparse.Namespace) -> int:
         index = "whoosh"
     install_metric()
     summary = {
-        "dataset": spec, "folder": str(result.folder), "source_revision": result.source_revision,
-        "steps_run": result.steps_run, "fetched": len(result.fetched), "already_present": len(result.present),
-        "failures": result.failures, "stats": result.stats, "index": index,
-    }  # fmt: skip
+        "dataset": spec,
+        "folder": str(result.folder),
+        "source_revision": result.source_revision,
+        "steps_run": result.steps_run,
+        "fetched": len(result.fetched),
+        "already_present": len(result.present),
+        "failures": result.failures,
+        "stats": result.stats,
+        "index": index,
+    }
     _emit(summary, args.json)
     if not args.json:
         done = ", ".join(result.steps_run) or "nothing (everything up to date)"
         logger.info("prepared %s in %s: ran %s", spec, result.folder, done)
         stats = result.stats
-        logger.info("%s of %s documents in the corpus, %s pages (%s); questions: %s",
-                    stats.get("documents"), stats.get("documents_listed"), stats.get("pages"),
-                    ", ".join(f"{k} {v}" for k, v in sorted(stats.get("text_sources", {}).items())),
-                    ", ".join(f"{k} {v}" for k, v in stats.get("questions", {}).items()))  # fmt: skip
+        logger.info(
+            "%s of %s documents in the corpus, %s pages (%s); questions: %s",
+            stats.get("documents"),
+            stats.get("documents_listed"),
+            stats.get("pages"),
+            ", ".join(f"{k} {v}" for k, v in sorted(stats.get("text_sources", {}).items())),
+            ", ".join(f"{k} {v}" for k, v in stats.get("questions", {}).items()),
+        )
     for failure in result.failures:
-        logger.error("not in the corpus: %s (%s): %s", failure["document"], failure["url"] or "no url",
-                     failure["reason"])  # fmt: skip
+        logger.error(
+            "not in the corpus: %s (%s): %s", failure["document"], failure["url"] or "no url", failure["reason"]
+        )
     if result.failures:
-        logger.error("%d document(s) missing: run `madqa setup --dataset %s` again to retry them; until then "
-                     "questions about them cannot be answered", len(result.failures), spec)  # fmt: skip
+        logger.error(
+            "%d document(s) missing: run `madqa setup --dataset %s` again to retry them; until then "
+            "questions about them cannot be answered",
+            len(result.failures),
+            spec,
+        )
         return 1
     return 0
 

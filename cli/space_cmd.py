@@ -44,5 +44,9 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise UserError(str(exc)) from None
     logger.info("board: %d submission(s) in %s", services.store.count(), services.config.db_path)
-    return serve(lambda: launch(services, port=port, host=args.host, prevent_thread_lock=True, quiet=True),
-                 host=args.host, port=port, what="the MADQA Space")  # fmt: skip
+    return serve(
+        lambda: launch(services, port=port, host=args.host, prevent_thread_lock=True, quiet=True),
+        host=args.host,
+        port=port,
+        what="the MADQA Space",
+    )

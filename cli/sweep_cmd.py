@@ -146,8 +146,9 @@ def load_sweep(path: Path) -> list[SweepEntry]:
     return entries
 
 
-def run_sweep(entries: Sequence[SweepEntry], *, backend: Any = None, retry_errors: bool = False,
-              progress: bool = True) -> list[dict[str, Any]]:  # fmt: skip
+def run_sweep(
+    entries: Sequence[SweepEntry], *, backend: Any = None, retry_errors: bool = False, progress: bool = True
+) -> list[dict[str, Any]]:
     """Run (or resume) every configuration in turn; one status row per configuration.
 
     A configuration that cannot run (its file holds another model's results, its dataset is missing …) gets its
@@ -164,11 +165,19 @@ def run_sweep(entries: Sequence[SweepEntry], *, backend: Any = None, retry_error
         bar = _Bar(_gold_variants(entry.config.split, entry.config.dataset), enabled=progress)
         row: dict[str, Any] = {"name": entry.name, "output": str(entry.output), "error": None}
         try:
-            summary = run_benchmark(entry.config, entry.output, resume=True, retry_errors=retry_errors,
-                                    workers=entry.workers, progress=bar, backend=backend,
-                                    model_options={"api_base": entry.api_base} if entry.api_base else {})  # fmt: skip
-            row.update(selected=summary.selected, skipped=summary.skipped, written=summary.written,
-                       errors=summary.errors)  # fmt: skip
+            summary = run_benchmark(
+                entry.config,
+                entry.output,
+                resume=True,
+                retry_errors=retry_errors,
+                workers=entry.workers,
+                progress=bar,
+                backend=backend,
+                model_options={"api_base": entry.api_base} if entry.api_base else {},
+            )
+            row.update(
+                selected=summary.selected, skipped=summary.skipped, written=summary.written, errors=summary.errors
+            )
         except (RunError, DatasetUnavailableError, ValueError) as exc:
             logger.error("sweep: %s could not run: %s", entry.name, exc)
             row["error"] = str(exc)
@@ -182,17 +191,29 @@ def summarize(entries: Sequence[SweepEntry], rows: Sequence[Mapping[str, Any]]) 
     """The ``madqa compare`` comparison of the configurations' results on their gold, or the line counts."""
     runs = [(e, r) for e, r in zip(entries, rows, strict=True) if r["error"] is None and e.output.exists()]
     splits = {(e.config.split, e.config.dataset) for e, _ in runs}
-    counts = "\n".join(f"{r['name']}: FAILED: {r['error']}" if r["error"] else
-                       f"{r['name']}: {r['written']} new line(s), {r['skipped']} already there, {r['errors']} "
-                       f"error(s) -> {r['output']}" for r in rows)  # fmt: skip
+    counts = "\n".join(
+        f"{r['name']}: FAILED: {r['error']}"
+        if r["error"]
+        else f"{r['name']}: {r['written']} new line(s), {r['skipped']} already there, {r['errors']} "
+        f"error(s) -> {r['output']}"
+        for r in rows
+    )
     result: dict[str, Any] = {"configurations": list(rows)}
     if not runs or len(splits) != 1 or next(iter(splits))[0] == "test":
         return result, counts + "\n(score test-split runs with `madqa evaluate` where the labels are)"
     from madqa.cli import compare_cmd
 
     split, dataset = next(iter(splits))
-    args = argparse.Namespace(runs=[e.output for e, _ in runs], split=split, gold=None, dataset=dataset,
-                              max_budget=None, resamples=1000, seed=0, json=False)  # fmt: skip
+    args = argparse.Namespace(
+        runs=[e.output for e, _ in runs],
+        split=split,
+        gold=None,
+        dataset=dataset,
+        max_budget=None,
+        resamples=1000,
+        seed=0,
+        json=False,
+    )
     try:
         comparison = compare_cmd.score_runs(args, [e.name for e, _ in runs])
     except UserError as exc:

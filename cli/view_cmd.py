@@ -70,11 +70,16 @@ def prepare(args: argparse.Namespace) -> tuple[Any, Any]:
     for run in ws.runs:
         m = run.scored.matching
         if m.unknown:
-            logger.warning("%s: %d line(s) match no %s question and are ignored", run.source, len(m.unknown),
-                           args.split)  # fmt: skip
+            logger.warning(
+                "%s: %d line(s) match no %s question and are ignored", run.source, len(m.unknown), args.split
+            )
         if m.missing_ids:
-            logger.warning("%s: %d %s question(s) have no line (shown as missing, scored incorrect)", run.source,
-                           len(m.missing_ids), args.split)  # fmt: skip
+            logger.warning(
+                "%s: %d %s question(s) have no line (shown as missing, scored incorrect)",
+                run.source,
+                len(m.missing_ids),
+                args.split,
+            )
     thumbs = Thumbnails(args.dataset, enabled=not args.no_thumbnails and args.gold is None)
     return ws, thumbs
 

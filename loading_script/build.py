@@ -81,8 +81,12 @@ def _check_questions(
                 )
 
 
-def sample_stats(questions: Sequence[Mapping[str, Any]], splits: Mapping[str, str],
-                 documents: Sequence[Mapping[str, Any]], pages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def sample_stats(
+    questions: Sequence[Mapping[str, Any]],
+    splits: Mapping[str, str],
+    documents: Sequence[Mapping[str, Any]],
+    pages: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
     """Measured statistics of a built sample (reported in the card and by ``madqa info``)."""
     lengths = [int(d["num_pages"]) for d in documents]
     hops = Counter(hop_type(q["evidence"]) for q in questions)

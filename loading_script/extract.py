@@ -44,10 +44,26 @@ from .pdf_text import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_FILE_TIMEOUT_S", "EXTRACTOR_VERSION", "MIN_TEXT_CHARS", "OCR_DPI", "OCR_LANGUAGE",
-           "ExtractSettings", "ExtractionReport", "OcrUnavailableError", "PdfListing", "PdfResult",
-           "check_ocr_languages", "extract_corpus", "extract_pdf", "has_usable_text", "list_pdfs", "scan_pdfs",
-           "sha256_file", "tessdata_dir"]
+__all__ = [
+    "DEFAULT_FILE_TIMEOUT_S",
+    "EXTRACTOR_VERSION",
+    "MIN_TEXT_CHARS",
+    "OCR_DPI",
+    "OCR_LANGUAGE",
+    "ExtractSettings",
+    "ExtractionReport",
+    "OcrUnavailableError",
+    "PdfListing",
+    "PdfResult",
+    "check_ocr_languages",
+    "extract_corpus",
+    "extract_pdf",
+    "has_usable_text",
+    "list_pdfs",
+    "scan_pdfs",
+    "sha256_file",
+    "tessdata_dir",
+]
 
 TESSERACT_PACKAGE = "tesseract-ocr"
 #: Per-file limit: generous, since a long scanned file OCRs at a fraction of a page per second per core.
@@ -87,8 +103,9 @@ def _cache_path(cache_dir: Path, sha: str, ocr: bool, settings: ExtractSettings)
     return cache_dir / f"{sha}.v{EXTRACTOR_VERSION}.{digest}{'' if ocr else '.noocr'}.json"
 
 
-def _load_cached(cache_dir: Path | None, name: str, sha: str, ocr: bool, settings: ExtractSettings,
-                 installed: list[str] | None) -> PdfResult | None:
+def _load_cached(
+    cache_dir: Path | None, name: str, sha: str, ocr: bool, settings: ExtractSettings, installed: list[str] | None
+) -> PdfResult | None:
     """A cached result, unless absent, unreadable, or OCR'd while other Tesseract data was installed."""
     if cache_dir is None:
         return None
@@ -112,14 +129,18 @@ def _load_cached(cache_dir: Path | None, name: str, sha: str, ocr: bool, setting
     return result
 
 
-def _store_cached(cache_dir: Path, result: PdfResult, ocr: bool, settings: ExtractSettings,
-                  installed: list[str] | None) -> None:
+def _store_cached(
+    cache_dir: Path, result: PdfResult, ocr: bool, settings: ExtractSettings, installed: list[str] | None
+) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = _cache_path(cache_dir, result.sha256, ocr, settings)
     ocr_done = any(row["text_source"] == "ocr" for part in walk(result) for row in part.pages)
-    entry = {"pages": result.pages, "warnings": result.warnings,
-             "tesseract_data": installed if ocr_done else None,
-             "attachments": [to_entry(child) for child in result.attachments]}
+    entry = {
+        "pages": result.pages,
+        "warnings": result.warnings,
+        "tesseract_data": installed if ocr_done else None,
+        "attachments": [to_entry(child) for child in result.attachments],
+    }
     tmp = target.with_suffix(f".tmp{os.getpid()}")
     tmp.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
     tmp.replace(target)
@@ -287,8 +308,13 @@ def extract_corpus(
         else:
             todo.append((path, name, sha))
 
-    bar = tqdm(total=len(listing.files), initial=len(listing.files) - len(todo), desc="extracting pages",
-               unit="pdf", disable=not progress)
+    bar = tqdm(
+        total=len(listing.files),
+        initial=len(listing.files) - len(todo),
+        desc="extracting pages",
+        unit="pdf",
+        disable=not progress,
+    )
 
     def finish(result: PdfResult, name: str) -> None:
         result.document = name
@@ -320,8 +346,9 @@ def extract_corpus(
             from .pdf_pool import run_isolated
 
             size = workers or os.cpu_count() or 1
-            for outcome in (pool or run_isolated)(_extract_task, tasks, workers=size, timeout_s=file_timeout_s,
-                                                  initializer=_worker_init):
+            for outcome in (pool or run_isolated)(
+                _extract_task, tasks, workers=size, timeout_s=file_timeout_s, initializer=_worker_init
+            ):
                 _, name, sha = todo[outcome.index]
                 finish(outcome.value if outcome.failure is None else PdfResult(name, sha, error=outcome.failure), name)
     finally:
@@ -334,7 +361,9 @@ def extract_corpus(
             "%d page(s) need OCR (no usable text layer, or an invisible one to check), but Tesseract is not "
             "installed: install the Debian package '%s' (apt-get install %s) and run again; text-layer pages were "
             "extracted.",
-            report.ocr_needed_missing, TESSERACT_PACKAGE, TESSERACT_PACKAGE,
+            report.ocr_needed_missing,
+            TESSERACT_PACKAGE,
+            TESSERACT_PACKAGE,
         )
     return report
 

@@ -28,8 +28,9 @@ __all__ = ["RETRIES", "ray_pool"]
 RETRIES = 2
 
 
-def _run_remote(fn: Callable[..., Any], data: bytes, task: tuple[Any, ...],
-                initializer: Callable[[], None] | None) -> tuple[str, Any]:
+def _run_remote(
+    fn: Callable[..., Any], data: bytes, task: tuple[Any, ...], initializer: Callable[[], None] | None
+) -> tuple[str, Any]:
     """In a Ray worker: write the file's bytes to a private folder and run ``fn`` on it, as a local pool worker."""
     if initializer is not None:
         initializer()
@@ -58,8 +59,9 @@ def _run_remote(fn: Callable[..., Any], data: bytes, task: tuple[Any, ...],
     return "ok", result
 
 
-def ray_pool(address: str | None = None, *, in_flight: int | None = None,
-             retries: int = RETRIES) -> Callable[..., Iterator[Outcome]]:
+def ray_pool(
+    address: str | None = None, *, in_flight: int | None = None, retries: int = RETRIES
+) -> Callable[..., Iterator[Outcome]]:
     """A :func:`.pdf_pool.run_isolated` look-alike that runs the tasks on a Ray cluster.
 
     Args:
@@ -73,8 +75,14 @@ def ray_pool(address: str | None = None, *, in_flight: int | None = None,
     (the cluster's size decides).
     """
 
-    def run(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], *, workers: int = 0,
-            timeout_s: float | None = None, initializer: Callable[[], None] | None = None) -> Iterator[Outcome]:
+    def run(
+        fn: Callable[..., Any],
+        tasks: Sequence[tuple[Any, ...]],
+        *,
+        workers: int = 0,
+        timeout_s: float | None = None,
+        initializer: Callable[[], None] | None = None,
+    ) -> Iterator[Outcome]:
         del workers
         with ray_session(address) as ray:
             yield from _schedule(ray, fn, tasks, in_flight, retries, timeout_s, initializer)
@@ -82,10 +90,18 @@ def ray_pool(address: str | None = None, *, in_flight: int | None = None,
     return run
 
 
-def _schedule(ray: Any, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], in_flight: int | None,
-              retries: int, timeout_s: float | None, initializer: Callable[[], None] | None) -> Iterator[Outcome]:
-    remote = ray.remote(_run_remote).options(num_cpus=1, max_retries=retries, retry_exceptions=False,
-                                             **worker_options())  # fmt: skip
+def _schedule(
+    ray: Any,
+    fn: Callable[..., Any],
+    tasks: Sequence[tuple[Any, ...]],
+    in_flight: int | None,
+    retries: int,
+    timeout_s: float | None,
+    initializer: Callable[[], None] | None,
+) -> Iterator[Outcome]:
+    remote = ray.remote(_run_remote).options(
+        num_cpus=1, max_retries=retries, retry_exceptions=False, **worker_options()
+    )
     limit = in_flight or max(1, int(ray.cluster_resources().get("CPU", 1)))
     fn_ref = ray.put(fn)
     pending = list(range(len(tasks) - 1, -1, -1))  # popped from the end: listing order

@@ -42,9 +42,21 @@ from .fetch_http import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["HEAD_WINDOW", "MANIFEST_NAME", "PARTIAL_DIR", "PDF_MAGIC", "FetchFailure", "FetchReport", "FetchRequest",
-           "FetchSettings", "check_pdf_head", "fetch_documents", "parse_retry_after", "read_manifest",
-           "retry_delay"]  # fmt: skip
+__all__ = [
+    "HEAD_WINDOW",
+    "MANIFEST_NAME",
+    "PARTIAL_DIR",
+    "PDF_MAGIC",
+    "FetchFailure",
+    "FetchReport",
+    "FetchRequest",
+    "FetchSettings",
+    "check_pdf_head",
+    "fetch_documents",
+    "parse_retry_after",
+    "read_manifest",
+    "retry_delay",
+]
 
 MANIFEST_NAME = ".fetch.json"
 PARTIAL_DIR = ".partial"
@@ -132,8 +144,9 @@ class _Job(Transfer):
     manifest: _Manifest
 
 
-def fetch_documents(requests: Sequence[FetchRequest], folder: Path, settings: FetchSettings | None = None,
-                    *, progress: bool = False) -> FetchReport:
+def fetch_documents(
+    requests: Sequence[FetchRequest], folder: Path, settings: FetchSettings | None = None, *, progress: bool = False
+) -> FetchReport:
     """Fetch every request's bytes to ``folder/<document>``, skipping those already present and valid.
 
     Never raises for a document's failure: each one is logged once and listed in the report with its URL and
@@ -143,8 +156,13 @@ def fetch_documents(requests: Sequence[FetchRequest], folder: Path, settings: Fe
     _check_requests(requests)
     folder = Path(folder)
     (folder / PARTIAL_DIR).mkdir(parents=True, exist_ok=True)
-    job = _Job(settings=settings, opener=urllib.request.build_opener(), stop=threading.Event(), folder=folder,
-               manifest=_Manifest(folder / MANIFEST_NAME))
+    job = _Job(
+        settings=settings,
+        opener=urllib.request.build_opener(),
+        stop=threading.Event(),
+        folder=folder,
+        manifest=_Manifest(folder / MANIFEST_NAME),
+    )
     report = FetchReport()
     bar = None
     if progress:
@@ -179,8 +197,12 @@ def fetch_documents(requests: Sequence[FetchRequest], folder: Path, settings: Fe
     report.fetched.sort()
     report.present.sort()
     report.failed.sort(key=lambda f: f.document)
-    logger.info("documents: %d fetched, %d already present, %d failed", len(report.fetched), len(report.present),
-                len(report.failed))
+    logger.info(
+        "documents: %d fetched, %d already present, %d failed",
+        len(report.fetched),
+        len(report.present),
+        len(report.failed),
+    )
     return report
 
 
@@ -243,8 +265,9 @@ def _adopt(request: FetchRequest, target: Path, job: _Job) -> bool:
     except DocumentError as exc:
         logger.info("existing %s is not valid (%s); fetching it again", target, exc.reason)
         return False
-    job.manifest.set(request.document, {"url": request.url, "size": size, "sha256": sha, "fetched_at": None,
-                                        "adopted_at": _now()})
+    job.manifest.set(
+        request.document, {"url": request.url, "size": size, "sha256": sha, "fetched_at": None, "adopted_at": _now()}
+    )
     return True
 
 

@@ -33,6 +33,8 @@ RETRY_AFTER_CAP_S = 60.0
 _CHUNK = 1 << 20
 _RETRY_STATUS = frozenset({408, 425, 429})
 _TITLE = re.compile(rb"<title[^>]*>([^<]{1,80})", re.IGNORECASE)
+
+
 def _default_user_agent() -> str:
     """Identify the client to document hosts (polite, and some hosts block the default Python agent)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -73,8 +75,9 @@ class FetchSettings:
 class DocumentError(Exception):
     """A per-document failure. Transient ones are retried, and their partial body is kept for a resume."""
 
-    def __init__(self, reason: str, *, transient: bool = False, retry_after: float | None = None,
-                 timed_out: bool = False) -> None:
+    def __init__(
+        self, reason: str, *, transient: bool = False, retry_after: float | None = None, timed_out: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason, self.transient, self.retry_after, self.timed_out = reason, transient, retry_after, timed_out
 
@@ -107,8 +110,9 @@ def download(request: FetchRequest, part: Path, job: Transfer) -> None:
             if attempt == attempts - 1:
                 tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
                 if exc.timed_out:
-                    raise DocumentError(f"timed out after {tries} (timeout {job.settings.timeout_s:g} s)",
-                                  transient=True) from None
+                    raise DocumentError(
+                        f"timed out after {tries} (timeout {job.settings.timeout_s:g} s)", transient=True
+                    ) from None
                 raise DocumentError(f"{exc.reason} (after {tries})", transient=True) from None
             delay = retry_delay(attempt, exc.retry_after, job.settings.backoff_s)
             logger.debug("%s: %s; retrying in %.2f s", request.document, exc.reason, delay)
@@ -147,8 +151,9 @@ def http_attempt(request: FetchRequest, part: Path, job: Transfer) -> None:
     if have:
         headers["Range"] = f"bytes={have}-"
     try:
-        with job.opener.open(urllib.request.Request(request.url, headers=headers),
-                             timeout=job.settings.timeout_s) as response:
+        with job.opener.open(
+            urllib.request.Request(request.url, headers=headers), timeout=job.settings.timeout_s
+        ) as response:
             receive(response, request, part, have, job)
     except urllib.error.HTTPError as exc:
         exc.close()  # frees the connection; the error body is not needed

@@ -71,6 +71,9 @@ def write_parquet(rows: list[dict[str, Any]], features: Any, path: Path) -> None
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with quiet_datasets():
-        table = datasets.Dataset.from_list(rows, features=features) if rows else \
-            datasets.Dataset.from_dict({k: [] for k in features}, features=features)  # from_list([]) has no columns
+        table = (
+            datasets.Dataset.from_list(rows, features=features)
+            if rows
+            else datasets.Dataset.from_dict({k: [] for k in features}, features=features)
+        )  # from_list([]) has no columns
         table.to_parquet(str(path))

@@ -71,8 +71,9 @@ def assign_parts(
         elif part in PARTS:
             out[rid] = part
         else:
-            raise PartsError(f"test labels row {number} ({rid}): field 'part' must be 'public' or 'private', "
-                             f"got {str(part)[:40]!r}")  # fmt: skip
+            raise PartsError(
+                f"test labels row {number} ({rid}): field 'part' must be 'public' or 'private', got {str(part)[:40]!r}"
+            )
     want_private = round(private_share * len(rows)) - sum(1 for p in out.values() if p == "private")
     free = sum(len(ids) for ids in strata.values())
     want_private = min(max(want_private, 0), free)

@@ -85,8 +85,15 @@ def check_labels(path: Path, dataset: str | None) -> int:
     return len(seen)
 
 
-def publish_labels(path: Path, dataset: str | None, repo_id: str, *, token: str | None = None,
-                   api: Any = None, private_share: float = DEFAULT_PRIVATE_SHARE) -> PublishLabelsResult:
+def publish_labels(
+    path: Path,
+    dataset: str | None,
+    repo_id: str,
+    *,
+    token: str | None = None,
+    api: Any = None,
+    private_share: float = DEFAULT_PRIVATE_SHARE,
+) -> PublishLabelsResult:
     """Check ``path`` (:func:`check_labels`) and upload it, every row with its part, as ``test_labels.jsonl`` to a
     private Hub dataset.
 
@@ -108,9 +115,16 @@ def publish_labels(path: Path, dataset: str | None, repo_id: str, *, token: str 
     api.create_repo(repo_id, repo_type="dataset", private=True, exist_ok=True)
     info = api.repo_info(repo_id, repo_type="dataset")
     if not getattr(info, "private", False):
-        raise LabelsError(f"the Hub dataset {repo_id} is public: the hidden labels go to a private repo only "
-                          "(make it private on the Hub or choose another name)")  # fmt: skip
-    api.upload_file(path_or_fileobj=data, path_in_repo=LABELS_FILE, repo_id=repo_id, repo_type="dataset",
-                    commit_message=f"hidden test labels ({n} questions, {private} in the private part)")  # fmt: skip
+        raise LabelsError(
+            f"the Hub dataset {repo_id} is public: the hidden labels go to a private repo only "
+            "(make it private on the Hub or choose another name)"
+        )
+    api.upload_file(
+        path_or_fileobj=data,
+        path_in_repo=LABELS_FILE,
+        repo_id=repo_id,
+        repo_type="dataset",
+        commit_message=f"hidden test labels ({n} questions, {private} in the private part)",
+    )
     logger.info("uploaded the labels of %d test questions (%d private) to the private dataset %s", n, private, repo_id)
     return PublishLabelsResult(repo_id, n, private)

@@ -189,8 +189,9 @@ def read_hub_config(repo_id: str, config: str, **kwargs: Any) -> Any:
             why = "the Hub is switched off (HF_HUB_OFFLINE is set) with no cached copy"
         else:
             why = f"the Hub cannot be read ({_reason(exc)})"
-        raise DatasetNotPreparedError(f"dataset '{repo_id}' is not prepared on this machine, and {why}: {fix}") \
-            from None
+        raise DatasetNotPreparedError(
+            f"dataset '{repo_id}' is not prepared on this machine, and {why}: {fix}"
+        ) from None
 
 
 def read_folder_config(folder: Path, config: str, **kwargs: Any) -> Any:
@@ -272,8 +273,9 @@ def load_pages(dataset: str | os.PathLike[str] | None = None) -> list[dict[str, 
         data = load_config("pages", dataset)
     except ValueError as exc:  # a Hub dataset without a pages config: datasets names the configs it has
         if isinstance(source, Path):  # an empty corpus (every document failed) loads as "no data"
-            raise DatasetUnavailableError(f"{source}: the page corpus is empty or unreadable ({exc}); {hint}") \
-                from None
+            raise DatasetUnavailableError(
+                f"{source}: the page corpus is empty or unreadable ({exc}); {hint}"
+            ) from None
         raise DatasetUnavailableError(f"'{source}' has no page corpus here ({exc}): {hint}") from None
     split = PAGES_SPLIT if PAGES_SPLIT in data else next(iter(data))
     return list(data[split])

@@ -139,8 +139,10 @@ def missing_languages_message(langs: str, tessdata: str) -> str | None:
     if not missing:
         return None
     packages = ", ".join(debian_package(lang) for lang in missing)
-    return (f"OCR language {'+'.join(missing)} is not installed in {tessdata}: install the Debian package "
-            f"{packages} (installed: {'+'.join(sorted(installed)) or 'none'})")  # fmt: skip
+    return (
+        f"OCR language {'+'.join(missing)} is not installed in {tessdata}: install the Debian package "
+        f"{packages} (installed: {'+'.join(sorted(installed)) or 'none'})"
+    )
 
 
 def choose_languages(script: str | None, tessdata: str) -> tuple[str, str | None]:
@@ -159,8 +161,10 @@ def choose_languages(script: str | None, tessdata: str) -> tuple[str, str | None
     if extra is None and f"script/{script}" in installed:
         extra = f"script/{script}"
     if extra is None:
-        return base, (f"{script} script detected but no Tesseract language for it is installed (Debian package "
-                      f"{debian_package(candidates[0])}); OCR'd with {base}")  # fmt: skip
+        return base, (
+            f"{script} script detected but no Tesseract language for it is installed (Debian package "
+            f"{debian_package(candidates[0])}); OCR'd with {base}"
+        )
     return (extra if extra == base else f"{base}+{extra}"), None
 
 
@@ -254,10 +258,15 @@ def _latin_language_pass(result: PageOcr, image: Any, tessdata: str) -> PageOcr:
         return result
     name = LANGUAGE_NAMES[lang]
     if lang not in installed_languages(tessdata):
-        return replace(result, note=(
-            f"{name} text suspected but the Tesseract language {lang} is not installed (Debian package "
-            f"{debian_package(lang)}): OCR'd with {result.languages}, which drops letters it lacks (ä ö ü ß é ...); "
-            f"install it, or choose the languages with --ocr-lang (e.g. --ocr-lang {lang}+eng)"))  # fmt: skip
+        return replace(
+            result,
+            note=(
+                f"{name} text suspected but the Tesseract language {lang} is not installed (Debian package "
+                f"{debian_package(lang)}): OCR'd with {result.languages}, "
+                f"which drops letters it lacks (ä ö ü ß é ...); "
+                f"install it, or choose the languages with --ocr-lang (e.g. --ocr-lang {lang}+eng)"
+            ),
+        )
     langs = f"{lang}+{result.languages}"
     text, _confidence = tesseract.recognise(image, result.dpi, langs, tessdata)
     return replace(result, text=text, languages=langs)

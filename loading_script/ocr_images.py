@@ -52,8 +52,9 @@ class JpegFrame:
         """Bytes libjpeg holds for all DCT coefficients of the image (64 per 8x8 block, 2 bytes each)."""
         h_max = max(h for h, _ in self.sampling)
         v_max = max(v for _, v in self.sampling)
-        blocks = sum(math.ceil(self.width * h / h_max / 8) * math.ceil(self.height * v / v_max / 8)
-                     for h, v in self.sampling)  # fmt: skip
+        blocks = sum(
+            math.ceil(self.width * h / h_max / 8) * math.ceil(self.height * v / v_max / 8) for h, v in self.sampling
+        )
         return blocks * 64 * 2
 
     def decoded_pixels(self, width: int, height: int) -> int:
@@ -116,9 +117,11 @@ def prepare_page(page: Any, zoom: float) -> list[str]:
         width, height = (max(1, math.ceil(side * zoom)) for side in _largest_image_box(page))
         need = frame.coefficient_bytes + frame.decoded_pixels(width, height)
         if need > DECODE_BUDGET_BYTES:
-            raise OcrError(f"a progressive JPEG of {frame.width}x{frame.height} pixels needs {need / 2**20:.0f} MiB "
-                           f"to decode (libjpeg holds all its coefficients), more than an OCR worker's "
-                           f"{WORKER_BOUND_MIB} MiB allow")  # fmt: skip
+            raise OcrError(
+                f"a progressive JPEG of {frame.width}x{frame.height} pixels needs {need / 2**20:.0f} MiB "
+                f"to decode (libjpeg holds all its coefficients), more than an OCR worker's "
+                f"{WORKER_BOUND_MIB} MiB allow"
+            )
         stand_in = _decode_scaled(raw, width, height, frame)
         del raw
         page.replace_image(xref, stream=stand_in)
@@ -168,8 +171,12 @@ def _decode_scaled(raw: bytes, width: int, height: int, frame: JpegFrame) -> byt
     import sys
 
     width, height = min(width, frame.width), min(height, frame.height)
-    done = subprocess.run([sys.executable, "-I", "-c", _DECODE_PROGRAM, str(width), str(height),
-                           str(STAND_IN_QUALITY)], input=raw, capture_output=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _DECODE_PROGRAM, str(width), str(height), str(STAND_IN_QUALITY)],
+        input=raw,
+        capture_output=True,
+        check=False,
+    )
     if done.returncode != 0 or not done.stdout:
         detail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
         raise OcrError(f"a progressive JPEG of {frame.width}x{frame.height} pixels could not be decoded: {detail[0]}")

@@ -35,8 +35,15 @@ _WORDS: dict[str, str] = {
 }
 STOPWORDS: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, words in _WORDS.items()}
 #: English names, for messages.
-LANGUAGE_NAMES = {"eng": "English", "deu": "German", "fra": "French", "spa": "Spanish", "ita": "Italian",
-                  "por": "Portuguese", "nld": "Dutch"}  # fmt: skip
+LANGUAGE_NAMES = {
+    "eng": "English",
+    "deu": "German",
+    "fra": "French",
+    "spa": "Spanish",
+    "ita": "Italian",
+    "por": "Portuguese",
+    "nld": "Dutch",
+}
 #: A guess needs at least this many words ...
 MIN_WORDS = 12
 #: ... this share of them among the language's function words ...

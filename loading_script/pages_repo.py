@@ -47,22 +47,43 @@ def _size_category(n: int) -> str:
     return "n>1M"
 
 
-def pages_card(*, source: str, revision: str, license_id: str | None, extraction: Mapping[str, Any],
-               num_pages: int, num_documents: int, text_sources: Mapping[str, int]) -> str:
+def pages_card(
+    *,
+    source: str,
+    revision: str,
+    license_id: str | None,
+    extraction: Mapping[str, Any],
+    num_pages: int,
+    num_documents: int,
+    text_sources: Mapping[str, int],
+) -> str:
     """The corpus repo's ``README.md``: HF card metadata (configs, features, licence) plus the provenance."""
     import datasets
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCard, DatasetCardData
 
     data = DatasetCardData(
-        license=license_id or "other", pretty_name=f"Page-text corpus of {source}", language=["en"],
-        task_categories=["text-retrieval"], tags=["madqa", "pdf", "ocr", "page-text"],
-        size_categories=[_size_category(num_pages)], source_datasets=[source],
-        configs=[{"config_name": PAGES_CONFIG, "default": True,
-                  "data_files": [{"split": PAGES_SPLIT, "path": PAGES_FILE.replace("-00000-of-00001", "-*")}]}],
-        madqa={"pages_format": PAGES_FORMAT, "source": source, "source_revision": revision,
-               "extraction": dict(extraction)},
-    )  # fmt: skip
+        license=license_id or "other",
+        pretty_name=f"Page-text corpus of {source}",
+        language=["en"],
+        task_categories=["text-retrieval"],
+        tags=["madqa", "pdf", "ocr", "page-text"],
+        size_categories=[_size_category(num_pages)],
+        source_datasets=[source],
+        configs=[
+            {
+                "config_name": PAGES_CONFIG,
+                "default": True,
+                "data_files": [{"split": PAGES_SPLIT, "path": PAGES_FILE.replace("-00000-of-00001", "-*")}],
+            }
+        ],
+        madqa={
+            "pages_format": PAGES_FORMAT,
+            "source": source,
+            "source_revision": revision,
+            "extraction": dict(extraction),
+        },
+    )
     infos = DatasetInfosDict()
     splits = datasets.SplitDict()
     splits.add(datasets.SplitInfo(name=PAGES_SPLIT, num_examples=num_pages))
@@ -141,10 +162,15 @@ def publish_pages(
     pages_info = record.get("pages", {}) if record else {}
     extraction = pages_info.get("settings") or extraction_settings(True)
     source = "sample" if spec == SAMPLE else spec
-    card = pages_card(source=source, revision=str(record.get("source_revision", "local")), extraction=extraction,
-                      license_id=(record or {}).get("license") or card_metadata(folder).get("license"),
-                      num_pages=len(rows), num_documents=len({r["document"] for r in rows}),
-                      text_sources=Counter(str(r["text_source"]) for r in rows))  # fmt: skip
+    card = pages_card(
+        source=source,
+        revision=str(record.get("source_revision", "local")),
+        extraction=extraction,
+        license_id=(record or {}).get("license") or card_metadata(folder).get("license"),
+        num_pages=len(rows),
+        num_documents=len({r["document"] for r in rows}),
+        text_sources=Counter(str(r["text_source"]) for r in rows),
+    )
     if api is None:
         from huggingface_hub import HfApi
 
@@ -158,8 +184,12 @@ def publish_pages(
         (staged / PAGES_FILE).parent.mkdir(parents=True)
         shutil.copyfile(sources[0], staged / PAGES_FILE)
         url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        api.upload_folder(folder_path=str(staged), repo_id=repo_id, repo_type="dataset",
-                          commit_message=f"MADQA page corpus of {source} ({len(rows)} pages)")  # fmt: skip
+        api.upload_folder(
+            folder_path=str(staged),
+            repo_id=repo_id,
+            repo_type="dataset",
+            commit_message=f"MADQA page corpus of {source} ({len(rows)} pages)",
+        )
         files = sorted(str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file())
     logger.info("published %d pages to %s", len(rows), repo_id)
     return PublishPagesResult(repo_id, str(url), files, len(rows), len({r["document"] for r in rows}))
@@ -176,8 +206,9 @@ def _pages_folder(repo: str, token: str | None) -> Path:
     from .release_source import hub_errors
 
     with hub_errors(f"pages repo '{repo}'"):
-        return Path(snapshot_download(repo, repo_type="dataset", token=token,
-                                      allow_patterns=["README.md", "data/pages/*"]))  # fmt: skip
+        return Path(
+            snapshot_download(repo, repo_type="dataset", token=token, allow_patterns=["README.md", "data/pages/*"])
+        )
 
 
 def _pages_file(path: Path) -> list[dict[str, Any]]:
@@ -210,8 +241,12 @@ def load_pages_repo(repo: str, *, token: str | None = None) -> tuple[list[dict[s
     if missing:
         raise DatasetUnavailableError(f"pages repo '{repo}': the pages lack the field(s) {', '.join(missing)}")
     meta = card_metadata(folder).get("madqa") or {}
-    info = {"source": f"pages repo {repo}", "repo": repo,
-            "revision": folder.name if not Path(repo).expanduser().is_dir() else None,
-            "corpus_source": meta.get("source"), "corpus_source_revision": meta.get("source_revision"),
-            "settings": meta.get("extraction")}  # fmt: skip
+    info = {
+        "source": f"pages repo {repo}",
+        "repo": repo,
+        "revision": folder.name if not Path(repo).expanduser().is_dir() else None,
+        "corpus_source": meta.get("source"),
+        "corpus_source_revision": meta.get("source_revision"),
+        "settings": meta.get("extraction"),
+    }
     return rows, info

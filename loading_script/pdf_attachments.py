@@ -70,8 +70,13 @@ def is_portfolio(doc: Any) -> bool:
     return bool(doc.xref_get_key(doc.pdf_catalog(), "Collection")[0] not in ("null", ""))
 
 
-def extract_attachments(doc: Any, result: PdfResult, extract: Callable[[Path, int], PdfResult], depth: int,
-                        annotated: Iterable[int] | None = None) -> None:  # fmt: skip
+def extract_attachments(
+    doc: Any,
+    result: PdfResult,
+    extract: Callable[[Path, int], PdfResult],
+    depth: int,
+    annotated: Iterable[int] | None = None,
+) -> None:
     """Extract the attached PDFs of ``doc`` into ``result.attachments``; name the other attached files.
 
     Args:
@@ -128,16 +133,27 @@ def walk(result: PdfResult) -> Iterator[PdfResult]:
 
 def to_entry(result: PdfResult) -> dict[str, Any]:
     """An attachment's result as JSON-ready data for the cache (:func:`from_entry` reads it back)."""
-    return {"name": result.name_in_parent, "sha256": result.sha256, "pages": result.pages,
-            "warnings": result.warnings, "error": result.error,
-            "attachments": [to_entry(child) for child in result.attachments]}  # fmt: skip
+    return {
+        "name": result.name_in_parent,
+        "sha256": result.sha256,
+        "pages": result.pages,
+        "warnings": result.warnings,
+        "error": result.error,
+        "attachments": [to_entry(child) for child in result.attachments],
+    }
 
 
 def from_entry(entry: dict[str, Any], make: Callable[..., PdfResult]) -> PdfResult:
     """The attachment result :func:`to_entry` stored, built by ``make`` (:class:`.pdf_text.PdfResult`); named
     later by :func:`name_attachments`."""
-    child = make(str(entry["name"]), str(entry["sha256"]), pages=list(entry["pages"]), from_cache=True,
-                      error=entry.get("error"), warnings=[str(w) for w in entry.get("warnings", [])])  # fmt: skip
+    child = make(
+        str(entry["name"]),
+        str(entry["sha256"]),
+        pages=list(entry["pages"]),
+        from_cache=True,
+        error=entry.get("error"),
+        warnings=[str(w) for w in entry.get("warnings", [])],
+    )
     child.name_in_parent = str(entry["name"])
     child.attachments = [from_entry(e, make) for e in entry.get("attachments", [])]
     return child

@@ -66,8 +66,7 @@ def read_page(page: Any) -> PageContent:
                     colour.append((kept, span))
             lines.append(Line(*raw["bbox"], spans, raw.get("wmode") == 1))
     if colour:
-        for (span, _), hidden in zip(colour, same_colour_as_background(page, [raw for _, raw in colour]),
-                                     strict=True):  # fmt: skip
+        for (span, _), hidden in zip(colour, same_colour_as_background(page, [raw for _, raw in colour]), strict=True):
             if hidden:
                 span.hidden, hidden_found = BACKGROUND, True
     try:

@@ -59,8 +59,9 @@ def _nearest_label(box: tuple[float, float, float, float], lines: list[Line], ri
     left = [(x0 - ln.x1, ln) for ln in lines if same_row(ln) and ln.x1 <= x0 + 2 and x0 - ln.x1 <= LABEL_REACH]
     right = [(ln.x0 - x1, ln) for ln in lines if same_row(ln) and ln.x0 >= x1 - 2 and ln.x0 - x1 <= LABEL_REACH / 3]
     reach = 1.5 * max(top - y0, 12.0)
-    above = [(y0 - ln.y1, ln) for ln in lines
-             if ln.y1 <= y0 + 2 and y0 - ln.y1 <= reach and ln.x0 < x1 and ln.x1 > x0 - 20]  # fmt: skip
+    above = [
+        (y0 - ln.y1, ln) for ln in lines if ln.y1 <= y0 + 2 and y0 - ln.y1 <= reach and ln.x0 < x1 and ln.x1 > x0 - 20
+    ]
     for side in [right, left, above] if right_first else [left, above, right]:
         if side:
             return min(side, key=lambda item: item[0])[1]

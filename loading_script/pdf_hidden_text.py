@@ -78,7 +78,8 @@ def needs_colour_check(span: dict[str, Any]) -> bool:
     """Whether a span's colour is not near black, so it could match what lies under it."""
     colour, limit = span.get("color", 0), DARK_CHANNEL * 255  # on every span: no tuple, no max()
     return (colour >> 16 & 255 > limit or colour >> 8 & 255 > limit or colour & 255 > limit) and bool(
-        span.get("text", "").strip())  # fmt: skip
+        span.get("text", "").strip()
+    )
 
 
 def same_colour_as_background(page: Any, spans: list[dict[str, Any]]) -> list[bool]:
@@ -163,14 +164,17 @@ def judge_hidden(
     label = ", ".join(kinds)
     if ocr is None:
         if kinds == [INVISIBLE] and not visible_usable:
-            return HiddenVerdict(full, "pdf", note="invisible text layer kept without a check (no OCR to compare "
-                                                   "it with the page)")  # fmt: skip
+            return HiddenVerdict(
+                full, "pdf", note="invisible text layer kept without a check (no OCR to compare it with the page)"
+            )
         return HiddenVerdict(visible, "pdf", warning=f"hidden text ({label}) dropped: {_snippet(hidden)}")
     similarity = word_containment(hidden, ocr)
     if similarity >= KEEP_SIMILARITY:
         return HiddenVerdict(full, "pdf")
-    why = (f"hidden text ({label}) does not match what the page shows (similarity {similarity:.2f} to OCR of the "
-           f"page, {KEEP_SIMILARITY} needed)")  # fmt: skip
+    why = (
+        f"hidden text ({label}) does not match what the page shows (similarity {similarity:.2f} to OCR of the "
+        f"page, {KEEP_SIMILARITY} needed)"
+    )
     if visible_usable:
         return HiddenVerdict(visible, "pdf", warning=f"{why}: dropped: {_snippet(hidden)}")
     return HiddenVerdict(ocr, "ocr", warning=f"{why}: replaced by OCR: {_snippet(hidden)}")

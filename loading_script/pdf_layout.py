@@ -101,8 +101,11 @@ def join_vertical(lines: list[Line]) -> list[Line]:
         for column in columns:
             last = column[-1]
             overlap = min(last.x1, cell.x1) - max(last.x0, cell.x0)
-            if (overlap >= 0.5 * min(last.width, cell.width) and cell.y0 >= last.y0
-                    and cell.y0 - last.y1 <= max(last.height, cell.height)):  # fmt: skip
+            if (
+                overlap >= 0.5 * min(last.width, cell.width)
+                and cell.y0 >= last.y0
+                and cell.y0 - last.y1 <= max(last.height, cell.height)
+            ):
                 column.append(cell)
                 break
         else:
@@ -112,8 +115,14 @@ def join_vertical(lines: list[Line]) -> list[Line]:
     for column in columns:
         if len(column) < 2:
             continue
-        joined = Line(min(c.x0 for c in column), column[0].y0, max(c.x1 for c in column), column[-1].y1,
-                      [span for c in column for span in c.spans], vertical=True)  # fmt: skip
+        joined = Line(
+            min(c.x0 for c in column),
+            column[0].y0,
+            max(c.x1 for c in column),
+            column[-1].y1,
+            [span for c in column for span in c.spans],
+            vertical=True,
+        )
         merged[id(column[0])] = joined
         dropped.update(id(c) for c in column[1:])
     out = [merged.get(id(line), line) for line in lines if id(line) not in dropped]
@@ -168,9 +177,11 @@ def column_order(lines: list[Line]) -> list[Line]:
         if len(column) < MIN_COLUMN_LINES:
             return lines
         width = max(line.x1 for line in column) - min(line.x0 for line in column)
-        if (width < MIN_COLUMN_SHARE * (right - left)
-                or statistics.median(line.width for line in column) < MIN_PROSE_FILL * width
-                or statistics.median(len(line.text().split()) for line in column) < MIN_PROSE_WORDS):  # fmt: skip
+        if (
+            width < MIN_COLUMN_SHARE * (right - left)
+            or statistics.median(line.width for line in column) < MIN_PROSE_FILL * width
+            or statistics.median(len(line.text().split()) for line in column) < MIN_PROSE_WORDS
+        ):
             return lines
     placed = {id(line) for line in horizontal}
     rest = [line for line in lines if id(line) not in placed]  # vertical and hidden-only lines: after the text

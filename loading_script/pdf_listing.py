@@ -151,7 +151,11 @@ def _collect(paths: Iterable[Path], *, skip_hidden: bool) -> PdfListing:
             continue
         taken[name] = path
         if name != path.name:
-            listing.notes.append((name, "the file name is not valid UTF-8: extracted under this name "
-                                        "(undecodable bytes written as \\xNN)"))
+            listing.notes.append(
+                (
+                    name,
+                    "the file name is not valid UTF-8: extracted under this name (undecodable bytes written as \\xNN)",
+                )
+            )
         listing.files.append((path, name))
     return listing

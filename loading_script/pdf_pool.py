@@ -135,8 +135,7 @@ class _Worker:
 
 def _start(ctx: Any, fn: Callable[..., Any], initializer: Callable[[], None] | None) -> _Worker:
     parent, child = ctx.Pipe(duplex=True)
-    process = ctx.Process(target=_serve, args=(child, fn, initializer, os.getpid()), daemon=True,
-                          name="madqa-extract")
+    process = ctx.Process(target=_serve, args=(child, fn, initializer, os.getpid()), daemon=True, name="madqa-extract")
     process.start()
     child.close()
     return _Worker(process, parent)
@@ -169,8 +168,14 @@ def _check(worker: _Worker, timeout_s: float | None) -> tuple[Outcome | None, bo
     return None, True
 
 
-def run_isolated(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], *, workers: int,
-                 timeout_s: float | None = None, initializer: Callable[[], None] | None = None) -> Iterator[Outcome]:
+def run_isolated(
+    fn: Callable[..., Any],
+    tasks: Sequence[tuple[Any, ...]],
+    *,
+    workers: int,
+    timeout_s: float | None = None,
+    initializer: Callable[[], None] | None = None,
+) -> Iterator[Outcome]:
     """Run ``fn(*task)`` for every task in ``workers`` processes; yield one :class:`Outcome` per task as it ends.
 
     A task whose worker dies (signal, exit) or runs longer than ``timeout_s`` (counted from when the worker

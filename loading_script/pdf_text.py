@@ -52,10 +52,14 @@ NORMALISATION = "NFKC"
 _CID = re.compile(r"\(cid:\d+\)")
 _ENOUGH_LETTERS = re.compile(rf"(?:[\W_]*+[^\W_]){{{MIN_TEXT_CHARS}}}")  # MIN_TEXT_CHARS letters from the start
 _NOT_ALNUM = re.compile(r"[\W_]+")
-_WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60"
-                   r"\U00016fe0-\U0001b2ff\U00020000-\U0003fffd]")  # East Asian wide letters (CJK, kana, Hangul)
-_GARBAGE = re.compile(r"[\ufffd\ue000-\uf8ff\U000f0000-\U0010ffff\ud800-\udfff"  # U+FFFD, private use, surrogates
-                      r"\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")  # control characters but whitespace
+_WIDE = re.compile(
+    r"[\u1100-\u115f\u2e80-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60"
+    r"\U00016fe0-\U0001b2ff\U00020000-\U0003fffd]"
+)  # East Asian wide letters (CJK, kana, Hangul)
+_GARBAGE = re.compile(
+    r"[\ufffd\ue000-\uf8ff\U000f0000-\U0010ffff\ud800-\udfff"  # U+FFFD, private use, surrogates
+    r"\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]"
+)  # control characters but whitespace
 
 
 def sha256_file(path: Path) -> str:
@@ -183,8 +187,15 @@ class PdfResult:
     parent: str | None = None
 
 
-def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: str | None = None,
-                settings: ExtractSettings | None = None, depth: int = 0) -> PdfResult:
+def extract_pdf(
+    path: Path,
+    *,
+    tessdata: str | None,
+    ocr: bool = True,
+    sha256: str | None = None,
+    settings: ExtractSettings | None = None,
+    depth: int = 0,
+) -> PdfResult:
     """Extract every page of one PDF.
 
     Args:
@@ -225,8 +236,12 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
         if doc.page_count == 0:
             if doc.is_repaired:  # e.g. a corrupt xref stream over broken object streams: nothing to recover
                 problem = _mupdf_problem()
-                return PdfResult(name, sha, error="damaged PDF: MuPDF repaired it and recovered no page"
-                                 + (f" ({problem[:300]})" if problem else ""))  # fmt: skip
+                return PdfResult(
+                    name,
+                    sha,
+                    error="damaged PDF: MuPDF repaired it and recovered no page"
+                    + (f" ({problem[:300]})" if problem else ""),
+                )
             return PdfResult(name, sha, error="PDF has zero pages")
         result = PdfResult(name, sha)
         reader = _PageReader(doc, result, tessdata=tessdata if ocr else None, ocr=ocr, settings=settings)
@@ -245,8 +260,9 @@ def extract_pdf(path: Path, *, tessdata: str | None, ocr: bool = True, sha256: s
 class _PageReader:
     """Reads the pages of one open document, collecting per-page warnings into the result."""
 
-    def __init__(self, doc: Any, result: PdfResult, *, tessdata: str | None, ocr: bool,
-                 settings: ExtractSettings) -> None:
+    def __init__(
+        self, doc: Any, result: PdfResult, *, tessdata: str | None, ocr: bool, settings: ExtractSettings
+    ) -> None:
         self.doc, self.result, self.tessdata, self.ocr, self.settings = doc, result, tessdata, ocr, settings
         self._notes: dict[str, list[int]] = {}
         self._missing: set[int] = set()  # pages that needed OCR without Tesseract
@@ -293,8 +309,14 @@ class _PageReader:
         from .pdf_hidden_text import judge_hidden
 
         ocr = self._ocr(page, number, visible) if self.tessdata is not None else None
-        verdict = judge_hidden(visible=visible, full=normalise_text(content.full), hidden=content.hidden,
-                               kinds=content.kinds, ocr=ocr, visible_usable=has_usable_text(visible))  # fmt: skip
+        verdict = judge_hidden(
+            visible=visible,
+            full=normalise_text(content.full),
+            hidden=content.hidden,
+            kinds=content.kinds,
+            ocr=ocr,
+            visible_usable=has_usable_text(visible),
+        )
         if verdict.warning:
             self.result.warnings.append(f"page {number}: {verdict.warning}")
         if verdict.note:
@@ -319,9 +341,14 @@ class _PageReader:
         from .ocr import ocr_page
 
         try:
-            done = ocr_page(page, tessdata=self.tessdata or "", dpi=self.settings.dpi,
-                            max_pixels=self.settings.max_pixels, ocr_lang=self.settings.ocr_lang,
-                            osd=self.settings.osd)  # fmt: skip
+            done = ocr_page(
+                page,
+                tessdata=self.tessdata or "",
+                dpi=self.settings.dpi,
+                max_pixels=self.settings.max_pixels,
+                ocr_lang=self.settings.ocr_lang,
+                osd=self.settings.osd,
+            )
         except Exception as exc:  # noqa: BLE001 - a page that fails to render or OCR loses only itself
             kept = "its text layer is kept" if text.strip() else "no text"
             self.result.warnings.append(f"page {number}: OCR failed ({_reason(exc)}); {kept}")

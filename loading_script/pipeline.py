@@ -62,16 +62,25 @@ def _sample_is_current(layout: Layout, seed: int) -> bool:
     if manifest.get("version") != SAMPLE_VERSION or manifest.get("seed") != seed:
         return False
     pdf_dir = layout.sample_dir / "documents"
-    return all((pdf_dir / d["document"]).is_file() and sha256_file(pdf_dir / d["document"]) == d["sha256"]
-               for d in documents)
+    return all(
+        (pdf_dir / d["document"]).is_file() and sha256_file(pdf_dir / d["document"]) == d["sha256"] for d in documents
+    )
 
 
 def _digest(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def run_setup(layout: Layout | None = None, *, seed: int = 0, workers: int | None = None, force: bool = False,
-              progress: bool = True, register: bool = True, extract_settings: Any = None) -> SetupResult:
+def run_setup(
+    layout: Layout | None = None,
+    *,
+    seed: int = 0,
+    workers: int | None = None,
+    force: bool = False,
+    progress: bool = True,
+    register: bool = True,
+    extract_settings: Any = None,
+) -> SetupResult:
     """Run (or skip, when up to date) every set-up step.
 
     Args:
@@ -103,13 +112,21 @@ def run_setup(layout: Layout | None = None, *, seed: int = 0, workers: int | Non
     questions_digest = sha256_file(layout.sample_dir / "questions.jsonl")
     os.chmod(layout.sample_dir / "questions.jsonl", 0o600)  # all labels: also tightens a home made before #10
 
-    build_key = _digest(SAMPLE_VERSION, seed, questions_digest, sorted(d["sha256"] for d in documents),
-                        *([str(extract_settings)] if extract_settings is not None else []))
+    build_key = _digest(
+        SAMPLE_VERSION,
+        seed,
+        questions_digest,
+        sorted(d["sha256"] for d in documents),
+        *([str(extract_settings)] if extract_settings is not None else []),
+    )
     built = (layout.dataset_dir / "README.md").is_file() and layout.test_labels.is_file()
     if force or stamp.get("build") != build_key or not built:
         report: ExtractionReport = extract_corpus(
-            list_pdfs(layout.sample_dir / "documents"), cache_dir=layout.page_cache_dir, workers=workers,
-            progress=progress, settings=extract_settings,
+            list_pdfs(layout.sample_dir / "documents"),
+            cache_dir=layout.page_cache_dir,
+            workers=workers,
+            progress=progress,
+            settings=extract_settings,
         )
         result.skipped_pdfs = report.skipped
         result.steps_run.append("extract")

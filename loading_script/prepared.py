@@ -31,15 +31,22 @@ def extraction_settings(ocr: bool, settings: Any = None) -> dict[str, Any]:
 
     chosen = settings or ExtractSettings()
     tessdata = extract.tessdata_dir() if ocr else None
-    return {"extractor_version": extract.EXTRACTOR_VERSION, "ocr": ocr, "ocr_dpi": chosen.dpi,
-            "ocr_language": chosen.ocr_lang or extract.OCR_LANGUAGE,
-            "ocr_language_choice": "explicit" if chosen.ocr_lang else "automatic: the base language, plus the "
-            "installed pack of the script Tesseract OSD detects on a page read with low confidence",
-            "ocr_languages_installed": list(installed_languages(tessdata)) if tessdata else None,
-            "ocr_max_pixels": chosen.max_pixels, "ocr_osd": bool(chosen.osd and tessdata and has_osd(tessdata)),
-            "normalisation": NORMALISATION,
-            "min_text_chars": extract.MIN_TEXT_CHARS,
-            "tesseract": _tesseract_version() if ocr else None}  # fmt: skip
+    return {
+        "extractor_version": extract.EXTRACTOR_VERSION,
+        "ocr": ocr,
+        "ocr_dpi": chosen.dpi,
+        "ocr_language": chosen.ocr_lang or extract.OCR_LANGUAGE,
+        "ocr_language_choice": "explicit"
+        if chosen.ocr_lang
+        else "automatic: the base language, plus the "
+        "installed pack of the script Tesseract OSD detects on a page read with low confidence",
+        "ocr_languages_installed": list(installed_languages(tessdata)) if tessdata else None,
+        "ocr_max_pixels": chosen.max_pixels,
+        "ocr_osd": bool(chosen.osd and tessdata and has_osd(tessdata)),
+        "normalisation": NORMALISATION,
+        "min_text_chars": extract.MIN_TEXT_CHARS,
+        "tesseract": _tesseract_version() if ocr else None,
+    }
 
 
 def read_prepared_folder(folder: Path) -> dict[str, Any]:

@@ -29,8 +29,14 @@ __all__ = ["RAY_EXTRA", "RayUnavailableError", "forwarded_env", "ray_session", "
 #: The pip extra of this package that brings Ray.
 RAY_EXTRA = "ray"
 #: Hugging Face variables forwarded to workers (where the dataset cache is, and whether to stay offline).
-_HF_VARS = ("HF_HOME", "HF_DATASETS_CACHE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE",
-            "HF_DATASETS_DISABLE_PROGRESS_BARS")  # fmt: skip
+_HF_VARS = (
+    "HF_HOME",
+    "HF_DATASETS_CACHE",
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "HF_EVALUATE_OFFLINE",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS",
+)
 
 
 class RayUnavailableError(ImportError):

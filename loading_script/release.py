@@ -186,10 +186,15 @@ def prepare_dataset(
         result = PrepareResult(spec, target, revision)
         previous = {} if force else read_prepared_folder(target)
 
-        questions = {s: [normalise_question_row(r) for r in rows]
-                     for s, rows in read_folder_config(source, "default").items() if s in QA_SPLITS}  # fmt: skip
-        doc_rows = [{**r, "document": first(r, NAME_COLUMNS), "url": first(r, URL_COLUMNS) or None}
-                    for r in first_split(read_folder_config(source, "documents"), DOCUMENTS_SPLIT)]
+        questions = {
+            s: [normalise_question_row(r) for r in rows]
+            for s, rows in read_folder_config(source, "default").items()
+            if s in QA_SPLITS
+        }
+        doc_rows = [
+            {**r, "document": first(r, NAME_COLUMNS), "url": first(r, URL_COLUMNS) or None}
+            for r in first_split(read_folder_config(source, "documents"), DOCUMENTS_SPLIT)
+        ]
         requests, refused = document_requests(source, doc_rows, remote=not Path(spec).expanduser().is_dir())
         settings = fetch_settings or FetchSettings()
         fetch = fetch_documents(requests, target / PDF_DIR, settings, progress=progress)
@@ -206,23 +211,34 @@ def prepare_dataset(
             pages, pages_info = load_pages_repo(pages_repo, token=token)
             made_from = pages_info.get("corpus_source_revision")
             if made_from and made_from != revision:
-                logger.warning("the page corpus %s was extracted from revision %s of its source, this is %s: "
-                               "documents it lacks are reported below", pages_repo, made_from, revision)  # fmt: skip
+                logger.warning(
+                    "the page corpus %s was extracted from revision %s of its source, this is %s: "
+                    "documents it lacks are reported below",
+                    pages_repo,
+                    made_from,
+                    revision,
+                )
         elif "pages" in folder_configs(source):
             pages = [dict(r) for r in first_split(read_folder_config(source, "pages"), PAGES_SPLIT)]
             pages_info = {"source": "source dataset's pages config"}
         else:
             pages, pages_info = [], {"source": "extracted", "settings": extraction_settings(ocr, extract_settings)}
         key = _key(PREPARED_VERSION, revision, [asdict(r) for r in requests], sorted(failures), pages_info)
-        up_to_date = (previous.get("key") == key and (target / "README.md").is_file() and not result.fetched)
+        up_to_date = previous.get("key") == key and (target / "README.md").is_file() and not result.fetched
         if up_to_date:
             result.failures = list(previous.get("failures", []))
             result.stats = previous.get("stats", {})
             return result
 
         if pages_info["source"] == "extracted":
-            report: ExtractionReport = extract_corpus(paths, cache_dir=layout.page_cache_dir, workers=workers, ocr=ocr,
-                                                      progress=progress, settings=extract_settings)  # fmt: skip
+            report: ExtractionReport = extract_corpus(
+                paths,
+                cache_dir=layout.page_cache_dir,
+                workers=workers,
+                ocr=ocr,
+                progress=progress,
+                settings=extract_settings,
+            )
             result.steps_run.append("extract")
             if report.ocr_missing:
                 raise OcrUnavailableError(
@@ -231,8 +247,11 @@ def prepare_dataset(
                 )
             by_name = {r.document: r for r in requests}
             for name, reason in report.skipped:
-                failures[name] = {"document": name, "url": by_name[name].url if name in by_name else "",
-                                  "reason": f"unreadable PDF: {reason}"}  # fmt: skip
+                failures[name] = {
+                    "document": name,
+                    "url": by_name[name].url if name in by_name else "",
+                    "reason": f"unreadable PDF: {reason}",
+                }
             pages = report.pages
         with_pages = {str(p["document"]) for p in pages}
         for name in available:
@@ -242,34 +261,64 @@ def prepare_dataset(
                 failures[name] = {"document": name, "url": url, "reason": reason}
         known = {r.document for r in requests} - set(failures)
         attached = attachment_roots({str(p["document"]) for p in pages}, known)  # attached PDFs: documents too
-        pages = sorted((p for p in pages if p["document"] in known or p["document"] in attached),
-                       key=lambda p: (p["document"], int(p["page"])))  # fmt: skip
+        pages = sorted(
+            (p for p in pages if p["document"] in known or p["document"] in attached),
+            key=lambda p: (p["document"], int(p["page"])),
+        )
         result.failures = [failures[d] for d in sorted(failures)]
 
         from .release_write import write_prepared
 
         unwritten = write_attachments(target / PDF_DIR, attached)
         result.stats = write_prepared(
-            target, source=source, spec=spec, revision=revision, questions=questions, documents=doc_rows,
-            pages=pages, failures=failures, pdf_dir=PDF_DIR, attachments=attached, unwritten=unwritten,
-        )  # fmt: skip
+            target,
+            source=source,
+            spec=spec,
+            revision=revision,
+            questions=questions,
+            documents=doc_rows,
+            pages=pages,
+            failures=failures,
+            pdf_dir=PDF_DIR,
+            attachments=attached,
+            unwritten=unwritten,
+        )
         result.steps_run.append("build")
         record = {
-            "version": PREPARED_VERSION, "spec": spec, "source_revision": revision, "key": key,
-            "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pages": pages_info,
-            "complete": not failures, "failures": result.failures, "stats": result.stats, "attachments": attached,
+            "version": PREPARED_VERSION,
+            "spec": spec,
+            "source_revision": revision,
+            "key": key,
+            "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "pages": pages_info,
+            "complete": not failures,
+            "failures": result.failures,
+            "stats": result.stats,
+            "attachments": attached,
             "license": card_metadata(source).get("license"),
-        }  # fmt: skip
+        }
         tmp = target / f".{PREPARED_FILE}.tmp{os.getpid()}"
         tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
         tmp.replace(target / PREPARED_FILE)
-        logger.info("prepared %s in %s (%d documents, %d pages, %d failure(s))", spec, target,
-                    result.stats.get("documents", 0), result.stats.get("pages", 0), len(failures))  # fmt: skip
+        logger.info(
+            "prepared %s in %s (%d documents, %d pages, %d failure(s))",
+            spec,
+            target,
+            result.stats.get("documents", 0),
+            result.stats.get("pages", 0),
+            len(failures),
+        )
         return result
 
 
-def ensure_dataset(spec: str | None = None, *, pages_repo: str | None = None, layout: Layout | None = None,
-                   progress: bool = False, workers: int | None = None) -> Path:
+def ensure_dataset(
+    spec: str | None = None,
+    *,
+    pages_repo: str | None = None,
+    layout: Layout | None = None,
+    progress: bool = False,
+    workers: int | None = None,
+) -> Path:
     """A local folder for ``spec``, preparing it when needed (what the Space does at start).
 
     ``sample`` (or nothing): the idempotent sample set-up, then its folder. A local folder that already has a

@@ -73,8 +73,9 @@ def hub_errors(what: str) -> Iterator[None]:
     except RepositoryNotFoundError:
         raise DatasetUnavailableError(f"{what} not found (or gated/private: log in with `hf auth login`)") from None
     except (LocalEntryNotFoundError, OfflineModeIsEnabled, ConnectionError):
-        raise DatasetUnavailableError(f"{what} is not in the local cache and the Hub cannot be reached (offline?)") \
-            from None
+        raise DatasetUnavailableError(
+            f"{what} is not in the local cache and the Hub cannot be reached (offline?)"
+        ) from None
     except EntryNotFoundError:
         raise DatasetUnavailableError(f"{what} has no README.md") from None
     except HfHubHTTPError as exc:
@@ -87,8 +88,12 @@ def _hub_snapshot(repo_id: str, *, token: str | None) -> tuple[Path, str]:
     with hub_errors(f"Hub dataset '{repo_id}'"):
         card = Path(hf_hub_download(repo_id, "README.md", repo_type="dataset", token=token))
         meta = card_metadata(card.parent)
-        patterns = ["README.md"] + [f["path"] for c in meta.get("configs", [])
-                                    if c.get("config_name") in ("default", "documents") for f in c["data_files"]]
+        patterns = ["README.md"] + [
+            f["path"]
+            for c in meta.get("configs", [])
+            if c.get("config_name") in ("default", "documents")
+            for f in c["data_files"]
+        ]
         folder = Path(snapshot_download(repo_id, repo_type="dataset", token=token, allow_patterns=patterns))
     missing = [c for c in ("default", "documents") if c not in folder_configs(folder)]
     if missing:
@@ -103,7 +108,9 @@ def first_split(data: Any, preferred: str) -> Any:
 #: Column names accepted for a document's file name and its URL, first match wins (the release uses the first).
 NAME_COLUMNS = ("document", "file_name", "filename")
 URL_COLUMNS = ("url", "pdf_url", "download_url", "link")
-_DOCUMENTCLOUD_PAGE = re.compile(r"^https?://(?:www\.)?documentcloud\.org/documents/(\d+)-([A-Za-z0-9_-]+?)(?:\.html)?/?$")
+_DOCUMENTCLOUD_PAGE = re.compile(
+    r"^https?://(?:www\.)?documentcloud\.org/documents/(\d+)-([A-Za-z0-9_-]+?)(?:\.html)?/?$"
+)
 
 
 def pdf_url(url: str) -> str:
@@ -152,8 +159,9 @@ def document_requests(
         if local is not None and root in local.parents and local.is_file():
             url = str(local)
         elif remote and url and not url.lower().startswith(("http://", "https://")):
-            refused.append({"document": name, "url": url, "reason": f"{where}: only http(s) URLs are fetched "
-                            "for a Hub dataset"})  # fmt: skip
+            refused.append(
+                {"document": name, "url": url, "reason": f"{where}: only http(s) URLs are fetched for a Hub dataset"}
+            )
             continue
         if not url:
             refused.append({"document": name, "url": "", "reason": f"{where}: neither a url nor a local path"})

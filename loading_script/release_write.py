@@ -30,14 +30,22 @@ def _card(source: Path, spec: str, revision: str, splits: Sequence[str], stats: 
         if key in meta:
             header[key] = meta[key]
     header["configs"] = [
-        {"config_name": "default", "default": True,
-         "data_files": [{"split": s, "path": QA_FILE.format(split=s).replace("-00000-of-00001", "-*")}
-                        for s in splits]},
-        {"config_name": "documents",
-         "data_files": [{"split": DOCUMENTS_SPLIT, "path": DOCUMENTS_FILE.replace("-00000-of-00001", "-*")}]},
-        {"config_name": "pages",
-         "data_files": [{"split": PAGES_SPLIT, "path": PAGES_FILE.replace("-00000-of-00001", "-*")}]},
-    ]  # fmt: skip
+        {
+            "config_name": "default",
+            "default": True,
+            "data_files": [
+                {"split": s, "path": QA_FILE.format(split=s).replace("-00000-of-00001", "-*")} for s in splits
+            ],
+        },
+        {
+            "config_name": "documents",
+            "data_files": [{"split": DOCUMENTS_SPLIT, "path": DOCUMENTS_FILE.replace("-00000-of-00001", "-*")}],
+        },
+        {
+            "config_name": "pages",
+            "data_files": [{"split": PAGES_SPLIT, "path": PAGES_FILE.replace("-00000-of-00001", "-*")}],
+        },
+    ]
     body = (
         f"# {meta.get('pretty_name') or spec} (prepared by madqa)\n\n"
         f"A local copy of `{spec}` at revision `{revision}`, prepared by `madqa setup --dataset {spec}`: its\n"
@@ -72,23 +80,37 @@ def write_prepared(
     """
     attachments, unwritten = attachments or {}, unwritten or {}
     by_name = {str(row.get("document") or ""): row for row in documents}
-    documents = [*documents, *({"document": name, "url": None, "document_category": by_name[root].get(
-        "document_category"), "domain": by_name[root].get("domain")} for name, root in sorted(attachments.items()))]
+    documents = [
+        *documents,
+        *(
+            {
+                "document": name,
+                "url": None,
+                "document_category": by_name[root].get("document_category"),
+                "domain": by_name[root].get("domain"),
+            }
+            for name, root in sorted(attachments.items())
+        ),
+    ]
     pages_per_doc = Counter(str(p["document"]) for p in pages)
     doc_records = []
     for row in documents:
         name = str(row.get("document") or "")
         in_corpus = name in pages_per_doc and name not in failures
         pdf = target / pdf_dir / name
-        doc_records.append({
-            "document": name,
-            "url": row.get("url"),
-            "path": f"{pdf_dir}/{name}" if in_corpus and pdf.is_file() and name not in unwritten else None,
-            "num_pages": pages_per_doc.get(name) if in_corpus else None,
-            "sha256": sha256_file(pdf) if in_corpus and pdf.is_file() and name not in unwritten else row.get("sha256"),
-            "document_category": row.get("document_category"),
-            "domain": row.get("domain"),
-        })  # fmt: skip
+        doc_records.append(
+            {
+                "document": name,
+                "url": row.get("url"),
+                "path": f"{pdf_dir}/{name}" if in_corpus and pdf.is_file() and name not in unwritten else None,
+                "num_pages": pages_per_doc.get(name) if in_corpus else None,
+                "sha256": sha256_file(pdf)
+                if in_corpus and pdf.is_file() and name not in unwritten
+                else row.get("sha256"),
+                "document_category": row.get("document_category"),
+                "domain": row.get("domain"),
+            }
+        )
     stats = {
         "questions": {s: len(rows) for s, rows in questions.items()},
         "documents_listed": len(documents) - len(attachments),

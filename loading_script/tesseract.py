@@ -108,7 +108,9 @@ def _declare(lib: Any) -> Any:
         "TessBaseAPISetImage": ([c_void_p, c_void_p, c_int, c_int, c_int, c_int], None),
         "TessBaseAPISetSourceResolution": ([c_void_p, c_int], None),
         "TessBaseAPIDetectOrientationScript": (
-            [c_void_p, POINTER(c_int), POINTER(c_float), POINTER(c_char_p), POINTER(c_float)], c_int),
+            [c_void_p, POINTER(c_int), POINTER(c_float), POINTER(c_char_p), POINTER(c_float)],
+            c_int,
+        ),
         "TessBaseAPIGetUTF8Text": ([c_void_p], c_void_p),
         "TessBaseAPIMeanTextConf": ([c_void_p], c_int),
         "TessBaseAPIClear": ([c_void_p], None),
@@ -147,9 +149,13 @@ class _Engine:
         script, script_confidence = ctypes.c_char_p(), ctypes.c_float()
         self._set_image(image, dpi)
         try:
-            ok = self.lib.TessBaseAPIDetectOrientationScript(self.handle, ctypes.byref(degrees),
-                                                             ctypes.byref(confidence), ctypes.byref(script),
-                                                             ctypes.byref(script_confidence))  # fmt: skip
+            ok = self.lib.TessBaseAPIDetectOrientationScript(
+                self.handle,
+                ctypes.byref(degrees),
+                ctypes.byref(confidence),
+                ctypes.byref(script),
+                ctypes.byref(script_confidence),
+            )
         finally:
             self.lib.TessBaseAPIClear(self.handle)
         if not ok:
@@ -198,6 +204,7 @@ def close_engines() -> None:
 
 # --- fallback: the tesseract command ---------------------------------------------------------------------------
 
+
 def _png(image: Any) -> bytes:
     import pymupdf
 
@@ -226,8 +233,12 @@ def _cli_detect(image: Any, dpi: float, tessdata: str) -> Orientation | None:
         return None
     fields = dict(re.findall(r"^([A-Za-z ]+): (.+)$", out, flags=re.M))
     try:
-        return Orientation(int(fields["Orientation in degrees"]) % 360, float(fields["Orientation confidence"]),
-                           fields["Script"].strip(), float(fields["Script confidence"]))  # fmt: skip
+        return Orientation(
+            int(fields["Orientation in degrees"]) % 360,
+            float(fields["Orientation confidence"]),
+            fields["Script"].strip(),
+            float(fields["Script confidence"]),
+        )
     except (KeyError, ValueError):
         return None
 

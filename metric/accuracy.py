@@ -71,9 +71,7 @@ def lee_ci_simplified(p: float, n: int, q0: float, q1: float, alpha: float = 0.0
     return _clip(theta - half), _clip(theta + half)
 
 
-def lee_ci_full(
-    p: float, n: int, q0: float, q1: float, m0: int, m1: int, alpha: float = 0.05
-) -> tuple[float, float]:
+def lee_ci_full(p: float, n: int, q0: float, q1: float, m0: int, m1: int, alpha: float = 0.05) -> tuple[float, float]:
     """Lee et al.'s CI with test and calibration uncertainty (see the module docstring for the formula)."""
     _check_judge(q0, q1)
     if n < 1 or m0 < 1 or m1 < 1:

@@ -203,8 +203,14 @@ def score_text(text: str, source: str, split: str, spec: str | None = None) -> t
         raise WidgetError(f"{source}: nothing was scored: {_one_line(exc)}") from None
     warnings = parsed.notes.warnings()  # from the file alone
     report = {**report, "input_notes": parsed.notes.summary(), "warnings": warnings}
-    notes = {"source": source, "lines": len(rows), "unknown": list(match.unknown), "split": split, "dataset": spec,
-             "warnings": warnings}  # fmt: skip
+    notes = {
+        "source": source,
+        "lines": len(rows),
+        "unknown": list(match.unknown),
+        "split": split,
+        "dataset": spec,
+        "warnings": warnings,
+    }
     return report, notes
 
 
@@ -252,10 +258,13 @@ def format_report(report: dict[str, Any], notes: dict[str, Any]) -> str:
         ("ANLS*", _pct(r["anls"]), ""),
         ("Page F1", _pct(r["page_f1"]), ""),
         ("Doc F1", _pct(r["doc_f1"]), ""),
-        ("Kuiper (effort calibration)", f"{_num(r['kuiper'])} (K/N {_num(r['kuiper_normalized'], 4)})",
-         _ci(r["kuiper_ci"], pct=False)),
+        (
+            "Kuiper (effort calibration)",
+            f"{_num(r['kuiper'])} (K/N {_num(r['kuiper_normalized'], 4)})",
+            _ci(r["kuiper_ci"], pct=False),
+        ),
         ("Wasted-effort ratio", _num(r["wasted_effort_ratio"]), ""),
-    ]  # fmt: skip
+    ]
     unknown = notes["unknown"]
     lines = [
         f"### `{_plain(notes['source'])}` on the {notes['split']} split of `{_plain(notes['dataset'])}`",
@@ -343,9 +352,13 @@ def build_demo() -> Any:
         gr.Markdown(INTRO)
         with gr.Row():
             upload = gr.File(label="results JSONL", file_types=[*RESULTS_SUFFIXES], type="filepath", elem_id="upload")
-            split = gr.Dropdown(choices=list(PUBLIC_SPLITS), value=PUBLIC_SPLITS[0], label="Split (public labels)",
-                                info=f"Gold questions from {dataset_spec()}; the test split's labels are hidden.",
-                                elem_id="split")  # fmt: skip
+            split = gr.Dropdown(
+                choices=list(PUBLIC_SPLITS),
+                value=PUBLIC_SPLITS[0],
+                label="Split (public labels)",
+                info=f"Gold questions from {dataset_spec()}; the test split's labels are hidden.",
+                elem_id="split",
+            )
         run = gr.Button("Score", variant="primary", elem_id="score")
         report = gr.Markdown(elem_id="report")
         figure = gr.Plot(label="Curves", elem_id="curves")

@@ -273,10 +273,15 @@ def hop_distance(
     if len(pages) < 2 or any(p not in embeddings for p in pages):
         return None
     pairs = tuple(
-        EvidencePair(Citation(*a), Citation(*b), a[0] == b[0], abs(a[1] - b[1]) if a[0] == b[0] else None,
-                     cosine_distance(embeddings[a], embeddings[b]))
+        EvidencePair(
+            Citation(*a),
+            Citation(*b),
+            a[0] == b[0],
+            abs(a[1] - b[1]) if a[0] == b[0] else None,
+            cosine_distance(embeddings[a], embeddings[b]),
+        )
         for a, b in combinations(pages, 2)
-    )  # fmt: skip
+    )
     same = len({doc for doc, _ in pages}) == 1
     physical = _mean([float(p.page_gap or 0) for p in pairs]) if same else None
     return HopDistance(same, sum(p.semantic for p in pairs) / len(pairs), physical, pairs)

@@ -114,8 +114,9 @@ def parse_prices(data: Any, source: str, lines: Mapping[str, int] | None = None)
     madqa.metric.cost.PriceError: p.yaml line 3: model 'm': field 'output' is missing
     """
     if not isinstance(data, Mapping) or not data:
-        raise PriceError(f"{source}: a price table is a mapping of model id to {{input, output}} prices, "
-                         f"got {type(data).__name__}")  # fmt: skip
+        raise PriceError(
+            f"{source}: a price table is a mapping of model id to {{input, output}} prices, got {type(data).__name__}"
+        )
     prices: dict[str, Price] = {}
     for model, entry in data.items():
         at = f"{source} line {lines[str(model)]}" if lines and str(model) in lines else source

@@ -140,9 +140,17 @@ def build_splits(
     """Test, dev and train splits from a systems × items correctness matrix (paper §2.4)."""
     x = np.asarray(matrix, dtype=np.float64)
     p, r = item_statistics(x)
+
     def pick(size: int, available: list[int] | None) -> Selection:
-        return select_items(p, r, size, available=available, sentinel_fraction=sentinel_fraction,
-                            sentinel_max_p=sentinel_max_p, n_bins=n_bins)  # fmt: skip
+        return select_items(
+            p,
+            r,
+            size,
+            available=available,
+            sentinel_fraction=sentinel_fraction,
+            sentinel_max_p=sentinel_max_p,
+            n_bins=n_bins,
+        )
 
     test = pick(test_size, None)
     chosen = set(test.items)

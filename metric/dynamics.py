@@ -102,8 +102,9 @@ def trajectories(records: Sequence[Mapping[str, Any]], items: Sequence[ItemScore
     An item whose line is missing (or has no ``id``) has no history (``searches = None``).
     """
     lines = {str(r["id"]): r for r in records if r.get("id") is not None}
-    return [Trajectory(it.id, parse_search_history(lines.get(it.id, {}).get("search_history")), it.correct)
-            for it in items]  # fmt: skip
+    return [
+        Trajectory(it.id, parse_search_history(lines.get(it.id, {}).get("search_history")), it.correct) for it in items
+    ]
 
 
 def _pages(results: list[Any]) -> tuple[Citation, ...]:
@@ -283,10 +284,17 @@ def recovery_after_failure(
     recovered = sum(hit is not None for _, hit in failed)
     scored = [t.correct for t, _ in failed if t.correct is not None]
     return Recovery(
-        level, len(queried), len(usable) - len(queried), len(failed), recovered,
-        recovered / len(failed) if failed else None, sum(scored), len(failed) - len(scored), _share(scored),
+        level,
+        len(queried),
+        len(usable) - len(queried),
+        len(failed),
+        recovered,
+        recovered / len(failed) if failed else None,
+        sum(scored),
+        len(failed) - len(scored),
+        _share(scored),
         excluded,
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -337,9 +345,16 @@ def single_vs_multi_query(trajectories: Sequence[Trajectory]) -> QueryCountAccur
     single, multi = _share(groups["single"]), _share(groups["multi"])
     gap = single - multi if single is not None and multi is not None else None
     return QueryCountAccuracy(
-        len(groups["single"]), single, len(groups["multi"]), multi, len(groups["zero"]), _share(groups["zero"]),
-        gap, no_history, unscored,
-    )  # fmt: skip
+        len(groups["single"]),
+        single,
+        len(groups["multi"]),
+        multi,
+        len(groups["zero"]),
+        _share(groups["zero"]),
+        gap,
+        no_history,
+        unscored,
+    )
 
 
 def _share(values: Sequence[bool]) -> float | None:

@@ -176,8 +176,9 @@ def parse_steps(record: Mapping[str, Any], where: str) -> int | None:
         raise InputError(f"{where}: field 'search_history' must be a list, got {type(history).__name__}")
     if history is not None and len(history) > MAX_EFFORT:
         raise InputError(f"{where}: field 'search_history' has {len(history)} entries; the limit is {MAX_EFFORT}")
-    counts = {name: _as_count(record[name], where, name)
-              for name in ("steps", "iterations") if record.get(name) is not None}  # fmt: skip
+    counts = {
+        name: _as_count(record[name], where, name) for name in ("steps", "iterations") if record.get(name) is not None
+    }
     if history is not None:
         return len(history)
     return next(iter(counts.values()), None)
@@ -279,8 +280,9 @@ def parse_results(text: str, source: str) -> ParsedResults:
     return ParsedResults(out, notes)
 
 
-def parse_predictions(records: Iterable[Any], source: str = "predictions"
-                      ) -> tuple[list[Prediction | None], InputNotes]:
+def parse_predictions(
+    records: Iterable[Any], source: str = "predictions"
+) -> tuple[list[Prediction | None], InputNotes]:
     """Validate the evaluate module's prediction dicts (``None`` stays: a placeholder for an absent prediction).
 
     Raises:

@@ -36,7 +36,7 @@ def show(value: Any) -> str:
     text = repr(value)
     if len(text) <= MAX_SHOWN_VALUE_CHARS:
         return text
-    return f"{text[:MAX_SHOWN_VALUE_CHARS - 2]}… ({len(text)} characters)"
+    return f"{text[: MAX_SHOWN_VALUE_CHARS - 2]}… ({len(text)} characters)"
 
 
 def _clip(problem: str) -> str:

@@ -145,9 +145,14 @@ def as_complete(judge: Any, *, schema: dict[str, Any] | None = VERDICT_SCHEMA) -
     verdict; if the model rejects that format once, later calls go without it (the prompt asks for the same JSON).
     """
     if hasattr(judge, "generate"):
-        fmt = None if schema is None else {
-            "type": "json_schema", "json_schema": {"name": "madqa_verdict", "schema": schema, "strict": True},
-        }  # fmt: skip
+        fmt = (
+            None
+            if schema is None
+            else {
+                "type": "json_schema",
+                "json_schema": {"name": "madqa_verdict", "schema": schema, "strict": True},
+            }
+        )
         state = {"structured": fmt is not None}
 
         def complete(prompt: str) -> str:

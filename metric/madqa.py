@@ -28,8 +28,15 @@ from .scoring import anls_star
 
 #: Helpers imported only so that evaluate copies their modules (no comments on relative-import lines: evaluate
 #: would read them as download URLs).
-_COPIED_HELPERS = (summarize_accuracy, cohen_kappa, kuiper_statistic, match_predictions, anls_star, split_lines,
-                   InputNotes)
+_COPIED_HELPERS = (
+    summarize_accuracy,
+    cohen_kappa,
+    kuiper_statistic,
+    match_predictions,
+    anls_star,
+    split_lines,
+    InputNotes,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -116,18 +123,25 @@ class Madqa(evaluate.Metric):
     ) -> dict[str, Any]:
         # datasets' Json feature hands back the JSON text of a line that ujson cannot decode (an integer over 64
         # bits, such as a page 10**25 a model cited): read it with json, as `madqa evaluate` reads the file.
-        preds, notes = parse_predictions([load_json_line(p, f"predictions[{i}]") if isinstance(p, str) else p
-                                          for i, p in enumerate(predictions)])  # fmt: skip
+        preds, notes = parse_predictions(
+            [load_json_line(p, f"predictions[{i}]") if isinstance(p, str) else p for i, p in enumerate(predictions)]
+        )
         refs = [parse_reference(r, f"references[{i}]") for i, r in enumerate(references)]
         if mode == "judge" and judge is None:
             raise InputError("mode='judge' needs judge=<callable complete(prompt) -> str>")
         cache = None if judge_cache is None else Path(judge_cache)
         batch = None if judge is None else Judge(judge, judge_name, cache)
         cal = DEFAULT_CALIBRATION if calibration is None else parse_calibration(calibration, "calibration")
-        options = ReportOptions(mode=mode, calibration=cal, kuiper_order=kuiper_order,  # type: ignore[arg-type]
-                                n_resamples=n_resamples, seed=seed, max_budget=max_budget, include_items=include_items)
+        options = ReportOptions(
+            mode=mode,  # type: ignore[arg-type]
+            calibration=cal,
+            kuiper_order=kuiper_order,  # type: ignore[arg-type]
+            n_resamples=n_resamples,
+            seed=seed,
+            max_budget=max_budget,
+            include_items=include_items,
+        )
         report = evaluate_predictions(preds, refs, options, judge=batch, notes=notes)
         for warning in report["warnings"]:  # the same messages as `madqa evaluate` and the Space show
             logger.warning("%s", warning)
         return report
-

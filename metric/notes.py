@@ -31,11 +31,31 @@ SCORED_FIELDS = ("id", "question", "answer", "citations", "search_history", "ste
 CITATION_FIELDS = ("document", "file", "page")
 #: Other fields that `madqa run` and `madqa human` write: never warned about. Any other extra field is warned about
 #: only when it is close to a scored field that its line lacks, so extra fields of other producers stay silent.
-EXTRA_FIELDS = frozenset({
-    "schema_version", "dataset", "agent", "model", "usage", "elapsed_s", "error", "final_state", "config",
-    "trajectory", "effort", "repl", "page_views", "system_type", "annotator", "batch", "split", "mode",
-    "started_at", "ended_at", "attempts",
-})  # fmt: skip
+EXTRA_FIELDS = frozenset(
+    {
+        "schema_version",
+        "dataset",
+        "agent",
+        "model",
+        "usage",
+        "elapsed_s",
+        "error",
+        "final_state",
+        "config",
+        "trajectory",
+        "effort",
+        "repl",
+        "page_views",
+        "system_type",
+        "annotator",
+        "batch",
+        "split",
+        "mode",
+        "started_at",
+        "ended_at",
+        "attempts",
+    }
+)
 
 #: Similarity (difflib ratio) from which a name counts as a misspelling of a scored field.
 CUTOFF = 0.8
@@ -122,8 +142,9 @@ class InputNotes:
                     if suggestion is not None:
                         self._add(key, suggestion, f"{where} (in citations)", seen)
 
-    def _suggest(self, key: Any, scored: tuple[str, ...], extra: frozenset[str], owner: Mapping[str, Any]
-                 ) -> str | None:
+    def _suggest(
+        self, key: Any, scored: tuple[str, ...], extra: frozenset[str], owner: Mapping[str, Any]
+    ) -> str | None:
         if not isinstance(key, str) or key in scored or key in extra or len(key) > MAX_CHECKED_KEY_CHARS:
             return None
         if key not in self._checked:
@@ -152,17 +173,22 @@ class InputNotes:
         out = []
         for unknown in list(self.unknown_fields.values())[:MAX_WARNED_KEYS]:
             more = f", on {unknown.lines} lines in all" if unknown.lines > 1 else ""
-            out.append(f"{unknown.where}: unknown field {show(unknown.name)} (did you mean {unknown.suggestion!r}?);"
-                       f" it is ignored{more}")  # fmt: skip
+            out.append(
+                f"{unknown.where}: unknown field {show(unknown.name)} (did you mean {unknown.suggestion!r}?);"
+                f" it is ignored{more}"
+            )
         hidden = len(self.unknown_fields) - MAX_WARNED_KEYS
         if hidden > 0:
             out.append(f"{self.source}: {hidden} more unknown field name(s) close to a scored field are ignored")
         if self.lines_without_answer:
-            out.append(f"{self.source}: {self.lines_without_answer} line(s) have no 'answer' field; scored as no "
-                       "answer")  # fmt: skip
+            out.append(
+                f"{self.source}: {self.lines_without_answer} line(s) have no 'answer' field; scored as no answer"
+            )
         if self.citations_above_max_page:
-            out.append(f"{self.source}: {self.citations_above_max_page} citation(s) to pages above {MAX_PAGE:,} "
-                       "scored as wrong citations")  # fmt: skip
+            out.append(
+                f"{self.source}: {self.citations_above_max_page} citation(s) to pages above {MAX_PAGE:,} "
+                "scored as wrong citations"
+            )
         return out
 
     def summary(self) -> dict[str, Any]:

@@ -135,8 +135,12 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def build_report(run: ScoredRun, references: Sequence[Reference], options: ReportOptions = DEFAULT_OPTIONS,
-                 notes: InputNotes | None = None) -> dict[str, Any]:
+def build_report(
+    run: ScoredRun,
+    references: Sequence[Reference],
+    options: ReportOptions = DEFAULT_OPTIONS,
+    notes: InputNotes | None = None,
+) -> dict[str, Any]:
     """Aggregate a scored run into the report (keys documented in the metric card).
 
     ``notes`` (the parser's :class:`~.notes.InputNotes`) adds ``input_notes`` (its counts) and ``warnings`` (its
@@ -238,12 +242,18 @@ def provenance_summary(predictions: Sequence[Prediction], gold: DatasetRef | Non
     """
     groups = Counter((p.schema_version, p.dataset) for p in predictions)
     ranked = sorted(groups.items(), key=lambda kv: (-kv[1], repr(kv[0])))
-    seen = [{"schema_version": version, "dataset": None if ref is None else vars(ref).copy(), "lines": count}
-            for (version, ref), count in ranked[:MAX_PROVENANCE_GROUPS]]  # fmt: skip
+    seen = [
+        {"schema_version": version, "dataset": None if ref is None else vars(ref).copy(), "lines": count}
+        for (version, ref), count in ranked[:MAX_PROVENANCE_GROUPS]
+    ]
     mismatched = 0
     if gold is not None:
-        mismatched = sum(1 for p in predictions if p.dataset is not None and (
-            _differs(p.dataset.name, gold.name) or _differs(p.dataset.revision, gold.revision)))  # fmt: skip
+        mismatched = sum(
+            1
+            for p in predictions
+            if p.dataset is not None
+            and (_differs(p.dataset.name, gold.name) or _differs(p.dataset.revision, gold.revision))
+        )
     return {
         "schema_version": RECORD_SCHEMA_VERSION,
         "gold": None if gold is None else vars(gold).copy(),

@@ -135,11 +135,13 @@ def stored_names(body: bytes, content_type: bytes | str) -> list[tuple[str, str]
         value.clear()
 
     callbacks: MultipartCallbacks = {
-        "on_part_begin": on_part_begin, "on_part_end": lambda: state.update(open=state["open"] - 1),
+        "on_part_begin": on_part_begin,
+        "on_part_end": lambda: state.update(open=state["open"] - 1),
         "on_header_field": lambda data, start, end: field.extend(data[start:end]),
         "on_header_value": lambda data, start, end: value.extend(data[start:end]),
-        "on_header_end": on_header_end, "on_end": lambda: state.update(ended=True),
-    }  # fmt: skip
+        "on_header_end": on_header_end,
+        "on_end": lambda: state.update(ended=True),
+    }
     try:
         parser = MultipartParser(params[b"boundary"], callbacks)
         parser.write(body)
@@ -165,12 +167,15 @@ def check_names(names: list[tuple[str, str]], suffixes: tuple[str, ...] = RESULT
     for sent, stored in names:
         shown = repr(sent if len(sent) <= 80 else sent[:77] + "...")
         if Path(sent).name.startswith(".") or stored.startswith("."):
-            raise UploadRefused(f"the file name {shown} starts with a dot (a hidden file): rename it, for example "
-                                f"to results{Path(stored).suffix or '.jsonl'}")  # fmt: skip
+            raise UploadRefused(
+                f"the file name {shown} starts with a dot (a hidden file): rename it, for example "
+                f"to results{Path(stored).suffix or '.jsonl'}"
+            )
         escape = _PERCENT_ESCAPE.search(sent)
         if escape:
-            raise UploadRefused(f"the file name {shown} holds a percent-encoded character ({escape.group()}): "
-                                "rename it without '%'")  # fmt: skip
+            raise UploadRefused(
+                f"the file name {shown} holds a percent-encoded character ({escape.group()}): rename it without '%'"
+            )
         if not (sent.lower().endswith(suffixes) and stored.lower().endswith(suffixes)):
             raise UploadRefused(f"only results files ({', '.join(suffixes)}) can be uploaded")
 
@@ -192,8 +197,9 @@ class UploadGate:
             names are checked, so this bounds its memory to ``max_active`` x ``max_bytes``.
     """
 
-    def __init__(self, app: Any, max_bytes: int, suffixes: tuple[str, ...] = RESULTS_SUFFIXES,
-                 max_active: int = 4) -> None:  # fmt: skip
+    def __init__(
+        self, app: Any, max_bytes: int, suffixes: tuple[str, ...] = RESULTS_SUFFIXES, max_active: int = 4
+    ) -> None:
         self.app, self.max_bytes, self.suffixes, self.max_active = app, max_bytes, suffixes, max_active
         self.active = 0  # one event loop: a plain counter is enough
 

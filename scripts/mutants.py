@@ -53,8 +53,17 @@ class Mutant:
 
 def load_mutants(path: Path = LIST) -> list[Mutant]:
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    mutants = [Mutant(str(m["id"]), str(m["file"]), str(m["find"]), str(m["replace"]), tuple(m["tests"]),
-                      " ".join(str(m["description"]).split())) for m in raw["mutants"]]  # fmt: skip
+    mutants = [
+        Mutant(
+            str(m["id"]),
+            str(m["file"]),
+            str(m["find"]),
+            str(m["replace"]),
+            tuple(m["tests"]),
+            " ".join(str(m["description"]).split()),
+        )
+        for m in raw["mutants"]
+    ]
     ids = [m.id for m in mutants]
     if len(set(ids)) != len(ids):
         raise SystemExit(f"{path}: duplicate mutant ids")
@@ -74,8 +83,16 @@ def check_snippets(mutants: list[Mutant], root: Path) -> list[str]:
 
 def make_copy(dest: Path) -> Path:
     """Copy the working tree's committed and new (not ignored) files to ``dest/repo``; link ``dest/site/madqa``."""
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                           check=True, capture_output=True).stdout.decode().split("\0")  # fmt: skip
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     repo = dest / "repo"
     for name in filter(None, files):
         src = ROOT / name
@@ -102,8 +119,9 @@ def environment(dest: Path) -> dict[str, str]:
 def imported_from_copy(dest: Path) -> str | None:
     """``None`` when ``madqa.*`` resolves into the copy, else where it comes from."""
     probe = "import madqa.metric, madqa.agents.repl.walls as w, madqa.space; print(madqa.metric.__file__, w.__file__)"
-    out = subprocess.run([sys.executable, "-c", probe], cwd=dest / "repo", env=environment(dest),
-                         capture_output=True, text=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=dest / "repo", env=environment(dest), capture_output=True, text=True
+    )
     paths = out.stdout.split()
     if out.returncode or not paths or not all(str(Path(os.path.realpath(p))).startswith(str(dest)) for p in paths):
         return (out.stdout + out.stderr).strip() or "nothing printed"
@@ -115,8 +133,9 @@ def run_tests(dest: Path, tests: tuple[str, ...], timeout_s: float) -> tuple[str
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=", *tests]
     start = time.monotonic()
     try:
-        out = subprocess.run(cmd, cwd=dest / "repo", env=environment(dest), capture_output=True, text=True,
-                             timeout=timeout_s)  # fmt: skip
+        out = subprocess.run(
+            cmd, cwd=dest / "repo", env=environment(dest), capture_output=True, text=True, timeout=timeout_s
+        )
     except subprocess.TimeoutExpired as exc:
         tail = (exc.stdout or b"")[-600:] if isinstance(exc.stdout, bytes) else (exc.stdout or "")[-600:]
         return "timeout", time.monotonic() - start, str(tail)
@@ -195,8 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     for m, verdict, seconds in rows:
         print(f"{m.id:34} {m.file:36} {verdict:16} {seconds:6.1f}s  {m.description}")
     survived = [m.id for m, verdict, _ in rows if verdict == "survived"]
-    print(f"\n{len(rows) - len(survived)} of {len(rows)} killed, {len(survived)} survived "
-          f"({total / 60:.1f} min in all)")  # fmt: skip
+    print(
+        f"\n{len(rows) - len(survived)} of {len(rows)} killed, {len(survived)} survived ({total / 60:.1f} min in all)"
+    )
     return 1 if survived else 0
 
 

@@ -84,16 +84,23 @@ class AgentRuntime:
         with self._runs_lock:
             now = self.clock()
             # a click never picked up by its handler, or replaced by its own client's newer click
-            stale = [r for r in self._runs.values() if not r.claimed and (r.client == client or now - r.admitted_at >
-                                                                          CLAIM_WAIT_S)]  # fmt: skip
+            stale = [
+                r
+                for r in self._runs.values()
+                if not r.claimed and (r.client == client or now - r.admitted_at > CLAIM_WAIT_S)
+            ]
             for run in stale:
                 del self._runs[run.session]
             if session in self._runs or sum(r.client == client for r in self._runs.values()) >= MAX_RUNS_PER_CLIENT:
-                raise RunRefused("Not started: you already have a run queued or running (one at a time per visitor, "
-                                 "in this tab or another). Wait for it to end, or press Stop on it.")  # fmt: skip
+                raise RunRefused(
+                    "Not started: you already have a run queued or running (one at a time per visitor, "
+                    "in this tab or another). Wait for it to end, or press Stop on it."
+                )
             if len(self._runs) > MAX_WAITING_RUNS:
-                raise RunRefused(f"Not started: the agent is busy ({len(self._runs)} runs are running or waiting, the "
-                                 "most this Space queues). Try again in a few minutes.")  # fmt: skip
+                raise RunRefused(
+                    f"Not started: the agent is busy ({len(self._runs)} runs are running or waiting, the "
+                    "most this Space queues). Try again in a few minutes."
+                )
             run = self._runs[session] = AgentRun(session, client, now)
             return run
 
@@ -144,10 +151,20 @@ class AgentRuntime:
             from madqa.agents.protocol import Host
             from madqa.agents.registry import get_agent
 
-            run = RunConfig(model=spec, agent=name, dataset=self.config.dataset, max_steps=MAX_STEPS, min_searches=1,
-                            retriever=SPACE_RAG_RETRIEVER if name in ("rag", "shell") else None)  # fmt: skip
-            host = Host(require_isolation=True, sandbox_per_question=True, progress=False,
-                        protected_paths=(str(self.config.db_path), str(self.config.labels_path)))  # fmt: skip
+            run = RunConfig(
+                model=spec,
+                agent=name,
+                dataset=self.config.dataset,
+                max_steps=MAX_STEPS,
+                min_searches=1,
+                retriever=SPACE_RAG_RETRIEVER if name in ("rag", "shell") else None,
+            )
+            host = Host(
+                require_isolation=True,
+                sandbox_per_question=True,
+                progress=False,
+                protected_paths=(str(self.config.db_path), str(self.config.labels_path)),
+            )
             agent = get_agent(name)
             run.check()
             agent.check(run)

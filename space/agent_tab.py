@@ -44,9 +44,11 @@ LOCK_WAIT_S = 300
 STATUS_EVERY_S = 1.0
 #: What Run's click leaves in the session's state for its handler.
 ADMITTED, REFUSED = "admitted", "refused"
-REPL_REFUSED = ("The code-REPL agent is switched off on this Space: this host does not provide the OS isolation "
-                "(Landlock and seccomp) that model-written code must run under, so no code is run. The BM25 search "
-                "agent works.")  # fmt: skip
+REPL_REFUSED = (
+    "The code-REPL agent is switched off on this Space: this host does not provide the OS isolation "
+    "(Landlock and seccomp) that model-written code must run under, so no code is run. The BM25 search "
+    "agent works."
+)
 
 
 def dev_questions(config: SpaceConfig) -> dict[str, dict[str, Any]]:
@@ -78,9 +80,15 @@ def _thumb(renderer: Any, document: str, page: int) -> Any:
     return img
 
 
-def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: str | None, typed: str | None,
-              agent_name: str, model_spec: str,
-              stop: threading.Event | None = None) -> Iterator[list[Any]]:  # fmt: skip
+def run_agent(
+    runtime: AgentRuntime,
+    dev: Mapping[str, dict[str, Any]],
+    dev_id: str | None,
+    typed: str | None,
+    agent_name: str,
+    model_spec: str,
+    stop: threading.Event | None = None,
+) -> Iterator[list[Any]]:
     """Stream the chat history of one agent run (a generator of message lists).
 
     ``stop``, once set, ends the run at its next step boundary: a model call in progress is not cut (neither a
@@ -107,8 +115,12 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
             history.append(gr.ChatMessage(role="assistant", content="The agent is busy; try again in a minute."))
             yield history
             return
-        yield [*history, gr.ChatMessage(role="assistant", content="", metadata={"title": queued_title(waited),
-                                                                                "status": "pending"})]
+        yield [
+            *history,
+            gr.ChatMessage(
+                role="assistant", content="", metadata={"title": queued_title(waited), "status": "pending"}
+            ),
+        ]
     if not stopped and stop.is_set():  # Stop came while the lock was being taken: the run has not started
         runtime.lock.release()
         stopped = True
@@ -120,8 +132,12 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
     # leaves (gradio closes this generator) cannot start a second run beside one still calling the model, and the
     # run they left stops at its next step instead of running on for nobody.
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
-    worker = threading.Thread(target=_produce, args=(runtime, AGENTS[agent_name], model_spec, question, row, events,
-                                                     stop), name="agent-tab-run", daemon=True)  # fmt: skip
+    worker = threading.Thread(
+        target=_produce,
+        args=(runtime, AGENTS[agent_name], model_spec, question, row, events, stop),
+        name="agent-tab-run",
+        daemon=True,
+    )
     try:
         worker.start()
     except BaseException:
@@ -133,8 +149,15 @@ def run_agent(runtime: AgentRuntime, dev: Mapping[str, dict[str, Any]], dev_id: 
         stop.set()  # a visitor who left (gradio closed this generator) frees the agent at its next step
 
 
-def _produce(runtime: AgentRuntime, name: str, model_spec: str, question: str, row: Mapping[str, Any] | None,
-             out: queue.Queue[tuple[str, Any]], stop: threading.Event) -> None:  # fmt: skip
+def _produce(
+    runtime: AgentRuntime,
+    name: str,
+    model_spec: str,
+    question: str,
+    row: Mapping[str, Any] | None,
+    out: queue.Queue[tuple[str, Any]],
+    stop: threading.Event,
+) -> None:
     """Prepare the agent and put its events on ``out`` (then ``("end", None)``); releases the runtime's lock.
 
     ``stop`` is read after set-up and after each event: closing the agent's stream there ends smolagents' run between
@@ -181,8 +204,11 @@ def status_title(phase: str, step: int, waited_s: float) -> str:
     >>> status_title("model", 2, 12.4)
     'step 2: waiting for the model… 12 s'
     """
-    doing = "starting the agent (loading the model and the index)…" if phase == "start" else (
-        f"step {step}: waiting for the model…")
+    doing = (
+        "starting the agent (loading the model and the index)…"
+        if phase == "start"
+        else (f"step {step}: waiting for the model…")
+    )
     return f"{doing} {waited_s:.0f} s"
 
 
@@ -197,8 +223,10 @@ def queued_title(waited_s: float) -> str:
 
 #: The last message of a run that answered although its visitor had pressed Stop (the answer is shown above it,
 #: under :data:`LATE_ANSWER`, never as a normal finish).
-TOO_LATE = ("Stop came too late: the agent had already given this answer when the run could stop (a run stops only "
-            "between the agent's steps, and a model call in progress cannot be cut).")  # fmt: skip
+TOO_LATE = (
+    "Stop came too late: the agent had already given this answer when the run could stop (a run stops only "
+    "between the agent's steps, and a model call in progress cannot be cut)."
+)
 LATE_ANSWER = "Answer given before your Stop took effect"
 
 
@@ -220,8 +248,9 @@ def stopping_title(title: str) -> str:
     return f"{title} (stopping when this call returns)"
 
 
-def _render(events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None, history: list[Any],
-            stop: threading.Event) -> Iterator[list[Any]]:  # fmt: skip
+def _render(
+    events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None, history: list[Any], stop: threading.Event
+) -> Iterator[list[Any]]:
     """The chat history as the events arrive, with a pending status message while the run waits."""
     from madqa.agents.protocol import AnswerEvent, CodeEvent, SearchEvent
 
@@ -233,8 +262,10 @@ def _render(events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None,
         except queue.Empty:
             title = status_title(phase, step, time.monotonic() - since)
             title = stopping_title(title) if stop.is_set() else title
-            yield [*history, gr.ChatMessage(role="assistant", content="", metadata={"title": title,
-                                                                                    "status": "pending"})]
+            yield [
+                *history,
+                gr.ChatMessage(role="assistant", content="", metadata={"title": title, "status": "pending"}),
+            ]
             continue
         if kind == "end":
             yield history
@@ -250,25 +281,40 @@ def _render(events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None,
             renderer, phase, since = value, "model", time.monotonic()
         elif isinstance(value, SearchEvent):
             # shown open, not in a collapsed accordion: the query is what a reader follows
-            history.append(gr.ChatMessage(role="assistant", content=f"**step {value.step}: search** "
-                                          f"`{value.query}` → {len(value.pages)} page(s)"))  # fmt: skip
+            history.append(
+                gr.ChatMessage(
+                    role="assistant",
+                    content=f"**step {value.step}: search** `{value.query}` → {len(value.pages)} page(s)",
+                )
+            )
             for page in value.pages[:5]:
-                history.append(gr.ChatMessage(role="assistant", content=gr.Image(
-                    value=_thumb(renderer, page.document, int(page.page)),
-                    label=f"{page.document} p. {page.page}")))  # fmt: skip
+                history.append(
+                    gr.ChatMessage(
+                        role="assistant",
+                        content=gr.Image(
+                            value=_thumb(renderer, page.document, int(page.page)),
+                            label=f"{page.document} p. {page.page}",
+                        ),
+                    )
+                )
             step, since = value.step + 1, time.monotonic()
         elif isinstance(value, CodeEvent):
             seen = (value.output or value.error or "")[:MAX_CODE_CHARS]
             fence = "" if value.code.startswith("$ ") else "python"  # the shell agent's commands
-            history.append(gr.ChatMessage(role="assistant", content=f"```{fence}\n{value.code[:MAX_CODE_CHARS]}\n```"
-                                          f"\n\n{seen}", metadata={"title": f"step {value.step}: code",
-                                                                    "status": "done"}))  # fmt: skip
+            history.append(
+                gr.ChatMessage(
+                    role="assistant",
+                    content=f"```{fence}\n{value.code[:MAX_CODE_CHARS]}\n```\n\n{seen}",
+                    metadata={"title": f"step {value.step}: code", "status": "done"},
+                )
+            )
             step, since = value.step + 1, time.monotonic()
         elif isinstance(value, AnswerEvent):
             if value.error:  # its kind only: details stay in the server log
                 logger.warning("agent run failed: %s", value.error)
-                history.append(gr.ChatMessage(role="assistant", content=f"The agent failed: "
-                                              f"{value.error.split(':')[0]}"))  # fmt: skip
+                history.append(
+                    gr.ChatMessage(role="assistant", content=f"The agent failed: {value.error.split(':')[0]}")
+                )
             # Stop pressed before this answer is shown: it says so, and the answer is not presented as a normal finish
             yield from _finish(renderer, row, value, history, late=stop.is_set())
             continue  # the worker's "end" follows
@@ -282,31 +328,48 @@ def _start_failed(history: list[Any], exc: Exception) -> list[Any]:
     return history
 
 
-def _finish(renderer: Any, row: Mapping[str, Any] | None, event: Any, history: list[Any], *,
-            late: bool = False) -> Iterator[list[Any]]:  # fmt: skip
+def _finish(
+    renderer: Any, row: Mapping[str, Any] | None, event: Any, history: list[Any], *, late: bool = False
+) -> Iterator[list[Any]]:
     """Final answer, cited page images, and for a dev question its gold answer and score; ``late``: Stop was pressed
     before the answer came, which the answer's heading and the last message say."""
-    output = {"answer": list(event.answer),
-              "citations": [{"document": c.document, "page": c.page} for c in event.citations]}  # fmt: skip
+    output = {
+        "answer": list(event.answer),
+        "citations": [{"document": c.document, "page": c.page} for c in event.citations],
+    }
     answer = "; ".join(output["answer"]) or "(no answer)"
     heading = LATE_ANSWER if late else "Final answer"
-    history.append(gr.ChatMessage(role="assistant", content=f"**{heading}:** {answer}\n\n"
-                                  f"{event.steps} step(s), {event.elapsed_s:.1f} s"))  # fmt: skip
+    history.append(
+        gr.ChatMessage(
+            role="assistant", content=f"**{heading}:** {answer}\n\n{event.steps} step(s), {event.elapsed_s:.1f} s"
+        )
+    )
     for cite in output["citations"][:5]:
         try:
             image = renderer.image(cite["document"], int(cite["page"]))
         except Exception:  # noqa: BLE001 - a hallucinated citation has no page to show
-            history.append(gr.ChatMessage(role="assistant", content=f"cited {cite['document']} p. {cite['page']} "
-                                          "(no such page)"))  # fmt: skip
+            history.append(
+                gr.ChatMessage(role="assistant", content=f"cited {cite['document']} p. {cite['page']} (no such page)")
+            )
             continue
-        history.append(gr.ChatMessage(role="assistant", content=gr.Image(
-            value=image, label=f"cited: {cite['document']} p. {cite['page']}")))  # fmt: skip
+        history.append(
+            gr.ChatMessage(
+                role="assistant", content=gr.Image(value=image, label=f"cited: {cite['document']} p. {cite['page']}")
+            )
+        )
     if row is not None:
         gold = " | ".join("; ".join(v) for v in row["answer_variants"])
         s = item_score(row, output, event.steps)
-        history.append(gr.ChatMessage(role="assistant", content=(
-            f"**Gold (dev):** {gold}\n\nscore {s['score']} · ANLS* {s['anls']:.2f} · Page F1 {s['page_f1']:.2f} · "
-            f"Doc F1 {s['doc_f1']:.2f}")))  # fmt: skip
+        history.append(
+            gr.ChatMessage(
+                role="assistant",
+                content=(
+                    f"**Gold (dev):** {gold}\n\nscore {s['score']} · ANLS* {s['anls']:.2f} "
+                    f"· Page F1 {s['page_f1']:.2f} · "
+                    f"Doc F1 {s['doc_f1']:.2f}"
+                ),
+            )
+        )
     if late:
         history.append(gr.ChatMessage(role="assistant", content=TOO_LATE))
     yield history
@@ -319,8 +382,13 @@ def build_agent_tab(config: SpaceConfig) -> None:
     gr.Markdown(content.AGENT_HELP)
     choices = [(f"{qid}: {q['question'][:90]}", qid) for qid, q in dev.items()]
     with gr.Row():
-        dev_pick = gr.Dropdown(label="Dev question", choices=choices, value=choices[0][1] if choices else None,
-                               elem_id="dev-pick", scale=3)  # fmt: skip
+        dev_pick = gr.Dropdown(
+            label="Dev question",
+            choices=choices,
+            value=choices[0][1] if choices else None,
+            elem_id="dev-pick",
+            scale=3,
+        )
         typed = gr.Textbox(label="…or type a question", elem_id="typed", scale=3)
         agent = gr.Dropdown(label="Agent", choices=list(AGENTS), value=BM25, elem_id="agent-pick", scale=1)
         model = gr.Dropdown(label="Model", choices=list(config.agent_models), value=config.agent_model, scale=1)
@@ -333,8 +401,15 @@ def build_agent_tab(config: SpaceConfig) -> None:
     # its stop flag live in the runtime, where nothing evicts them.
     clicked = gr.State(None)
 
-    def handler(dev_id: str | None, question: str | None, agent_name: str, spec: str, click: str | None,
-                request: gr.Request, profile: gr.OAuthProfile | None = None) -> Iterator[Any]:  # fmt: skip
+    def handler(
+        dev_id: str | None,
+        question: str | None,
+        agent_name: str,
+        spec: str,
+        click: str | None,
+        request: gr.Request,
+        profile: gr.OAuthProfile | None = None,
+    ) -> Iterator[Any]:
         if click == REFUSED:  # the click's message is shown; nothing runs
             yield gr.skip()
             return
@@ -346,8 +421,9 @@ def build_agent_tab(config: SpaceConfig) -> None:
         try:
             if spec not in config.agent_models:  # only configured models run (an API call may send any string)
                 offered = ", ".join(config.agent_models)
-                yield [gr.ChatMessage(role="assistant", content=f"This Space runs only its configured models: "
-                                      f"{offered}.")]  # fmt: skip
+                yield [
+                    gr.ChatMessage(role="assistant", content=f"This Space runs only its configured models: {offered}.")
+                ]
                 return
             yield from run_agent(runtime, dev, dev_id, question, agent_name, spec, run.stop)
         finally:
@@ -371,8 +447,18 @@ def build_agent_tab(config: SpaceConfig) -> None:
     # Admitted runs wait for the agent inside the handler (where Stop reaches them and a status line counts the
     # wait), not in gradio's queue: its concurrency covers every run admitted, plus one to answer a refusal at once.
     busy = go.click(start, None, [go, halt, chat, clicked], api_name=False, queue=False)
-    ran = busy.then(handler, [dev_pick, typed, agent, model, clicked], chat, api_name="run_agent",
-                    concurrency_limit=agent_runtime.MAX_WAITING_RUNS + 2)  # fmt: skip
-    ran.then(lambda: (gr.update(interactive=True, value=RUN), gr.update(interactive=False, value=STOP)), None,
-             [go, halt], api_name=False, queue=False)  # fmt: skip
+    ran = busy.then(
+        handler,
+        [dev_pick, typed, agent, model, clicked],
+        chat,
+        api_name="run_agent",
+        concurrency_limit=agent_runtime.MAX_WAITING_RUNS + 2,
+    )
+    ran.then(
+        lambda: (gr.update(interactive=True, value=RUN), gr.update(interactive=False, value=STOP)),
+        None,
+        [go, halt],
+        api_name=False,
+        queue=False,
+    )
     halt.click(stop, None, halt, api_name=False, queue=False)

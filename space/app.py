@@ -29,8 +29,10 @@ logger = logging.getLogger(__name__)
 
 #: Generic message for unexpected failures (details go to the server log only). The submission may have been
 #: stored just before the failure: a retry with the same key (the UI keeps it until acceptance) answers with it.
-INTERNAL_ERROR = ("internal error while handling the submission. Please submit again: a retry of the same "
-                  "submission never stores it twice.")  # fmt: skip
+INTERNAL_ERROR = (
+    "internal error while handling the submission. Please submit again: a retry of the same "
+    "submission never stores it twice."
+)
 #: Seconds between sweeps of gradio's upload folder, and the age past which an unsubmitted upload is deleted.
 UPLOAD_SWEEP_S, UPLOAD_MAX_AGE_S = 600, 3600
 
@@ -73,19 +75,38 @@ def build_app(services: Services) -> gr.Blocks:
         return gr.update(choices=system_choices(store))
 
     def submit(
-        path: str | None, system: str, submitter: str, agent: str, model: str, contact: str, models_used: str,
-        training_data: str, compute: str, key: str | None, request: gr.Request, profile: gr.OAuthProfile | None = None,
-    ) -> tuple[str, Any, str]:  # fmt: skip
+        path: str | None,
+        system: str,
+        submitter: str,
+        agent: str,
+        model: str,
+        contact: str,
+        models_used: str,
+        training_data: str,
+        compute: str,
+        key: str | None,
+        request: gr.Request,
+        profile: gr.OAuthProfile | None = None,
+    ) -> tuple[str, Any, str]:
         """Score and store one upload; the third output is the session's next idempotency key."""
-        form = {"system": system, "submitter": submitter, "agent": agent, "model": model, "contact": contact,
-                "models_used": models_used, "training_data": training_data, "compute": compute}  # fmt: skip
+        form = {
+            "system": system,
+            "submitter": submitter,
+            "agent": agent,
+            "model": model,
+            "contact": contact,
+            "models_used": models_used,
+            "training_data": training_data,
+            "compute": compute,
+        }
         if profile is not None and getattr(profile, "username", None):
             form["submitter"] = profile.username
         next_key = key or ""
         try:
             identity = identity_key(request, profile, login_required=config.on_spaces)
-            accepted = scorer.submit(path, form, identity=identity, key=(key or "").strip()[:200] or None,
-                                     limiter=limiter)  # fmt: skip
+            accepted = scorer.submit(
+                path, form, identity=identity, key=(key or "").strip()[:200] or None, limiter=limiter
+            )
             message = format_accepted(accepted)
             if accepted.replayed:
                 message += "\n\n(This repeats an earlier attempt that was already stored; nothing new was stored.)"
@@ -122,8 +143,7 @@ def build_tabs(
     store, config = services.store, services.config
     with gr.Tab("Leaderboard", elem_id="tab-leaderboard"):
         official_text = gr.Markdown(elem_id="official-caption")
-        official_table = gr.Dataframe(interactive=False, wrap=True, elem_id="official", max_height=300,
-                                      visible=False)  # fmt: skip
+        official_table = gr.Dataframe(interactive=False, wrap=True, elem_id="official", max_height=300, visible=False)
         with gr.Accordion("How the two tables are made", open=False, elem_id="official-more-box"):
             official_more = gr.Markdown(elem_id="official-more")
         official_parts = [official_text, official_table, official_more]
@@ -134,7 +154,8 @@ def build_tabs(
             draw = gr.Button("Plot", elem_id="plot-button")
             figure = gr.Plot(elem_id="plot")
         board.refreshed.then(choices_update, None, picked, api_name=False).then(
-            official, None, official_parts, api_name=False)  # fmt: skip
+            official, None, official_parts, api_name=False
+        )
         draw.click(plot, picked, figure, api_name="plot")
         demo.load(choices_update, None, picked, api_name=False)  # a visitor sees the systems stored by now
     with gr.Tab("Submit", elem_id="tab-submit"):
@@ -156,11 +177,15 @@ def build_tabs(
         # acceptance. API clients may pass their own as the optional last argument ``key``.
         submit_key = gr.Textbox(value="", visible=False, label="key", elem_id="f-key")
         demo.load(new_key, None, submit_key, api_name=False)
-        send.click(submit, [upload, system, submitter, agent, model, contact, models_used, training, compute,
-                            submit_key], [status, board.table, submit_key], api_name="submit",
-                   concurrency_limit=4).then(
-            choices_update, None, picked, api_name=False).then(
-            board.render, board.inputs, [board.table, board.note], api_name=False)  # fmt: skip
+        send.click(
+            submit,
+            [upload, system, submitter, agent, model, contact, models_used, training, compute, submit_key],
+            [status, board.table, submit_key],
+            api_name="submit",
+            concurrency_limit=4,
+        ).then(choices_update, None, picked, api_name=False).then(
+            board.render, board.inputs, [board.table, board.note], api_name=False
+        )
     with gr.Tab("Try an agent", elem_id="tab-agent"):
         from madqa.space.agent_tab import build_agent_tab
 
@@ -194,8 +219,9 @@ def launch(services: Services, *, port: int | None = None, host: str | None = No
     app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
     app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), Middleware(UploadGate, max_bytes=max_bytes)]
     css = "\n".join(c for c in (BOARD_CSS, kwargs.pop("css", None)) if c)
-    launch_gradio(demo, server_name=host, server_port=port, max_file_size=max_bytes, app_kwargs=app_kwargs,
-                  css=css, **kwargs)  # fmt: skip
+    launch_gradio(
+        demo, server_name=host, server_port=port, max_file_size=max_bytes, app_kwargs=app_kwargs, css=css, **kwargs
+    )
     return demo
 
 

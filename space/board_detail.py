@@ -39,15 +39,19 @@ def score_lines(report: Mapping[str, Any]) -> list[str]:
     kuiper = r.get("kuiper")
     steps = r.get("mean_steps")
     rows = [
-        ("Accuracy", share(r.get("accuracy")) + ("" if se is None else f" {spread(100 * se)}")
-         + _beside(interval(r.get("accuracy_ci")))),
+        (
+            "Accuracy",
+            share(r.get("accuracy"))
+            + ("" if se is None else f" {spread(100 * se)}")
+            + _beside(interval(r.get("accuracy_ci"))),
+        ),
         ("ANLS*", share(r.get("anls"))),
         ("Page F1", share(r.get("page_f1"))),
         ("Doc F1", share(r.get("doc_f1"))),
         ("Kuiper (↓)", number(kuiper) + _beside(interval(r.get("kuiper_ci"), shares=False))),
         ("Mean steps", number(steps)),
         ("Coverage", f"{r.get('n_predicted', NONE)} of {r.get('n', NONE)} items answered"),
-    ]  # fmt: skip
+    ]
     return ["| Score | Value |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)]
 
 
@@ -88,8 +92,19 @@ def detail_markdown(sub: StoredSubmission | None, rank: int | None = None) -> st
         f"**Agent:** {md_text(form.get('agent', ''))} · **Model:** {md_text(form.get('model', ''))}",
     ]
     disclosed = [f"- **{label}:** {md_text(form.get(key) or 'not given')}" for key, label in DISCLOSURES]
-    parts = [head[0], head[1], "", head[2], "", *score_lines(report), "", *hop_lines(report), "", "**Disclosures**",
-             *disclosed]  # fmt: skip
+    parts = [
+        head[0],
+        head[1],
+        "",
+        head[2],
+        "",
+        *score_lines(report),
+        "",
+        *hop_lines(report),
+        "",
+        "**Disclosures**",
+        *disclosed,
+    ]
     errors = error_line(report)
     if errors:
         parts += ["", errors]

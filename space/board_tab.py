@@ -83,8 +83,14 @@ def _narrow(width: Any) -> bool:
         return False
 
 
-def render(store: SubmissionStore, query: str | None, chosen: Sequence[str] | None, types: Sequence[str] | None,
-           origins: Sequence[str] | None, width: Any = None) -> tuple[Any, str]:  # fmt: skip
+def render(
+    store: SubmissionStore,
+    query: str | None,
+    chosen: Sequence[str] | None,
+    types: Sequence[str] | None,
+    origins: Sequence[str] | None,
+    width: Any = None,
+) -> tuple[Any, str]:
     """The table update and the note under it, for the current filters and columns."""
     board = filter_board(board_frame(store.submissions()), query or "")
     view = view_frame(board, chosen, types, origins)
@@ -106,29 +112,39 @@ def board_data(store: SubmissionStore, query: str = "") -> dict[str, Any]:
 def build_board(demo: gr.Blocks, store: SubmissionStore) -> BoardParts:
     """The live board's components and events, inside the current Blocks context."""
     with gr.Row(equal_height=True, elem_id="board-controls"):
-        query = gr.Textbox(label="Search systems", placeholder="system, submitter, agent or model", scale=3,
-                           elem_id="board-query")  # fmt: skip
+        query = gr.Textbox(
+            label="Search systems", placeholder="system, submitter, agent or model", scale=3, elem_id="board-query"
+        )
         types = gr.CheckboxGroup(list(TYPES), value=list(TYPES), label="Type", scale=1, elem_id="board-types")
-        origins = gr.CheckboxGroup(list(ORIGIN_CHOICES), value=list(ORIGIN_CHOICES), label="Origin", scale=2,
-                                   elem_id="board-origins")  # fmt: skip
+        origins = gr.CheckboxGroup(
+            list(ORIGIN_CHOICES), value=list(ORIGIN_CHOICES), label="Origin", scale=2, elem_id="board-origins"
+        )
         refresh = gr.Button("Refresh", scale=0, min_width=100, elem_id="refresh")
     with gr.Accordion("Columns", open=False, elem_id="board-columns-box"):
         choosable = [c.name for c in COLUMNS if c.name not in FIXED_COLUMNS]
         shown = [c for c in DEFAULT_COLUMNS if c not in FIXED_COLUMNS]
-        columns = gr.CheckboxGroup(choosable, value=shown, label="Shown columns (Rank, System and # always)",
-                                   elem_id="board-columns")  # fmt: skip
+        columns = gr.CheckboxGroup(
+            choosable, value=shown, label="Shown columns (Rank, System and # always)", elem_id="board-columns"
+        )
     width = gr.Number(value=0, visible=False, elem_id="board-width")
-    table = gr.Dataframe(interactive=False, show_search="filter", wrap=True, buttons=["copy", "fullscreen"],
-                         elem_id="leaderboard", max_height=560,
-                         column_widths=column_widths(chosen_columns(DEFAULT_COLUMNS)))  # fmt: skip
+    table = gr.Dataframe(
+        interactive=False,
+        show_search="filter",
+        wrap=True,
+        buttons=["copy", "fullscreen"],
+        elem_id="leaderboard",
+        max_height=560,
+        column_widths=column_widths(chosen_columns(DEFAULT_COLUMNS)),
+    )
     note = gr.Markdown(elem_id="board-note")
     detail = gr.Markdown(EMPTY, elem_id="board-detail")
     with gr.Accordion("Column definitions", open=False, elem_id="board-legend-box"):
         gr.Markdown(legend(), elem_id="board-legend")
     inputs = [query, columns, types, origins, width]
 
-    def show(q: str | None, chosen: Sequence[str] | None, kinds: Sequence[str] | None,
-             where: Sequence[str] | None, w: Any) -> tuple[Any, str]:  # fmt: skip
+    def show(
+        q: str | None, chosen: Sequence[str] | None, kinds: Sequence[str] | None, where: Sequence[str] | None, w: Any
+    ) -> tuple[Any, str]:
         return render(store, q, chosen, kinds, where, w)
 
     def first(w: Any) -> tuple[Any, Any, Any, str]:

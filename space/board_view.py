@@ -48,31 +48,84 @@ WITHHELD = NONE
 COLUMNS: tuple[ViewColumn, ...] = (
     ViewColumn("Rank", "Rank", "int", "Rank by accuracy on the live board (rows with the same accuracy share it)."),
     ViewColumn("System", "System", "text", "The system's name as submitted. Select a row for its details."),
-    ViewColumn(BADGE, "", "text", "agent or human (a `madqa human` run), and where the row comes from: maintainer "
-               "baseline, verified by the maintainers, or self-reported (effort figures as reported)."),
-    ViewColumn("Accuracy", "Accuracy", "pct", "Share of test items answered correctly (ANLS* ≥ 0.5 per item in anls "
-               "mode; bias-corrected judge accuracy in judge mode). ↑ higher is better.", "high"),
+    ViewColumn(
+        BADGE,
+        "",
+        "text",
+        "agent or human (a `madqa human` run), and where the row comes from: maintainer "
+        "baseline, verified by the maintainers, or self-reported (effort figures as reported).",
+    ),
+    ViewColumn(
+        "Accuracy",
+        "Accuracy",
+        "pct",
+        "Share of test items answered correctly (ANLS* ≥ 0.5 per item in anls "
+        "mode; bias-corrected judge accuracy in judge mode). ↑ higher is better.",
+        "high",
+    ),
     ViewColumn("95% CI", "Accuracy CI", "text", "95% confidence interval of the accuracy, in %."),
-    ViewColumn("± SE", "Accuracy ±", "pp", "One standard error of the accuracy, in percentage points (the paper's "
-               "±)."),
-    ViewColumn("X-Page", "X-Page", "pct", "Accuracy on cross-page questions (evidence on several pages of one "
-               f"document). ↑ higher is better. {WITHHELD}: withheld, fewer than {MIN_GROUP} such items.", "high"),
-    ViewColumn("X-Doc", "X-Doc", "pct", "Accuracy on cross-document questions (evidence in several documents). ↑ "
-               f"higher is better. {WITHHELD}: withheld, fewer than {MIN_GROUP} such items.", "high"),
-    ViewColumn("ANLS*", "ANLS*", "pct", "Mean ANLS* of the answers (best over the answer variants). ↑ higher is "
-               "better.", "high"),
-    ViewColumn("Page F1", "Page F1", "pct", "F1 of the cited pages against the gold evidence pages. ↑ higher is "
-               "better.", "high"),
-    ViewColumn("Doc F1", "Doc F1", "pct", "F1 of the cited documents against the gold evidence documents. ↑ higher "
-               "is better.", "high"),
-    ViewColumn("Kuiper ↓", "Kuiper", "num", "Effort calibration: the range of the cumulative differences between "
-               "accuracy and effort (steps), paper scale. ↓ lower is better; not compared for runs with accuracy "
-               "0 or 100 (a flat curve).", "low"),
+    ViewColumn(
+        "± SE", "Accuracy ±", "pp", "One standard error of the accuracy, in percentage points (the paper's ±)."
+    ),
+    ViewColumn(
+        "X-Page",
+        "X-Page",
+        "pct",
+        "Accuracy on cross-page questions (evidence on several pages of one "
+        f"document). ↑ higher is better. {WITHHELD}: withheld, fewer than {MIN_GROUP} such items.",
+        "high",
+    ),
+    ViewColumn(
+        "X-Doc",
+        "X-Doc",
+        "pct",
+        "Accuracy on cross-document questions (evidence in several documents). ↑ "
+        f"higher is better. {WITHHELD}: withheld, fewer than {MIN_GROUP} such items.",
+        "high",
+    ),
+    ViewColumn(
+        "ANLS*",
+        "ANLS*",
+        "pct",
+        "Mean ANLS* of the answers (best over the answer variants). ↑ higher is better.",
+        "high",
+    ),
+    ViewColumn(
+        "Page F1",
+        "Page F1",
+        "pct",
+        "F1 of the cited pages against the gold evidence pages. ↑ higher is better.",
+        "high",
+    ),
+    ViewColumn(
+        "Doc F1",
+        "Doc F1",
+        "pct",
+        "F1 of the cited documents against the gold evidence documents. ↑ higher is better.",
+        "high",
+    ),
+    ViewColumn(
+        "Kuiper ↓",
+        "Kuiper",
+        "num",
+        "Effort calibration: the range of the cumulative differences between "
+        "accuracy and effort (steps), paper scale. ↓ lower is better; not compared for runs with accuracy "
+        "0 or 100 (a flat curve).",
+        "low",
+    ),
     ViewColumn("Kuiper CI", "Kuiper CI", "text", "95% bootstrap confidence interval of the Kuiper statistic."),
-    ViewColumn("Mean steps", "Mean steps", "num", "Mean steps (tool calls) per item, as reported in the file. "
-               "Fewer steps for the same accuracy is cheaper."),
-    ViewColumn("Coverage", "Coverage", "pct", "Share of the test items the file answers (missing items count as "
-               "wrong). ↑ higher is better."),
+    ViewColumn(
+        "Mean steps",
+        "Mean steps",
+        "num",
+        "Mean steps (tool calls) per item, as reported in the file. Fewer steps for the same accuracy is cheaper.",
+    ),
+    ViewColumn(
+        "Coverage",
+        "Coverage",
+        "pct",
+        "Share of the test items the file answers (missing items count as wrong). ↑ higher is better.",
+    ),
     ViewColumn("Submitter", "Submitter", "text", "Who submitted it (the Hugging Face user on the hosted Space)."),
     ViewColumn("Agent", "Agent", "text", "The agent (framework, tools) as submitted."),
     ViewColumn("Model", "Model", "text", "The model as submitted."),
@@ -80,11 +133,21 @@ COLUMNS: tuple[ViewColumn, ...] = (
     ViewColumn("Date", "Date", "text", "When it was submitted (UTC)."),
     ViewColumn("Mode", "Mode", "text", "Scoring mode: anls (ANLS* ≥ 0.5) or judge (an LLM judge, bias-corrected)."),
     ViewColumn(ID, "#", "int", "The submission's number (its detail view and plots use it)."),
-)  # fmt: skip
+)
 BY_NAME: dict[str, ViewColumn] = {c.name: c for c in COLUMNS}
 #: Shown by default: the board fits a 1440-pixel screen without scrolling sideways.
-DEFAULT_COLUMNS: tuple[str, ...] = ("Rank", "System", BADGE, "Accuracy", "95% CI", "Page F1", "Doc F1", "Kuiper ↓",
-                                    "Mean steps", "Coverage")  # fmt: skip
+DEFAULT_COLUMNS: tuple[str, ...] = (
+    "Rank",
+    "System",
+    BADGE,
+    "Accuracy",
+    "95% CI",
+    "Page F1",
+    "Doc F1",
+    "Kuiper ↓",
+    "Mean steps",
+    "Coverage",
+)
 #: Shown by default on a narrow (phone) screen.
 COMPACT_COLUMNS: tuple[str, ...] = ("Rank", "System", "Accuracy")
 #: Always shown, whatever is chosen: the row's identity (the detail view reads the submission number).
@@ -92,8 +155,19 @@ FIXED_COLUMNS: tuple[str, ...] = ("Rank", "System", ID)
 #: Screens narrower than this (CSS pixels) get :data:`COMPACT_COLUMNS`.
 COMPACT_BELOW_PX = 700
 #: Column widths in pixels (the two pinned columns' widths are fixed: the CSS pins System at Rank's width).
-WIDTHS: dict[str, int] = {"Rank": 56, "System": 250, BADGE: 170, "95% CI": 140, "Kuiper CI": 120, "Submitter": 150,
-                          "Agent": 180, "Model": 180, "Origin": 150, "Date": 100, ID: 48}  # fmt: skip
+WIDTHS: dict[str, int] = {
+    "Rank": 56,
+    "System": 250,
+    BADGE: 170,
+    "95% CI": 140,
+    "Kuiper CI": 120,
+    "Submitter": 150,
+    "Agent": 180,
+    "Model": 180,
+    "Origin": 150,
+    "Date": 100,
+    ID: 48,
+}
 DEFAULT_WIDTH = 92
 COMPACT_WIDTHS: dict[str, int] = {"System": 160, "Accuracy": 84}
 #: The short origin on the type badge.
@@ -129,8 +203,12 @@ def badge(kind: Any, origin: Any) -> str:
     return f"{kind} · {BADGE_ORIGIN.get(str(origin), str(origin))}"
 
 
-def view_frame(board: pd.DataFrame, chosen: Sequence[str] | None = None, types: Sequence[str] | None = None,
-               origins: Sequence[str] | None = None) -> pd.DataFrame:  # fmt: skip
+def view_frame(
+    board: pd.DataFrame,
+    chosen: Sequence[str] | None = None,
+    types: Sequence[str] | None = None,
+    origins: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """The shown board: rows of the chosen types and origins (``None``: all), the chosen columns in order.
 
     The rank stays the one on the whole board. Numbers stay numbers (``NaN`` where withheld or missing).
@@ -232,8 +310,10 @@ def footnote(view: pd.DataFrame) -> str:
     notes = []
     hops = [name for name in ("X-Page", "X-Doc") if name in view]
     if hops:
-        notes.append(f"{WITHHELD} in {'/'.join(hops)}: withheld, a group under {MIN_GROUP} test items in the part "
-                     "shown (its accuracy would tell which items are right)")  # fmt: skip
+        notes.append(
+            f"{WITHHELD} in {'/'.join(hops)}: withheld, a group under {MIN_GROUP} test items in the part "
+            "shown (its accuracy would tell which items are right)"
+        )
     if any(view[c].isna().any() for c in view.columns if c not in hops):
         notes.append(f"{WITHHELD} elsewhere: not reported by that submission")
     notes.append("hover a header for its definition; select a row for its details; ↑/↓: higher/lower is better")

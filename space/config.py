@@ -166,8 +166,10 @@ class SpaceConfig:
             n_resamples=max(0, _int(env, "MADQA_SPACE_RESAMPLES", 1000)),
             score_workers=max(0, _int(env, "MADQA_SPACE_SCORE_WORKERS", 1)),
             score_cpu_s=max(0, _int(env, "MADQA_SPACE_SCORE_CPU_S", 0)),
-            agent_models=tuple(s.strip() for s in (env.get("MADQA_SPACE_AGENT_MODEL") or "local").split(",")
-                               if s.strip()) or ("local",),  # fmt: skip
+            agent_models=tuple(
+                s.strip() for s in (env.get("MADQA_SPACE_AGENT_MODEL") or "local").split(",") if s.strip()
+            )
+            or ("local",),
             on_spaces=bool(env.get("SPACE_ID")),
             private_share=_fraction(env, "MADQA_SPACE_PRIVATE_SHARE", 0.5, low=0.0, high=0.9),
             ladder_margin=_fraction(env, "MADQA_SPACE_LADDER_MARGIN", 0.01, low=0.001, high=0.2),

@@ -102,8 +102,9 @@ def name_keys(text: str) -> tuple[str, str, str]:
     two_ways = _latin()[1]
     base = "".join(two_ways.get(c, c) for c in unicodedata.normalize("NFKC", text).translate(_GREEK_EXTRA))
     forms = (skeleton(base.casefold()), skeleton(skeleton(base).casefold()), skeleton(base.upper()))
-    first, second, third = ("".join(c for c in form if unicodedata.category(c)[0] in "LN" or c in _MARKS)
-                            for form in forms)  # fmt: skip
+    first, second, third = (
+        "".join(c for c in form if unicodedata.category(c)[0] in "LN" or c in _MARKS) for form in forms
+    )
     return first, second, third
 
 

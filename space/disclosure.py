@@ -52,12 +52,40 @@ MIN_GROUP = 20
 
 #: Report keys that are whole-submission aggregates (or public facts about the submission itself).
 AGGREGATE_KEYS: tuple[str, ...] = (
-    "metric_version", "mode", "n", "n_predicted", "n_scored", "missing", "n_unknown", "matched_by_question",
-    "unscored", "n_partial", "judge_calls", "score_sources", "accuracy", "accuracy_raw", "accuracy_ci",
-    "accuracy_ci_simplified", "accuracy_se", "calibration", "anls", "page_f1", "doc_f1", "kuiper", "kuiper_normalized",
-    "kuiper_ci", "kuiper_ci_normalized", "kuiper_n", "kuiper_excluded", "kuiper_order", "kuiper_resamples",
-    "kuiper_seed", "mean_steps", "errors", "cascade",
-)  # fmt: skip
+    "metric_version",
+    "mode",
+    "n",
+    "n_predicted",
+    "n_scored",
+    "missing",
+    "n_unknown",
+    "matched_by_question",
+    "unscored",
+    "n_partial",
+    "judge_calls",
+    "score_sources",
+    "accuracy",
+    "accuracy_raw",
+    "accuracy_ci",
+    "accuracy_ci_simplified",
+    "accuracy_se",
+    "calibration",
+    "anls",
+    "page_f1",
+    "doc_f1",
+    "kuiper",
+    "kuiper_normalized",
+    "kuiper_ci",
+    "kuiper_ci_normalized",
+    "kuiper_n",
+    "kuiper_excluded",
+    "kuiper_order",
+    "kuiper_resamples",
+    "kuiper_seed",
+    "mean_steps",
+    "errors",
+    "cascade",
+)
 #: Group breakdowns by hidden labels: kept per group only when the group is large enough.
 GROUP_KEYS: tuple[str, ...] = ("by_hop", "by_domain", "by_category")
 #: Fields of a group summary that may be shown (no per-item lists).
@@ -100,9 +128,10 @@ def input_notes(notes: Any) -> dict[str, Any]:
     fields = notes.get("unknown_fields")
     pairs = list(fields.items())[:MAX_WARNED_KEYS] if isinstance(fields, Mapping) else []
     out["unknown_fields"] = {
-        name: close for name, close in pairs
+        name: close
+        for name, close in pairs
         if isinstance(name, str) and isinstance(close, str) and max(len(name), len(close)) <= MAX_CHECKED_KEY_CHARS
-    }  # fmt: skip
+    }
     return out
 
 

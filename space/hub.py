@@ -38,9 +38,16 @@ class HubMirror:
             from huggingface_hub import CommitScheduler
 
             self._scheduler = CommitScheduler(
-                repo_id=self.repo_id, repo_type="dataset", folder_path=self.folder, path_in_repo="submissions",
-                every=self.every_min, private=True, token=self.token, allow_patterns=["*.json"], hf_api=self.api,
-            )  # fmt: skip
+                repo_id=self.repo_id,
+                repo_type="dataset",
+                folder_path=self.folder,
+                path_in_repo="submissions",
+                every=self.every_min,
+                private=True,
+                token=self.token,
+                allow_patterns=["*.json"],
+                hf_api=self.api,
+            )
         return self._scheduler
 
     def save(self, sid: int, header: Mapping[str, Any], items: Sequence[Sequence[Any]]) -> None:
@@ -58,8 +65,9 @@ class HubMirror:
         except Exception as exc:  # noqa: BLE001 - the local store already holds it
             logger.warning("could not mirror %s to %s: %s", what, self.repo_id, exc)
 
-    def save_private(self, sid: int, identity: str, status: str, report: Mapping[str, Any],
-                     items: Sequence[Mapping[str, Any]]) -> None:
+    def save_private(
+        self, sid: int, identity: str, status: str, report: Mapping[str, Any], items: Sequence[Mapping[str, Any]]
+    ) -> None:
         """Write one submission's private-part result (:mod:`.private_part`) beside its submission file."""
         rows = [{k: it.get("id" if k == "item_id" else k) for k in ITEM_FIELDS} for it in items]
         record = {"id": sid, "identity": identity, "status": status, "report": dict(report), "items": rows}
@@ -68,8 +76,11 @@ class HubMirror:
     def save_pending(self, sid: int, identity: str, text: str) -> None:
         """Write an accepted file's text while its private part waits to be scored, so a Space restored from the
         mirror (no persistent disk) queues it again instead of losing it (:func:`rebuild_from_folder`)."""
-        self._write(f"pending-{sid:06d}.json", {"id": sid, "identity": identity, "text": text},
-                    f"the queued private part of submission {sid}")  # fmt: skip
+        self._write(
+            f"pending-{sid:06d}.json",
+            {"id": sid, "identity": identity, "text": text},
+            f"the queued private part of submission {sid}",
+        )
 
     def stop(self) -> None:
         """Stop the background scheduler (tests)."""
@@ -86,9 +97,17 @@ def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
         report = json.loads(header["report"])
         items = [{**it, "id": it["item_id"]} for it in record["items"]]
         form = {k: header.get(k, "") for k in FORM_FIELDS}
-        sid = store.add(form, report, items, created=header["created"], origin=header["origin"],
-                        file_sha256=header["file_sha256"], content_sha256=header.get("content_sha256"),
-                        idem_key=header.get("idem_key"), system_type=_system_type(header, report))  # fmt: skip
+        sid = store.add(
+            form,
+            report,
+            items,
+            created=header["created"],
+            origin=header["origin"],
+            file_sha256=header["file_sha256"],
+            content_sha256=header.get("content_sha256"),
+            idem_key=header.get("idem_key"),
+            system_type=_system_type(header, report),
+        )
         new_ids[int(record.get("id", sid))] = sid
         added += 1
     private = sorted(Path(folder).glob("private-*.json"))
@@ -125,8 +144,11 @@ def restore_from_hub(store: SubmissionStore, repo_id: str, token: str | None, fo
     from huggingface_hub import snapshot_download
 
     patterns = ["submissions/sub-*.json", "submissions/private-*.json", "submissions/pending-*.json"]
-    local = Path(snapshot_download(repo_id, repo_type="dataset", token=token, local_dir=private_dir(folder),
-                                   allow_patterns=patterns))  # fmt: skip
+    local = Path(
+        snapshot_download(
+            repo_id, repo_type="dataset", token=token, local_dir=private_dir(folder), allow_patterns=patterns
+        )
+    )
     return rebuild_from_folder(store, local / "submissions")
 
 
@@ -134,7 +156,10 @@ def download_labels(repo_id: str, token: str | None, target_dir: Path) -> Path:
     """Fetch ``test_labels.jsonl`` from a private Hub dataset into ``target_dir`` (outside the Space folder)."""
     from huggingface_hub import hf_hub_download
 
-    path = Path(hf_hub_download(repo_id, "test_labels.jsonl", repo_type="dataset", token=token,
-                                local_dir=private_dir(target_dir)))  # fmt: skip
+    path = Path(
+        hf_hub_download(
+            repo_id, "test_labels.jsonl", repo_type="dataset", token=token, local_dir=private_dir(target_dir)
+        )
+    )
     os.chmod(path, PRIVATE_MODE)
     return path

@@ -46,23 +46,36 @@ class SubmissionError(ValueError):
 
 #: Form fields a submitter must fill in, with their labels (``submitter`` may come from the HF login).
 REQUIRED_FIELDS: dict[str, str] = {
-    "system": "system name", "model": "model", "agent": "agent", "contact": "contact",
-    "models_used": "models used", "training_data": "training-data statement", "compute": "compute budget",
-}  # fmt: skip
+    "system": "system name",
+    "model": "model",
+    "agent": "agent",
+    "contact": "contact",
+    "models_used": "models used",
+    "training_data": "training-data statement",
+    "compute": "compute budget",
+}
 #: Short name fields: NFKC + whitespace collapsed (free-text fields keep their tabs and newlines).
 NAME_FIELDS: tuple[str, ...] = ("system", "submitter", "agent", "model")
 MAX_FIELD_CHARS = 300
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_REFUSED_CATEGORIES = {"Cf": "invisible formatting", "Zl": "line separator", "Zp": "paragraph separator",
-                       "Co": "private-use", "Cs": "surrogate", "Cn": "unassigned"}  # fmt: skip
+_REFUSED_CATEGORIES = {
+    "Cf": "invisible formatting",
+    "Zl": "line separator",
+    "Zp": "paragraph separator",
+    "Co": "private-use",
+    "Cs": "surrogate",
+    "Cn": "unassigned",
+}
 #: Letters that render as nothing (category Lo/So, so not caught by the categories above).
 _INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 #: System names of the maintainers' baselines (``seed.baseline_runs`` uses exactly these).
 BASELINE_SYSTEMS: tuple[str, ...] = (
-    "Baseline: no answer (floor)", "Baseline: BM25 top-1 page, no answer", "Baseline: BM25 top-3 pages, no answer",
+    "Baseline: no answer (floor)",
+    "Baseline: BM25 top-1 page, no answer",
+    "Baseline: BM25 top-3 pages, no answer",
     "Baseline: BM25 top-1 page + dev-majority answer",
-)  # fmt: skip
+)
 #: Submitter name of the maintainers' rows.
 MAINTAINER_SUBMITTER = "madqa baselines"
 #: Per form field: the reserved names, and the prefixes that reserve every name starting with them.
@@ -70,6 +83,8 @@ _RESERVED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "system": (BASELINE_SYSTEMS, ("baseline",)),
     "submitter": ((MAINTAINER_SUBMITTER,), ("madqa", "maintainer", "baseline")),
 }
+
+
 def is_reserved(field: str, value: str) -> bool:
     """Whether ``value`` is reserved for the maintainers in form field ``field`` (``system`` or ``submitter``).
 
@@ -80,8 +95,9 @@ def is_reserved(field: str, value: str) -> bool:
         return False
     names, prefixes = _RESERVED[field]
     keys = name_keys(value)
-    return (any(meets(keys, name_keys(name)) for name in names)
-            or any(meets(keys, name_keys(prefix), prefix=True) for prefix in prefixes))  # fmt: skip
+    return any(meets(keys, name_keys(name)) for name in names) or any(
+        meets(keys, name_keys(prefix), prefix=True) for prefix in prefixes
+    )
 
 
 def _refused_char(text: str) -> str | None:
@@ -147,8 +163,10 @@ def clean_form(form: Mapping[str, Any], *, maintainer: bool = False) -> dict[str
     if not maintainer:
         for key in ("system", "submitter"):
             if is_reserved(key, out[key]):
-                raise SubmissionError(f"form: the {REQUIRED_FIELDS.get(key, key)} {out[key]!r} is reserved for the "
-                                      "maintainers' baselines; choose another name")  # fmt: skip
+                raise SubmissionError(
+                    f"form: the {REQUIRED_FIELDS.get(key, key)} {out[key]!r} is reserved for the "
+                    "maintainers' baselines; choose another name"
+                )
     return out
 
 
@@ -168,8 +186,10 @@ def identity_key(request: Any, profile: Any, *, login_required: bool = False) ->
     if username:
         return f"hf:{username}"
     if login_required:
-        raise SubmissionError("log in with your Hugging Face account (the button at the top of the page) to "
-                              "submit: submissions are counted per Hub user")  # fmt: skip
+        raise SubmissionError(
+            "log in with your Hugging Face account (the button at the top of the page) to "
+            "submit: submissions are counted per Hub user"
+        )
     return peer_key(request)
 
 
@@ -192,5 +212,7 @@ class RateLimiter:
     @staticmethod
     def message(limit: int, window_s: float, wait_s: float) -> str:
         """The user-facing refusal."""
-        return (f"rate limit: at most {limit} accepted submissions per {int(window_s)} s; "
-                f"try again in {max(1, int(wait_s + 0.999))} s (nothing was stored)")  # fmt: skip
+        return (
+            f"rate limit: at most {limit} accepted submissions per {int(window_s)} s; "
+            f"try again in {max(1, int(wait_s + 0.999))} s (nothing was stored)"
+        )

@@ -133,8 +133,9 @@ class Snapshots:
         """(taken, taken_at, margin, entries) of the newest snapshot, or ``None``."""
         con = sqlite3.connect(self.path, timeout=30.0)
         try:
-            row = con.execute("SELECT taken, taken_at, margin, entries FROM ladder_snapshots "
-                              "ORDER BY id DESC LIMIT 1").fetchone()  # fmt: skip
+            row = con.execute(
+                "SELECT taken, taken_at, margin, entries FROM ladder_snapshots ORDER BY id DESC LIMIT 1"
+            ).fetchone()
         finally:
             con.close()
         if row is None:

@@ -55,10 +55,14 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
     """One board row (numbers as numbers so that sorting works)."""
     r = public_report(sub.report)  # also for rows stored before reports were reduced to aggregates
     row: dict[str, Any] = {
-        "System": sub.form["system"], "Submitter": sub.form["submitter"],
-        "Origin": ORIGINS.get(sub.origin, sub.origin), "Type": system_type(sub), "Agent": sub.form["agent"],
-        "Model": sub.form["model"], "Date": sub.created[:10],
-    }  # fmt: skip
+        "System": sub.form["system"],
+        "Submitter": sub.form["submitter"],
+        "Origin": ORIGINS.get(sub.origin, sub.origin),
+        "Type": system_type(sub),
+        "Agent": sub.form["agent"],
+        "Model": sub.form["model"],
+        "Date": sub.created[:10],
+    }
     for m in BOARD_METRICS:
         value = r.get(m.key)
         row[m.label] = _pct(value) if m.percent else (None if value is None else round(float(value), 1))
@@ -133,8 +137,18 @@ def system_choices(store: SubmissionStore) -> list[tuple[str, int]]:
 
 
 #: Columns of the official ranking (a Ladder snapshot of the private part; see ``ladder.py``).
-OFFICIAL_COLUMNS = ("Rank", "System", "Submitter", "Origin", "Type", "Model", "Private accuracy", "Files",
-                    "Snapshot", "#")  # fmt: skip
+OFFICIAL_COLUMNS = (
+    "Rank",
+    "System",
+    "Submitter",
+    "Origin",
+    "Type",
+    "Model",
+    "Private accuracy",
+    "Files",
+    "Snapshot",
+    "#",
+)
 
 
 def official_frame(store: SubmissionStore, snapshot: Any) -> pd.DataFrame:
@@ -154,10 +168,19 @@ def official_frame(store: SubmissionStore, snapshot: Any) -> pd.DataFrame:
         sub = subs.get(entry.submission_id)
         if sub is None:
             continue
-        rows.append({"System": sub.form["system"], "Submitter": sub.form["submitter"],
-                     "Origin": ORIGINS.get(sub.origin, sub.origin), "Type": system_type(sub),
-                     "Model": sub.form["model"], "Private accuracy": _pct(entry.value),
-                     "Files": entry.scored + entry.unscored, "Snapshot": taken[:10], "#": sub.id})  # fmt: skip
+        rows.append(
+            {
+                "System": sub.form["system"],
+                "Submitter": sub.form["submitter"],
+                "Origin": ORIGINS.get(sub.origin, sub.origin),
+                "Type": system_type(sub),
+                "Model": sub.form["model"],
+                "Private accuracy": _pct(entry.value),
+                "Files": entry.scored + entry.unscored,
+                "Snapshot": taken[:10],
+                "#": sub.id,
+            }
+        )
     if not rows:
         return pd.DataFrame(columns=list(OFFICIAL_COLUMNS))
     df = pd.DataFrame(rows)
@@ -168,8 +191,10 @@ def official_frame(store: SubmissionStore, snapshot: Any) -> pd.DataFrame:
 def official_caption(snapshot: Any, n_public: int, n_private: int, every_days: float) -> str:
     """What the two tables are and how the official one is made (Markdown)."""
     if not n_private:
-        return ("**Live board** on all test items (this Space has no private part of the labels, so there is no "
-                "separate official ranking).")  # fmt: skip
+        return (
+            "**Live board** on all test items (this Space has no private part of the labels, so there is no "
+            "separate official ranking)."
+        )
     when = f"snapshot of {snapshot[0]} UTC" if snapshot else "no snapshot yet"
     margin = snapshot[2] if snapshot else None
     every = f"every {every_days:g} days" if every_days > 0 else "when the maintainers take one"
@@ -189,5 +214,7 @@ def official_heading(snapshot: Any, n_public: int, n_private: int) -> str:
     if not n_private:
         return f"**Live board**: every accepted file, scored on all {n_public} test items."
     when = f"snapshot of {snapshot[0]} UTC" if snapshot else "no snapshot yet"
-    return (f"**Official ranking**: the private part ({n_private} items), {when}. **Live board** below: every "
-            f"accepted file at once, on the public part ({n_public} items).")  # fmt: skip
+    return (
+        f"**Official ranking**: the private part ({n_private} items), {when}. **Live board** below: every "
+        f"accepted file at once, on the public part ({n_public} items)."
+    )

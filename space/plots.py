@@ -48,17 +48,19 @@ def plot_data(store: SubmissionStore, ids: Sequence[Any]) -> list[dict[str, Any]
         r = public_report(subs[sid].report)
         # rows stored before the cascade was part of the report: the same whole-set shares from the item table
         cascade = r.get("cascade") or cascade_shares(store.item_scores(sid))
-        out.append({
-            "id": sid,
-            "label": system_label(sid, subs[sid].form["system"]),
-            "accuracy": _pct(r.get("accuracy")),
-            "accuracy_ci": [_pct(v) for v in (r.get("accuracy_ci") or [])],
-            "page_f1": _pct(r.get("page_f1")),
-            "doc_f1": _pct(r.get("doc_f1")),
-            "kuiper": r.get("kuiper"),
-            "kuiper_ci": list(r.get("kuiper_ci") or []),
-            "cascade": [_pct(cascade.get(key)) for key, _ in CASCADE_STEPS],
-        })  # fmt: skip
+        out.append(
+            {
+                "id": sid,
+                "label": system_label(sid, subs[sid].form["system"]),
+                "accuracy": _pct(r.get("accuracy")),
+                "accuracy_ci": [_pct(v) for v in (r.get("accuracy_ci") or [])],
+                "page_f1": _pct(r.get("page_f1")),
+                "doc_f1": _pct(r.get("doc_f1")),
+                "kuiper": r.get("kuiper"),
+                "kuiper_ci": list(r.get("kuiper_ci") or []),
+                "cascade": [_pct(cascade.get(key)) for key, _ in CASCADE_STEPS],
+            }
+        )
     return out
 
 
@@ -115,8 +117,14 @@ def plot_systems(store: SubmissionStore, ids: Sequence[Any]) -> Any:
     ax_c.set_xticks([x + offset for x in range(3)], [name for _, name in CASCADE_STEPS])
     if not data:
         ax_k.text(0.5, 0.5, "select systems above", ha="center", va="center", transform=ax_k.transAxes)
-    fig.text(0.5, 0.005, "Test-split plots show whole-submission aggregates only (no per-item curves).",
-             ha="center", fontsize=8, color="grey")  # fmt: skip
+    fig.text(
+        0.5,
+        0.005,
+        "Test-split plots show whole-submission aggregates only (no per-item curves).",
+        ha="center",
+        fontsize=8,
+        color="grey",
+    )
     for ax in (ax_s, ax_k, ax_c):
         if data:
             ax.legend(fontsize=7)

@@ -126,8 +126,9 @@ class PracticeShelf:
         logger.info("practice run #%d shared (%d answers, batch %s)", run_id, len(lines), batch)
         return run_id
 
-    def share_request(self, name: str, run_jsonl: str, report: Mapping[str, Any], *, batch: str, request: Any,
-                      profile: Any) -> int:  # fmt: skip
+    def share_request(
+        self, name: str, run_jsonl: str, report: Mapping[str, Any], *, batch: str, request: Any, profile: Any
+    ) -> int:
         """:meth:`share` for the visitor of a Gradio request (identity as for submissions).
 
         Raises:
@@ -145,11 +146,14 @@ class PracticeShelf:
     def _guard(con: sqlite3.Connection, digest: str, rule: RateRule) -> None:
         row = con.execute("SELECT id FROM practice_runs WHERE run_sha256 = ?", (digest,)).fetchone()
         if row is not None:
-            raise SubmissionError(f"this run is already on the practice board as #{row[0]}; answer more questions "
-                                  "before sharing again")  # fmt: skip
+            raise SubmissionError(
+                f"this run is already on the practice board as #{row[0]}; answer more questions before sharing again"
+            )
         if rule.limit > 0:
-            n, oldest = con.execute("SELECT COUNT(*), MIN(at) FROM practice_runs WHERE identity = ? AND at > ?",
-                                    (rule.key, rule.now - rule.window_s)).fetchone()  # fmt: skip
+            n, oldest = con.execute(
+                "SELECT COUNT(*), MIN(at) FROM practice_runs WHERE identity = ? AND at > ?",
+                (rule.key, rule.now - rule.window_s),
+            ).fetchone()
             if n >= rule.limit:
                 wait_s = float(oldest) + rule.window_s - rule.now
                 raise SubmissionError(RateLimiter.message(rule.limit, rule.window_s, wait_s))
@@ -157,8 +161,9 @@ class PracticeShelf:
     def runs(self) -> list[SharedRun]:
         """All shared runs, oldest first."""
         with self._connect() as con:
-            rows = con.execute("SELECT id, created, name, batch, n_answered, report FROM practice_runs "
-                               "ORDER BY id").fetchall()  # fmt: skip
+            rows = con.execute(
+                "SELECT id, created, name, batch, n_answered, report FROM practice_runs ORDER BY id"
+            ).fetchall()
         return [SharedRun(int(r[0]), r[1], r[2], r[3], int(r[4]), json.loads(r[5])) for r in rows]
 
     def results(self, run_id: int) -> str | None:
@@ -173,8 +178,9 @@ class PracticeShelf:
         if not rows:
             return pd.DataFrame(columns=list(COLUMNS))
         df = pd.DataFrame(rows, columns=list(COLUMNS))
-        return df.sort_values(["Accuracy", "Answered", "#"], ascending=[False, False, True],
-                              na_position="last").reset_index(drop=True)  # fmt: skip
+        return df.sort_values(
+            ["Accuracy", "Answered", "#"], ascending=[False, False, True], na_position="last"
+        ).reset_index(drop=True)
 
 
 def practice_row(run: SharedRun) -> dict[str, Any]:
@@ -188,6 +194,15 @@ def practice_row(run: SharedRun) -> dict[str, Any]:
     def num(key: str) -> float | None:
         return None if r.get(key) is None else round(float(r[key]), 2)
 
-    return {"#": run.id, "Name": run.name, "Date": run.created[:10], "Batch": run.batch, "Answered": run.n_answered,
-            "Accuracy": pct("accuracy"), "ANLS*": pct("anls"), "Page F1": pct("page_f1"), "Doc F1": pct("doc_f1"),
-            "Mean searches": num("mean_steps")}  # fmt: skip
+    return {
+        "#": run.id,
+        "Name": run.name,
+        "Date": run.created[:10],
+        "Batch": run.batch,
+        "Answered": run.n_answered,
+        "Accuracy": pct("accuracy"),
+        "ANLS*": pct("anls"),
+        "Page F1": pct("page_f1"),
+        "Doc F1": pct("doc_f1"),
+        "Mean searches": num("mean_steps"),
+    }

@@ -131,15 +131,19 @@ class PrivateScores:
                 (sid, identity, status, scored, json.dumps(report)),
             )
             con.execute("DELETE FROM private_item_scores WHERE submission_id = ?", (sid,))
-            con.executemany(f"INSERT INTO private_item_scores (submission_id, {', '.join(ITEM_FIELDS)}) "
-                            f"VALUES (?, {', '.join('?' * len(ITEM_FIELDS))})", rows)  # fmt: skip
+            con.executemany(
+                f"INSERT INTO private_item_scores (submission_id, {', '.join(ITEM_FIELDS)}) "
+                f"VALUES (?, {', '.join('?' * len(ITEM_FIELDS))})",
+                rows,
+            )
             con.execute("DELETE FROM private_queue WHERE submission_id = ?", (sid,))
 
     def results(self) -> list[PrivateResult]:
         """Every private result, by submission id."""
         with self._connect() as con:
-            rows = con.execute("SELECT submission_id, identity, status, report FROM private_reports "
-                               "ORDER BY submission_id").fetchall()  # fmt: skip
+            rows = con.execute(
+                "SELECT submission_id, identity, status, report FROM private_reports ORDER BY submission_id"
+            ).fetchall()
         out = []
         for sid, identity, status, report in rows:
             data = json.loads(report)
@@ -167,8 +171,9 @@ class PrivateScorer:
         evaluate: ``text -> Evaluation`` for the private part (a scoring pool's, or in-thread).
     """
 
-    def __init__(self, scores: PrivateScores, evaluate: Callable[[str], Any],
-                 mirror: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self, scores: PrivateScores, evaluate: Callable[[str], Any], mirror: Callable[[], Any] | None = None
+    ) -> None:
         self.scores, self._evaluate, self._mirror = scores, evaluate, mirror or (lambda: None)
         self._queue: queue.Queue[tuple[int, str, str] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -202,10 +207,12 @@ class PrivateScorer:
             self._put(job)
         lost = self.scores.orphans()
         if lost:
-            logger.error("submission(s) %s have no private part stored (stored before there was a private part, or "
-                         "by a version that queued it after the submission's transaction): they are not on the "
-                         "Ladder until a retry with their submission key queues it",
-                         ", ".join(f"#{s}" for s in lost))  # fmt: skip
+            logger.error(
+                "submission(s) %s have no private part stored (stored before there was a private part, or "
+                "by a version that queued it after the submission's transaction): they are not on the "
+                "Ladder until a retry with their submission key queues it",
+                ", ".join(f"#{s}" for s in lost),
+            )
         return len(pending)
 
     def _put(self, job: tuple[int, str, str]) -> None:

@@ -78,8 +78,13 @@ def timing_bits_bound(first_s: float, longest_s: float = LONGEST_ANSWER_S) -> fl
 class AnswerGrid:
     """Holds an answer until its grid point; ``clock`` and ``sleep`` are injectable (tests)."""
 
-    def __init__(self, first_s: float = DEFAULT_GRID_S, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+    def __init__(
+        self,
+        first_s: float = DEFAULT_GRID_S,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.first_s, self.clock, self.sleep = first_s, clock, sleep
 
     def hold(self, started: float) -> float:
@@ -139,8 +144,9 @@ class PublicActivity:
             return self._cond.wait_for(lambda: self._busy == 0, timeout)
 
 
-def quiet_answers(handler: Callable[..., Any], scorer: Any, first_s: float = DEFAULT_GRID_S, *,
-                  grid: AnswerGrid | None = None) -> Callable[..., Any]:  # fmt: skip
+def quiet_answers(
+    handler: Callable[..., Any], scorer: Any, first_s: float = DEFAULT_GRID_S, *, grid: AnswerGrid | None = None
+) -> Callable[..., Any]:
     """``handler`` (the Space's submit handler) with its answer on the grid and the private part kept off the CPU
     while it works (see the module docstring). The signature (and so gradio's ``gr.Request`` injection) is kept."""
     grid = grid or AnswerGrid(first_s)

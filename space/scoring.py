@@ -118,11 +118,14 @@ def part_matching(
     keep = [i for i, r in enumerate(references) if r.id in scored_ids]
     part = [references[i] for i in keep]
     sub = Matching(
-        predictions=tuple(matching.predictions[i] for i in keep), orders=tuple(matching.orders[i] for i in keep),
-        missing_ids=tuple(i for i in matching.missing_ids if i in scored_ids), unknown=matching.unknown,
-        matched_by_question=sum(1 for i in keep if matching.predictions[i] is not None
-                                and matching.predictions[i].id is None),  # type: ignore[union-attr]
-    )  # fmt: skip
+        predictions=tuple(matching.predictions[i] for i in keep),
+        orders=tuple(matching.orders[i] for i in keep),
+        missing_ids=tuple(i for i in matching.missing_ids if i in scored_ids),
+        unknown=matching.unknown,
+        matched_by_question=sum(
+            1 for i in keep if matching.predictions[i] is not None and matching.predictions[i].id is None
+        ),  # type: ignore[union-attr]
+    )
     return part, sub
 
 

@@ -33,8 +33,10 @@ from .scoring import Evaluation
 logger = logging.getLogger(__name__)
 
 #: Shown when a submission's scoring ran out of CPU time or memory (nothing label-derived in it).
-BUDGET_MESSAGE = ("scoring this file used more than the Space's budget of {cpu_s} CPU seconds or {mem_mb} MB; "
-                  "nothing was stored. Shorten the answers or contact the maintainers.")  # fmt: skip
+BUDGET_MESSAGE = (
+    "scoring this file used more than the Space's budget of {cpu_s} CPU seconds or {mem_mb} MB; "
+    "nothing was stored. Shorten the answers or contact the maintainers."
+)
 BUSY_MESSAGE = (
     "the Space is busy scoring other submissions; nothing was stored and your quota is untouched. Retry soon."
 )
@@ -154,8 +156,11 @@ def _worker_main(
         except OSError as exc:  # BrokenPipeError, ConnectionResetError: the server died (kill -9) while we scored
             # An expected event, not a bug: one line in the server's log, never a traceback (the submission was
             # never acknowledged, so nothing is lost).
-            logger.warning("scoring process %d: the server went away before the result was sent (%s); exiting",
-                           os.getpid(), type(exc).__name__)  # fmt: skip
+            logger.warning(
+                "scoring process %d: the server went away before the result was sent (%s); exiting",
+                os.getpid(),
+                type(exc).__name__,
+            )
             return
 
 
@@ -216,9 +221,15 @@ class ScoringPool:
         scored_ids: the part of the labels these processes score (``None``: all; see ``evaluate_results``).
     """
 
-    def __init__(self, references: Sequence[Any], other_split_ids: Mapping[str, str] | None = None, *,
-                 n_resamples: int = 1000, limits: PoolLimits | None = None,
-                 scored_ids: frozenset[str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        references: Sequence[Any],
+        other_split_ids: Mapping[str, str] | None = None,
+        *,
+        n_resamples: int = 1000,
+        limits: PoolLimits | None = None,
+        scored_ids: frozenset[str] | None = None,
+    ) -> None:
         limits = limits or PoolLimits()
         if limits.cpu_s <= 0:
             limits = replace(limits, cpu_s=int(BASE_CPU_S + CPU_S_PER_ITEM * len(references)))

@@ -22,10 +22,12 @@ from .submission import Scorer, SubmissionError
 logger = logging.getLogger(__name__)
 
 SEED_FORM = {
-    "submitter": MAINTAINER_SUBMITTER, "contact": "maintainers", "models_used": "none (no language model)",
+    "submitter": MAINTAINER_SUBMITTER,
+    "contact": "maintainers",
+    "models_used": "none (no language model)",
     "training_data": "none; the majority answer uses the public dev labels only",
     "compute": "CPU, seconds",
-}  # fmt: skip
+}
 
 
 def bm25_query(question: str, max_terms: int = 24) -> str:
@@ -59,8 +61,16 @@ def baseline_runs(test: Sequence[Mapping[str, Any]], index: Any, dev: Sequence[M
     tops = {str(q["id"]): top_pages(index, str(q["question"]), 3) for q in test}
 
     def lines(answer: list[str], k: int, steps: int) -> list[dict[str, Any]]:
-        return [{"id": q["id"], "question": q["question"], "answer": answer, "citations": tops[str(q["id"])][:k],
-                 "steps": steps} for q in test]  # fmt: skip
+        return [
+            {
+                "id": q["id"],
+                "question": q["question"],
+                "answer": answer,
+                "citations": tops[str(q["id"])][:k],
+                "steps": steps,
+            }
+            for q in test
+        ]
 
     floor, top1, top3, majority_name = BASELINE_SYSTEMS
     return {
@@ -68,7 +78,7 @@ def baseline_runs(test: Sequence[Mapping[str, Any]], index: Any, dev: Sequence[M
         top1: ({"agent": "BM25 retrieval only", "model": "none"}, lines([], 1, 1)),
         top3: ({"agent": "BM25 retrieval only", "model": "none"}, lines([], 3, 1)),
         majority_name: ({"agent": "BM25 retrieval only", "model": "none (constant answer)"}, lines(majority, 1, 1)),
-    }  # fmt: skip
+    }
 
 
 def seed_board(scorer: Scorer, dataset: str | None = None, seed_dir: Path | None = None) -> int:

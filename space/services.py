@@ -73,10 +73,15 @@ def create_services(config: SpaceConfig, *, seed: bool = True, hub_api: Any = No
             logger.warning("could not restore the board from %s: %s", mirror.repo_id, exc)
         store.mirror = mirror
     scorer = Scorer.from_labels(
-        labels_file(config), store, other_split_ids=_other_split_ids(config.dataset), mode=config.mode,
-        judge=_judge(config), n_resamples=config.n_resamples, max_bytes=config.max_file_bytes,
+        labels_file(config),
+        store,
+        other_split_ids=_other_split_ids(config.dataset),
+        mode=config.mode,
+        judge=_judge(config),
+        n_resamples=config.n_resamples,
+        max_bytes=config.max_file_bytes,
         private_share=config.private_share,
-    )  # fmt: skip
+    )
     if config.score_workers and scorer.judge is None:
         scorer.use_pools(config.score_workers, config.score_cpu_s)
     resumed = scorer.resume_private()

@@ -24,14 +24,22 @@ from .config import SpaceConfig
 logger = logging.getLogger(__name__)
 
 ENV_HOME, ENV_DATASET, ENV_PAGES_REPO = "MADQA_HOME", "MADQA_DATASET", "MADQA_PAGES_REPO"
-ENV_LABELS, ENV_LABELS_REPO, ENV_DB, ENV_SEED = ("MADQA_SPACE_LABELS", "MADQA_SPACE_LABELS_REPO", "MADQA_SPACE_DB",
-                                                "MADQA_SPACE_SEED")  # fmt: skip
+ENV_LABELS, ENV_LABELS_REPO, ENV_DB, ENV_SEED = (
+    "MADQA_SPACE_LABELS",
+    "MADQA_SPACE_LABELS_REPO",
+    "MADQA_SPACE_DB",
+    "MADQA_SPACE_SEED",
+)
 SAMPLE = "sample"
-LABELS_HINT = (f"set {ENV_LABELS} (a test_labels.jsonl file on the Space's storage) or {ENV_LABELS_REPO} (a "
-               "private Hub dataset holding test_labels.jsonl, read with the HF_TOKEN secret)")  # fmt: skip
+LABELS_HINT = (
+    f"set {ENV_LABELS} (a test_labels.jsonl file on the Space's storage) or {ENV_LABELS_REPO} (a "
+    "private Hub dataset holding test_labels.jsonl, read with the HF_TOKEN secret)"
+)
 #: What the page says about an unexpected failure (the traceback goes to the server log only).
-GENERIC_ERROR = ("The Space could not start because of an internal error (not a configuration problem). The "
-                 "details are in the server log (the Space's Logs tab).")
+GENERIC_ERROR = (
+    "The Space could not start because of an internal error (not a configuration problem). The "
+    "details are in the server log (the Space's Logs tab)."
+)
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 _VARIABLE = re.compile(r"\b(?:MADQA|HF|GRADIO)_[A-Z0-9_]+\b")
 
@@ -97,9 +105,12 @@ def labels_source(config: SpaceConfig, env: Mapping[str, str]) -> str:
         raise ConfigError(Problem((ENV_LABELS,), f"{ENV_LABELS}: {config.labels_path} {what}"))
     if is_sample(config):
         return "sample"
-    raise ConfigError(Problem((ENV_LABELS, ENV_LABELS_REPO),
-                              f"the hidden test labels of dataset '{config.dataset}' are not configured: "
-                              f"{LABELS_HINT}"))  # fmt: skip
+    raise ConfigError(
+        Problem(
+            (ENV_LABELS, ENV_LABELS_REPO),
+            f"the hidden test labels of dataset '{config.dataset}' are not configured: {LABELS_HINT}",
+        )
+    )
 
 
 def preflight(config: SpaceConfig, env: Mapping[str, str]) -> list[Problem]:
@@ -108,15 +119,30 @@ def preflight(config: SpaceConfig, env: Mapping[str, str]) -> list[Problem]:
     spec = config.dataset
     if spec != SAMPLE and not Path(spec).expanduser().is_dir():
         if spec.startswith((".", "/", "~")) or not _HUB_ID.fullmatch(spec):
-            problems.append(Problem((ENV_DATASET,), f"{ENV_DATASET}: '{spec}' is neither 'sample', an existing "
-                                    "dataset folder, nor a Hub dataset id (ORG/NAME)"))  # fmt: skip
-    if config.pages_repo and not Path(config.pages_repo).expanduser().is_dir() \
-            and not _HUB_ID.fullmatch(config.pages_repo):
-        problems.append(Problem((ENV_PAGES_REPO,), f"{ENV_PAGES_REPO}: '{config.pages_repo}' is neither a folder nor "
-                                "a Hub dataset id (ORG/NAME)"))  # fmt: skip
+            problems.append(
+                Problem(
+                    (ENV_DATASET,),
+                    f"{ENV_DATASET}: '{spec}' is neither 'sample', an existing "
+                    "dataset folder, nor a Hub dataset id (ORG/NAME)",
+                )
+            )
+    if (
+        config.pages_repo
+        and not Path(config.pages_repo).expanduser().is_dir()
+        and not _HUB_ID.fullmatch(config.pages_repo)
+    ):
+        problems.append(
+            Problem(
+                (ENV_PAGES_REPO,),
+                f"{ENV_PAGES_REPO}: '{config.pages_repo}' is neither a folder nor a Hub dataset id (ORG/NAME)",
+            )
+        )
     if config.labels_repo and not _HUB_ID.fullmatch(config.labels_repo):
-        problems.append(Problem((ENV_LABELS_REPO,), f"{ENV_LABELS_REPO}: '{config.labels_repo}' is not a Hub "
-                                "dataset id (ORG/NAME)"))  # fmt: skip
+        problems.append(
+            Problem(
+                (ENV_LABELS_REPO,), f"{ENV_LABELS_REPO}: '{config.labels_repo}' is not a Hub dataset id (ORG/NAME)"
+            )
+        )
     try:
         labels_source(config, env)
     except ConfigError as exc:
@@ -182,10 +208,16 @@ def prepare_dataset(config: SpaceConfig, env: Mapping[str, str], *, progress: bo
         if not _unreachable(exc):
             raise
         if is_sample(config):
-            raise ConfigError(Problem((ENV_HOME,), f"{ENV_HOME}: the sample could not be built in {layout.root} "
-                                      f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc})")) from None
-        raise ConfigError(Problem(names, f"{ENV_DATASET}: '{config.dataset}' could not be prepared "
-                                  f"({_hub_reason(exc)})")) from None  # fmt: skip
+            raise ConfigError(
+                Problem(
+                    (ENV_HOME,),
+                    f"{ENV_HOME}: the sample could not be built in {layout.root} "
+                    f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc})",
+                )
+            ) from None
+        raise ConfigError(
+            Problem(names, f"{ENV_DATASET}: '{config.dataset}' could not be prepared ({_hub_reason(exc)})")
+        ) from None
     return replace(config, dataset=str(folder))
 
 
@@ -214,8 +246,11 @@ def check_labels(path: Path, variable: str) -> int:
             reason = f"a record's field has an unexpected shape ({type(exc).__name__} {str(exc)[:80]})"
             raise ValueError(reason) from None
     except (ValueError, DatasetUnavailableError, OSError) as exc:
-        raise ConfigError(Problem((variable,), f"{variable}: the test labels file {path.name} cannot be used: "
-                                  f"{_labels_problem(exc)}")) from None  # fmt: skip
+        raise ConfigError(
+            Problem(
+                (variable,), f"{variable}: the test labels file {path.name} cannot be used: {_labels_problem(exc)}"
+            )
+        ) from None
 
 
 def resolve_labels(config: SpaceConfig, env: Mapping[str, str]) -> Path:
@@ -230,8 +265,13 @@ def resolve_labels(config: SpaceConfig, env: Mapping[str, str]) -> Path:
         except Exception as exc:
             if not _unreachable(exc):
                 raise
-            raise ConfigError(Problem((ENV_LABELS_REPO, "HF_TOKEN"), f"{ENV_LABELS_REPO}: cannot download "
-                                      f"test_labels.jsonl from '{config.labels_repo}': {_hub_reason(exc)}")) from None
+            raise ConfigError(
+                Problem(
+                    (ENV_LABELS_REPO, "HF_TOKEN"),
+                    f"{ENV_LABELS_REPO}: cannot download "
+                    f"test_labels.jsonl from '{config.labels_repo}': {_hub_reason(exc)}",
+                )
+            ) from None
         variable = ENV_LABELS_REPO
     else:
         path, variable = config.labels_path, (ENV_LABELS if source == "file" else ENV_HOME)
@@ -263,23 +303,32 @@ def check_board(config: SpaceConfig, env: Mapping[str, str]) -> None:
     try:
         damaged = check_database(config.db_path)
     except DatabaseUnusable as exc:
-        raise ConfigError(Problem((variable,), f"{variable}: the board's database {config.db_path} cannot be "
-                                  f"opened: {exc}")) from None  # fmt: skip
+        raise ConfigError(
+            Problem((variable,), f"{variable}: the board's database {config.db_path} cannot be opened: {exc}")
+        ) from None
     if damaged is None:
         return
-    what = (f"{variable}: the board's database {damaged.path} is damaged ({damaged.reason}); it was moved aside "
-            f"to {damaged.kept} (kept, not deleted)")  # fmt: skip
+    what = (
+        f"{variable}: the board's database {damaged.path} is damaged ({damaged.reason}); it was moved aside "
+        f"to {damaged.kept} (kept, not deleted)"
+    )
     if not (config.hub_repo and config.hub_token):
-        raise ConfigError(Problem((variable, "MADQA_SPACE_HUB_REPO"), f"{what}. No Hub mirror is configured to "
-                                  "restore the board from: repair the kept copy (sqlite3 .recover) and put it back, "
-                                  "or restart to start an empty board"))  # fmt: skip
+        raise ConfigError(
+            Problem(
+                (variable, "MADQA_SPACE_HUB_REPO"),
+                f"{what}. No Hub mirror is configured to "
+                "restore the board from: repair the kept copy (sqlite3 .recover) and put it back, "
+                "or restart to start an empty board",
+            )
+        )
     from .db_health import discard_partial
     from .hub import restore_from_hub
     from .storage import SubmissionStore
 
     try:
-        restored = restore_from_hub(SubmissionStore(config.db_path), config.hub_repo, config.hub_token,
-                                    config.db_path.parent / "restore")  # fmt: skip
+        restored = restore_from_hub(
+            SubmissionStore(config.db_path), config.hub_repo, config.hub_token, config.db_path.parent / "restore"
+        )
     except Exception as exc:  # noqa: BLE001 - the page says what failed; a bug's traceback goes to the log
         discard_partial(config.db_path)  # the next start restores again, from nothing
         if _unreachable(exc):
@@ -287,8 +336,12 @@ def check_board(config: SpaceConfig, env: Mapping[str, str]) -> None:
         else:
             logger.warning("restoring the board from %s failed", config.hub_repo, exc_info=True)
             reason = f"{type(exc).__name__} (details in the server log)"
-        raise ConfigError(Problem((variable, "MADQA_SPACE_HUB_REPO", "HF_TOKEN"), f"{what}; restoring the board from "
-                                  f"'{config.hub_repo}' failed: {reason}")) from None  # fmt: skip
+        raise ConfigError(
+            Problem(
+                (variable, "MADQA_SPACE_HUB_REPO", "HF_TOKEN"),
+                f"{what}; restoring the board from '{config.hub_repo}' failed: {reason}",
+            )
+        ) from None
     logger.warning("%s; restored %d submission(s) from the Hub mirror %s", what, restored, config.hub_repo)
 
 
@@ -324,13 +377,20 @@ def error_page(error: ConfigError | None, env: Mapping[str, str] | None = None) 
             gr.Markdown(GENERIC_ERROR, elem_id="config-error")
         else:
             names = ", ".join(f"`{v}`" for v in error.variables)
-            gr.Markdown("The Space is not configured correctly and serves this page instead of the leaderboard. "
-                        + (f"Variables to fix: {names}. " if names else "")
-                        + "Set them in the Space's settings (*Variables and secrets*) and restart the Space; "
-                        "see the Space's README for each variable.")  # fmt: skip
+            gr.Markdown(
+                "The Space is not configured correctly and serves this page instead of the leaderboard. "
+                + (f"Variables to fix: {names}. " if names else "")
+                + "Set them in the Space's settings (*Variables and secrets*) and restart the Space; "
+                "see the Space's README for each variable."
+            )
             text = "\n".join(_redact(p.message, env) for p in error.problems)
-            gr.Textbox(value=text, label="What is wrong", lines=max(2, len(error.problems)), interactive=False,
-                       elem_id="config-error")  # fmt: skip
+            gr.Textbox(
+                value=text,
+                label="What is wrong",
+                lines=max(2, len(error.problems)),
+                interactive=False,
+                elem_id="config-error",
+            )
     return demo
 
 

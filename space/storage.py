@@ -46,13 +46,30 @@ SYSTEM_TYPES: tuple[str, ...] = ("human", "agent")
 
 #: Form fields stored with every submission (``contact`` is stored but never shown on the board).
 FORM_FIELDS: tuple[str, ...] = (
-    "system", "submitter", "agent", "model", "contact", "models_used", "training_data", "compute",
-)  # fmt: skip
+    "system",
+    "submitter",
+    "agent",
+    "model",
+    "contact",
+    "models_used",
+    "training_data",
+    "compute",
+)
 
 #: Per-item score columns (also the fields of a mirrored submission's items).
 ITEM_FIELDS: tuple[str, ...] = (
-    "item_id", "score", "correct", "anls", "page_f1", "doc_f1", "steps", "error", "source", "missing",
-)  # fmt: skip
+    "item_id",
+    "score",
+    "correct",
+    "anls",
+    "page_f1",
+    "doc_f1",
+    "steps",
+    "error",
+    "source",
+    "missing",
+)
+
 
 def item_table(name: str) -> str:
     """The DDL of a per-item score table (:data:`ITEM_FIELDS`; also the private part's, :mod:`.private_part`)."""
@@ -66,8 +83,18 @@ def item_table(name: str) -> str:
 
 def item_row(it: Mapping[str, Any]) -> tuple[Any, ...]:
     """One scored item (``build_report``'s ``items``) as an item-table row, in :data:`ITEM_FIELDS` order."""
-    return (it["id"], it["score"], None if it["correct"] is None else int(it["correct"]), it["anls"], it["page_f1"],
-            it["doc_f1"], it["steps"], it["error"], it["source"], int(bool(it["missing"])))  # fmt: skip
+    return (
+        it["id"],
+        it["score"],
+        None if it["correct"] is None else int(it["correct"]),
+        it["anls"],
+        it["page_f1"],
+        it["doc_f1"],
+        it["steps"],
+        it["error"],
+        it["source"],
+        int(bool(it["missing"])),
+    )
 
 
 _SCHEMA = f"""
@@ -105,6 +132,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS submissions_idem_key ON submissions(idem_key) 
 CREATE INDEX IF NOT EXISTS submissions_file_sha256 ON submissions(file_sha256);
 CREATE INDEX IF NOT EXISTS submissions_content_sha256 ON submissions(content_sha256);
 """
+
+
 class Mirror(Protocol):
     """Where accepted submissions are copied as well (:class:`.hub.HubMirror`); errors are its own to handle."""
 
@@ -161,8 +190,13 @@ class SubmissionStore:
                     logger.info("migrated %s: added submissions.%s", self.path, column)
             humans, agents = (con.execute(sql).rowcount for sql in _BACKFILL_SYSTEM_TYPE)
             if humans or agents:
-                logger.info("migrated %s: set submissions.system_type from the reports of %d rows: %d human, "
-                            "%d agent", self.path, humans + agents, humans, agents)  # fmt: skip
+                logger.info(
+                    "migrated %s: set submissions.system_type from the reports of %d rows: %d human, %d agent",
+                    self.path,
+                    humans + agents,
+                    humans,
+                    agents,
+                )
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -207,11 +241,30 @@ class SubmissionStore:
             raise ValueError(f"unknown origin {origin!r}; one of {sorted(ORIGINS)}")
         _check_system_type(system_type)
         summary = {k: v for k, v in report.items() if k != "items"}
-        values = [created, origin, *[str(form.get(k, "")) for k in FORM_FIELDS], str(report["mode"]),
-                  str(report["metric_version"]), file_sha256, json.dumps(summary), content_sha256,
-                  idem_key, system_type]  # fmt: skip
-        columns = ["created", "origin", *FORM_FIELDS, "mode", "metric_version", "file_sha256", "report",
-                   "content_sha256", "idem_key", "system_type"]  # fmt: skip
+        values = [
+            created,
+            origin,
+            *[str(form.get(k, "")) for k in FORM_FIELDS],
+            str(report["mode"]),
+            str(report["metric_version"]),
+            file_sha256,
+            json.dumps(summary),
+            content_sha256,
+            idem_key,
+            system_type,
+        ]
+        columns = [
+            "created",
+            "origin",
+            *FORM_FIELDS,
+            "mode",
+            "metric_version",
+            "file_sha256",
+            "report",
+            "content_sha256",
+            "idem_key",
+            "system_type",
+        ]
         rows = [item_row(it) for it in items]
         with self._lock, self._connect() as con:
             with con:  # one transaction: guards, both tables and the event, or nothing
@@ -227,8 +280,10 @@ class SubmissionStore:
                     [(sid, *row) for row in rows],
                 )
                 if rate is not None:
-                    con.execute("INSERT INTO accepted_events (submission_id, identity, at) VALUES (?, ?, ?)",
-                                (sid, rate.key, rate.now))
+                    con.execute(
+                        "INSERT INTO accepted_events (submission_id, identity, at) VALUES (?, ?, ?)",
+                        (sid, rate.key, rate.now),
+                    )
                 if also is not None:
                     also(con, sid)
         if self.mirror is not None:
@@ -236,8 +291,13 @@ class SubmissionStore:
         return sid
 
     @staticmethod
-    def _guard(con: sqlite3.Connection, file_sha256: str | None, content_sha256: str | None, idem_key: str | None,
-               rate: RateRule | None) -> None:
+    def _guard(
+        con: sqlite3.Connection,
+        file_sha256: str | None,
+        content_sha256: str | None,
+        idem_key: str | None,
+        rate: RateRule | None,
+    ) -> None:
         if idem_key is not None:
             row = con.execute("SELECT id, file_sha256 FROM submissions WHERE idem_key = ?", (idem_key,)).fetchone()
             if row is not None:
@@ -245,19 +305,28 @@ class SubmissionStore:
         hashes = [h for h in (file_sha256, content_sha256) if h]
         if hashes:
             marks = ", ".join("?" * len(hashes))
-            row = con.execute(f"SELECT MIN(id) FROM submissions WHERE file_sha256 IN ({marks}) "
-                              f"OR content_sha256 IN ({marks})", hashes * 2).fetchone()  # fmt: skip
+            row = con.execute(
+                f"SELECT MIN(id) FROM submissions WHERE file_sha256 IN ({marks}) OR content_sha256 IN ({marks})",
+                hashes * 2,
+            ).fetchone()
             if row[0] is not None:
                 raise DuplicateFile(int(row[0]))
         if rate is not None and rate.limit > 0:
             since = rate.now - rate.window_s  # an event at t counts while now - t < window_s
-            n, oldest = con.execute("SELECT COUNT(*), MIN(at) FROM accepted_events WHERE identity = ? AND at > ?",
-                                    (rate.key, since)).fetchone()  # fmt: skip
+            n, oldest = con.execute(
+                "SELECT COUNT(*), MIN(at) FROM accepted_events WHERE identity = ? AND at > ?", (rate.key, since)
+            ).fetchone()
             if n >= rate.limit:
                 raise RateLimited(rate, float(oldest) + rate.window_s - rate.now)
 
-    def precheck(self, *, file_sha256: str | None = None, content_sha256: str | None = None,
-                 idem_key: str | None = None, rate: RateRule | None = None) -> None:
+    def precheck(
+        self,
+        *,
+        file_sha256: str | None = None,
+        content_sha256: str | None = None,
+        idem_key: str | None = None,
+        rate: RateRule | None = None,
+    ) -> None:
         """The guards of :meth:`add`, read-only, before any scoring work.
 
         Raises:
@@ -316,12 +385,17 @@ class SubmissionStore:
             rows = con.execute(sql + " ORDER BY id", params).fetchall()
         return [
             StoredSubmission(
-                id=int(r["id"]), created=r["created"], origin=r["origin"], form={k: r[k] for k in FORM_FIELDS},
-                mode=r["mode"], metric_version=r["metric_version"], report=json.loads(r["report"]),
+                id=int(r["id"]),
+                created=r["created"],
+                origin=r["origin"],
+                form={k: r[k] for k in FORM_FIELDS},
+                mode=r["mode"],
+                metric_version=r["metric_version"],
+                report=json.loads(r["report"]),
                 system_type=r["system_type"] or "agent",  # NULL only if written by an older process since open
             )
             for r in rows
-        ]  # fmt: skip
+        ]
 
     def item_scores(self, submission_id: int) -> list[dict[str, Any]]:
         """Per-item scores of one submission, in stored (gold) order."""

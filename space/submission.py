@@ -28,9 +28,20 @@ from .refusals import DuplicateFile, KeyReplay, RateLimited, RateRule
 from .scoring import SOURCE_NAME, Evaluation, canonical_sha256, evaluate_results, results_system_type
 from .storage import SubmissionStore
 
-__all__ = ["MAX_FIELD_CHARS", "REQUIRED_FIELDS", "Accepted", "RateLimiter", "Scorer", "SubmissionError",
-           "Evaluation", "canonical_sha256", "clean_form", "evaluate_results", "format_accepted",
-           "results_system_type"]  # fmt: skip
+__all__ = [
+    "MAX_FIELD_CHARS",
+    "REQUIRED_FIELDS",
+    "Accepted",
+    "RateLimiter",
+    "Scorer",
+    "SubmissionError",
+    "Evaluation",
+    "canonical_sha256",
+    "clean_form",
+    "evaluate_results",
+    "format_accepted",
+    "results_system_type",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +94,9 @@ class Scorer:
         self.test_ids = {r.id for r in self.references}
         self.private_ids = frozenset(private_ids) & frozenset(self.test_ids)
         #: The items every shown number is computed from (``None``: all of them, when there is no private part).
-        self.public_ids: frozenset[str] | None = (frozenset(self.test_ids) - self.private_ids
-                                                  if self.private_ids else None)  # fmt: skip
+        self.public_ids: frozenset[str] | None = (
+            frozenset(self.test_ids) - self.private_ids if self.private_ids else None
+        )
         self.store = store
         self.other_split_ids = dict(other_split_ids or {})
         self.judge, self.max_bytes = judge, max_bytes
@@ -100,8 +112,7 @@ class Scorer:
         if self.private_ids:
             from .private_part import PrivateScorer, PrivateScores
 
-            self.private = PrivateScorer(PrivateScores(store.path), self.evaluate_private,
-                                         mirror=lambda: store.mirror)  # fmt: skip
+            self.private = PrivateScorer(PrivateScores(store.path), self.evaluate_private, mirror=lambda: store.mirror)
 
     @classmethod
     def from_labels(
@@ -127,8 +138,13 @@ class Scorer:
         from .scoring_pool import PoolLimits, ScoringPool
 
         n = self.options.n_resamples if n_resamples is None else n_resamples
-        self.pool = ScoringPool(self.references, self.other_split_ids, n_resamples=n, scored_ids=self.public_ids,
-                                limits=PoolLimits(workers=workers, cpu_s=cpu_s))  # fmt: skip
+        self.pool = ScoringPool(
+            self.references,
+            self.other_split_ids,
+            n_resamples=n,
+            scored_ids=self.public_ids,
+            limits=PoolLimits(workers=workers, cpu_s=cpu_s),
+        )
         if self.private_ids:
             self.private_pool = ScoringPool(
                 self.references,
@@ -171,15 +187,29 @@ class Scorer:
         """
         if self.pool is not None and self.judge is None:
             return self.pool.evaluate(text)  # type: ignore[no-any-return]
-        return evaluate_results(text, self.references, self.test_ids, self.other_split_ids, options=self.options,
-                                judge=self.judge, scored_ids=self.public_ids)  # fmt: skip
+        return evaluate_results(
+            text,
+            self.references,
+            self.test_ids,
+            self.other_split_ids,
+            options=self.options,
+            judge=self.judge,
+            scored_ids=self.public_ids,
+        )
 
     def evaluate_private(self, text: str) -> Evaluation:
         """Score an (accepted) text's private part: maintainers' side only, never shown (see :mod:`.ladder`)."""
         if self.private_pool is not None and self.judge is None:
             return self.private_pool.evaluate(text)  # type: ignore[no-any-return]
-        return evaluate_results(text, self.references, self.test_ids, self.other_split_ids, options=self.options,
-                                judge=self.judge, scored_ids=self.private_ids)  # fmt: skip
+        return evaluate_results(
+            text,
+            self.references,
+            self.test_ids,
+            self.other_split_ids,
+            options=self.options,
+            judge=self.judge,
+            scored_ids=self.private_ids,
+        )
 
     def submit(
         self,
@@ -242,21 +272,33 @@ class Scorer:
                 created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
                 kind = results_system_type(text)
                 report = {**done.report, "system_type": kind}  # also in the report: older readers and mirror files
-                sid = self.store.add(form, report, done.items, created=created, origin=origin,
-                                     file_sha256=sha, content_sha256=content, idem_key=idem,
-                                     rate=rule(), system_type=kind,
-                                     also=private_row if self.private is not None else None)  # fmt: skip
+                sid = self.store.add(
+                    form,
+                    report,
+                    done.items,
+                    created=created,
+                    origin=origin,
+                    file_sha256=sha,
+                    content_sha256=content,
+                    idem_key=idem,
+                    rate=rule(),
+                    system_type=kind,
+                    also=private_row if self.private is not None else None,
+                )
         except KeyReplay as exc:
             if not exc.same_file:
-                raise SubmissionError(f"this submission key was already used for submission #{exc.sid} with another "
-                                      "file; reload the page to submit a new file") from None  # fmt: skip
+                raise SubmissionError(
+                    f"this submission key was already used for submission #{exc.sid} with another "
+                    "file; reload the page to submit a new file"
+                ) from None
             logger.info("retry of submission %s answered from the store", exc.sid)
             if self.private is not None:  # a store written before the queue row joined the transaction
                 self.private.ensure(exc.sid, ladder_identity(identity, origin, exc.sid, form), text)
             return self.accepted(exc.sid, replayed=True)
         except DuplicateFile as exc:
-            raise SubmissionError(f"this file was already submitted as #{exc.sid} (same content); "
-                                  "nothing was stored") from None  # fmt: skip
+            raise SubmissionError(
+                f"this file was already submitted as #{exc.sid} (same content); nothing was stored"
+            ) from None
         except RateLimited as exc:
             raise SubmissionError(RateLimiter.message(exc.rule.limit, exc.rule.window_s, exc.wait_s)) from None
         if self.private is not None:  # after the answer's numbers are fixed: nothing shown depends on it
@@ -280,13 +322,17 @@ class Scorer:
         who = identity or ""
         with self._lock:
             if any(k in self._reserved for k in keys):
-                raise SubmissionError("the same file or submission key is being scored right now; wait for its "
-                                      "result (nothing was stored)")  # fmt: skip
+                raise SubmissionError(
+                    "the same file or submission key is being scored right now; wait for its "
+                    "result (nothing was stored)"
+                )
             if limited is not None:
                 busy = self._busy[who]
                 if busy >= limited.limit:
-                    raise SubmissionError(f"rate limit: {busy} of your submissions are being scored, which is your "
-                                          "whole quota; wait for their results (nothing was stored)")  # fmt: skip
+                    raise SubmissionError(
+                        f"rate limit: {busy} of your submissions are being scored, which is your "
+                        "whole quota; wait for their results (nothing was stored)"
+                    )
                 try:  # stored in the window + in flight must stay under the limit
                     self.store.precheck(rate=replace(limited, limit=limited.limit - busy))
                 except RateLimited as exc:

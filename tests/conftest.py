@@ -52,8 +52,10 @@ def _ctrl_c_not_ignored(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         return
     if _sigint_ignored():
-        warnings.warn(SigintLeftIgnored(f"SIGINT was ignored at the start of {request.node.nodeid}, after "
-                                        f"{_previous_test[0]}"), stacklevel=1)
+        warnings.warn(
+            SigintLeftIgnored(f"SIGINT was ignored at the start of {request.node.nodeid}, after {_previous_test[0]}"),
+            stacklevel=1,
+        )
     signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     _previous_test[0] = request.node.nodeid

@@ -22,8 +22,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORM = {"system": "crash-test", "submitter": "u", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
-        "training_data": "none", "compute": "none"}  # fmt: skip
+FORM = {
+    "system": "crash-test",
+    "submitter": "u",
+    "agent": "a",
+    "model": "m",
+    "contact": "c",
+    "models_used": "m",
+    "training_data": "none",
+    "compute": "none",
+}
 KEY = "k1"
 
 
@@ -82,8 +90,10 @@ def build(db: Path) -> tuple[Any, list[Any]]:
 
 def results_text(refs: list[Any]) -> str:
     """Half the items right: a file whose public and private parts both score above zero."""
-    return "".join(json.dumps({"id": r.id, "answer": [r.answer_variants[0][0] if i % 2 else "no"], "steps": 1})
-                   + "\n" for i, r in enumerate(refs))  # fmt: skip
+    return "".join(
+        json.dumps({"id": r.id, "answer": [r.answer_variants[0][0] if i % 2 else "no"], "steps": 1}) + "\n"
+        for i, r in enumerate(refs)
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -42,8 +42,14 @@ class ScriptedModel(Model):
             offered) and ``response_format``.
     """
 
-    def __init__(self, script: list[Reply], *, text_only: bool = False, usage: Usage = lambda text, n: (100 * n, 7),
-                 model_id: str = "scripted") -> None:  # fmt: skip
+    def __init__(
+        self,
+        script: list[Reply],
+        *,
+        text_only: bool = False,
+        usage: Usage = lambda text, n: (100 * n, 7),
+        model_id: str = "scripted",
+    ) -> None:
         """Keep the script."""
         super().__init__(model_id=model_id, flatten_messages_as_text=text_only)
         self.script, self.usage = list(script), usage
@@ -51,12 +57,16 @@ class ScriptedModel(Model):
 
     def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
         """The next reply of the script."""
-        prepared = self._prepare_completion_kwargs(messages, tools_to_call_from=tools_to_call_from,
-                                                   convert_images_to_image_urls=not self.flatten_messages_as_text)
+        prepared = self._prepare_completion_kwargs(
+            messages,
+            tools_to_call_from=tools_to_call_from,
+            convert_images_to_image_urls=not self.flatten_messages_as_text,
+        )
         text = "\n".join(_text(m["content"]) for m in prepared["messages"])
         tools = [t.name for t in tools_to_call_from or []]
-        self.calls.append({"messages": prepared["messages"], "text": text, "tools": tools,
-                           "response_format": response_format})
+        self.calls.append(
+            {"messages": prepared["messages"], "text": text, "tools": tools, "response_format": response_format}
+        )
         item = self.script.pop(0) if len(self.script) > 1 else self.script[0]
         reply = item(text, tools) if callable(item) else item
         usage = self.usage(text, len(self.calls)) if callable(self.usage) else self.usage
@@ -64,10 +74,14 @@ class ScriptedModel(Model):
         if isinstance(reply, str):
             return ChatMessage(role=MessageRole.ASSISTANT, content=reply, token_usage=token_usage)
         name, args = reply
-        call = ChatMessageToolCall(id=f"call_{len(self.calls)}", type="function",
-                                   function=ChatMessageToolCallFunction(name=name, arguments=args))
-        return ChatMessage(role=MessageRole.ASSISTANT, content=f"step {len(self.calls)}", tool_calls=[call],
-                           token_usage=token_usage)
+        call = ChatMessageToolCall(
+            id=f"call_{len(self.calls)}",
+            type="function",
+            function=ChatMessageToolCallFunction(name=name, arguments=args),
+        )
+        return ChatMessage(
+            role=MessageRole.ASSISTANT, content=f"step {len(self.calls)}", tool_calls=[call], token_usage=token_usage
+        )
 
 
 def _text(content: Any) -> str:

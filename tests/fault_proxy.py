@@ -30,8 +30,15 @@ FAULTS = ("pass", "429", "429-retry-after", "500", "503", "drop", "truncate", "b
 class FaultProxy:
     """Forward ``/v1/...`` requests to ``upstream`` (``http://127.0.0.1:PORT``), applying the scripted faults."""
 
-    def __init__(self, upstream: str, script: Iterable[str | None] = (), *, hang_s: float = 6.0,
-                 max_requests: int = 200, upstream_timeout: float = 300.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        upstream: str,
+        script: Iterable[str | None] = (),
+        *,
+        hang_s: float = 6.0,
+        max_requests: int = 200,
+        upstream_timeout: float = 300.0,
+    ) -> None:
         self.upstream = urlparse(upstream)
         self.script = [f or "pass" for f in script]
         unknown = set(self.script) - set(FAULTS)
@@ -113,8 +120,9 @@ class FaultProxy:
             self.seen.append(fault)
             return fault
 
-    def _forward(self, method: str, path: str, headers: object, body: bytes) -> tuple[int, list[tuple[str, str]],
-                                                                                       bytes]:  # fmt: skip
+    def _forward(
+        self, method: str, path: str, headers: object, body: bytes
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
         conn = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=self.upstream_timeout)
         try:
             keep = {k: v for k, v in headers.items() if k.lower() in ("content-type", "authorization", "accept")}

@@ -113,8 +113,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         state = self.server.state
         with state.lock:
-            state.requests.append({"method": method, "path": path, "json": body, "size": len(raw),
-                                   "headers": {k.lower(): v for k, v in self.headers.items()}})  # fmt: skip
+            state.requests.append(
+                {
+                    "method": method,
+                    "path": path,
+                    "json": body,
+                    "size": len(raw),
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                }
+            )
             try:
                 status, out, headers = _route(state, method, path, body, raw, self.headers, self.server.base)
             except KeyError as exc:
@@ -132,17 +139,25 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _not_found(path: str, what: str) -> dict[str, Any]:
-    return {"error": {"message": f"not found: {what}", "type": "invalid_request_error", "code": 404,
-                      "status": "NOT_FOUND"}}  # fmt: skip
+    return {
+        "error": {"message": f"not found: {what}", "type": "invalid_request_error", "code": 404, "status": "NOT_FOUND"}
+    }
 
 
 def _failure(status: int) -> dict[str, Any]:
-    return {"error": {"message": "stand-in refuses the request", "type": "invalid_request_error", "code": status,
-                      "status": "INVALID_ARGUMENT"}}  # fmt: skip
+    return {
+        "error": {
+            "message": "stand-in refuses the request",
+            "type": "invalid_request_error",
+            "code": status,
+            "status": "INVALID_ARGUMENT",
+        }
+    }
 
 
-def _route(s: StandIn, method: str, path: str, body: Any, raw: bytes, headers: Any,
-           base: str) -> tuple[int, Any, dict[str, str]]:  # fmt: skip
+def _route(
+    s: StandIn, method: str, path: str, body: Any, raw: bytes, headers: Any, base: str
+) -> tuple[int, Any, dict[str, str]]:
     """One request → (status, JSON body, extra headers)."""
     n = next(s.ids)
     # ---- OpenAI
@@ -153,8 +168,19 @@ def _route(s: StandIn, method: str, path: str, body: Any, raw: bytes, headers: A
         end = raw.rfind(b"%%EOF")
         file_id = f"file-{n}"
         s.index(file_id, filename, filename, raw[start : end + 5])
-        return 200, {"id": file_id, "object": "file", "bytes": end + 5 - start, "created_at": 0,
-                     "filename": filename, "purpose": "assistants", "status": "processed"}, {}  # fmt: skip
+        return (
+            200,
+            {
+                "id": file_id,
+                "object": "file",
+                "bytes": end + 5 - start,
+                "created_at": 0,
+                "filename": filename,
+                "purpose": "assistants",
+                "status": "processed",
+            },
+            {},
+        )
     if method == "POST" and path == "/v1/vector_stores":
         store = {
             "id": f"vs_{n}",
@@ -206,14 +232,36 @@ def _route(s: StandIn, method: str, path: str, body: Any, raw: bytes, headers: A
         file_ids = [f for vs in tool["vector_store_ids"] for f in s.stores[vs]["files"]]
         chunks = s.search(question, file_ids)
         text = s.reply(question, chunks)
-        results = [{"file_id": c.file_id, "filename": c.filename, "score": 1.0, "text": c.text,
-                    "attributes": s.files[c.file_id].get("attributes") or {}} for c in chunks]  # fmt: skip
-        notes = [{"type": "file_citation", "file_id": c.file_id, "filename": c.filename, "index": len(text)}
-                 for c in chunks[:1]]  # fmt: skip
-        output = [{"type": "file_search_call", "id": f"fs_{n}", "status": "completed", "queries": [question],
-                   "results": results if "file_search_call.results" in body.get("include", []) else None},
-                  {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
-                   "content": [{"type": "output_text", "text": text, "annotations": notes}]}]  # fmt: skip
+        results = [
+            {
+                "file_id": c.file_id,
+                "filename": c.filename,
+                "score": 1.0,
+                "text": c.text,
+                "attributes": s.files[c.file_id].get("attributes") or {},
+            }
+            for c in chunks
+        ]
+        notes = [
+            {"type": "file_citation", "file_id": c.file_id, "filename": c.filename, "index": len(text)}
+            for c in chunks[:1]
+        ]
+        output = [
+            {
+                "type": "file_search_call",
+                "id": f"fs_{n}",
+                "status": "completed",
+                "queries": [question],
+                "results": results if "file_search_call.results" in body.get("include", []) else None,
+            },
+            {
+                "type": "message",
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": notes}],
+            },
+        ]
         usage = {
             "input_tokens": 1000 + len(question),
             "output_tokens": 50,
@@ -221,9 +269,22 @@ def _route(s: StandIn, method: str, path: str, body: Any, raw: bytes, headers: A
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens_details": {"reasoning_tokens": 0},
         }
-        return 200, {"id": f"resp_{n}", "object": "response", "created_at": 0, "model": body["model"],
-                     "status": "completed", "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
-                     "tools": body["tools"], "usage": usage}, {}  # fmt: skip
+        return (
+            200,
+            {
+                "id": f"resp_{n}",
+                "object": "response",
+                "created_at": 0,
+                "model": body["model"],
+                "status": "completed",
+                "output": output,
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": body["tools"],
+                "usage": usage,
+            },
+            {},
+        )
     # ---- Gemini (any API version: the SDK picks one)
     path = re.sub(r"^/(upload/)?v1(?:beta|alpha)?/(fileSearchStores|models/)", r"/\1G/\2", path)
     if method == "POST" and path == "/G/fileSearchStores":
@@ -247,8 +308,14 @@ def _route(s: StandIn, method: str, path: str, body: Any, raw: bytes, headers: A
         assert "finalize" in (headers.get("X-Goog-Upload-Command") or ""), headers
         meta = session["meta"]
         # Protobuf JSON takes the camelCase and the original field names alike.
-        document = next((x.get("stringValue", x.get("string_value")) for x in meta.get("customMetadata", [])
-                         if x["key"] == "document"), meta.get("displayName"))  # fmt: skip
+        document = next(
+            (
+                x.get("stringValue", x.get("string_value"))
+                for x in meta.get("customMetadata", [])
+                if x["key"] == "document"
+            ),
+            meta.get("displayName"),
+        )
         file_id = f"{session['store']}/documents/doc-{n}"
         s.index(file_id, str(meta.get("displayName")), str(document), raw)
         s.stores[session["store"]]["files"].append(file_id)
@@ -261,8 +328,10 @@ def _route(s: StandIn, method: str, path: str, body: Any, raw: bytes, headers: A
         done, op["done"] = op["done"], True  # done from the second poll on
         out: dict[str, Any] = {"name": op["name"], "done": done}
         if done:
-            out["response"] = {"@type": "type.googleapis.com/google.ai.generativelanguage.v1main."
-                                        "UploadToFileSearchStoreResponse", "documentName": op["document"]}  # fmt: skip
+            out["response"] = {
+                "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.UploadToFileSearchStoreResponse",
+                "documentName": op["document"],
+            }
         return 200, out, {}
     m = re.fullmatch(r"/G/models/([^/:]+):generateContent", path)
     if method == "POST" and m:
@@ -273,17 +342,42 @@ def _route(s: StandIn, method: str, path: str, body: Any, raw: bytes, headers: A
         stores = [n for t in searches for n in t.get("fileSearchStoreNames", t.get("file_search_store_names", []))]
         chunks = s.search(question, [f for st in stores for f in s.stores[st]["files"]])
         text = s.reply(question, chunks)
-        grounding = [{"retrievedContext": {"title": c.filename, "text": c.text, "fileSearchStore": stores[0],
-                                           "customMetadata": [{"key": "document", "stringValue": c.document}],
-                                           **({"pageNumber": c.page} if s.gemini_pages else {})}}
-                     for c in chunks]  # fmt: skip
+        grounding = [
+            {
+                "retrievedContext": {
+                    "title": c.filename,
+                    "text": c.text,
+                    "fileSearchStore": stores[0],
+                    "customMetadata": [{"key": "document", "stringValue": c.document}],
+                    **({"pageNumber": c.page} if s.gemini_pages else {}),
+                }
+            }
+            for c in chunks
+        ]
         supports = [{"segment": {"startIndex": 0, "endIndex": 4, "text": text[:4]}, "groundingChunkIndices": [0]}]
-        candidate = {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
-                     "groundingMetadata": {"groundingChunks": grounding, "retrievalQueries": [question],
-                                           "groundingSupports": supports if chunks else []}}  # fmt: skip
-        return 200, {"candidates": [candidate], "modelVersion": m.group(1),
-                     "usageMetadata": {"promptTokenCount": 900, "candidatesTokenCount": 40,
-                                       "thoughtsTokenCount": 10, "totalTokenCount": 950}}, {}  # fmt: skip
+        candidate = {
+            "content": {"role": "model", "parts": [{"text": text}]},
+            "finishReason": "STOP",
+            "groundingMetadata": {
+                "groundingChunks": grounding,
+                "retrievalQueries": [question],
+                "groundingSupports": supports if chunks else [],
+            },
+        }
+        return (
+            200,
+            {
+                "candidates": [candidate],
+                "modelVersion": m.group(1),
+                "usageMetadata": {
+                    "promptTokenCount": 900,
+                    "candidatesTokenCount": 40,
+                    "thoughtsTokenCount": 10,
+                    "totalTokenCount": 950,
+                },
+            },
+            {},
+        )
     return 404, _not_found(path, f"{method} {path}"), {}
 
 
@@ -293,8 +387,13 @@ def _public(store: dict[str, Any]) -> dict[str, Any]:
 
 def _batch(batch: dict[str, Any]) -> dict[str, Any]:
     done = batch["status"] == "completed"
-    counts = {"in_progress": 0 if done else batch["total"], "completed": batch["total"] if done else 0,
-              "failed": 0, "cancelled": 0, "total": batch["total"]}  # fmt: skip
+    counts = {
+        "in_progress": 0 if done else batch["total"],
+        "completed": batch["total"] if done else 0,
+        "failed": 0,
+        "cancelled": 0,
+        "total": batch["total"],
+    }
     return {k: v for k, v in batch.items() if k not in ("polls", "total")} | {"file_counts": counts}
 
 

@@ -32,8 +32,10 @@ def cluster(layout) -> Iterator[Any]:
     os.environ["RAY_DISABLE_USAGE_STATS"] = "1"
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), saved) if p)
-    nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
-                                                          "object_store_memory": STORE_BYTES})  # fmt: skip
+    nodes = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "object_store_memory": STORE_BYTES},
+    )
     try:
         nodes.add_node(num_cpus=1, object_store_memory=STORE_BYTES)
         ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False)

@@ -45,19 +45,29 @@ configs:
 
 #: document → (permit code on its page 2, a distinctive word of its topic)
 FACTS = {
-    "harbour.pdf": ("HP-4471", "harbour"), "library.pdf": ("LB-2093", "library"),
-    "orchard.pdf": ("OR-7310", "orchard"), "quarry.pdf": ("QY-5528", "quarry"),
-    "tramway.pdf": ("TW-6642", "tramway"), "vineyard.pdf": ("VY-1187", "vineyard"),
-    "broken_html.pdf": ("BH-3001", "lighthouse"), "slow.pdf": ("SL-4002", "glacier"),
+    "harbour.pdf": ("HP-4471", "harbour"),
+    "library.pdf": ("LB-2093", "library"),
+    "orchard.pdf": ("OR-7310", "orchard"),
+    "quarry.pdf": ("QY-5528", "quarry"),
+    "tramway.pdf": ("TW-6642", "tramway"),
+    "vineyard.pdf": ("VY-1187", "vineyard"),
+    "broken_html.pdf": ("BH-3001", "lighthouse"),
+    "slow.pdf": ("SL-4002", "glacier"),
     "gone.pdf": ("GN-5003", "meadow"),
-}  # fmt: skip
+}
 BAD = {"broken_html.pdf": "html", "slow.pdf": "slow", "gone.pdf": "404"}
 
 EVIDENCE = pa.list_(pa.struct([("document", pa.string()), ("page", pa.int64())]))
-QA_SCHEMA = pa.schema([
-    ("id", pa.string()), ("question", pa.string()), ("answer_variants", pa.list_(pa.list_(pa.string()))),
-    ("evidence", EVIDENCE), ("document_category", pa.string()), ("domain", pa.string()),
-])  # fmt: skip
+QA_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("question", pa.string()),
+        ("answer_variants", pa.list_(pa.list_(pa.string()))),
+        ("evidence", EVIDENCE),
+        ("document_category", pa.string()),
+        ("domain", pa.string()),
+    ]
+)
 DOC_SCHEMA = pa.schema([("document", pa.string()), ("url", pa.string())])
 
 
@@ -92,8 +102,11 @@ class Host:
                 if mode == "404" or name not in host.files:
                     self.send_error(404, "Not Found")
                     return
-                body = b"<!DOCTYPE html><html><body>Rate limited, try later</body></html>" if mode == "html" \
+                body = (
+                    b"<!DOCTYPE html><html><body>Rate limited, try later</body></html>"
+                    if mode == "html"
                     else host.files[name]
+                )
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html" if mode == "html" else "application/pdf")
                 self.send_header("Content-Length", str(len(body)))
@@ -118,9 +131,14 @@ class Host:
 
 def _qa(i: int, doc: str, page: int = 2) -> dict[str, Any]:
     code, topic = FACTS[doc]
-    return {"id": f"r{i}", "question": f"What is the operating permit number of the {topic} board?",
-            "answer_variants": [[code]], "evidence": [{"document": doc, "page": page}],
-            "document_category": "Permit", "domain": "Government"}  # fmt: skip
+    return {
+        "id": f"r{i}",
+        "question": f"What is the operating permit number of the {topic} board?",
+        "answer_variants": [[code]],
+        "evidence": [{"document": doc, "page": page}],
+        "document_category": "Permit",
+        "domain": "Government",
+    }
 
 
 def write_release(root: Path, base_url: str) -> Path:
@@ -129,14 +147,21 @@ def write_release(root: Path, base_url: str) -> Path:
     (root / "README.md").write_text(RELEASE_CARD)
     names = sorted(FACTS)
     train = [_qa(0, "harbour.pdf"), _qa(1, "library.pdf")]
-    dev = [_qa(2, "orchard.pdf"), _qa(3, "quarry.pdf"), _qa(4, "tramway.pdf"), _qa(5, "vineyard.pdf"),
-           _qa(6, "slow.pdf")]  # fmt: skip
+    dev = [
+        _qa(2, "orchard.pdf"),
+        _qa(3, "quarry.pdf"),
+        _qa(4, "tramway.pdf"),
+        _qa(5, "vineyard.pdf"),
+        _qa(6, "slow.pdf"),
+    ]
     test = [{**_qa(7, "harbour.pdf"), "answer_variants": [], "evidence": []}]
     for split, rows in (("train", train), ("dev", dev), ("test", test)):
         pq.write_table(pa.Table.from_pylist(rows, schema=QA_SCHEMA), root / "data" / f"{split}-00000-of-00001.parquet")
     docs = [{"document": n, "url": f"{base_url}/{n}"} for n in names]
-    pq.write_table(pa.Table.from_pylist(docs, schema=DOC_SCHEMA),
-                   root / "data" / "documents" / "document_urls-00000-of-00001.parquet")  # fmt: skip
+    pq.write_table(
+        pa.Table.from_pylist(docs, schema=DOC_SCHEMA),
+        root / "data" / "documents" / "document_urls-00000-of-00001.parquet",
+    )
     return root
 
 
@@ -148,8 +173,10 @@ def read_permit(text: str, tools: list[str]) -> Any:
     )
     if found is None:
         return "search_documents", {"query": f"{topic} permit"}
-    return "final_answer", {"answer": [found.group(3)],
-                            "citations": [{"document": found.group(1), "page": int(found.group(2))}]}
+    return "final_answer", {
+        "answer": [found.group(3)],
+        "citations": [{"document": found.group(1), "page": int(found.group(2))}],
+    }
 
 
 def permit_reader(**_: Any) -> ScriptedModel:

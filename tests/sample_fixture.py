@@ -94,5 +94,13 @@ def generated_sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
                 images[(name, index)] = len(page.get_images())
                 if "checkbox" in manifest["documents"][name]["layouts"][str(index)]:
                     drawings[(name, index)] = page.get_drawings()
-    return Sample(out, seconds, _read_jsonl(out / "documents.jsonl"), _read_jsonl(out / "questions.jsonl"),
-                  manifest, texts, drawings, images)
+    return Sample(
+        out,
+        seconds,
+        _read_jsonl(out / "documents.jsonl"),
+        _read_jsonl(out / "questions.jsonl"),
+        manifest,
+        texts,
+        drawings,
+        images,
+    )

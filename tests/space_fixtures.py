@@ -11,8 +11,16 @@ import pytest
 
 pytest.importorskip("gradio")
 
-FORM = {"system": "sys", "submitter": "tester", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
-        "training_data": "none", "compute": "1h"}  # fmt: skip
+FORM = {
+    "system": "sys",
+    "submitter": "tester",
+    "agent": "a",
+    "model": "m",
+    "contact": "c",
+    "models_used": "m",
+    "training_data": "none",
+    "compute": "1h",
+}
 
 
 def gold(layout) -> list[dict[str, Any]]:
@@ -21,9 +29,18 @@ def gold(layout) -> list[dict[str, Any]]:
 
 def results(rows: list[dict[str, Any]], correct: int, steps: int = 1) -> str:
     """A valid results text; different ``correct``/``steps`` give different files."""
-    return "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0] if i < correct else ["zzzz-wrong"],
-                               "citations": r["evidence"], "steps": steps}) + "\n"
-                   for i, r in enumerate(rows))  # fmt: skip
+    return "".join(
+        json.dumps(
+            {
+                "id": r["id"],
+                "answer": r["answer_variants"][0] if i < correct else ["zzzz-wrong"],
+                "citations": r["evidence"],
+                "steps": steps,
+            }
+        )
+        + "\n"
+        for i, r in enumerate(rows)
+    )
 
 
 class Clock:

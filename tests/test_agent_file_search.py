@@ -70,8 +70,9 @@ def _text_question(gold: list[dict[str, Any]], state: StandIn) -> dict[str, Any]
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini"])
-def test_uploads_once_reuses_the_cached_store_and_maps_citations_to_pages(layout, keys, standin,
-                                                                          provider: str) -> None:  # fmt: skip
+def test_uploads_once_reuses_the_cached_store_and_maps_citations_to_pages(
+    layout, keys, standin, provider: str
+) -> None:
     from madqa.loading_script.load import load_documents, load_gold
 
     state, base = standin
@@ -182,8 +183,9 @@ def test_cited_files_outside_the_corpus_are_dropped_and_counted(layout, keys, st
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini"])
-def test_a_missing_key_stops_the_run_before_anything_is_sent(layout, keys, standin, monkeypatch,
-                                                             provider: str) -> None:  # fmt: skip
+def test_a_missing_key_stops_the_run_before_anything_is_sent(
+    layout, keys, standin, monkeypatch, provider: str
+) -> None:
     state, base = standin
     for name in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -211,8 +213,12 @@ def test_page_recovery_places_every_text_page_of_the_corpus_on_itself(layout) ->
     from madqa.loading_script.load import load_pages
 
     pages = page_texts(load_pages())
-    placed = [(doc, n, locate_page(text, texts)) for doc, texts in pages.items() for n, text in texts.items()
-              if len(text.split()) >= 20]  # fmt: skip
+    placed = [
+        (doc, n, locate_page(text, texts))
+        for doc, texts in pages.items()
+        for n, text in texts.items()
+        if len(text.split()) >= 20
+    ]
     assert len(placed) > 20 and all(n == got for _, n, got in placed), [p for p in placed if p[1] != p[2]][:3]
 
 
@@ -221,16 +227,39 @@ def test_cli_run_against_the_standin_is_scored_by_evaluate(layout, standin, tmp_
     env = {**os.environ, "OPENAI_API_KEY": "sk-standin", "PYTHONPATH": str(TESTS)}
     env.pop("OPENAI_BASE_URL", None)
     out = tmp_path / "fs.jsonl"
-    cmd = [sys.executable, "-m", "madqa.cli", "run", "--agent", "file-search", "--provider", "openai", "--split",
-           "dev", "--limit", "2", "--api-base", base + "/v1", "--model-option", f"poll_interval={FAST_POLL}",
-           "-o", str(out), "--no-progress"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "run",
+        "--agent",
+        "file-search",
+        "--provider",
+        "openai",
+        "--split",
+        "dev",
+        "--limit",
+        "2",
+        "--api-base",
+        base + "/v1",
+        "--model-option",
+        f"poll_interval={FAST_POLL}",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 2 and all(x["agent"] == "file-search" and x["error"] is None for x in lines)
     assert lines[0]["config"]["provider"] == "openai" and lines[0]["config"]["service_model"] == "gpt-5.2-2025-12-11"
     assert "api_key" not in json.dumps(lines[0]["config"]) and len(state.calls("POST", r"/responses$")) == 2
-    scored = subprocess.run([sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
-                            env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    scored = subprocess.run(
+        [sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert scored.returncode == 0, scored.stderr
     assert json.loads(scored.stdout)["n_predicted"] == 2

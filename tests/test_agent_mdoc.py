@@ -86,7 +86,12 @@ def test_mdoc_calls_the_five_agents_in_order_with_what_each_needs(layout) -> Non
         for page in image_side["results"]:  # the image agent reads the image side's pages
             assert f"file {page['document']}, page {page['page']}" in calls["image"]
         assert [t["tool_calls"][0]["name"] for t in line["trajectory"]] == [
-            "general_agent", "critical_agent", "text_agent", "image_agent", "summarize_agent"]  # fmt: skip
+            "general_agent",
+            "critical_agent",
+            "text_agent",
+            "image_agent",
+            "summarize_agent",
+        ]
         assert line["trajectory"][-1]["final"] and line["steps"] == 5 and line["error"] is None
         assert line["usage"]["input_tokens"] == sum(100 * n for n in range(1, 6))
         assert line["citations"] == [text_side["results"][0]]
@@ -106,8 +111,15 @@ def test_a_vision_model_sees_the_image_sides_pages_as_images(layout) -> None:
         line = prepared.answer(row)
         model = prepared._slots.get()
         prepared._slots.put(model)
-        images = [sum(1 for m in c["messages"] for part in (m["content"] if isinstance(m["content"], list) else [])
-                      if part.get("type") == "image_url") for c in model.calls]  # fmt: skip
+        images = [
+            sum(
+                1
+                for m in c["messages"]
+                for part in (m["content"] if isinstance(m["content"], list) else [])
+                if part.get("type") == "image_url"
+            )
+            for c in model.calls
+        ]
         n = line["search_history"][1]["count"]
         assert n == 3 and images == [n, n, 0, n, 0]  # general, critical and image agents see the renders
         assert line["search_history"][0]["results"] == line["search_history"][1]["results"]  # renders of text hits
@@ -136,8 +148,23 @@ def rambler(**_: Any) -> ScriptedModel:
 
 def test_mdoc_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "mdoc.jsonl"
-    cmd = [sys.executable, "-m", "madqa.cli", "run", "--agent", "mdoc", "--model", FAKE, "--split", "dev", "--limit",
-           "2", "-o", str(out), "--no-progress"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "run",
+        "--agent",
+        "mdoc",
+        "--model",
+        FAKE,
+        "--split",
+        "dev",
+        "--limit",
+        "2",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
@@ -145,19 +172,42 @@ def test_mdoc_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -
     config = lines[0]["config"]
     assert config["top_k"] == 4 and config["retriever"] == "bm25" and config["image_retriever"] is None
     assert all(len(line["search_history"]) == 2 and len(line["trajectory"]) == 5 for line in lines)
-    scored = subprocess.run([sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
-                            env=_env(), capture_output=True, text=True, timeout=600)  # fmt: skip
+    scored = subprocess.run(
+        [sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert scored.returncode == 0, scored.stderr
     report = json.loads(scored.stdout)
     assert report["n_predicted"] == 2 and report["page_f1"] is not None
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--oracle"], "--oracle is for --agent bm25"), (["--top-k", "0"], "top-k must be at least 1"),
-    (["--image-retriever", "nosuch:x"], "unknown retriever"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--oracle"], "--oracle is for --agent bm25"),
+        (["--top-k", "0"], "top-k must be at least 1"),
+        (["--image-retriever", "nosuch:x"], "unknown retriever"),
+    ],
+)
 def test_mdoc_refuses_what_it_cannot_run(layout, tmp_path: Path, args: list[str], message: str) -> None:
-    cmd = [sys.executable, "-m", "madqa.cli", "run", "--agent", "mdoc", "--model", FAKE, "--limit", "1", "-o",
-           str(tmp_path / "x.jsonl"), "--no-progress", *args]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "run",
+        "--agent",
+        "mdoc",
+        "--model",
+        FAKE,
+        "--limit",
+        "1",
+        "-o",
+        str(tmp_path / "x.jsonl"),
+        "--no-progress",
+        *args,
+    ]
     done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr

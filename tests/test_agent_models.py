@@ -29,8 +29,15 @@ def test_parse_spec(spec: str, expected: tuple[str, str]) -> None:
     assert parse_spec(spec) == expected
 
 
-@pytest.mark.parametrize(("spec", "message"), [("gpt-4", "has no provider"), ("anthropic:claude", "has no provider"),
-                                               ("openai:", "names no model"), ("py:nowhere:f", "cannot import")])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("gpt-4", "has no provider"),
+        ("anthropic:claude", "has no provider"),
+        ("openai:", "names no model"),
+        ("py:nowhere:f", "cannot import"),
+    ],
+)
 def test_bad_specs_are_value_errors(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         make_model(spec)
@@ -140,9 +147,20 @@ def test_local_model_honours_a_json_schema_response_format(local_model) -> None:
     assert VERDICT_SCHEMA["properties"]["verdict"]["enum"] == ["correct", "partial", "incorrect"]
 
 
-@pytest.mark.parametrize("name", ["madqa.agents.models", "madqa.agents.answer", "madqa.agents.resolve",
-                                  "madqa.agents.config", "madqa.agents.protocol", "madqa.agents.registry",
-                                  "madqa.agents.prompts", "madqa.agents.repl.corpus", "madqa.agents.repl.agent"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "madqa.agents.models",
+        "madqa.agents.answer",
+        "madqa.agents.resolve",
+        "madqa.agents.config",
+        "madqa.agents.protocol",
+        "madqa.agents.registry",
+        "madqa.agents.prompts",
+        "madqa.agents.repl.corpus",
+        "madqa.agents.repl.agent",
+    ],
+)
 def test_docstring_examples(name: str) -> None:
     import doctest
     import importlib
@@ -154,13 +172,20 @@ def test_docstring_examples(name: str) -> None:
 def test_local_model_drops_old_turns_to_fit_its_context() -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
     model = make_model("local", n_ctx=512, max_tokens=48)
-    turns = [{"role": "system", "content": [{"type": "text", "text": "Answer in JSON."}]},
-             {"role": "user", "content": [{"type": "text", "text": "Question: which page?"}]}]
+    turns = [
+        {"role": "system", "content": [{"type": "text", "text": "Answer in JSON."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Question: which page?"}]},
+    ]
     for i in range(12):
         turns.append({"role": "assistant", "content": [{"type": "text", "text": f"search {i} " + "words " * 30}]})
         turns.append({"role": "user", "content": [{"type": "text", "text": f"Observation {i}: " + "text " * 40}]})
-    reply = model.generate(turns, response_format={"type": "json_schema", "json_schema": {"schema": {
-        "type": "object", "properties": {"page": {"type": "integer"}}}}})
+    reply = model.generate(
+        turns,
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"schema": {"type": "object", "properties": {"page": {"type": "integer"}}}},
+        },
+    )
     assert 0 < reply.token_usage.input_tokens <= 512 - 48 and set(json.loads(reply.content)) == {"page"}
     assert 1 <= json.loads(reply.content)["page"] <= 9999
 

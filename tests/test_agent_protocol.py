@@ -39,8 +39,10 @@ def test_registry_names_and_unknown_agent() -> None:
 
 
 def test_looking_up_an_agent_imports_no_other_agent() -> None:
-    code = ("import sys; from madqa.agents.registry import get_agent; get_agent('bm25'); "
-            "print(sorted(m for m in sys.modules if m.startswith('madqa.agents.repl')))")  # fmt: skip
+    code = (
+        "import sys; from madqa.agents.registry import get_agent; get_agent('bm25'); "
+        "print(sorted(m for m in sys.modules if m.startswith('madqa.agents.repl')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -100,8 +102,9 @@ def test_a_host_that_requires_isolation_refuses_before_loading_any_model(monkeyp
     monkeypatch.setattr(repl_worker, "SKIP_WALLS", ("syscalls",))
     # The model spec cannot be loaded: reaching it would raise a ValueError instead.
     with pytest.raises(AgentUnavailableError, match="isolation is incomplete"):
-        get_agent("repl").prepare(RunConfig(model="py:no_such_module:f", agent="repl"),
-                                  host=Host(require_isolation=True))  # fmt: skip
+        get_agent("repl").prepare(
+            RunConfig(model="py:no_such_module:f", agent="repl"), host=Host(require_isolation=True)
+        )
 
 
 def test_agents_check_only_their_own_settings() -> None:

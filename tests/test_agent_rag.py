@@ -64,28 +64,64 @@ def test_rag_retrieves_once_shows_the_pages_and_answers_in_one_call(layout) -> N
 
 def test_rag_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "rag.jsonl"
-    cmd = [sys.executable, "-m", "madqa.cli", "run", "--agent", "rag", "--model", FAKE, "--limit", "2", "-o",
-           str(out), "--no-progress"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "run",
+        "--agent",
+        "rag",
+        "--model",
+        FAKE,
+        "--limit",
+        "2",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 2 and all(line["agent"] == "rag" for line in lines)
     assert lines[0]["config"]["retriever"] == "rrf:bm25+dense:wordllama:256" and lines[0]["config"]["top_k"] == 5
     assert all(len(line["search_history"][0]["results"]) == 5 and line["usage"]["input_tokens"] > 0 for line in lines)
-    scored = subprocess.run([sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
-                            env=_env(), capture_output=True, text=True, timeout=600)  # fmt: skip
+    scored = subprocess.run(
+        [sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert scored.returncode == 0, scored.stderr
     report = json.loads(scored.stdout)
     assert report["n_predicted"] == 2 and report["page_f1"] is not None
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--retriever", "nosuch:x"], "unknown retriever"), (["--oracle"], "--oracle is for --agent bm25"),
-    (["--top-k", "0"], "top-k must be at least 1"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--retriever", "nosuch:x"], "unknown retriever"),
+        (["--oracle"], "--oracle is for --agent bm25"),
+        (["--top-k", "0"], "top-k must be at least 1"),
+    ],
+)
 def test_rag_refuses_what_it_cannot_run(layout, tmp_path: Path, args: list[str], message: str) -> None:
-    cmd = [sys.executable, "-m", "madqa.cli", "run", "--agent", "rag", "--model", FAKE, "--limit", "1", "-o",
-           str(tmp_path / "x.jsonl"), "--no-progress", *args]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "run",
+        "--agent",
+        "rag",
+        "--model",
+        FAKE,
+        "--limit",
+        "1",
+        "-o",
+        str(tmp_path / "x.jsonl"),
+        "--no-progress",
+        *args,
+    ]
     done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
 
@@ -110,8 +146,9 @@ def test_the_search_agent_can_search_through_a_retriever(layout) -> None:
 
     row = load_gold("dev")[0]
     entry = get_agent("bm25")
-    config = RunConfig(model="py:test_agent_rag:semantic_searcher", agent="bm25", retriever="dense:wordllama",
-                       max_steps=3, top_k=4)  # fmt: skip
+    config = RunConfig(
+        model="py:test_agent_rag:semantic_searcher", agent="bm25", retriever="dense:wordllama", max_steps=3, top_k=4
+    )
     entry.check(config)
     sys.path.insert(0, str(TESTS))
     prepared = entry.prepare(config)

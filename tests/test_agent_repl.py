@@ -55,13 +55,19 @@ def observations(agent) -> list[str]:
 
 
 def test_code_reads_the_corpus_and_answers_with_citations(corpus, worker) -> None:
-    model = scripted([
-        code("print(len(context), documents)\nprint(context[:40])"),
-        code("hits = [(d, i + 1) for d in documents for i, t in enumerate(pages[d]) if 'Total due' in t]\n"
-             "print(hits)"),
-        code("import re\nd, p = hits[0]\nm = re.search(r'Total due: (\\S+)', pages[d][p - 1])\n"
-             "final_answer(answer=[m.group(1)], citations=[{'document': d, 'page': p}])"),
-    ])  # fmt: skip
+    model = scripted(
+        [
+            code("print(len(context), documents)\nprint(context[:40])"),
+            code(
+                "hits = [(d, i + 1) for d in documents for i, t in enumerate(pages[d]) if 'Total due' in t]\n"
+                "print(hits)"
+            ),
+            code(
+                "import re\nd, p = hits[0]\nm = re.search(r'Total due: (\\S+)', pages[d][p - 1])\n"
+                "final_answer(answer=[m.group(1)], citations=[{'document': d, 'page': p}])"
+            ),
+        ]
+    )
     agent = build_repl_agent(model, corpus, max_steps=5, worker=worker)
     out = agent.solve("What is the total due on the invoice?")
     assert out == {"answer": ["$1,234.50"], "citations": [{"document": "invoice_a.pdf", "page": 2}]}
@@ -71,20 +77,33 @@ def test_code_reads_the_corpus_and_answers_with_citations(corpus, worker) -> Non
     assert SECRET not in model.calls[0]["text"]  # the corpus reaches the model only through what the code prints
     assert str(len(corpus["context"])) in model.calls[0]["text"]  # its size is in the system prompt
     effort = agent.effort()
-    assert effort == {"steps": 3, "root_calls": 3, "sub_calls": 0, "extraction_calls": 0, "input_tokens": 300,
-                      "output_tokens": 30, "root_input_tokens": 300, "root_output_tokens": 30,
-                      "sub_input_tokens": 0, "sub_output_tokens": 0}  # fmt: skip
+    assert effort == {
+        "steps": 3,
+        "root_calls": 3,
+        "sub_calls": 0,
+        "extraction_calls": 0,
+        "input_tokens": 300,
+        "output_tokens": 30,
+        "root_input_tokens": 300,
+        "root_output_tokens": 30,
+        "sub_input_tokens": 0,
+        "sub_output_tokens": 0,
+    }
 
 
 def test_llm_query_goes_to_the_sub_model_and_free_text_is_extracted(corpus, worker) -> None:
     sub = echo_sub()
     extraction = json.dumps({"answer": ["$1,234.50"], "citations": [{"document": "invoice_a.pdf", "page": "2"}]})
-    model = scripted([
-        code("a = llm_query('Total? ' + pages['invoice_a.pdf'][1])\n"
-             "bs = llm_query_batched(['first chunk', 'second chunk'])\nprint(a, bs)"),
-        code("final_answer('The total due is $1,234.50 (invoice_a.pdf, page 2).')"),
-        extraction,
-    ])  # fmt: skip
+    model = scripted(
+        [
+            code(
+                "a = llm_query('Total? ' + pages['invoice_a.pdf'][1])\n"
+                "bs = llm_query_batched(['first chunk', 'second chunk'])\nprint(a, bs)"
+            ),
+            code("final_answer('The total due is $1,234.50 (invoice_a.pdf, page 2).')"),
+            extraction,
+        ]
+    )
     agent = build_repl_agent(model, corpus, sub_model=sub, max_steps=5, worker=worker)
     out = agent.solve("What is the total due?")
     assert out == {"answer": ["$1,234.50"], "citations": [{"document": "invoice_a.pdf", "page": 2}]}
@@ -113,10 +132,12 @@ def test_batched_sub_calls_run_under_the_question_budget(corpus, worker) -> None
         return "ok"
 
     sub = scripted([record], usage=SUB_USAGE)
-    model = scripted([
-        code("print(llm_query('one'), llm_query_batched(['a', 'b', 'c']))"),
-        code("final_answer(answer=['x'], citations=[])"),
-    ])  # fmt: skip
+    model = scripted(
+        [
+            code("print(llm_query('one'), llm_query_batched(['a', 'b', 'c']))"),
+            code("final_answer(answer=['x'], citations=[])"),
+        ]
+    )
     agent = build_repl_agent(model, corpus, sub_model=sub, max_steps=3, worker=worker)
     with question_deadline(600.0):
         assert agent.solve("Q?")["answer"] == ["x"]
@@ -125,22 +146,27 @@ def test_batched_sub_calls_run_under_the_question_budget(corpus, worker) -> None
     assert seen[0][0] == step_thread and all(name != step_thread for name, _ in seen[1:])  # the pool's threads
     assert all(left is not None and 0 < left <= 600.0 for _, left in seen), seen
     seen.clear()
-    agent = build_repl_agent(scripted([code("print(llm_query_batched(['a', 'b']))"),
-                                       code("final_answer(answer=['x'], citations=[])")]),
-                             corpus, sub_model=sub, max_steps=3, worker=worker)  # fmt: skip
+    agent = build_repl_agent(
+        scripted([code("print(llm_query_batched(['a', 'b']))"), code("final_answer(answer=['x'], citations=[])")]),
+        corpus,
+        sub_model=sub,
+        max_steps=3,
+        worker=worker,
+    )
     agent.solve("Q?")
     assert [left for _, left in seen] == [None, None]  # no budget set: none is made up
 
 
 def test_sub_call_cap_and_budget_are_errors_in_the_observation(corpus, worker) -> None:
     sub = echo_sub()
-    model = scripted([
-        code("llm_query('x' * 500)"),
-        code("r = llm_query('ok')\nprint(llm_query_batched(['a', 'b']))"),
-        code("print('still running', r)\nfinal_answer(answer=['x'], citations=[])"),
-    ])  # fmt: skip
-    agent = build_repl_agent(model, corpus, sub_model=sub, max_steps=5, sub_calls=2, sub_call_chars=100,
-                             worker=worker)  # fmt: skip
+    model = scripted(
+        [
+            code("llm_query('x' * 500)"),
+            code("r = llm_query('ok')\nprint(llm_query_batched(['a', 'b']))"),
+            code("print('still running', r)\nfinal_answer(answer=['x'], citations=[])"),
+        ]
+    )
+    agent = build_repl_agent(model, corpus, sub_model=sub, max_steps=5, sub_calls=2, sub_call_chars=100, worker=worker)
     assert agent.solve("Q?")["answer"] == ["x"]
     obs = observations(agent)
     assert "llm_query got 500 characters; the limit is 100 per call" in obs[0]
@@ -163,11 +189,13 @@ ATTACKS: list[tuple[str, str]] = [
 
 
 def test_long_observations_are_clipped_with_a_hint(corpus, worker) -> None:
-    model = scripted([
-        code("print('A' * 5000 + 'MID' + 'DLE' + 'Z' * 5000)"),
-        code("raise ValueError('E' * 3000)"),
-        code("final_answer(answer=['x'], citations=[])"),
-    ])  # fmt: skip
+    model = scripted(
+        [
+            code("print('A' * 5000 + 'MID' + 'DLE' + 'Z' * 5000)"),
+            code("raise ValueError('E' * 3000)"),
+            code("final_answer(answer=['x'], citations=[])"),
+        ]
+    )
     agent = build_repl_agent(model, corpus, max_steps=5, observation_chars=400, worker=worker)
     assert agent.solve("Q?")["answer"] == ["x"]
     first, second = model.calls[1]["text"], model.calls[2]["text"]
@@ -183,8 +211,13 @@ def test_every_attack_is_refused_or_killed_and_the_run_goes_on(corpus, worker, l
     before = labels.read_bytes()
     attacks = [*ATTACKS, (f"print(open({str(labels)!r}).read())", "Forbidden function evaluation: 'open'")]
     restarts = worker.restarts
-    model = scripted([code("x = 41"), *(code(a) for a, _ in attacks),
-                           code("final_answer(answer=[str(len(documents))], citations=[])")])  # fmt: skip
+    model = scripted(
+        [
+            code("x = 41"),
+            *(code(a) for a, _ in attacks),
+            code("final_answer(answer=[str(len(documents))], citations=[])"),
+        ]
+    )
     agent = build_repl_agent(model, corpus, max_steps=len(attacks) + 3, worker=worker)
     assert agent.solve("Q?") == {"answer": ["2"], "citations": []}
     obs = observations(agent)[1:-1]
@@ -201,10 +234,12 @@ def test_every_attack_is_refused_or_killed_and_the_run_goes_on(corpus, worker, l
 def test_allowed_modules_work_fully_behind_the_walls(worker) -> None:
     """Lazily loaded parts of allowed modules (strptime, codecs) are loaded before the walls close new files."""
     worker.load({"context": "", "pages": {}, "documents": []})
-    result = worker.execute("import datetime, statistics, unicodedata\n"
-                            "print(datetime.datetime.strptime('2019-03-04', '%Y-%m-%d').strftime('%B'),\n"
-                            "      'é'.encode('idna'), 'é'.encode('ascii', 'ignore'), 'é'.encode('cp1252'),\n"
-                            "      statistics.median([3, 1, 2]), unicodedata.normalize('NFKC', 'ﬁ'))")  # fmt: skip
+    result = worker.execute(
+        "import datetime, statistics, unicodedata\n"
+        "print(datetime.datetime.strptime('2019-03-04', '%Y-%m-%d').strftime('%B'),\n"
+        "      'é'.encode('idna'), 'é'.encode('ascii', 'ignore'), 'é'.encode('cp1252'),\n"
+        "      statistics.median([3, 1, 2]), unicodedata.normalize('NFKC', 'ﬁ'))"
+    )
     assert result.error is None and result.logs == "March b'xn--9ca' b'' b'\\xe9' 2 fi\n"
 
 
@@ -246,8 +281,7 @@ def test_prompt_injection_can_only_produce_refused_code(corpus, worker) -> None:
 
 
 def test_no_answer_by_the_last_step_is_extracted_from_the_transcript(corpus, worker) -> None:
-    model = scripted(["I would look at the invoice.", "Still thinking.",
-                           '{"answer": ["$1,234.50"], "citations": []}'])  # fmt: skip
+    model = scripted(["I would look at the invoice.", "Still thinking.", '{"answer": ["$1,234.50"], "citations": []}'])
     agent = build_repl_agent(model, corpus, max_steps=2, worker=worker)
     assert agent.solve("Q?") == {"answer": ["$1,234.50"], "citations": []}
     assert agent.final_state == "forced" and model.calls[-1]["response_format"] is not None
@@ -257,8 +291,12 @@ def test_no_answer_by_the_last_step_is_extracted_from_the_transcript(corpus, wor
 
 
 def test_malformed_final_answer_is_sent_back(corpus, worker) -> None:
-    model = scripted([code("final_answer(answer=['x'], citations=[{'document': 'a.pdf', 'page': 0}])"),
-                           code("final_answer(answer=['x'], citations=[{'document': 'a.pdf', 'page': 1}])")])
+    model = scripted(
+        [
+            code("final_answer(answer=['x'], citations=[{'document': 'a.pdf', 'page': 0}])"),
+            code("final_answer(answer=['x'], citations=[{'document': 'a.pdf', 'page': 1}])"),
+        ]
+    )
     agent = build_repl_agent(model, corpus, worker=worker)
     assert agent.solve("Q?")["citations"] == [{"document": "a.pdf", "page": 1}]
     assert "pages are whole numbers counted from 1" in observations(agent)[0]
@@ -303,8 +341,26 @@ def test_cli_runs_the_repl_agent_then_evaluate(layout, tmp_path: Path, capsys) -
     from madqa.cli import main
 
     out = tmp_path / "cli.jsonl"
-    args = ["run", "--agent", "repl", "--model", "py:test_agent_repl:fake_repl_model", "--split", "dev", "--limit",
-            "1", "--max-steps", "3", "--sub-calls", "4", "--step-timeout", "5", "-o", str(out), "--no-progress"]
+    args = [
+        "run",
+        "--agent",
+        "repl",
+        "--model",
+        "py:test_agent_repl:fake_repl_model",
+        "--split",
+        "dev",
+        "--limit",
+        "1",
+        "--max-steps",
+        "3",
+        "--sub-calls",
+        "4",
+        "--step-timeout",
+        "5",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     assert main(args) == 0
     row = json.loads(out.read_text(encoding="utf-8"))
     assert row["config"]["sub_calls"] == 4 and row["config"]["step_timeout"] == 5.0 and row["steps"] == 3
@@ -320,8 +376,9 @@ def test_local_model_smoke_run(layout, tmp_path: Path) -> None:
 
     out = tmp_path / "local.jsonl"
     # one root step with short replies (the 135M model writes ~10 tokens/s here), then the extraction call
-    summary = run_benchmark(RunConfig(model="local", agent="repl", limit=1, max_steps=1), out,
-                            model_options={"max_tokens": 200})  # fmt: skip
+    summary = run_benchmark(
+        RunConfig(model="local", agent="repl", limit=1, max_steps=1), out, model_options={"max_tokens": 200}
+    )
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     # The 135M model's output is not under test (only that the run yields one well-formed, scorable line).
     assert summary.written == 1 and len(rows) == 1, rows

@@ -119,10 +119,25 @@ def test_oracle_run_uses_no_search(layout, tmp_path: Path) -> None:
 
 def test_kill_9_then_resume_gives_every_id_exactly_once(layout, tmp_path: Path) -> None:
     out = tmp_path / "k.jsonl"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-           "MADQA_FAKE_DELAY": "0.1"}
-    cmd = [sys.executable, "-m", "madqa.cli", "-q", "run", "--model", FAKE, "--limit", "12", "-o", str(out),
-           "--no-progress"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+        "MADQA_FAKE_DELAY": "0.1",
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "-q",
+        "run",
+        "--model",
+        FAKE,
+        "--limit",
+        "12",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not out.exists() or out.read_bytes().count(b"\n") < 3):
@@ -134,8 +149,9 @@ def test_kill_9_then_resume_gives_every_id_exactly_once(layout, tmp_path: Path) 
     assert 3 <= len(done_before) < 12
     with open(out, "ab") as fh:  # what a kill in the middle of a write leaves behind
         fh.write(b'{"id": "q9999", "question": "torn')
-    result = subprocess.run([*cmd, "--resume"], env={**env, "MADQA_FAKE_DELAY": "0"}, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [*cmd, "--resume"], env={**env, "MADQA_FAKE_DELAY": "0"}, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert "torn last line" in result.stderr
     ids = [r["id"] for r in lines(out)]
@@ -174,9 +190,14 @@ def test_cli_run_then_evaluate(layout, tmp_path: Path, caplog, capsys) -> None:
 
 # --- Ctrl+C (real signals to a real `madqa run`) ----------------------------------------------------------------
 
+
 def _env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-            "PYTHONUNBUFFERED": "1", **extra}  # fmt: skip
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONUNBUFFERED": "1",
+        **extra,
+    }
 
 
 def _start(out: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
@@ -217,8 +238,13 @@ def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, t
     assert at_signal < len(rows) <= at_signal + 2 < 8  # the questions in flight kept, no new one started
     resume = re.search(r"resume with: (madqa .*)", stderr).group(1)
     assert resume.endswith(f"run -o {out} --no-progress --model {FAKE} --limit 8 --workers 2 --resume")
-    again = subprocess.run([sys.executable, "-m", "madqa.cli", *resume.split()[1:]], env=_env(), capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
+    again = subprocess.run(
+        [sys.executable, "-m", "madqa.cli", *resume.split()[1:]],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0, again.stderr
     assert len(_valid(out)) == 8
 
@@ -226,8 +252,16 @@ def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, t
 def test_the_wait_for_questions_in_flight_is_bounded(layout, tmp_path: Path) -> None:
     out = tmp_path / "b.jsonl"
     slower = tmp_path / "delay"
-    proc = _start(out, "--model", FAKE, "--limit", "4", "--interrupt-wait", "0.5",
-                  env=_env(MADQA_FAKE_DELAY="1.5", MADQA_FAKE_DELAY_FILE=str(slower)))  # fmt: skip
+    proc = _start(
+        out,
+        "--model",
+        FAKE,
+        "--limit",
+        "4",
+        "--interrupt-wait",
+        "0.5",
+        env=_env(MADQA_FAKE_DELAY="1.5", MADQA_FAKE_DELAY_FILE=str(slower)),
+    )
     _wait_for_lines(proc, out, 1)
     slower.write_text("60")  # the question in flight now needs a minute more: waiting for it would show
     time.sleep(0.3)  # inside the next question's first call
@@ -242,8 +276,16 @@ def test_the_wait_for_questions_in_flight_is_bounded(layout, tmp_path: Path) -> 
 def test_second_ctrl_c_stops_at_once_with_the_file_intact(layout, tmp_path: Path) -> None:
     out = tmp_path / "d.jsonl"
     slower = tmp_path / "delay"
-    proc = _start(out, "--model", FAKE, "--limit", "6", "--workers", "2",
-                  env=_env(MADQA_FAKE_DELAY="0.5", MADQA_FAKE_DELAY_FILE=str(slower)))  # fmt: skip
+    proc = _start(
+        out,
+        "--model",
+        FAKE,
+        "--limit",
+        "6",
+        "--workers",
+        "2",
+        env=_env(MADQA_FAKE_DELAY="0.5", MADQA_FAKE_DELAY_FILE=str(slower)),
+    )
     _wait_for_lines(proc, out, 2)
     slower.write_text("60")  # the questions in flight now need a minute more (the first Ctrl+C waits 30 s)
     time.sleep(0.2)  # the next two questions are in their first call
@@ -260,8 +302,24 @@ def test_second_ctrl_c_stops_at_once_with_the_file_intact(layout, tmp_path: Path
 def test_second_ctrl_c_during_a_local_model_call_exits_cleanly(layout, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
     out = tmp_path / "l.jsonl"
-    cmd = [sys.executable, "-m", "madqa.cli", "-v", "run", "--model", "local", "--limit", "2", "--max-steps", "2",
-           "--top-k", "1", "-o", str(out), "--no-progress"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "-v",
+        "run",
+        "--model",
+        "local",
+        "--limit",
+        "2",
+        "--max-steps",
+        "2",
+        "--top-k",
+        "1",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seen: list[str] = []
     called = threading.Event()

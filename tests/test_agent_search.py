@@ -64,8 +64,9 @@ def test_search_results_and_page_images_reach_the_next_input(corpus) -> None:
     for i, hit in enumerate(expected, 1):
         assert f"{i}. file {hit['document']}, page {hit['page']}" in listing
     # call 3: the older search's images are pruned, only the latest search's images remain
-    n_images = sum(kinds(m["content"]).count("image_url") for m in model.calls[2]["messages"]
-                   if isinstance(m["content"], list))
+    n_images = sum(
+        kinds(m["content"]).count("image_url") for m in model.calls[2]["messages"] if isinstance(m["content"], list)
+    )
     assert n_images == history[1].count > 0
     assert model.calls[0]["tools"] == ["search_documents", "final_answer"]
 
@@ -116,8 +117,15 @@ def test_forced_structured_answer_when_step_t_fails(corpus) -> None:
     assert out == {"answer": ["42"], "citations": []} and agent.final_state == "forced"
     assert len(model.calls) == 4 and model.calls[3]["tools"] == ["final_answer"]
     assert len(agent.search_tool.history) == 2
-    record = build_record({"id": "x", "question": "Q?"}, agent_name="bm25", model="scripted", elapsed_s=0.1,
-                          output=out, agent=agent, **record_fields(agent))
+    record = build_record(
+        {"id": "x", "question": "Q?"},
+        agent_name="bm25",
+        model="scripted",
+        elapsed_s=0.1,
+        output=out,
+        agent=agent,
+        **record_fields(agent),
+    )
     assert record["error"] is None and record["final_state"] == "forced"
     assert record["trajectory"][-1]["tool_calls"][0]["name"] == "final_answer"
     assert "AgentMaxStepsError" in record["trajectory"][-1]["error"]
@@ -128,16 +136,22 @@ def test_no_answer_at_all_is_recorded_as_error(corpus) -> None:
     model = ScriptedModel(["I think it is 42."], text_only=True)
     agent = build_search_agent(model, index, renderer, max_steps=2)
     assert agent.solve("Q?") == {"answer": [], "citations": []}
-    record = build_record({"id": "x", "question": "Q?"}, agent_name="bm25", model="m", elapsed_s=0.1, agent=agent,
-                          output=None, **record_fields(agent))
+    record = build_record(
+        {"id": "x", "question": "Q?"},
+        agent_name="bm25",
+        model="m",
+        elapsed_s=0.1,
+        agent=agent,
+        output=None,
+        **record_fields(agent),
+    )
     assert record["final_state"] == "no_answer" and record["error"].startswith("no final answer after 2 steps")
 
 
 def test_invalid_citation_is_sent_back_and_fixed(corpus) -> None:
     index, renderer = corpus
     good = {"document": "b.pdf", "page": 1}
-    model = ScriptedModel([answer(["x"], [{"document": "b.pdf", "page": 0}]), answer(["x"], [good])],
-                          text_only=True)
+    model = ScriptedModel([answer(["x"], [{"document": "b.pdf", "page": 0}]), answer(["x"], [good])], text_only=True)
     agent = build_search_agent(model, index, renderer)
     assert agent.solve("Q?")["citations"] == [good]
     assert "pages are whole numbers counted from 1" in model.calls[1]["messages"][-1]["content"]
@@ -148,8 +162,16 @@ def test_trajectory_usage_and_results_line(corpus) -> None:
     model = ScriptedModel([search("riverton"), answer(["$17.85"], [{"document": "r.pdf", "page": 5}])])
     agent = build_search_agent(model, index, renderer)
     out = agent.solve("Q?")
-    record = build_record({"id": "q9", "question": "Q?"}, agent_name="bm25", model="scripted", elapsed_s=1.5,
-                          output=out, agent=agent, config={"top_k": 5}, **record_fields(agent))
+    record = build_record(
+        {"id": "q9", "question": "Q?"},
+        agent_name="bm25",
+        model="scripted",
+        elapsed_s=1.5,
+        output=out,
+        agent=agent,
+        config={"top_k": 5},
+        **record_fields(agent),
+    )
     line = json.loads(json.dumps(record))
     assert line["steps"] == 1 and line["usage"] == {"input_tokens": 300, "output_tokens": 14}
     traj = line["trajectory"]
@@ -163,8 +185,10 @@ def test_trajectory_usage_and_results_line(corpus) -> None:
 
 def test_oracle_pages_are_given_up_front(corpus, layout) -> None:
     _, renderer = corpus
-    evidence = [{"document": "riverton_water_annual_report_2019.pdf", "page": 5},
-                {"document": "riverton_water_annual_report_2020.pdf", "page": 5}]
+    evidence = [
+        {"document": "riverton_water_annual_report_2019.pdf", "page": 5},
+        {"document": "riverton_water_annual_report_2020.pdf", "page": 5},
+    ]
     model = ScriptedModel([answer(["$17.85"], evidence[:1])])
     agent = build_search_agent(model, None, renderer, oracle_pages=evidence)
     assert agent.solve("Q?")["answer"] == ["$17.85"]
@@ -181,16 +205,26 @@ def test_oracle_pages_are_given_up_front(corpus, layout) -> None:
     ("answer_in", "cites_in", "expected"),
     [
         ("Paris", None, {"answer": ["Paris"], "citations": []}),
-        ([" a ", "", 3], [{"file": "x.pdf", "page": 2.0}], {"answer": ["a", "3"],
-                                                              "citations": [{"document": "x.pdf", "page": 2}]}),
+        (
+            [" a ", "", 3],
+            [{"file": "x.pdf", "page": 2.0}],
+            {"answer": ["a", "3"], "citations": [{"document": "x.pdf", "page": 2}]},
+        ),
     ],
 )
 def test_normalise_answer(answer_in: Any, cites_in: Any, expected: dict[str, Any]) -> None:
     assert normalise_answer(answer_in, cites_in) == expected
 
 
-@pytest.mark.parametrize("bad", [{"answer": {"a": 1}}, {"citations": [{"page": 1}]}, {"citations": ["a.pdf"]},
-                                 {"citations": [{"document": "a.pdf", "page": "one"}]}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"answer": {"a": 1}},
+        {"citations": [{"page": 1}]},
+        {"citations": ["a.pdf"]},
+        {"citations": [{"document": "a.pdf", "page": "one"}]},
+    ],
+)
 def test_normalise_answer_rejects_bad_shapes(bad: dict[str, Any]) -> None:
     with pytest.raises(AnswerFormatError, match="final_answer was not accepted"):
         normalise_answer(bad.get("answer", ["x"]), bad.get("citations", []))
@@ -201,8 +235,11 @@ def test_min_searches_offers_only_search_until_done(corpus) -> None:
     model = ScriptedModel([answer(["too early"], []), search("riverton"), answer(["x"], [])], text_only=True)
     agent = build_search_agent(model, index, renderer, min_searches=1)
     assert agent.solve("Q?")["answer"] == ["x"]
-    assert [c["tools"] for c in model.calls] == [["search_documents"], ["search_documents"],
-                                                 ["search_documents", "final_answer"]]
+    assert [c["tools"] for c in model.calls] == [
+        ["search_documents"],
+        ["search_documents"],
+        ["search_documents", "final_answer"],
+    ]
     assert "Search at least 1 time(s) before answering" in model.calls[1]["messages"][-1]["content"]
 
 
@@ -215,5 +252,9 @@ def test_engine_failure_is_an_observation(corpus) -> None:
 
     tool = SearchDocumentsTool(Broken(), corpus[1])  # type: ignore[arg-type]
     assert tool.forward("riverton").startswith("The search failed (RuntimeError: index file vanished)")
-    assert tool.history[0].as_dict() == {"query": "riverton", "results": [], "count": 0,
-                                         "error": tool.history[0].error}
+    assert tool.history[0].as_dict() == {
+        "query": "riverton",
+        "results": [],
+        "count": 0,
+        "error": tool.history[0].error,
+    }

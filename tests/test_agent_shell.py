@@ -44,12 +44,25 @@ def reader(**_: Any) -> ScriptedModel:
 
 
 ATTACKS = [
-    "cat ../../secret.txt", "cat ../../../secret.txt", "cat /corpus/../secret.txt", "head -n 5 {home}/secret.txt",
-    "grep -r launch /", "grep -r launch ..", "grep -ri launch .", "cat leak/secret.txt", "ls -l leak",
-    "cat {doc}/page_9999.txt", "grep -r launch {home}", 'cat x"); print(open("{home}/secret.txt").read()) #',
-    "cat /etc/passwd", "ls /", "cat $(echo ../../secret.txt)", "cat `ls ..`", "ls ; cat ../../secret.txt",
+    "cat ../../secret.txt",
+    "cat ../../../secret.txt",
+    "cat /corpus/../secret.txt",
+    "head -n 5 {home}/secret.txt",
+    "grep -r launch /",
+    "grep -r launch ..",
+    "grep -ri launch .",
+    "cat leak/secret.txt",
+    "ls -l leak",
+    "cat {doc}/page_9999.txt",
+    "grep -r launch {home}",
+    'cat x"); print(open("{home}/secret.txt").read()) #',
+    "cat /etc/passwd",
+    "ls /",
+    "cat $(echo ../../secret.txt)",
+    "cat `ls ..`",
+    "ls ; cat ../../secret.txt",
     "cat ../../secret.txt > out.txt",
-]  # fmt: skip
+]
 
 
 def attacker(**_: Any) -> ScriptedModel:
@@ -105,8 +118,13 @@ def test_the_corpus_is_one_file_per_page_and_commands_run_in_the_walled_worker(l
         walls = line["shell"]["walls"]
         assert walls["network"].startswith("new") and walls["filesystem"].startswith("landlock")
         events = list(prepared.stream(row["question"], row))
-        assert [type(e).__name__ for e in events] == ["SearchEvent", "CodeEvent", "CodeEvent", "CodeEvent",
-                                                      "AnswerEvent"]  # fmt: skip
+        assert [type(e).__name__ for e in events] == [
+            "SearchEvent",
+            "CodeEvent",
+            "CodeEvent",
+            "CodeEvent",
+            "AnswerEvent",
+        ]
         assert events[1].code.startswith("$ cat ") and events[1].output == head
     finally:
         prepared.close()
@@ -129,8 +147,9 @@ def test_nothing_outside_the_corpus_folder_is_readable(layout, monkeypatch: pyte
         prepared = _prepare(model="py:test_agent_shell:attacker", max_steps=len(ATTACKS) + 1)
         try:
             assert not any(SECRET in text for text in prepared.files.values())
-            assert f"{doc}/page_9999.txt" not in prepared.files and not any(p.startswith("leak") for p in
-                                                                            prepared.files)  # fmt: skip
+            assert f"{doc}/page_9999.txt" not in prepared.files and not any(
+                p.startswith("leak") for p in prepared.files
+            )
             line = prepared.answer(load_gold("dev")[0])
         finally:
             prepared.close()
@@ -150,8 +169,11 @@ def test_nothing_outside_the_corpus_folder_is_readable(layout, monkeypatch: pyte
 def test_commands_behave_like_their_unix_namesakes() -> None:
     from madqa.agents.shell.coreutils import sh_main
 
-    files = {"a/page_0001.txt": "Total revenue 12\nother\nnet Revenue 9", "a/page_0002.txt": "none\n",
-             "b/page_0001.txt": "revenue\n"}  # fmt: skip
+    files = {
+        "a/page_0001.txt": "Total revenue 12\nother\nnet Revenue 9",
+        "a/page_0002.txt": "none\n",
+        "b/page_0001.txt": "revenue\n",
+    }
 
     def out(line: str) -> str:
         reply = sh_main(files, line)
@@ -190,16 +212,36 @@ def test_the_corpus_reader_takes_regular_files_and_never_follows_a_link(tmp_path
 
 def test_shell_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "shell.jsonl"
-    cmd = [sys.executable, "-m", "madqa.cli", "run", "--agent", "shell", "--model", FAKE, "--split", "dev",
-           "--limit", "2", "-o", str(out), "--no-progress"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "run",
+        "--agent",
+        "shell",
+        "--model",
+        FAKE,
+        "--split",
+        "dev",
+        "--limit",
+        "2",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 2 and all(line["agent"] == "shell" and line["error"] is None for line in lines)
     assert lines[0]["config"]["top_k"] == 3 and lines[0]["config"]["retriever"] == "dense:wordllama:256"
     assert all(len(line["search_history"][0]["results"]) == 3 and len(line["shell_history"]) == 3 for line in lines)
-    scored = subprocess.run([sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
-                            env=_env(), capture_output=True, text=True, timeout=600)  # fmt: skip
+    scored = subprocess.run(
+        [sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert scored.returncode == 0, scored.stderr
     report = json.loads(scored.stdout)
     assert report["n_predicted"] == 2 and report["page_f1"] is not None

@@ -48,8 +48,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "cli": frozenset({"metric", "agents", "loading_script", "space", "bench"}),
 }
 
-#: Hard cap on a module's length (the goal is about 350 lines: split by concept before reaching it).
-MAX_LINES = 400
+#: Hard cap on a module's length in ruff-formatted lines (`make lint` checks the formatting; split by concept first).
+MAX_LINES = 500
 
 _SPEC = re.compile(rf"^(?:py:)?({PREFIX}(?:\.\w+)+)(?::[\w.]+)?$")
 
@@ -77,8 +77,11 @@ def installed_folders() -> dict[str, Path]:
     """``madqa.<folder>`` -> source folder, from pyproject's ``package-dir`` (folders with Python files)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     package_dir: dict[str, str] = config["tool"]["setuptools"]["package-dir"]
-    return {name.split(".", 1)[1]: ROOT / path for name, path in package_dir.items()
-            if name.count(".") == 1 and any((ROOT / path).glob("*.py"))}  # fmt: skip
+    return {
+        name.split(".", 1)[1]: ROOT / path
+        for name, path in package_dir.items()
+        if name.count(".") == 1 and any((ROOT / path).glob("*.py"))
+    }
 
 
 def collect_modules(folders: dict[str, Path]) -> dict[str, Module]:
@@ -258,8 +261,10 @@ def test_folders_import_only_in_the_allowed_directions(graph):
         source, target = modules[e.source], modules[e.target]
         if source.folder != target.folder and target.folder not in ALLOWED[source.folder]:
             allowed = ", ".join(sorted(ALLOWED[source.folder])) or "nothing else"
-            bad.add(f"  {source.path.relative_to(ROOT)}:{e.line}: {e.source} imports {e.target} "
-                    f"({source.folder} may import {allowed})")
+            bad.add(
+                f"  {source.path.relative_to(ROOT)}:{e.line}: {e.source} imports {e.target} "
+                f"({source.folder} may import {allowed})"
+            )
     bad = sorted(bad)
     _fail("imports against the layering", bad)
 
@@ -292,10 +297,26 @@ def test_metric_uses_relative_imports_only(graph):
 
 def test_no_module_over_the_line_cap(graph):
     modules, _, _ = graph
-    long = sorted((len(m.path.read_text(encoding="utf-8").splitlines()), str(m.path.relative_to(ROOT)))
-                  for m in modules.values())  # fmt: skip
-    _fail(f"modules over {MAX_LINES} lines (split them by concept)",
-          [f"  {path}: {n} lines" for n, path in long if n > MAX_LINES])  # fmt: skip
+    long = sorted(
+        (len(m.path.read_text(encoding="utf-8").splitlines()), str(m.path.relative_to(ROOT))) for m in modules.values()
+    )
+    _fail(
+        f"modules over {MAX_LINES} lines (split them by concept)",
+        [f"  {path}: {n} lines" for n, path in long if n > MAX_LINES],
+    )
+
+
+def test_no_formatter_escapes():
+    """The cap counts formatted lines, so nothing may opt out of ``ruff format`` (``make lint`` checks the rest)."""
+    escapes = re.compile(r"#\s*fmt:\s*(skip|off)\b")
+    hits = []
+    for path in sorted(ROOT.glob("**/*.py")):
+        if any(part.startswith(".") or part in ("build", "node_modules") for part in path.relative_to(ROOT).parts):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if escapes.search(line):
+                hits.append(f"  {path.relative_to(ROOT)}:{number}")
+    _fail("formatter escapes (format the code; split a module that grows past the cap)", hits)
 
 
 def architecture_layers(text: str) -> dict[str, frozenset[str]]:
@@ -320,8 +341,11 @@ def test_architecture_md_states_the_enforced_layers_and_names_every_package(grap
     text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     assert architecture_layers(text) == ALLOWED, "ARCHITECTURE.md's layer table differs from ALLOWED here"
     folders = installed_folders()
-    missing = sorted(f"{m.path.parent.relative_to(ROOT).as_posix()}/" for m in modules.values()
-                     if m.is_package and f"`{m.path.parent.relative_to(ROOT).as_posix()}/`" not in text)  # fmt: skip
+    missing = sorted(
+        f"{m.path.parent.relative_to(ROOT).as_posix()}/"
+        for m in modules.values()
+        if m.is_package and f"`{m.path.parent.relative_to(ROOT).as_posix()}/`" not in text
+    )
     assert set(folders) <= {m.folder for m in modules.values()}
     _fail("packages that ARCHITECTURE.md's folder map does not name", [f"  {p}" for p in missing])
 
@@ -334,8 +358,10 @@ def test_the_checker_finds_cycles_and_layer_breaks(tmp_path, monkeypatch):
     (tmp_path / "low" / "a.py").write_text("from . import b\n")
     (tmp_path / "low" / "b.py").write_text("def f():\n    from .a import g\n    from madqa.high.c import h\n")
     (tmp_path / "high" / "__init__.py").write_text("")
-    (tmp_path / "high" / "c.py").write_text("from madqa.low import a\nNAME = 'py:madqa.low.b:f'\n"
-                                            "log = logging.getLogger('madqa.low.a')\nTABLE = ('madqa.high',)\n")
+    (tmp_path / "high" / "c.py").write_text(
+        "from madqa.low import a\nNAME = 'py:madqa.low.b:f'\n"
+        "log = logging.getLogger('madqa.low.a')\nTABLE = ('madqa.high',)\n"
+    )
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     modules = collect_modules({"low": tmp_path / "low", "high": tmp_path / "high"})
     edges, unresolved = import_edges(modules)

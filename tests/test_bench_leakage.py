@@ -53,12 +53,31 @@ def test_the_report_prints_the_bits_beside_the_bound(monkeypatch: pytest.MonkeyP
     import madqa.bench.leakage as leakage
     from madqa.cli import main
 
-    probe = {"slots": {"answer": 14, "doc": 12, "page": 0}, "channel_bits": {"answer": 11.0, "doc": 5.2, "page": 0.0},
-             "left": {}, "joint_left": 864, "bits": 16.2, "truth_found": True, "verified": 7, "verify_failures": 0,
-             "private_identical": True}  # fmt: skip
-    figures = {"items": 500, "public_items": 250, "private_items": 250, "chosen": 14, "docs": 12, "pages": 12,
-               "probes": [probe, {**probe, "bits": 20.2}], "response_s": [4.1, 4.3], "bound_bits": 131.4,
-               "max_bits": 20.2, "private_identical": True, "timing_bits_bound": 3.0}  # fmt: skip
+    probe = {
+        "slots": {"answer": 14, "doc": 12, "page": 0},
+        "channel_bits": {"answer": 11.0, "doc": 5.2, "page": 0.0},
+        "left": {},
+        "joint_left": 864,
+        "bits": 16.2,
+        "truth_found": True,
+        "verified": 7,
+        "verify_failures": 0,
+        "private_identical": True,
+    }
+    figures = {
+        "items": 500,
+        "public_items": 250,
+        "private_items": 250,
+        "chosen": 14,
+        "docs": 12,
+        "pages": 12,
+        "probes": [probe, {**probe, "bits": 20.2}],
+        "response_s": [4.1, 4.3],
+        "bound_bits": 131.4,
+        "max_bits": 20.2,
+        "private_identical": True,
+        "timing_bits_bound": 3.0,
+    }
     seen: dict[str, Any] = {}
     monkeypatch.setattr(leakage, "attack", lambda *a, **k: seen.update(args=a, kwargs=k) or figures)
     assert main(["bench", "leakage", "--chosen", "99", "--pages", "3"]) == 0

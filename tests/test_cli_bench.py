@@ -17,7 +17,8 @@ def _stage(**figures: float) -> dict[str, float]:
 
 def figures(**override: dict[str, float]) -> dict[str, object]:
     f: dict[str, object] = {
-        "scale": 1.0, "cpus": 2,
+        "scale": 1.0,
+        "cpus": 2,
         "generate": _stage(documents=800, pages=18619, max_doc_pages=900, bytes=2**30, blank_pages=10),
         "extract": _stage(pages_per_s=450.0),
         "index_tantivy": _stage(build_s=12.0),
@@ -25,7 +26,7 @@ def figures(**override: dict[str, float]) -> dict[str, object]:
         "run": _stage(workers=32, run_s=40.0, ratio=1.2, ideal_s=33.0, errors=0, overhead_ms_per_question=3.0),
         "evaluate": _stage(lines=2250, evaluate_s=0.4),
         "space": _stage(items=2250, submit_s=1.0, board_submissions=1000, refresh_s=0.3),
-    }  # fmt: skip
+    }
     f.update(override)
     return f
 

@@ -32,8 +32,10 @@ def test_kuiper_order_is_the_one_asked_for_and_is_named(tmp_path: Path, capsys: 
     gold = write(tmp_path / "gold.jsonl", GOLD)
     # (effort, correct) in file order: (1, 1) (1, 0) (2, 1) (2, 0), mean 1/2. Blocks: D = 0 after effort 1 and
     # after effort 2 -> K = 0. Every k (paper F.3, ties in file order): D = 1/2, 0, 1/2, 0 -> K = 1/2.
-    run = write(tmp_path / "run.jsonl", [line(1, True, 1, True), line(2, False, 1, True), line(3, True, 2, True),
-                                         line(4, False, 2, True)])  # fmt: skip
+    run = write(
+        tmp_path / "run.jsonl",
+        [line(1, True, 1, True), line(2, False, 1, True), line(3, True, 2, True), line(4, False, 2, True)],
+    )
     other = write(tmp_path / "other.jsonl", [line(1, True, 1, True)])
     args = ["compare", str(run), str(other), "--gold", str(gold), "--resamples", "20"]
     for order, expected in (("block", 0.0), ("file", 0.5)):

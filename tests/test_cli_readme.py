@@ -57,11 +57,15 @@ def problems(text: str) -> list[str]:
 
 
 def test_the_checker_finds_both_kinds_of_clash() -> None:
-    text = ("```bash\nmadqa run -o r.jsonl\nmadqa evaluate r.jsonl --split dev\n```\n"
-            "```bash\nmadqa run --agent repl -o r.jsonl   # again\n"
-            "madqa compare me.jsonl r.jsonl --names a b\n```\n")  # fmt: skip
-    assert problems(text) == ["line 6: writes r.jsonl, already written on line 2",
-                              "line 7: reads me.jsonl, which no earlier command writes"]  # fmt: skip
+    text = (
+        "```bash\nmadqa run -o r.jsonl\nmadqa evaluate r.jsonl --split dev\n```\n"
+        "```bash\nmadqa run --agent repl -o r.jsonl   # again\n"
+        "madqa compare me.jsonl r.jsonl --names a b\n```\n"
+    )
+    assert problems(text) == [
+        "line 6: writes r.jsonl, already written on line 2",
+        "line 7: reads me.jsonl, which no earlier command writes",
+    ]
 
 
 def test_readme_commands_run_in_sequence_without_clashing() -> None:

@@ -117,8 +117,12 @@ def _no_server_outlives_its_test() -> Iterator[None]:
 
 def _view_files(tmp_path: Path) -> list[str]:
     gold = tmp_path / "gold.jsonl"
-    gold.write_text(json.dumps({"id": "q1", "question": "Q?", "answer_variants": [["a"]],
-                                "evidence": [{"document": "d.pdf", "page": 1}]}) + "\n")  # fmt: skip
+    gold.write_text(
+        json.dumps(
+            {"id": "q1", "question": "Q?", "answer_variants": [["a"]], "evidence": [{"document": "d.pdf", "page": 1}]}
+        )
+        + "\n"
+    )
     results = tmp_path / "run.jsonl"
     results.write_text(json.dumps({"id": "q1", "answer": ["a"], "citations": [], "steps": 1}) + "\n")
     return [str(results), "--gold", str(gold), "--no-thumbnails", "--resamples", "10"]
@@ -182,8 +186,12 @@ def test_ctrl_c_on_view_is_one_line_and_130(tmp_path: Path) -> None:
 
 def test_ctrl_c_on_the_space_stops_its_scoring_workers_quietly(built_home: Path, tmp_path: Path) -> None:
     port = _free_port()
-    env = _env(MADQA_HOME=str(built_home), MADQA_SPACE_DB=str(tmp_path / "board.sqlite"),
-               MADQA_SPACE_SCORE_WORKERS="1", GRADIO_SERVER_PORT=str(port))  # fmt: skip
+    env = _env(
+        MADQA_HOME=str(built_home),
+        MADQA_SPACE_DB=str(tmp_path / "board.sqlite"),
+        MADQA_SPACE_SCORE_WORKERS="1",
+        GRADIO_SERVER_PORT=str(port),
+    )
     proc = _madqa("space", "--no-seed", env=env, start_new_session=True)
     rc, rest = _ctrl_c(proc, f"serving the MADQA Space on http://127.0.0.1:{port}/", children=1)
     assert rc == INTERRUPTED and "Traceback" not in rest and "KeyboardInterrupt" not in rest, rest

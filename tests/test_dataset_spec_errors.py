@@ -67,9 +67,13 @@ def closed_port() -> Iterator[int]:
 def _env(tmp_path: Path, port: int, *, offline: bool) -> dict[str, str]:
     flags = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE")
     env = {k: v for k, v in os.environ.items() if k not in flags and k != "MADQA_DATASET"}
-    env.update(MADQA_HOME=str(tmp_path / "home"), HF_HOME=str(tmp_path / "hf"), HF_ENDPOINT=f"http://127.0.0.1:{port}",
-               MADQA_GUARD_LOG=str(tmp_path / "connections.jsonl"),
-               PYTHONPATH=os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")]))  # fmt: skip
+    env.update(
+        MADQA_HOME=str(tmp_path / "home"),
+        HF_HOME=str(tmp_path / "hf"),
+        HF_ENDPOINT=f"http://127.0.0.1:{port}",
+        MADQA_GUARD_LOG=str(tmp_path / "connections.jsonl"),
+        PYTHONPATH=os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")]),
+    )
     if offline:
         env["HF_HUB_OFFLINE"] = "1"
     return env
@@ -81,14 +85,27 @@ def _commands(tmp_path: Path) -> dict[str, list[str]]:
     return {
         "info": ["info", "--dataset", SPEC],
         "evaluate": ["evaluate", str(results), "--dataset", SPEC, "--split", "dev"],
-        "run": ["run", "--dataset", SPEC, "--split", "dev", "--limit", "1", "--model",
-                "py:test_agent_runner:fake_model", "-o", str(tmp_path / "out.jsonl"), "--no-progress"],
-    }  # fmt: skip
+        "run": [
+            "run",
+            "--dataset",
+            SPEC,
+            "--split",
+            "dev",
+            "--limit",
+            "1",
+            "--model",
+            "py:test_agent_runner:fake_model",
+            "-o",
+            str(tmp_path / "out.jsonl"),
+            "--no-progress",
+        ],
+    }
 
 
 def _madqa(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", CHILD, json.dumps(argv)], env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(argv)], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def _connections(env: dict[str, str]) -> list[str]:

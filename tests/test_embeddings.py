@@ -178,8 +178,11 @@ def test_missing_package_names_the_spec_and_the_extra(monkeypatch: pytest.Monkey
     real = importlib.util.find_spec
     hide = embeddings.EXTRAS
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in hide else real(name, *a))
-    for spec, extra in [("wordllama:128", "madqa[embed]"), ("st:some/model", "madqa[sentence-transformers]"),
-                        ("sentence-transformers:x", "madqa[sentence-transformers]")]:  # fmt: skip
+    for spec, extra in [
+        ("wordllama:128", "madqa[embed]"),
+        ("st:some/model", "madqa[sentence-transformers]"),
+        ("sentence-transformers:x", "madqa[sentence-transformers]"),
+    ]:
         with pytest.raises(MissingDependencyError) as err:
             make_embedder(spec)
         message = str(err.value)
@@ -228,8 +231,14 @@ def test_tiny_random_sentence_transformer_from_a_local_folder(tmp_path: Path) ->
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     hf = tmp_path / "hf"
     BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt")).save_pretrained(hf)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=64)  # fmt: skip
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+    )
     BertModel(config).save_pretrained(hf)  # randomly initialised
     word = sentence_transformers.models.Transformer(str(hf))
     pooling = sentence_transformers.models.Pooling(word.get_word_embedding_dimension())

@@ -23,8 +23,12 @@ WRONG = "zzz-wrong-answer"
 
 def scripted_model(**_: Any) -> ScriptedModel:
     """One fixed search, then an answer citing the first page shown (never a label); tests/fakes.py's model."""
-    return ScriptedModel([search_then_cite("17.85", QUERY)], text_only=True, usage=lambda text, n: (len(text) // 4, 9),
-                         model_id="scripted")  # fmt: skip
+    return ScriptedModel(
+        [search_then_cite("17.85", QUERY)],
+        text_only=True,
+        usage=lambda text, n: (len(text) // 4, 9),
+        model_id="scripted",
+    )
 
 
 def scripted_dev_run(out: Path) -> Path:
@@ -59,11 +63,20 @@ def derived_runs(base: Path, folder: Path) -> dict[str, Any]:
     gold_docs = {g["id"]: {e["document"] for e in g["evidence"]} for g in gold}
     retrieval_a = [q for q in order if q not in a_ok and not cited[q] & gold_docs[q]]
     return {
-        "paths": paths, "gold": {g["id"]: g for g in gold}, "order": order, "a_ok": a_ok, "b_ok": b_ok,
+        "paths": paths,
+        "gold": {g["id"]: g for g in gold},
+        "order": order,
+        "a_ok": a_ok,
+        "b_ok": b_ok,
         "retrieval_a": retrieval_a,
-        "counts": {"both": len(a_ok & b_ok), "only_a": len(a_ok - b_ok), "only_b": len(b_ok - a_ok),
-                   "neither": len(set(order) - a_ok - b_ok), "unscored": 0},
-    }  # fmt: skip
+        "counts": {
+            "both": len(a_ok & b_ok),
+            "only_a": len(a_ok - b_ok),
+            "only_b": len(b_ok - a_ok),
+            "neither": len(set(order) - a_ok - b_ok),
+            "unscored": 0,
+        },
+    }
 
 
 # -- fixtures --------------------------------------------------------------------------------------------------
@@ -103,8 +116,20 @@ def test_summary_numbers_are_those_of_evaluate_json(runs, capsys) -> None:
     ws = open_workspace([(str(path), path.read_text(encoding="utf-8"))], load_gold_references("dev"), split="dev")
     expected = evaluate_json(path, capsys)
     got = ws.runs[0].report
-    for key in ("accuracy", "accuracy_ci", "page_f1", "doc_f1", "kuiper", "kuiper_ci", "mean_steps", "errors",
-                "budget_curve", "kuiper_curve", "n", "missing"):
+    for key in (
+        "accuracy",
+        "accuracy_ci",
+        "page_f1",
+        "doc_f1",
+        "kuiper",
+        "kuiper_ci",
+        "mean_steps",
+        "errors",
+        "budget_curve",
+        "kuiper_curve",
+        "n",
+        "missing",
+    ):
         assert got[key] == expected[key], key
     assert got["accuracy"] == pytest.approx(len(runs["a_ok"]) / len(runs["order"]))
 
@@ -128,8 +153,9 @@ def test_filters_agreement_and_kappa_match_hand_computed_values(ws, runs) -> Non
     assert set(only_b) == runs["b_ok"] - runs["a_ok"]
     first = runs["gold"][runs["order"][0]]
     assert filter_ids(ws, Filters(text=first["question"][5:40].upper())) == [first["id"]]
-    assert set(filter_ids(ws, Filters(hop="cross_page"))) == {q for q, g in runs["gold"].items()
-                                                              if g["hop_type"] == "cross_page"}
+    assert set(filter_ids(ws, Filters(hop="cross_page"))) == {
+        q for q, g in runs["gold"].items() if g["hop_type"] == "cross_page"
+    }
     assert filter_ids(ws, Filters(min_steps=1, max_steps=1)) == runs["order"]  # one search each
     assert filter_ids(ws, Filters(min_steps=2)) == []
 
@@ -147,11 +173,18 @@ def test_question_view_pairs_searches_with_steps_and_flags_gold_pages(ws, runs) 
     assert all(p["gold"] for p in view["evidence"])
     ref = ws.refs[qid]
     ev = ref.evidence[0]
-    record = {"search_history": [{"query": "q", "results": [{"document": ev.document, "page": ev.page},
-                                                            {"document": ev.document, "page": 999}]}],
-              "trajectory": [{"step": 1, "tool_calls": [{"name": "python_interpreter", "arguments": "print(1)"}],
-                              "observation": "1"},
-                             {"step": 2, "tool_calls": [{"name": "search_documents", "arguments": {"query": "q"}}]}]}
+    record = {
+        "search_history": [
+            {
+                "query": "q",
+                "results": [{"document": ev.document, "page": ev.page}, {"document": ev.document, "page": 999}],
+            }
+        ],
+        "trajectory": [
+            {"step": 1, "tool_calls": [{"name": "python_interpreter", "arguments": "print(1)"}], "observation": "1"},
+            {"step": 2, "tool_calls": [{"name": "search_documents", "arguments": {"query": "q"}}]},
+        ],
+    }
     steps = steps_of(ref, record)
     assert steps[0]["code"] == ["print(1)"] and steps[0]["observation"] == "1"
     pages = steps[1]["searches"][0]["results"]
@@ -183,7 +216,8 @@ def test_table_shows_outcomes_right_after_the_id_and_the_question_last(ws, runs)
         marks = ("✓" if qid in runs["a_ok"] else "✗", "✓" if qid in runs["b_ok"] else "✗")
         assert (row[1][0], row[2][0]) == marks
         assert len(row[-1]) <= QUESTION_CELL_CHARS + 1 and runs["gold"][qid]["question"].startswith(
-            row[-1].removesuffix("…"))
+            row[-1].removesuffix("…")
+        )
 
 
 def _human_line(ref: Any, tmp_path: Path) -> Path:
@@ -198,8 +232,16 @@ def _human_line(ref: Any, tmp_path: Path) -> Path:
     session.record_search("q", [(gold.document, gold.page)])
     session.record_view(gold.document, gold.page, "result")
     session.record_view(gold.document, gold.page + 1, "next")
-    line = build_human_record(session, ["x"], annotator="ann1", batch="A", split="dev", mode="search",
-                              dataset={"name": "sample", "revision": None}, config={"seed": 7, "k": 5})  # fmt: skip
+    line = build_human_record(
+        session,
+        ["x"],
+        annotator="ann1",
+        batch="A",
+        split="dev",
+        mode="search",
+        dataset={"name": "sample", "revision": None},
+        config={"seed": 7, "k": 5},
+    )
     path = tmp_path / "human-dev-a-ann1.jsonl"
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
     return path
@@ -285,7 +327,7 @@ def test_export_header_names_the_recorded_dataset_and_filters_inline(runs, tmp_p
     out = tmp_path / "report.html"
     assert main(["view", *map(str, runs["paths"].values()), "--split", "dev", "--export", str(out)]) == 0
     html = out.read_text(encoding="utf-8")
-    header = html[html.index("<header>"):html.index("</header>")]
+    header = html[html.index("<header>") : html.index("</header>")]
     assert re.search(r"id='report-dataset'>sample(@[^<]+)?</b>", header), header
     assert "default" not in header and "{" not in header and "'name'" not in header
     assert f"· {len(runs['order'])} questions · 2 run(s) · written 20" in header
@@ -318,14 +360,28 @@ def test_view_test_split_only_where_labels_are_held(tmp_path: Path, layout, capl
 
     rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
     path = tmp_path / "test_run.jsonl"
-    path.write_text("".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0]}) + "\n" for r in rows),
-                    encoding="utf-8")  # fmt: skip
+    path.write_text(
+        "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0]}) + "\n" for r in rows), encoding="utf-8"
+    )
     out = tmp_path / "test.html"
     assert main(["view", str(path), "--split", "test", "--export", str(out)]) == 0  # the sample's labels are local
     assert "100.0%" in out.read_text(encoding="utf-8")
     caplog.clear()
-    assert main(["view", str(path), "--split", "test", "--dataset", str(layout.dataset_dir), "--export",
-                 str(tmp_path / "hidden.html")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "view",
+                str(path),
+                "--split",
+                "test",
+                "--dataset",
+                str(layout.dataset_dir),
+                "--export",
+                str(tmp_path / "hidden.html"),
+            ]
+        )
+        == 2
+    )
     assert "hidden" in caplog.text and not (tmp_path / "hidden.html").exists()
 
 
@@ -374,8 +430,9 @@ def test_space_explore_refuses_test_files_and_never_reads_the_labels(layout, run
         return str(path)
 
     rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
-    test_file = "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "citations": r["evidence"]})
-                        + "\n" for r in rows)  # fmt: skip
+    test_file = "".join(
+        json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "citations": r["evidence"]}) + "\n" for r in rows
+    )
     dev_text = runs["paths"]["agent-a"].read_text(encoding="utf-8")
     if not _WATCH:
         sys.addaudithook(_audit)

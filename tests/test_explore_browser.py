@@ -36,8 +36,9 @@ def url(runs) -> Iterator[str]:
     from madqa.cli.view_cmd import prepare
     from madqa.space.explore.ui import build_view_app
 
-    args = argparse.Namespace(results=list(runs["paths"].values()), split="dev", dataset=None, gold=None,
-                              no_thumbnails=False, resamples=200)  # fmt: skip
+    args = argparse.Namespace(
+        results=list(runs["paths"].values()), split="dev", dataset=None, gold=None, no_thumbnails=False, resamples=200
+    )
     ws, thumbs = prepare(args)
     demo = build_view_app(ws, thumbs)
     port = free_port()
@@ -65,7 +66,8 @@ def test_filter_open_and_compare_in_the_browser(url: str, runs, tmp_path: Path) 
             page.on("pageerror", lambda exc: errors.append(exc))
             page.goto(url, timeout=60_000)
             page.locator("#explore-count").get_by_text(f"{len(runs['order'])} of {len(runs['order'])}").wait_for(
-                timeout=60_000)
+                timeout=60_000
+            )
             choose(page, "explore-outcome", "incorrect")
             choose(page, "explore-error", "retrieval")
             count = page.locator("#explore-count")
@@ -121,8 +123,9 @@ def test_export_opens_offline_with_the_numbers_of_evaluate(runs, tmp_path: Path,
             values = {c.get_attribute("data-key"): c.get_attribute("data-value") for c in cells.all()}
             shown = {c.get_attribute("data-key"): c.inner_text() for c in cells.all()}
             images = page.locator("#explore-summary img")
-            loaded = [images.nth(i).evaluate("img => img.complete && img.naturalWidth > 0")
-                      for i in range(images.count())]  # fmt: skip
+            loaded = [
+                images.nth(i).evaluate("img => img.complete && img.naturalWidth > 0") for i in range(images.count())
+            ]
             assert page.locator("#agree-both").inner_text() == str(runs["counts"]["both"])
         finally:
             browser.close()
@@ -155,8 +158,9 @@ def test_deep_link_outcomes_on_screen_and_page_zoom(url: str, runs, tmp_path: Pa
             assert detail.locator(".run-column").get_attribute("data-run") == "agent-b"
             assert "max steps T" in detail.locator(".run-config").inner_text()
             link = page.locator("#explore-link textarea, #explore-link input").first
-            expect(link).to_have_value(re.compile(rf"^http://127\.0\.0\.1:\d+/\?q={qid}&runs=agent-b$"),
-                                       timeout=30_000)  # fmt: skip
+            expect(link).to_have_value(
+                re.compile(rf"^http://127\.0\.0\.1:\d+/\?q={qid}&runs=agent-b$"), timeout=30_000
+            )
             table = page.locator("#explore-table")
             for name in ("agent-a", "agent-b"):
                 head = table.get_by_text(name, exact=True).filter(visible=True).first.bounding_box()

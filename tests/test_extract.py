@@ -54,8 +54,13 @@ def _zero_page_pdf(path: Path) -> Path:
 def corpus(tmp_path: Path) -> Path:
     folder = tmp_path / "pdfs"
     folder.mkdir()
-    _text_pdf(folder / "a_minutes.pdf", ["The council met on Tuesday to review the harbour budget.",
-                                         "Second page lists the attendees of the meeting in full."])
+    _text_pdf(
+        folder / "a_minutes.pdf",
+        [
+            "The council met on Tuesday to review the harbour budget.",
+            "Second page lists the attendees of the meeting in full.",
+        ],
+    )
     _scanned_pdf(folder / "b_scan.pdf", "Permit BP-4417 approved for Harbor Lane")
     (folder / "c_corrupt.pdf").write_bytes(b"%PDF-1.4\nthis is not really a pdf\n")
     enc = pymupdf.open()

@@ -42,8 +42,13 @@ def test_a_well_formed_pdf_without_pages_still_says_so(tmp_path: Path) -> None:
     pages = len(body)
     body += b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\n"
     xref = len(body)  # a correct xref table: nothing to repair
-    body += (b"xref\n0 3\n0000000000 65535 f \n" + f"{catalog:010d} 00000 n \n{pages:010d} 00000 n \n".encode()
-             + b"trailer<</Size 3/Root 1 0 R>>\nstartxref\n" + str(xref).encode() + b"\n%%EOF\n")  # fmt: skip
+    body += (
+        b"xref\n0 3\n0000000000 65535 f \n"
+        + f"{catalog:010d} 00000 n \n{pages:010d} 00000 n \n".encode()
+        + b"trailer<</Size 3/Root 1 0 R>>\nstartxref\n"
+        + str(xref).encode()
+        + b"\n%%EOF\n"
+    )
     empty = tmp_path / "empty.pdf"
     empty.write_bytes(body)
     assert extract_pdf(empty, tessdata=None, ocr=False).error == "PDF has zero pages"

@@ -89,10 +89,16 @@ def test_killed_worker_loses_only_its_file_and_a_rerun_does_only_it(folder, tmp_
     with caplog.at_level(logging.WARNING, logger=EXTRACT_LOGGER):
         report = extract_corpus(folder, cache_dir=cache, workers=2, progress=False, worker=hostile_worker)
     assert report.skipped == [("b_KILLME.pdf", KILLED), ("e_RAISE.pdf", "worker error: RuntimeError: boom on purpose")]
-    assert _rows(report) == [("a_alpha.pdf", 1, ALPHA[0], "pdf"), ("a_alpha.pdf", 2, ALPHA[1], "pdf"),
-                             ("c_gamma.pdf", 1, GAMMA, "pdf"), ("d_delta.pdf", 1, DELTA, "pdf")]
-    assert sorted(_warnings(caplog)) == [f"skipping b_KILLME.pdf: {KILLED}",
-                                         "skipping e_RAISE.pdf: worker error: RuntimeError: boom on purpose"]
+    assert _rows(report) == [
+        ("a_alpha.pdf", 1, ALPHA[0], "pdf"),
+        ("a_alpha.pdf", 2, ALPHA[1], "pdf"),
+        ("c_gamma.pdf", 1, GAMMA, "pdf"),
+        ("d_delta.pdf", 1, DELTA, "pdf"),
+    ]
+    assert sorted(_warnings(caplog)) == [
+        f"skipping b_KILLME.pdf: {KILLED}",
+        "skipping e_RAISE.pdf: worker error: RuntimeError: boom on purpose",
+    ]
     assert len(list(cache.glob("*.json"))) == 3  # each finished file was cached on its own
 
     log = tmp_path / "calls.txt"
@@ -107,10 +113,12 @@ def test_killed_worker_loses_only_its_file_and_a_rerun_does_only_it(folder, tmp_
 def test_files_are_cached_as_they_finish_so_a_killed_run_resumes(folder, tmp_path, monkeypatch):
     _text_pdf(folder / "b_SLEEPY.pdf", "Beta text of the file in flight when the run is killed")
     cache = tmp_path / "cache"
-    script = ("import sys; from pathlib import Path; from test_extract_isolation import hostile_worker; "
-              "from madqa.loading_script.extract import extract_corpus; "
-              "extract_corpus(Path(sys.argv[1]), cache_dir=Path(sys.argv[2]), workers=2, progress=False, "
-              "worker=hostile_worker, file_timeout_s=None)")
+    script = (
+        "import sys; from pathlib import Path; from test_extract_isolation import hostile_worker; "
+        "from madqa.loading_script.extract import extract_corpus; "
+        "extract_corpus(Path(sys.argv[1]), cache_dir=Path(sys.argv[2]), workers=2, progress=False, "
+        "worker=hostile_worker, file_timeout_s=None)"
+    )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
     run = subprocess.Popen([sys.executable, "-c", script, str(folder), str(cache)], env=env, start_new_session=True)
     try:
@@ -125,8 +133,12 @@ def test_files_are_cached_as_they_finish_so_a_killed_run_resumes(folder, tmp_pat
     monkeypatch.setenv(LOG_ENV, str(log))
     again = extract_corpus(folder, cache_dir=cache, workers=2, progress=False, worker=recording_worker)
     assert (log.read_text().split(), again.cached, again.skipped) == (["b_SLEEPY.pdf"], 3, [])
-    assert [d for d, page, _, _ in _rows(again) if page == 1] == ["a_alpha.pdf", "b_SLEEPY.pdf", "c_gamma.pdf",
-                                                                  "d_delta.pdf"]
+    assert [d for d, page, _, _ in _rows(again) if page == 1] == [
+        "a_alpha.pdf",
+        "b_SLEEPY.pdf",
+        "c_gamma.pdf",
+        "d_delta.pdf",
+    ]
 
 
 def test_a_hanging_file_times_out_and_the_others_go_on(folder, caplog):
@@ -135,8 +147,12 @@ def test_a_hanging_file_times_out_and_the_others_go_on(folder, caplog):
     with caplog.at_level(logging.WARNING, logger=EXTRACT_LOGGER):
         report = extract_corpus(folder, workers=2, progress=False, worker=hostile_worker, file_timeout_s=3)
     assert report.skipped == [("b_SLEEPY.pdf", "timed out after 3 s")]
-    assert [d for d, page, _, _ in _rows(report) if page == 1] == ["a_alpha.pdf", "c_gamma.pdf", "d_delta.pdf",
-                                                                    "e_epsilon.pdf"]
+    assert [d for d, page, _, _ in _rows(report) if page == 1] == [
+        "a_alpha.pdf",
+        "c_gamma.pdf",
+        "d_delta.pdf",
+        "e_epsilon.pdf",
+    ]
     assert _warnings(caplog) == ["skipping b_SLEEPY.pdf: timed out after 3 s"]
 
 
@@ -171,12 +187,16 @@ def test_listing_names_every_file_it_does_not_extract(tmp_path, caplog):
         ("picture.pdf", NOT_PDF + "a PNG image"),
     ]
     utf8_note = "the file name is not valid UTF-8: extracted under this name (undecodable bytes written as \\xNN)"
-    assert report.warnings == [(".hidden.pdf", "hidden file (the name starts with '.'): left out"),
-                               (escaped, utf8_note)]
-    assert _rows(report) == [("UPPER.PDF", 1, "Upper case suffix is still a PDF file", "pdf"),
-                             (escaped, 1, "Latin-1 named file text about the cafe", "pdf"),
-                             ("good.pdf", 1, "Good text layer of an ordinary report", "pdf"),
-                             ("link_to_good.pdf", 1, "Good text layer of an ordinary report", "pdf")]
+    assert report.warnings == [
+        (".hidden.pdf", "hidden file (the name starts with '.'): left out"),
+        (escaped, utf8_note),
+    ]
+    assert _rows(report) == [
+        ("UPPER.PDF", 1, "Upper case suffix is still a PDF file", "pdf"),
+        (escaped, 1, "Latin-1 named file text about the cafe", "pdf"),
+        ("good.pdf", 1, "Good text layer of an ordinary report", "pdf"),
+        ("link_to_good.pdf", 1, "Good text layer of an ordinary report", "pdf"),
+    ]
     expected_log = [f"skipping {name}: {reason}" for name, reason in report.skipped]
     expected_log += [f"{name}: {message}" for name, message in report.warnings]
     assert sorted(_warnings(caplog)) == sorted(expected_log)  # each once
@@ -214,8 +234,12 @@ def test_extract_exit_status_is_non_zero_for_skipped_files_only_with_strict(fold
     base = ["extract", "--pdfs", str(folder), "--out", str(out), "--workers", "2", "--no-progress"]
     with caplog.at_level(logging.WARNING):
         assert main(base) == 0
-    assert [(r["document"], r["page"]) for r in read_jsonl(out)] == [("a_alpha.pdf", 1), ("a_alpha.pdf", 2),
-                                                                     ("c_gamma.pdf", 1), ("d_delta.pdf", 1)]
+    assert [(r["document"], r["page"]) for r in read_jsonl(out)] == [
+        ("a_alpha.pdf", 1),
+        ("a_alpha.pdf", 2),
+        ("c_gamma.pdf", 1),
+        ("d_delta.pdf", 1),
+    ]
     assert f"skipping error_page.pdf: {NOT_PDF}an HTML page" in caplog.text
     caplog.clear()
     with caplog.at_level(logging.WARNING):
@@ -225,8 +249,10 @@ def test_extract_exit_status_is_non_zero_for_skipped_files_only_with_strict(fold
     with caplog.at_level(logging.ERROR):
         assert main([*base, "--ocr-lang", "eng rus"]) == 2
         assert main([*base, "--file-timeout", "-1"]) == 2
-    assert "--ocr-lang eng rus: 'eng rus' is not a Tesseract language list (codes joined by '+', e.g. eng+rus)" \
+    assert (
+        "--ocr-lang eng rus: 'eng rus' is not a Tesseract language list (codes joined by '+', e.g. eng+rus)"
         in caplog.text
+    )
     assert "--file-timeout -1: use a number of seconds >= 0 (0: no limit)" in caplog.text
 
 

@@ -61,9 +61,11 @@ def _oom_score_adj(pid: int) -> int:
 
 def _start_cli(folder: Path, out: Path, hold_file: Path, home: Path) -> subprocess.Popen[str]:
     """`madqa extract` in a child process, with :func:`holding_worker` in place of the real one."""
-    script = ("import sys; from test_extract_memory import holding_worker; "
-              "from madqa.loading_script import extract; extract.extract_pdf = holding_worker; "
-              "from madqa.cli import main; sys.exit(main(sys.argv[1:]))")  # fmt: skip
+    script = (
+        "import sys; from test_extract_memory import holding_worker; "
+        "from madqa.loading_script import extract; extract.extract_pdf = holding_worker; "
+        "from madqa.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
     env = {**os.environ, "PYTHONPATH": str(TESTS), HOLD_ENV: str(hold_file), "MADQA_HOME": str(home)}
     argv = [
         sys.executable,
@@ -81,8 +83,9 @@ def _start_cli(folder: Path, out: Path, hold_file: Path, home: Path) -> subproce
         "--file-timeout",
         "0",
     ]
-    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)  # fmt: skip
+    return subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
 
 
 @pytest.fixture
@@ -191,8 +194,9 @@ def test_an_ocr_worker_stays_under_the_bound_on_an_a0_page_with_a_progressive_rg
 
     pdf = tmp_path / "a0_progressive.pdf"
     subprocess.run([sys.executable, "-c", MAKE_A0_SCAN, "300", str(pdf)], check=True, timeout=300)
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(pdf)], check=True, timeout=600, capture_output=True,
-                          text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(pdf)], check=True, timeout=600, capture_output=True, text=True
+    )
     measured = json.loads(done.stdout.strip().splitlines()[-1])
     assert measured["error"] is None and measured["warnings"] == []
     peak_mib = measured["peak_kib"] / 1024

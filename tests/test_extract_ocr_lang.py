@@ -61,8 +61,10 @@ def _tessdata_without(tmp_path: Path, *left_out: str) -> str:
 
 
 @needs_tesseract
-@pytest.mark.skipif(not (Path(tessdata_dir() or "/") / "deu.traineddata").is_file(),
-                    reason="needs Debian tesseract-ocr-deu (scripts/bootstrap.sh installs it)")  # fmt: skip
+@pytest.mark.skipif(
+    not (Path(tessdata_dir() or "/") / "deu.traineddata").is_file(),
+    reason="needs Debian tesseract-ocr-deu (scripts/bootstrap.sh installs it)",
+)
 def test_a_german_scan_in_automatic_mode_keeps_its_umlauts_and_sharp_s(tmp_path):
     expected = sum(_diacritics(line) for line in GERMAN)
     result = extract_pdf(_scan(tmp_path / "brief.pdf", GERMAN), tessdata=tessdata_dir())
@@ -91,11 +93,11 @@ def test_an_english_scan_is_read_once_in_english(tmp_path, monkeypatch):
 
     calls = []
     real = tesseract.recognise
-    monkeypatch.setattr(tesseract, "recognise", lambda image, dpi, langs, data: calls.append(langs) or real(
-        image, dpi, langs, data))  # fmt: skip
+    monkeypatch.setattr(
+        tesseract, "recognise", lambda image, dpi, langs, data: calls.append(langs) or real(image, dpi, langs, data)
+    )
     doc = pymupdf.open(_scan(tmp_path / "letter.pdf", ENGLISH))
-    done = ocr.ocr_page(doc[0], tessdata=tessdata_dir() or "", dpi=300, max_pixels=25_000_000, ocr_lang=None,
-                        osd=True)  # fmt: skip
+    done = ocr.ocr_page(doc[0], tessdata=tessdata_dir() or "", dpi=300, max_pixels=25_000_000, ocr_lang=None, osd=True)
     assert (done.languages, done.note, calls) == ("eng", None, ["eng"])
     assert "bridge is repaired" in done.text
 
@@ -103,14 +105,26 @@ def test_an_english_scan_is_read_once_in_english(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("lang", "text"),
     [
-        ("deu", "fur die Prufung der Unterlagen uber die Grose des Grundstucks mussen wir Ihnen mitteilen, dass die "
-                "Gebuhren fur das Verfahren nicht erstattet werden konnen"),
-        ("fra", "Nous avons le plaisir de vous informer que la demande est acceptee et que les travaux sur la route "
-                "seront faits par la ville avec une equipe"),
-        ("spa", "La carretera del puerto se cierra por obras y los vecinos pueden pedir una compensacion para el "
-                "mes de mayo con el formulario"),
-        ("nld", "De gemeente heeft het verzoek ontvangen en zal de weg naar het dorp voor een week sluiten om de "
-                "brug te herstellen"),
+        (
+            "deu",
+            "fur die Prufung der Unterlagen uber die Grose des Grundstucks mussen wir Ihnen mitteilen, dass die "
+            "Gebuhren fur das Verfahren nicht erstattet werden konnen",
+        ),
+        (
+            "fra",
+            "Nous avons le plaisir de vous informer que la demande est acceptee et que les travaux sur la route "
+            "seront faits par la ville avec une equipe",
+        ),
+        (
+            "spa",
+            "La carretera del puerto se cierra por obras y los vecinos pueden pedir una compensacion para el "
+            "mes de mayo con el formulario",
+        ),
+        (
+            "nld",
+            "De gemeente heeft het verzoek ontvangen en zal de weg naar het dorp voor een week sluiten om de "
+            "brug te herstellen",
+        ),
         (None, " ".join(ENGLISH)),
         (None, "Gebuhren Verfahren Strafe"),  # too few words to tell
         (None, "INVOICE 2024-17 TOTAL 1,250.00 EUR VAT 19% NET 1,050.42 DUE 30 DAYS IBAN DE89 3704 0044 0532 0130 00"),

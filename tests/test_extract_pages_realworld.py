@@ -29,8 +29,10 @@ needs_dejavu = pytest.mark.skipif(not DEJAVU.is_file(), reason="needs Debian fon
 
 RUSSIAN = "Настоящий договор заключён между поставщиком и покупателем. Оплата производится банковским переводом."
 CHINESE = "合同\n编号：HT-2024-017\n甲方：北京华信贸易有限公司\n乙方：上海明远物流有限公司"
-ENGLISH = ("The council met on Tuesday to review the harbour budget and approved the new ferry timetable. "
-           "Members discussed the permit for the warehouse on Harbor Lane and the cost of repairs.")
+ENGLISH = (
+    "The council met on Tuesday to review the harbour budget and approved the new ferry timetable. "
+    "Members discussed the permit for the warehouse on Harbor Lane and the cost of repairs."
+)
 
 
 def _words(text: str) -> str:
@@ -41,8 +43,16 @@ def _similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, _words(a), _words(b)).ratio()
 
 
-def _scan_page(doc: pymupdf.Document, text: str, *, turn: int = 0, font: Path | None = None, dpi: int = 150,
-               width: float = 420, height: float = 300) -> None:
+def _scan_page(
+    doc: pymupdf.Document,
+    text: str,
+    *,
+    turn: int = 0,
+    font: Path | None = None,
+    dpi: int = 150,
+    width: float = 420,
+    height: float = 300,
+) -> None:
     """Append an image-only page: ``text`` set on a vector page, photographed at ``dpi``, turned by ``turn``."""
     src = pymupdf.open()
     page = src.new_page(width=width, height=height)
@@ -72,8 +82,13 @@ def _fpdf_text_pdf(path: Path, text: str) -> Path:
 
 
 def test_usable_text_counts_letters_of_every_script_and_not_glyph_garbage():
-    for text in ("Договор поставки номер семнадцать", "合同编号甲方北京华信", "Σύμβαση προμήθειας αριθμός",
-                 "عقد توريد رقم سبعة عشر بين الطرفين", "Contract number seventeen"):
+    for text in (
+        "Договор поставки номер семнадцать",
+        "合同编号甲方北京华信",
+        "Σύμβαση προμήθειας αριθμός",
+        "عقد توريد رقم سبعة عشر بين الطرفين",
+        "Contract number seventeen",
+    ):
         assert has_usable_text(text), text
     for text in ("\ufffd" * 40, "(cid:12)(cid:7)(cid:33)" * 10, "\ue000\ue001\ue002" * 12, "- 12 -", ""):
         assert not has_usable_text(text), text
@@ -118,7 +133,11 @@ def test_cjk_and_cyrillic_text_layers_are_kept_and_searchable(tmp_path: Path):
     results = {name: extract_pdf(tmp_path / name, tessdata=TESSDATA) for name in names}
     rows = {name: r.pages for name, r in results.items()}
     assert {name: [row["text_source"] for row in pages] for name, pages in rows.items()} == {
-        "cn.pdf": ["pdf"], "ru.pdf": ["pdf"], "lig.pdf": ["pdf"], "el_ar.pdf": ["pdf"]}
+        "cn.pdf": ["pdf"],
+        "ru.pdf": ["pdf"],
+        "lig.pdf": ["pdf"],
+        "el_ar.pdf": ["pdf"],
+    }
     assert [(r.error, r.warnings) for r in results.values()] == [(None, [])] * 4
     greek, arabic = rows["el_ar.pdf"][0]["text"].splitlines()  # MuPDF gives this unshaped Arabic line reversed
     assert greek == "Σύμβαση προμήθειας αριθμός 17" and sorted(arabic) == sorted("عقد توريد رقم سبعة عشر")
@@ -213,8 +232,9 @@ def test_a_14400_pt_page_is_ocrd_within_the_pixel_cap(tmp_path: Path):
 @needs_tesseract
 def test_an_unrenderable_page_loses_only_itself(tmp_path: Path):
     """Without a usable cap the same page cannot be rendered: that page is reported, the others are kept."""
-    result = extract_pdf(_poster_pdf(tmp_path / "poster.pdf"), tessdata=TESSDATA,
-                         settings=ExtractSettings(max_pixels=10**10))  # fmt: skip
+    result = extract_pdf(
+        _poster_pdf(tmp_path / "poster.pdf"), tessdata=TESSDATA, settings=ExtractSettings(max_pixels=10**10)
+    )
     assert result.error is None
     assert [(row["page"], row["text_source"], row["text"]) for row in result.pages] == [
         (1, "pdf", "A first page with an ordinary text layer for the council.\n"),
@@ -247,16 +267,23 @@ def test_an_a0_scan_is_ocrd_in_bounded_memory(tmp_path: Path):
     width, height = pymupdf.paper_size("a0")
     src = pymupdf.open()
     sheet = src.new_page(width=width, height=height)
-    sheet.insert_textbox(pymupdf.Rect(100, 100, width - 100, 400), "PERMIT BP-4417 APPROVED FOR HARBOR LANE",
-                         fontsize=60)  # fmt: skip
+    sheet.insert_textbox(
+        pymupdf.Rect(100, 100, width - 100, 400), "PERMIT BP-4417 APPROVED FOR HARBOR LANE", fontsize=60
+    )
     pix = sheet.get_pixmap(dpi=300, colorspace=pymupdf.csGRAY)
     doc = pymupdf.open()
     doc.new_page(width=width, height=height).insert_image(pymupdf.Rect(0, 0, width, height), pixmap=pix)
     doc.save(tmp_path / "a0.pdf", deflate=True)
     del pix, doc, src
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    done = subprocess.run([sys.executable, "-c", _A0_CHILD, str(tmp_path / "a0.pdf")], capture_output=True,
-                          text=True, env=env, timeout=300, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _A0_CHILD, str(tmp_path / "a0.pdf")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=True,
+    )
     peak_mb, source, text = done.stdout.strip().split(" ", 2)
     assert (source, text) == ("ocr", "PERMIT BP-4417 APPROVED FOR HARBOR LANE")
     assert int(peak_mb) < 600  # measured ~250 MB; rendered at 300 dpi without the pixel cap: ~710 MB
@@ -325,7 +352,12 @@ def test_truncated_file_is_extracted_with_a_warning(tmp_path: Path):
     result = extract_pdf(tmp_path / "truncated.pdf", tessdata=TESSDATA)
     assert result.error is None
     assert [(row["page"], row["text_source"]) for row in result.pages] == [
-        (1, "pdf"), (2, "pdf"), (3, "pdf"), (4, "none"), (5, "none")]
+        (1, "pdf"),
+        (2, "pdf"),
+        (3, "pdf"),
+        (4, "none"),
+        (5, "none"),
+    ]
     assert result.pages[2]["text"] == "Page 3 of the minutes: the council met to review the harbour budget.\n"
     assert result.warnings == [
         "damaged file (e.g. truncated), repaired by MuPDF: pages may be missing or incomplete (its page tree lists "
@@ -341,8 +373,12 @@ def test_pdf_result_pickles_with_its_warnings_and_docstrings_hold():
 
     from madqa.loading_script import pdf_text
 
-    result = pdf_text.PdfResult("a.pdf", "0" * 64, pages=[{"document": "a.pdf", "page": 1, "text": "",
-                                                          "text_source": "none"}], warnings=["page 1: no text"])
+    result = pdf_text.PdfResult(
+        "a.pdf",
+        "0" * 64,
+        pages=[{"document": "a.pdf", "page": 1, "text": "", "text_source": "none"}],
+        warnings=["page 1: no text"],
+    )
     assert pickle.loads(pickle.dumps(result)) == result
     outcome = doctest.testmod(pdf_text)
     assert outcome.attempted >= 3 and outcome.failed == 0

@@ -56,8 +56,14 @@ def _handler(host: Host) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:
             pass
 
-        def _send(self, status: int, body: bytes, ctype: str = "application/pdf", length: int | None = None,
-                  extra: dict[str, str] | None = None) -> None:
+        def _send(
+            self,
+            status: int,
+            body: bytes,
+            ctype: str = "application/pdf",
+            length: int | None = None,
+            extra: dict[str, str] | None = None,
+        ) -> None:
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body) if length is None else length))
@@ -101,8 +107,18 @@ def _handler(host: Host) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def host() -> Iterator[Host]:
     state = Host()
-    for name in ("a.pdf", "b.pdf", "badsha.pdf", "flaky.pdf", "html.pdf", "zip.pdf", "slow.pdf", "short.pdf",
-                 "ranged.pdf", "missing.pdf"):
+    for name in (
+        "a.pdf",
+        "b.pdf",
+        "badsha.pdf",
+        "flaky.pdf",
+        "html.pdf",
+        "zip.pdf",
+        "slow.pdf",
+        "short.pdf",
+        "ranged.pdf",
+        "missing.pdf",
+    ):
         state.pdfs[name] = _pdf(f"document {name}")
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.handle_error = lambda request, address: None  # the client hanging up on slow.pdf is expected
@@ -131,10 +147,20 @@ def _manifest(folder: Path) -> dict:
     return read_manifest(folder)
 
 
-def test_each_failure_is_named_with_its_reason_and_leaves_no_file(host: Host, tmp_path: Path,
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
-    names = ["a.pdf", "b.pdf", "flaky.pdf", "html.pdf", "slow.pdf", "missing.pdf", "short.pdf", "zip.pdf",
-             "badsha.pdf"]
+def test_each_failure_is_named_with_its_reason_and_leaves_no_file(
+    host: Host, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    names = [
+        "a.pdf",
+        "b.pdf",
+        "flaky.pdf",
+        "html.pdf",
+        "slow.pdf",
+        "missing.pdf",
+        "short.pdf",
+        "zip.pdf",
+        "badsha.pdf",
+    ]
     with caplog.at_level(logging.WARNING, logger="madqa.loading_script.fetch"):
         report = fetch_documents(_requests(host, names), tmp_path, FAST)
 
@@ -146,8 +172,10 @@ def test_each_failure_is_named_with_its_reason_and_leaves_no_file(host: Host, tm
     assert reasons["slow.pdf"] == "timed out after 3 attempts (timeout 1 s)"
     assert reasons["missing.pdf"] == "HTTP 404 Not Found"
     size = len(host.pdfs["short.pdf"])
-    assert reasons["short.pdf"] == f"size mismatch: got {size} bytes, expected {size + 500} (Content-Length) " \
-                                   "(after 3 attempts)"
+    assert (
+        reasons["short.pdf"] == f"size mismatch: got {size} bytes, expected {size + 500} (Content-Length) "
+        "(after 3 attempts)"
+    )
     assert reasons["zip.pdf"] == f"not a PDF (starts with {(b'PK' + bytes([3, 4]) + bytes(12))!r})"
     assert reasons["badsha.pdf"].startswith("sha256 mismatch: got ")
     assert all(f.url == host.url(f.document) for f in report.failed)
@@ -229,8 +257,10 @@ def test_local_paths_and_file_urls_are_copied_and_checked(tmp_path: Path) -> Non
     assert report.fetched == ["one.pdf", "two.pdf"]
     assert (folder / "two.pdf").read_bytes() == (source / "one.pdf").read_bytes()
     reasons = {f.document: f.reason for f in report.failed}
-    assert reasons == {"gone.pdf": f"no such file: {source / 'gone.pdf'}",
-                       "page.pdf": "not a PDF: the server sent an HTML page (HTML body, title 'Access denied')"}
+    assert reasons == {
+        "gone.pdf": f"no such file: {source / 'gone.pdf'}",
+        "page.pdf": "not a PDF: the server sent an HTML page (HTML body, title 'Access denied')",
+    }
     assert fetch_documents(requests[:2], folder, FAST).present == ["one.pdf", "two.pdf"]
 
 

@@ -35,8 +35,11 @@ from madqa.cli import main
 pytest.importorskip("matplotlib")
 
 S1, CP, S2, CD = "q0006", "q0028", "q0034", "q0072"
-R19, R22, MENU = "riverton_water_annual_report_2019.pdf", "riverton_water_annual_report_2022.pdf", \
-    "blue_heron_bistro_dinner_menu.pdf"  # fmt: skip
+R19, R22, MENU = (
+    "riverton_water_annual_report_2019.pdf",
+    "riverton_water_annual_report_2022.pdf",
+    "blue_heron_bistro_dinner_menu.pdf",
+)
 INSP = "harlan_county_inspection_blue_heron_bistro.pdf"
 N = 38
 #: The page whose text embeds apart from every other page (at 90 degrees): CP's p6, also CD-like q0148's p2.
@@ -54,8 +57,9 @@ class FakeEmbedder:
             from madqa.loading_script.load import load_pages
             from madqa.metric.scoring import doc_key
 
-            FakeEmbedder.special = {r["text"] for r in load_pages(None)
-                                    if (doc_key(r["document"]), r["page"]) == SPECIAL_PAGE}  # fmt: skip
+            FakeEmbedder.special = {
+                r["text"] for r in load_pages(None) if (doc_key(r["document"]), r["page"]) == SPECIAL_PAGE
+            }
         rows = []
         for text in texts:
             m = re.search(r"@(\d+)$", text)
@@ -74,10 +78,18 @@ def search(deg: int, *pages: tuple[str, int]) -> dict[str, Any]:
 MISS = ("unrelated.pdf", 1)
 
 
-def line(qid: str, answer: list[str], cites: list[tuple[str, int]], history: list[dict], elapsed: float,
-         **extra: Any) -> dict[str, Any]:  # fmt: skip
-    return {"id": qid, "question": "?", "answer": answer, "citations": [{"document": d, "page": p} for d, p in cites],
-            "search_history": history, "elapsed_s": elapsed, **extra}  # fmt: skip
+def line(
+    qid: str, answer: list[str], cites: list[tuple[str, int]], history: list[dict], elapsed: float, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "id": qid,
+        "question": "?",
+        "answer": answer,
+        "citations": [{"document": d, "page": p} for d, p in cites],
+        "search_history": history,
+        "elapsed_s": elapsed,
+        **extra,
+    }
 
 
 def agent(model: str, tokens: tuple[int, int]) -> dict[str, Any]:
@@ -92,19 +104,31 @@ def runs(gold: dict[str, dict]) -> dict[str, list[dict]]:
     wrong = ["zzzz"]
     insp = [(e["document"], e["page"]) for e in gold[CD]["evidence"]]
     gpt = "openai:gpt-4.1"
-    a = [line(S1, ok[S1], [(R19, 5)], [search(0, MISS), search(90, (R19, 5))], 30, **agent(gpt, (1000, 100))),
-         line(CP, ok[CP], [(R22, 3), (R22, 6)], [search(0, (R22, 3))], 90, **agent(gpt, (2000, 200))),
-         line(S2, wrong, [(MENU, 1)], [search(0, MISS), search(60, MISS)], 150, **agent(gpt, (1000, 100))),
-         line(CD, wrong, [], [search(0, (INSP, 1))], 700, **agent(gpt, (4000, 400)))]  # fmt: skip
-    b = [line(S1, ok[S1], [(R19, 5)], [search(0, (R19, 5))], 20, **agent("local", (500, 50))),
-         line(CP, wrong, [(R22, 1)], [search(0, MISS), search(0, (R22, 1)), search(90, (R22, 6))], 100,
-              **agent("local", (1500, 150))),
-         line(S2, ok[S2], [(MENU, 1)], [search(0, (MENU, 1))], 40, **agent("local", (500, 50))),
-         line(CD, [], [], [], 5, **agent("local", (100, 10)))]  # fmt: skip
-    h = [line(S1, wrong, [(R19, 5)], [search(0, (R19, 5))], 50, **HUMAN),
-         line(CP, ok[CP], [(R22, 3), (R22, 6)], [search(0, (R22, 6)), search(60, (R22, 3))], 200, **HUMAN),
-         line(S2, ok[S2], [(MENU, 1)], [search(0, MISS), search(90, (MENU, 1))], 70, **HUMAN),
-         line(CD, wrong, [insp[0]], [search(0, insp[0])], 400, **HUMAN)]  # fmt: skip
+    a = [
+        line(S1, ok[S1], [(R19, 5)], [search(0, MISS), search(90, (R19, 5))], 30, **agent(gpt, (1000, 100))),
+        line(CP, ok[CP], [(R22, 3), (R22, 6)], [search(0, (R22, 3))], 90, **agent(gpt, (2000, 200))),
+        line(S2, wrong, [(MENU, 1)], [search(0, MISS), search(60, MISS)], 150, **agent(gpt, (1000, 100))),
+        line(CD, wrong, [], [search(0, (INSP, 1))], 700, **agent(gpt, (4000, 400))),
+    ]
+    b = [
+        line(S1, ok[S1], [(R19, 5)], [search(0, (R19, 5))], 20, **agent("local", (500, 50))),
+        line(
+            CP,
+            wrong,
+            [(R22, 1)],
+            [search(0, MISS), search(0, (R22, 1)), search(90, (R22, 6))],
+            100,
+            **agent("local", (1500, 150)),
+        ),
+        line(S2, ok[S2], [(MENU, 1)], [search(0, (MENU, 1))], 40, **agent("local", (500, 50))),
+        line(CD, [], [], [], 5, **agent("local", (100, 10))),
+    ]
+    h = [
+        line(S1, wrong, [(R19, 5)], [search(0, (R19, 5))], 50, **HUMAN),
+        line(CP, ok[CP], [(R22, 3), (R22, 6)], [search(0, (R22, 6)), search(60, (R22, 3))], 200, **HUMAN),
+        line(S2, ok[S2], [(MENU, 1)], [search(0, MISS), search(90, (MENU, 1))], 70, **HUMAN),
+        line(CD, wrong, [insp[0]], [search(0, insp[0])], 400, **HUMAN),
+    ]
     return {"A": a, "B": b, "H": h}
 
 
@@ -115,7 +139,11 @@ def made(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     gold = {r["id"]: r for r in load_gold("dev")}
     assert len(gold) == N and [gold[q]["hop_type"] for q in (S1, CP, S2, CD)] == [
-        "single", "cross_page", "single", "cross_doc"]  # fmt: skip
+        "single",
+        "cross_page",
+        "single",
+        "cross_doc",
+    ]
     folder = tmp_path_factory.mktemp("figures")
     paths = {}
     for name, rows in runs(gold).items():
@@ -123,8 +151,23 @@ def made(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         paths[name].write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = folder / "out"
     args = [str(paths[n]) for n in "ABH"]
-    assert main(["figures", *args, "--split", "dev", "--out", str(out), "--resamples", "50",
-                 "--embedder", "py:test_figures:FakeEmbedder"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "figures",
+                *args,
+                "--split",
+                "dev",
+                "--out",
+                str(out),
+                "--resamples",
+                "50",
+                "--embedder",
+                "py:test_figures:FakeEmbedder",
+            ]
+        )
+        == 0
+    )
     doc = json.loads((out / "figures.json").read_text(encoding="utf-8"))
     return {"paths": paths, "folder": folder, "out": out, "doc": doc, "figs": doc["figures"], "gold": gold}
 
@@ -132,10 +175,23 @@ def made(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_every_figure_is_drawn_and_the_page_is_self_contained(made: dict[str, Any]) -> None:
     figs, out = made["figs"], made["out"]
     assert [k for k, f in figs.items() if f["status"] != "ok"] == []
-    assert list(figs) == ["table3", "accuracy_vs_cost", "failures_by_system", "failures_by_domain", "cascade",
-                          "budget_curves", "kappa", "difficulty", "retrieval_by_iteration", "recovery",
-                          "single_vs_multi_query", "drift", "drift_vs_accuracy", "response_time",
-                          "evidence_distance"]  # fmt: skip
+    assert list(figs) == [
+        "table3",
+        "accuracy_vs_cost",
+        "failures_by_system",
+        "failures_by_domain",
+        "cascade",
+        "budget_curves",
+        "kappa",
+        "difficulty",
+        "retrieval_by_iteration",
+        "recovery",
+        "single_vs_multi_query",
+        "drift",
+        "drift_vs_accuracy",
+        "response_time",
+        "evidence_distance",
+    ]
     for key, fig in figs.items():
         assert fig["file"] == f"{key}.png" and (out / fig["file"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (out / "index.html").read_text(encoding="utf-8")
@@ -189,8 +245,25 @@ def test_kuiper_order_is_the_one_asked_for_and_is_stated(made: dict[str, Any], t
     assert "kuiper order block" in page and "tied efforts read as blocks (--kuiper-order block" in page
     out = tmp_path / "file"
     paths = made["paths"]
-    assert main(["figures", *(str(paths[n]) for n in "ABH"), "--split", "dev", "--out", str(out),
-                 "--kuiper-order", "file", "--embedder", "none", "--resamples", "20"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "figures",
+                *(str(paths[n]) for n in "ABH"),
+                "--split",
+                "dev",
+                "--out",
+                str(out),
+                "--kuiper-order",
+                "file",
+                "--embedder",
+                "none",
+                "--resamples",
+                "20",
+            ]
+        )
+        == 0
+    )
     doc = json.loads((out / "figures.json").read_text(encoding="utf-8"))
     table = doc["figures"]["table3"]["data"]
     assert doc["kuiper_order"] == table["kuiper_order"] == "file"
@@ -219,10 +292,18 @@ def test_accuracy_vs_cost(made: dict[str, Any]) -> None:
     assert fig["data"]["cost"]["H"]["n_human"] == 4 and fig["data"]["prices"] == "built-in prices.yaml"
     # the four lines of gold ids each run has, all priced for A and B
     cost_a = fig["data"]["cost"]["A"]
-    assert {k: cost_a[k] for k in ("n_lines", "n_priced", "n_human", "n_no_tokens", "n_unknown_model",
-                                   "unknown_models", "complete")} == {
-        "n_lines": 4, "n_priced": 4, "n_human": 0, "n_no_tokens": 0, "n_unknown_model": 0, "unknown_models": {},
-        "complete": True}  # fmt: skip
+    assert {
+        k: cost_a[k]
+        for k in ("n_lines", "n_priced", "n_human", "n_no_tokens", "n_unknown_model", "unknown_models", "complete")
+    } == {
+        "n_lines": 4,
+        "n_priced": 4,
+        "n_human": 0,
+        "n_no_tokens": 0,
+        "n_unknown_model": 0,
+        "unknown_models": {},
+        "complete": True,
+    }
 
 
 def test_failure_classes(made: dict[str, Any]) -> None:
@@ -240,7 +321,13 @@ def test_failure_classes(made: dict[str, Any]) -> None:
     assert made["figs"]["failures_by_domain"]["data"]["pooled_systems"] == ["A", "B"]
     # dev domains: Financial 9, Commercial 6, Government 15, Education 3, Legal 3, Personal 2 (= 38)
     assert {d: r["n_questions"] for d, r in dom.items()} == {
-        "Commercial": 6, "Education": 3, "Financial": 9, "Government": 15, "Legal": 3, "Personal": 2}  # fmt: skip
+        "Commercial": 6,
+        "Education": 3,
+        "Financial": 9,
+        "Government": 15,
+        "Legal": 3,
+        "Personal": 2,
+    }
     # Financial, pooled over A and B (18 pairs): correct A S1, A CP, B S1; B CP navigation; 7 + 7 missing
     fin = dom["Financial"]
     assert (fin["n_pooled"], fin["accuracy"]) == (18, pytest.approx(3 / 18))
@@ -276,7 +363,10 @@ def test_budget_curves_and_kappa(made: dict[str, Any]) -> None:
             assert k["kappa"][x][y] == pytest.approx(1.0 if x == y else 68 / 144)
     # solved by both / only a / only b: A-B S1 / CP / S2; A-H CP / S1 / S2; B-H S2 / S1 / CP; 35 neither
     assert [(p["a"], p["b"], p["both"], p["only_a"], p["only_b"], p["neither"], p["skipped"]) for p in k["pairs"]] == [
-        ("A", "B", 1, 1, 1, 35, 0), ("A", "H", 1, 1, 1, 35, 0), ("B", "H", 1, 1, 1, 35, 0)]  # fmt: skip
+        ("A", "B", 1, 1, 1, 35, 0),
+        ("A", "H", 1, 1, 1, 35, 0),
+        ("B", "H", 1, 1, 1, 35, 0),
+    ]
 
 
 def test_difficulty(made: dict[str, Any]) -> None:
@@ -301,14 +391,19 @@ def test_retrieval_and_recovery(made: dict[str, Any]) -> None:
     curves = made["figs"]["retrieval_by_iteration"]["data"]
 
     def pts(name: str) -> list[tuple]:
-        return [(q["iteration"], q["n_queried"], q["doc_hit"], q["page_hit"], q["doc_found"], q["page_found"])
-                for q in curves[name]["points"]]  # fmt: skip
+        return [
+            (q["iteration"], q["n_queried"], q["doc_hit"], q["page_hit"], q["doc_found"], q["page_found"])
+            for q in curves[name]["points"]
+        ]
 
     # A: first doc hit S1 2, CP 1, S2 never, CD 1; first page hit S1 2, CP 1, others never (4 usable items)
     assert pts("A") == [(1, 4, 0.5, 0.25, 0.5, 0.25), (2, 2, 0.5, 0.5, 0.75, 0.5)]
     # B: S1 1/1, CP doc at 2 and page at 3, S2 1/1, CD no query (still usable: 4 items, 3 queried at iteration 1)
-    assert pts("B") == [(1, 3, pytest.approx(2 / 3), pytest.approx(2 / 3), 0.5, 0.5), (2, 1, 1.0, 0.0, 0.75, 0.5),
-                        (3, 1, 1.0, 1.0, 0.75, 0.75)]  # fmt: skip
+    assert pts("B") == [
+        (1, 3, pytest.approx(2 / 3), pytest.approx(2 / 3), 0.5, 0.5),
+        (2, 1, 1.0, 0.0, 0.75, 0.5),
+        (3, 1, 1.0, 1.0, 0.75, 0.75),
+    ]
     # H: S1, CP, CD at 1; S2 at 2 (document and page alike)
     assert pts("H") == [(1, 4, 0.75, 0.75, 0.75, 0.75), (2, 2, 1.0, 1.0, 1.0, 1.0)]
     for name in "ABH":  # the 34 questions without a line have no history
@@ -317,8 +412,16 @@ def test_retrieval_and_recovery(made: dict[str, Any]) -> None:
 
     def r(name: str, level: str) -> tuple:
         x = rec[name][level]
-        return (x["n_usable"], x["n_zero_queries"], x["n_failed_first"], x["n_recovered"], x["recovery_rate"],
-                x["n_correct"], x["n_unscored"], x["correct_rate"])  # fmt: skip
+        return (
+            x["n_usable"],
+            x["n_zero_queries"],
+            x["n_failed_first"],
+            x["n_recovered"],
+            x["recovery_rate"],
+            x["n_correct"],
+            x["n_unscored"],
+            x["correct_rate"],
+        )
 
     # A document: S1 (found at 2) and S2 (never) missed first; S1 recovered and correct
     assert r("A", "document") == (4, 0, 2, 1, 0.5, 1, 0, 0.5)
@@ -332,8 +435,17 @@ def test_retrieval_and_recovery(made: dict[str, Any]) -> None:
 
     def q(name: str) -> tuple:
         x = sm[name]
-        return (x["n_single"], x["single"], x["n_multi"], x["multi"], x["n_zero"], x["zero"], x["gap"],
-                x["n_no_history"], x["n_unscored"])  # fmt: skip
+        return (
+            x["n_single"],
+            x["single"],
+            x["n_multi"],
+            x["multi"],
+            x["n_zero"],
+            x["zero"],
+            x["gap"],
+            x["n_no_history"],
+            x["n_unscored"],
+        )
 
     # A: one query CP ✓ CD ✗, several S1 ✓ S2 ✗; B: one S1 ✓ S2 ✓, several CP ✗, none CD ✗; H: one S1 ✗ CD ✗,
     # several CP ✓ S2 ✓
@@ -349,8 +461,11 @@ def test_drift(made: dict[str, Any]) -> None:
     drifts = {
         n: {q: v["drift"] for q, v in items.items() if v["drift"] is not None} for n, items in d["items"].items()
     }
-    assert drifts == {"A": {S1: pytest.approx(1.0), S2: pytest.approx(0.5)}, "B": {CP: pytest.approx(0.5)},
-                      "H": {CP: pytest.approx(0.5), S2: pytest.approx(1.0)}}  # fmt: skip
+    assert drifts == {
+        "A": {S1: pytest.approx(1.0), S2: pytest.approx(0.5)},
+        "B": {CP: pytest.approx(0.5)},
+        "H": {CP: pytest.approx(0.5), S2: pytest.approx(1.0)},
+    }
     assert d["items"]["B"][CD] == {"drift": None, "correct": False, "queries": 0}
     assert d["items"]["A"][S1] == {"drift": pytest.approx(1.0), "correct": True, "queries": 2}
     assert d["items"]["H"]["q0012"] == {"drift": None, "correct": False, "queries": 0}  # no line: no history
@@ -358,17 +473,26 @@ def test_drift(made: dict[str, Any]) -> None:
     # A and H: values 0.5 and 1: mean = median 0.75, quartiles (linear) 0.625 and 0.875; B: 0.5 alone
     for name in "AH":
         assert (s[name]["n"], s[name]["n_excluded"]) == (2, 36)
-        assert [s[name][k] for k in ("mean", "median", "q1", "q3", "iqr")] == pytest.approx([0.75, 0.75, 0.625, 0.875,
-                                                                                             0.25])  # fmt: skip
+        assert [s[name][k] for k in ("mean", "median", "q1", "q3", "iqr")] == pytest.approx(
+            [0.75, 0.75, 0.625, 0.875, 0.25]
+        )
     assert (s["B"]["n"], s["B"]["n_excluded"], s["B"]["median"], s["B"]["iqr"]) == (1, 37, pytest.approx(0.5), 0.0)
     c = made["figs"]["drift_vs_accuracy"]["data"]
     acc = pytest.approx(2 / N)
     assert {n: (p["median_drift"], p["accuracy"], p["human"]) for n, p in c["points"].items()} == {
-        "A": (pytest.approx(0.75), acc, False), "B": (pytest.approx(0.5), acc, False),
-        "H": (pytest.approx(0.75), acc, True)}  # fmt: skip
+        "A": (pytest.approx(0.75), acc, False),
+        "B": (pytest.approx(0.5), acc, False),
+        "H": (pytest.approx(0.75), acc, True),
+    }
     # every run has accuracy 2/38: a constant variable has no correlation
-    assert c["median"] == {"n": 3, "n_excluded": 0, "pearson": None, "pearson_p": None, "spearman": None,
-                           "spearman_p": None}  # fmt: skip
+    assert c["median"] == {
+        "n": 3,
+        "n_excluded": 0,
+        "pearson": None,
+        "pearson_p": None,
+        "spearman": None,
+        "spearman_p": None,
+    }
 
 
 def test_response_time(made: dict[str, Any]) -> None:
@@ -378,20 +502,46 @@ def test_response_time(made: dict[str, Any]) -> None:
         return [(b["low"], b["high"], b["n"], b["accuracy"]) for b in t[name]["bins"]["bins"]]
 
     # A: 30 ✓, 90 ✓, 150 ✗, 700 ✗ in the bins <60, 60-120, 120-240, 240-600, >=600 s
-    assert bins("A") == [(None, 60, 1, 1.0), (60, 120, 1, 1.0), (120, 240, 1, 0.0), (240, 600, 0, None),
-                         (600, None, 1, 0.0)]  # fmt: skip
+    assert bins("A") == [
+        (None, 60, 1, 1.0),
+        (60, 120, 1, 1.0),
+        (120, 240, 1, 0.0),
+        (240, 600, 0, None),
+        (600, None, 1, 0.0),
+    ]
     # B: 20 ✓, 100 ✗, 40 ✓, 5 ✗
-    assert bins("B") == [(None, 60, 3, pytest.approx(2 / 3)), (60, 120, 1, 0.0), (120, 240, 0, None),
-                         (240, 600, 0, None), (600, None, 0, None)]  # fmt: skip
+    assert bins("B") == [
+        (None, 60, 3, pytest.approx(2 / 3)),
+        (60, 120, 1, 0.0),
+        (120, 240, 0, None),
+        (240, 600, 0, None),
+        (600, None, 0, None),
+    ]
     # H: 50 ✗, 200 ✓, 70 ✓, 400 ✗
-    assert bins("H") == [(None, 60, 1, 0.0), (60, 120, 1, 1.0), (120, 240, 1, 1.0), (240, 600, 1, 0.0),
-                         (600, None, 0, None)]  # fmt: skip
+    assert bins("H") == [
+        (None, 60, 1, 0.0),
+        (60, 120, 1, 1.0),
+        (120, 240, 1, 1.0),
+        (240, 600, 1, 0.0),
+        (600, None, 0, None),
+    ]
     assert (t["H"]["human"], t["A"]["bins"]["n"], t["A"]["bins"]["n_excluded"], t["A"]["bins"]["accuracy"]) == (
-        True, 4, 34, 0.5)  # fmt: skip
+        True,
+        4,
+        34,
+        0.5,
+    )
     sec = t["A"]["seconds"]
     # [30, 90, 150, 700]: mean 242.5, median 120, q1 = 30 + 0.75 * 60 = 75, q3 = 150 + 0.25 * 550 = 287.5
-    assert [sec[k] for k in ("n", "n_excluded", "mean", "median", "q1", "q3", "iqr")] == [4, 34, 242.5, 120.0, 75.0,
-                                                                                          287.5, 212.5]  # fmt: skip
+    assert [sec[k] for k in ("n", "n_excluded", "mean", "median", "q1", "q3", "iqr")] == [
+        4,
+        34,
+        242.5,
+        120.0,
+        75.0,
+        287.5,
+        212.5,
+    ]
     r = t["A"]["r"]
     # Pearson: dx = (-212.5, -152.5, -92.5, 457.5), dy = (.5, .5, -.5, -.5): sum dx dy = -365, sum dx^2 = 286275,
     # sum dy^2 = 1 -> r = -365 / sqrt(286275); p (t with 2 df): t = r sqrt(2) / sqrt(1 - r^2),
@@ -420,30 +570,52 @@ def test_evidence_distance(made: dict[str, Any]) -> None:
     # (permit 0147 p1, p2) 0, gap 1; q0162 (handbook p93, p96) 0, gap 3; cross-document q0148 (lesson p2, riverton
     # 2022 p6) 1; q0072, q0098, q0129 0. Accuracy: share of A, B correct: CP 1/2, all others 0.
     q = {k: (v["same_document"], v["semantic"], v["physical"], v["accuracy"]) for k, v in d["questions"].items()}
-    assert q == {CP: (True, 1.0, 3.0, 0.5), "q0097": (True, 0.0, 1.0, 0.0), "q0162": (True, 0.0, 3.0, 0.0),
-                 "q0072": (False, 0.0, None, 0.0), "q0098": (False, 0.0, None, 0.0), "q0129": (False, 0.0, None, 0.0),
-                 "q0148": (False, 1.0, None, 0.0)}  # fmt: skip
+    assert q == {
+        CP: (True, 1.0, 3.0, 0.5),
+        "q0097": (True, 0.0, 1.0, 0.0),
+        "q0162": (True, 0.0, 3.0, 0.0),
+        "q0072": (False, 0.0, None, 0.0),
+        "q0098": (False, 0.0, None, 0.0),
+        "q0129": (False, 0.0, None, 0.0),
+        "q0148": (False, 1.0, None, 0.0),
+    }
     same = d["same_document"]
     # bins <0.15: q0097, q0162 (0, 0); >= 0.6: CP (1/2); semantic (1, 0, 0) vs accuracy (1/2, 0, 0): r = rho = 1
-    assert [(b["n"], b["accuracy"]) for b in same["by_semantic"]["bins"]] == [(2, 0.0), (0, None), (0, None),
-                                                                               (0, None), (1, 0.5)]  # fmt: skip
+    assert [(b["n"], b["accuracy"]) for b in same["by_semantic"]["bins"]] == [
+        (2, 0.0),
+        (0, None),
+        (0, None),
+        (0, None),
+        (1, 0.5),
+    ]
     assert (same["by_semantic"]["n"], same["by_semantic"]["accuracy"]) == (3, pytest.approx(1 / 6))
     assert (same["semantic_r"]["pearson"], same["semantic_r"]["spearman"]) == pytest.approx((1.0, 1.0))
     # a perfect correlation: both p-values 0
     assert (same["semantic_r"]["pearson_p"], same["semantic_r"]["spearman_p"]) == pytest.approx((0, 0), abs=1e-6)
     # the paper's bins (Tables 14-15): < 0.15, 0.15-0.30, 0.30-0.45, 0.45-0.60, >= 0.60
-    assert [(b["low"], b["high"]) for b in same["by_semantic"]["bins"]] == [(None, 0.15), (0.15, 0.3), (0.3, 0.45),
-                                                                             (0.45, 0.6), (0.6, None)]  # fmt: skip
+    assert [(b["low"], b["high"]) for b in same["by_semantic"]["bins"]] == [
+        (None, 0.15),
+        (0.15, 0.3),
+        (0.3, 0.45),
+        (0.45, 0.6),
+        (0.6, None),
+    ]
     # page gap (3, 1, 3) vs (1/2, 0, 0): dx = (2/3, -4/3, 2/3), dy = (1/3, -1/6, -1/6): cov 1/3, sxx 24/9, syy 1/6
     # -> r = (1/3) / sqrt(24/54) = 1/2; p (t with 1 df, Cauchy): t = 1/sqrt(3) -> p = 1 - 2 atan(t) / pi = 2/3.
     # Spearman ranks (2.5, 1, 2.5) vs (3, 1.5, 1.5): rho = 0.75 / 1.5 = 1/2, p = 2/3
     phys = same["physical_r"]
     assert [phys[k] for k in ("n", "pearson", "pearson_p", "spearman", "spearman_p")] == pytest.approx(
-        [3, 0.5, 2 / 3, 0.5, 2 / 3])  # fmt: skip
+        [3, 0.5, 2 / 3, 0.5, 2 / 3]
+    )
     cross = d["cross_document"]
     # 3 at distance 0 and q0148 at 1, all at accuracy 0: the constant outcome has no correlation
-    assert [(b["n"], b["accuracy"]) for b in cross["by_semantic"]["bins"]] == [(3, 0.0), (0, None), (0, None),
-                                                                                (0, None), (1, 0.0)]  # fmt: skip
+    assert [(b["n"], b["accuracy"]) for b in cross["by_semantic"]["bins"]] == [
+        (3, 0.0),
+        (0, None),
+        (0, None),
+        (0, None),
+        (1, 0.0),
+    ]
     assert cross["semantic_r"]["pearson"] is None and cross["physical_r"] is None and cross["n_no_distance"] == 0
 
 
@@ -452,20 +624,40 @@ def test_prices_override_and_unknown_model(made: dict[str, Any], tmp_path) -> No
     prices.write_text("gpt-4.1: {input: 1, output: 10}\n", encoding="utf-8")
     out = tmp_path / "out"
     paths = made["paths"]
-    assert main(["figures", str(paths["A"]), str(paths["B"]), "--split", "dev", "--out", str(out), "--prices",
-                 str(prices), "--embedder", "none", "--resamples", "20"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "figures",
+                str(paths["A"]),
+                str(paths["B"]),
+                "--split",
+                "dev",
+                "--out",
+                str(out),
+                "--prices",
+                str(prices),
+                "--embedder",
+                "none",
+                "--resamples",
+                "20",
+            ]
+        )
+        == 0
+    )
     doc = json.loads((out / "figures.json").read_text(encoding="utf-8"))
     fig = doc["figures"]["accuracy_vs_cost"]
     # A at $1 in / $10 out: 1000/100 -> $0.002, 2000/200 -> $0.004, $0.002, 4000/400 -> $0.008: $0.016, $0.004 each
     assert [(p["name"], p["usd_total"], p["usd_per_question"]) for p in fig["data"]["points"]] == [
-        ("A", pytest.approx(0.016), pytest.approx(0.004))]  # fmt: skip
+        ("A", pytest.approx(0.016), pytest.approx(0.004))
+    ]
     # B's model is not in this table: counted and named, never free
     assert fig["skipped_systems"] == {"B": "0 of 4 lines priced: no price for model local (4 line(s))"}
     assert fig["data"]["cost"]["B"]["unknown_models"] == {"local": 4} and fig["data"]["cost"]["B"]["total_usd"] is None
     assert doc["prices"] == str(prices)
     for key in ("drift", "drift_vs_accuracy", "evidence_distance"):
         assert doc["figures"][key]["status"] == "skipped" and doc["figures"][key]["reason"] == (
-            "no embedder: --embedder none")  # fmt: skip
+            "no embedder: --embedder none"
+        )
         assert not (out / f"{key}.png").exists()
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "Not drawn: no embedder: --embedder none" in page and "no price for model local" in page
@@ -475,11 +667,28 @@ def test_missing_inputs_are_skipped_with_reasons(made: dict[str, Any], tmp_path)
     # one run whose lines have only answers: no search_history, steps, tokens, model or times
     bare = tmp_path / "bare.jsonl"
     rows = [json.loads(x) for x in made["paths"]["A"].read_text(encoding="utf-8").splitlines()]
-    bare.write_text("".join(json.dumps({k: r[k] for k in ("id", "question", "answer", "citations")}) + "\n"
-                            for r in rows), encoding="utf-8")  # fmt: skip
+    bare.write_text(
+        "".join(json.dumps({k: r[k] for k in ("id", "question", "answer", "citations")}) + "\n" for r in rows),
+        encoding="utf-8",
+    )
     out = tmp_path / "out"
-    assert main(["figures", str(bare), "--split", "dev", "--out", str(out), "--resamples", "20",
-                 "--embedder", "py:test_figures:FakeEmbedder"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "figures",
+                str(bare),
+                "--split",
+                "dev",
+                "--out",
+                str(out),
+                "--resamples",
+                "20",
+                "--embedder",
+                "py:test_figures:FakeEmbedder",
+            ]
+        )
+        == 0
+    )
     figs = json.loads((out / "figures.json").read_text(encoding="utf-8"))["figures"]
     reasons = {k: f["reason"] for k, f in figs.items() if f["status"] == "skipped"}
     assert reasons == {
@@ -507,8 +716,10 @@ def test_mistakes_are_one_line_and_exit_2(made: dict[str, Any], tmp_path, caplog
     a = str(made["paths"]["A"])
     assert main(["figures", a, "--split", "dev", "--out", str(tmp_path / "o"), "--prices", str(bad_prices)]) == 2
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
-    assert errors == [f"{bad_prices} line 2: model 'gpt-4.1': field 'output': must be a number >= 0 (USD per million "
-                      "tokens), got 'free'"]  # fmt: skip
+    assert errors == [
+        f"{bad_prices} line 2: model 'gpt-4.1': field 'output': must be a number >= 0 (USD per million "
+        "tokens), got 'free'"
+    ]
     caplog.clear()
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "q0006", "question": "?", "answer": ["x"]}\n{"id": "q0028", "answer": 5}\n')
@@ -530,8 +741,9 @@ def test_page_opens_offline_in_a_browser(made: dict[str, Any]) -> None:
             page.on("request", lambda r: requests.append(r.url))
             page.goto((made["out"] / "index.html").as_uri(), timeout=30_000)
             images = page.locator("section img")
-            loaded = [images.nth(i).evaluate("img => img.complete && img.naturalWidth > 0")
-                      for i in range(images.count())]  # fmt: skip
+            loaded = [
+                images.nth(i).evaluate("img => img.complete && img.naturalWidth > 0") for i in range(images.count())
+            ]
             cells = page.locator("#table3 tr").count()
         finally:
             browser.close()

@@ -36,7 +36,8 @@ class FakeHfApi:
 
 
 def test_publish_guard_refuses_incomplete_and_allows_it_on_request_and_complete_ones(
-        home: Path, host: Host, tmp_path: Path, capsys, monkeypatch) -> None:  # fmt: skip
+    home: Path, host: Host, tmp_path: Path, capsys, monkeypatch
+) -> None:
     from madqa.loading_script.load import DatasetUnavailableError
     from madqa.loading_script.pages_repo import publish_pages
 
@@ -61,8 +62,10 @@ def test_publish_guard_refuses_incomplete_and_allows_it_on_request_and_complete_
 
     allowed = publish_pages(str(folder), "org/pages", api=FakeHfApi(tmp_path / "allowed"), allow_incomplete=True)
     assert 0 < allowed.documents < 9 and (tmp_path / "allowed" / "README.md").is_file()
-    assert main(["publish", "pages", "--dataset", str(folder), "--repo", "org/pages", "--allow-incomplete",
-                 "--json"]) == 0  # fmt: skip
+    assert (
+        main(["publish", "pages", "--dataset", str(folder), "--repo", "org/pages", "--allow-incomplete", "--json"])
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["documents"] == allowed.documents
 
     host.fix()

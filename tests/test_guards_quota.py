@@ -19,8 +19,18 @@ def test_stored_plus_in_flight_submissions_never_exceed_the_quota(tmp_path) -> N
     from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
 
     refs = synthetic_references(60)
-    form = clean_form({"system": "s", "submitter": "u", "agent": "a", "model": "m", "contact": "c",
-                       "models_used": "m", "training_data": "t", "compute": "c"})  # fmt: skip
+    form = clean_form(
+        {
+            "system": "s",
+            "submitter": "u",
+            "agent": "a",
+            "model": "m",
+            "contact": "c",
+            "models_used": "m",
+            "training_data": "t",
+            "compute": "c",
+        }
+    )
     scorer = Scorer(refs, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
     limiter = RateLimiter(3, 3600)
     real = scorer.evaluate_text
@@ -69,8 +79,18 @@ def test_in_flight_count_is_released_after_a_refusal(tmp_path) -> None:
     from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
 
     refs = synthetic_references(60)
-    form = clean_form({"system": "s", "submitter": "u", "agent": "a", "model": "m", "contact": "c",
-                       "models_used": "m", "training_data": "t", "compute": "c"})  # fmt: skip
+    form = clean_form(
+        {
+            "system": "s",
+            "submitter": "u",
+            "agent": "a",
+            "model": "m",
+            "contact": "c",
+            "models_used": "m",
+            "training_data": "t",
+            "compute": "c",
+        }
+    )
     scorer = Scorer(refs, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
     limiter = RateLimiter(1, 3600)
     with pytest.raises(SubmissionError):

@@ -34,20 +34,67 @@ needs_linux_table = pytest.mark.skipif(os.uname().machine not in ("x86_64", "aar
 DOCUMENTED_DENIED: dict[str, tuple[str, ...]] = {
     "process creation and execution": ("execve", "execveat", "fork", "vfork"),
     "sockets": ("socket", "socketpair", "connect", "bind", "listen", "accept", "accept4"),
-    "tracing and other processes' memory": ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
-                                            "pidfd_open", "pidfd_getfd", "process_madvise"),
-    "mounts and namespaces": ("mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "open_tree",
-                              "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"),
-    "kernel modules, kexec, bpf, perf": ("init_module", "finit_module", "delete_module", "kexec_load",
-                                         "kexec_file_load", "bpf", "perf_event_open"),
+    "tracing and other processes' memory": (
+        "ptrace",
+        "process_vm_readv",
+        "process_vm_writev",
+        "kcmp",
+        "pidfd_open",
+        "pidfd_getfd",
+        "process_madvise",
+    ),
+    "mounts and namespaces": (
+        "mount",
+        "umount2",
+        "pivot_root",
+        "chroot",
+        "unshare",
+        "setns",
+        "open_tree",
+        "move_mount",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+        "mount_setattr",
+    ),
+    "kernel modules, kexec, bpf, perf": (
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "kexec_load",
+        "kexec_file_load",
+        "bpf",
+        "perf_event_open",
+    ),
     "keyrings": ("keyctl", "add_key", "request_key"),
     "userfaultfd, io_uring": ("userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register"),
     "file handles, memfd": ("open_by_handle_at", "name_to_handle_at", "memfd_create"),
-    "file metadata": ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime",
-                      "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
-                      "lremovexattr", "fremovexattr", "setxattrat", "removexattrat", "file_setattr"),
+    "file metadata": (
+        "chmod",
+        "fchmod",
+        "fchmodat",
+        "fchmodat2",
+        "chown",
+        "fchown",
+        "lchown",
+        "fchownat",
+        "utime",
+        "utimes",
+        "utimensat",
+        "futimesat",
+        "setxattr",
+        "lsetxattr",
+        "fsetxattr",
+        "removexattr",
+        "lremovexattr",
+        "fremovexattr",
+        "setxattrat",
+        "removexattrat",
+        "file_setattr",
+    ),
     "watching files": ("inotify_add_watch", "fanotify_init", "fanotify_mark"),
-}  # fmt: skip
+}
 EPERM = walls.RET_ERRNO | errno.EPERM
 
 
@@ -128,9 +175,31 @@ print(json.dumps(report), flush=True)
 """
 
 #: Path classes that must stay unreadable (those that exist here and lie outside Python's directories).
-PATH_CLASSES = ("/etc/passwd", "/etc/hostname", "/etc", "/usr/bin", "/usr/share", "/var", "/var/log", "/opt",
-                "/srv", "/boot", "/sys/kernel", "/run", "/proc/self/status", "/proc/self/environ", "/proc/1/environ",
-                "/proc/self/mem", "/proc", "/dev/null", "/dev/urandom", "/dev", "/tmp", "/root", "/home")  # fmt: skip
+PATH_CLASSES = (
+    "/etc/passwd",
+    "/etc/hostname",
+    "/etc",
+    "/usr/bin",
+    "/usr/share",
+    "/var",
+    "/var/log",
+    "/opt",
+    "/srv",
+    "/boot",
+    "/sys/kernel",
+    "/run",
+    "/proc/self/status",
+    "/proc/self/environ",
+    "/proc/1/environ",
+    "/proc/self/mem",
+    "/proc",
+    "/dev/null",
+    "/dev/urandom",
+    "/dev",
+    "/tmp",
+    "/root",
+    "/home",
+)
 
 
 def _beneath(path: str, dirs: list[str]) -> bool:
@@ -145,13 +214,17 @@ def run_probe(tmp_path: Path, as_nobody: bool) -> dict:
     os.chmod(tmp_path, 0o755)
     os.chmod(home, 0o755)
     os.chmod(home / "labels.jsonl", 0o644)  # world-readable: only the walls keep it from the probe
-    paths = [p for p in (*PATH_CLASSES, os.path.expanduser("~"), str(home), str(home / "labels.jsonl"), str(tmp_path))
-             if os.path.exists(p)]  # fmt: skip
+    paths = [
+        p
+        for p in (*PATH_CLASSES, os.path.expanduser("~"), str(home), str(home / "labels.jsonl"), str(tmp_path))
+        if os.path.exists(p)
+    ]
     script = tmp_path / "probe.py"
     script.write_text(PROBE)
     cfg = {"walls_file": str(WALLS_FILE), "protected": [str(home)], "as_nobody": as_nobody, "paths": paths}
-    proc = subprocess.run([sys.executable, "-I", str(script), json.dumps(cfg)], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-I", str(script), json.dumps(cfg)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["walls"]["filesystem"].startswith("landlock ABI"), report["walls"]
@@ -176,8 +249,10 @@ def test_nothing_outside_python_dirs_is_readable_and_no_process_is_traced(tmp_pa
 
 # -- c. the per-step CPU limit ------------------------------------------------------------------------------------
 
-BURN = ("import datetime\nt = datetime.datetime.now()\nn = 0\n"
-        "while (datetime.datetime.now() - t).total_seconds() < {seconds}:\n    n += 1\nprint(n > 0)")  # fmt: skip
+BURN = (
+    "import datetime\nt = datetime.datetime.now()\nn = 0\n"
+    "while (datetime.datetime.now() - t).total_seconds() < {seconds}:\n    n += 1\nprint(n > 0)"
+)
 
 
 def test_the_cpu_limit_is_rearmed_before_every_step() -> None:

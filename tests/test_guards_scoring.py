@@ -46,8 +46,11 @@ def test_the_ladder_moves_only_beyond_its_margin_and_then_by_at_least_the_margin
 
 
 def _text(refs: list[Any], right: set[str]) -> str:
-    return "".join(json.dumps({"id": r.id, "answer": [r.answer_variants[0][0] if r.id in right else "no"],
-                               "steps": 1 + i % 5}) + "\n" for i, r in enumerate(refs))  # fmt: skip
+    return "".join(
+        json.dumps({"id": r.id, "answer": [r.answer_variants[0][0] if r.id in right else "no"], "steps": 1 + i % 5})
+        + "\n"
+        for i, r in enumerate(refs)
+    )
 
 
 def test_with_scoring_pools_only_the_public_part_is_scored_and_shown(tmp_path: Path) -> None:

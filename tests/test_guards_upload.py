@@ -23,9 +23,10 @@ from madqa.agents.gradio_launch import launch as launch_gradio
 from madqa.metric.upload_gate import UploadGate
 
 BOUNDARY = "lyingLengthBoundary"
-BODY = (f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="results.jsonl"\r\n'
-        f'Content-Type: application/octet-stream\r\n\r\n{{"id": "q1", "answer": ["x"]}}\r\n--{BOUNDARY}--\r\n'
-        ).encode()  # fmt: skip
+BODY = (
+    f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="results.jsonl"\r\n'
+    f'Content-Type: application/octet-stream\r\n\r\n{{"id": "q1", "answer": ["x"]}}\r\n--{BOUNDARY}--\r\n'
+).encode()
 
 
 class Recorder:
@@ -66,7 +67,7 @@ def post(gate: UploadGate, declared: int | str | None, messages: list[dict]) -> 
 
 
 def chunks(data: bytes, size: int) -> list[dict]:
-    parts = [data[i:i + size] for i in range(0, len(data), size)]
+    parts = [data[i : i + size] for i in range(0, len(data), size)]
     return [{"type": "http.request", "body": p, "more_body": i < len(parts) - 1} for i, p in enumerate(parts)]
 
 
@@ -114,9 +115,15 @@ def test_no_or_a_malformed_content_length_is_refused(declared: str | None) -> No
 def answer(gate: UploadGate, body: bytes) -> tuple[int, str]:
     """POST …/upload with an honest Content-Length: the status and the text the gate (or the app) sent."""
     sent: list[dict] = []
-    scope = {"type": "http", "method": "POST", "path": "/gradio_api/upload",
-             "headers": [(b"content-type", f"multipart/form-data; boundary={BOUNDARY}".encode()),
-                         (b"content-length", str(len(body)).encode())]}  # fmt: skip
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/gradio_api/upload",
+        "headers": [
+            (b"content-type", f"multipart/form-data; boundary={BOUNDARY}".encode()),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
     queue = chunks(body, 1_000)
 
     async def receive() -> dict:
@@ -134,15 +141,18 @@ def named(name: str) -> bytes:
     return BODY.replace(b'filename="results.jsonl"', f'filename="{name}"'.encode())
 
 
-@pytest.mark.parametrize(("name", "reason"), [
-    (".hidden.jsonl", "starts with a dot"),
-    ("..%2F..%2Fevil.jsonl", "starts with a dot"),  # gradio keeps it as it is: a dotfile
-    ("<.x.jsonl", "starts with a dot"),  # gradio strips the '<': stored as .x.jsonl
-    ("x%2F..%2Fevil.jsonl", r"holds a percent-encoded character \(%2F\)"),
-    ("a%5cb.jsonl", r"holds a percent-encoded character \(%5c\)"),
-    ("%2e%2e%2fx.jsonl", r"holds a percent-encoded character \(%2e\)"),
-    ("x%252F.jsonl", r"holds a percent-encoded character \(%25\)"),  # double encoding
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        (".hidden.jsonl", "starts with a dot"),
+        ("..%2F..%2Fevil.jsonl", "starts with a dot"),  # gradio keeps it as it is: a dotfile
+        ("<.x.jsonl", "starts with a dot"),  # gradio strips the '<': stored as .x.jsonl
+        ("x%2F..%2Fevil.jsonl", r"holds a percent-encoded character \(%2F\)"),
+        ("a%5cb.jsonl", r"holds a percent-encoded character \(%5c\)"),
+        ("%2e%2e%2fx.jsonl", r"holds a percent-encoded character \(%2e\)"),
+        ("x%252F.jsonl", r"holds a percent-encoded character \(%25\)"),  # double encoding
+    ],
+)
 def test_a_hidden_or_percent_encoded_name_is_refused_with_its_reason(name: str, reason: str) -> None:
     app = Recorder()
     status, text = answer(UploadGate(app, max_bytes=10_000), named(name))
@@ -175,8 +185,14 @@ def gated(tmp_path_factory) -> Any:
         with gr.Blocks() as demo:
             gr.File()
         port = free_port()
-        launch_gradio(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                      app_kwargs={"middleware": [Middleware(UploadGate, max_bytes=10_000)]})  # fmt: skip
+        launch_gradio(
+            demo,
+            server_name="127.0.0.1",
+            server_port=port,
+            prevent_thread_lock=True,
+            quiet=True,
+            app_kwargs={"middleware": [Middleware(UploadGate, max_bytes=10_000)]},
+        )
     finally:
         os.environ.pop("GRADIO_TEMP_DIR") if saved is None else os.environ.update(GRADIO_TEMP_DIR=saved)
     try:
@@ -187,9 +203,11 @@ def gated(tmp_path_factory) -> Any:
 
 def raw_post(port: int, declared: int, data: bytes, close_write: bool) -> bytes:
     """POST /gradio_api/upload with a hand-written Content-Length over a plain socket; what came back."""
-    head = (f"POST /gradio_api/upload HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-            f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {declared}\r\n"
-            "Connection: close\r\n\r\n").encode()  # fmt: skip
+    head = (
+        f"POST /gradio_api/upload HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {declared}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
     with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
         sock.sendall(head + data)
         if close_write:
@@ -212,8 +230,10 @@ def _stored(folder: Path) -> dict[str, bytes]:
 
 def test_over_http_a_longer_body_is_cut_at_its_content_length_and_the_rest_stores_nothing(gated) -> None:
     port, folder = gated
-    tail = (f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="evil.html"\r\n\r\n'
-            f"<p>hi</p>\r\n--{BOUNDARY}--\r\n").encode()  # fmt: skip
+    tail = (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="evil.html"\r\n\r\n'
+        f"<p>hi</p>\r\n--{BOUNDARY}--\r\n"
+    ).encode()
     answer = raw_post(port, len(BODY), BODY + tail, close_write=False)
     assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
     stored = _stored(folder)

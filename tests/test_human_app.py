@@ -95,8 +95,22 @@ def test_two_annotators_on_one_server_get_their_own_files(dev_service) -> None:
 
 def serve(home: Path, out: Path, port: int) -> subprocess.Popen:
     env = {**os.environ, "MADQA_HOME": str(home), "GRADIO_ANALYTICS_ENABLED": "False"}
-    cmd = [sys.executable, "-m", "madqa.cli", "human", "--split", "dev", "--annotator", "kim", "-o", str(out),
-           "--batch", "Aquarius", "--port", str(port)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "human",
+        "--split",
+        "dev",
+        "--annotator",
+        "kim",
+        "-o",
+        str(out),
+        "--batch",
+        "Aquarius",
+        "--port",
+        str(port),
+    ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -160,8 +174,11 @@ def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_
             result = outputs(client.predict("ora", "Andromeda", api_name="/start"))
             run = service.start("ora", "Andromeda")
             qid = run.current_item()["id"]
-            [gallery] = [v["value"] if isinstance(v, dict) else v for v in result
-                         if isinstance(v, list) or (isinstance(v, dict) and isinstance(v.get("value"), list))]
+            [gallery] = [
+                v["value"] if isinstance(v, dict) else v
+                for v in result
+                if isinstance(v, list) or (isinstance(v, dict) and isinstance(v.get("value"), list))
+            ]
             captions = [g["caption"] for g in gallery]
             pages = [(e["document"], e["page"]) for e in gold[qid]["evidence"]]
             assert captions == view.captions(pages, lambda d, p: service.corpus.snippet(d, p))
@@ -171,8 +188,9 @@ def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_
         assert len(lines) == 3 and all(r["mode"] == "oracle" and r["search_history"] == [] for r in lines)
 
 
-def test_cli_lists_batches_and_names_mistakes(layout, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                              caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+def test_cli_lists_batches_and_names_mistakes(
+    layout, tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     from madqa.cli import main
 
     assert main(["human", "--split", "dev", "--list-batches", "--json"]) == 0

@@ -30,8 +30,14 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 #: the tracked files as they are.
 UPDATE_SCREENSHOTS = os.environ.get("MADQA_UPDATE_SCREENSHOTS") == "1"
 #: One query per operator of the search syntax; the last one opens a 6-page annual report.
-QUERIES = ["wat*", '"annual report"', "menu OR permit", "invoice NOT water", "water AND Riverton",
-           "riverton water rates"]  # fmt: skip
+QUERIES = [
+    "wat*",
+    '"annual report"',
+    "menu OR permit",
+    "invoice NOT water",
+    "water AND Riverton",
+    "riverton water rates",
+]
 T = 60_000
 
 
@@ -96,8 +102,14 @@ def serving(service: Any, sink: list[bytes] | None = None, hold: HoldPageLoad | 
     middleware = [Middleware(Recorder, sink=sink)] if sink is not None else []
     if hold is not None:
         middleware.append(Middleware(lambda app: (setattr(hold, "app", app), hold)[1]))
-    demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True,
-                        app_kwargs={"middleware": middleware})  # fmt: skip
+    demo = launch_human(
+        service,
+        host="127.0.0.1",
+        port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        app_kwargs={"middleware": middleware},
+    )
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
@@ -182,13 +194,18 @@ def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.Cap
     first, second = lines[0], lines[1]
     assert [s["query"] for s in first["search_history"]] == QUERIES
     assert [[(r["document"], r["page"]) for r in s["results"]] for s in first["search_history"]] == [
-        list(e) for e in expected]  # fmt: skip
+        list(e) for e in expected
+    ]
     assert [s["count"] for s in first["search_history"]] == [len(e) for e in expected]
     stamps = [s["timestamp"] for s in first["search_history"]] + [v["timestamp"] for v in first["page_views"]]
     assert first["started_at"] <= stamps[0] and stamps == sorted(stamps) and stamps[-1] <= first["ended_at"]
     assert [(v["document"], v["page"], v["via"]) for v in first["page_views"]] == [
-        (doc, expected[-1][0][1], "result"), (doc, 1, "first"), (doc, 2, "next"), (doc, 3, "jump"),
-        (doc, 4, "next")]  # fmt: skip
+        (doc, expected[-1][0][1], "result"),
+        (doc, 1, "first"),
+        (doc, 2, "next"),
+        (doc, 3, "jump"),
+        (doc, 4, "next"),
+    ]
     assert first["citations"] == [{"document": doc, "page": 3}]
     assert first["answer"] == ["first line", "second line"] and first["steps"] == len(QUERIES)
     assert first["system_type"] == "human" and first["annotator"] == "pw" and first["batch"] == "Aquarius"
@@ -228,8 +245,17 @@ def canary_labels(layout: Any, path: Path) -> list[str]:
         for n, row in enumerate(rows):
             answer, document = f"CANARYANSWERzq{n:03d}", f"canary_evidence_zq{n:03d}.pdf"
             canaries += [answer, document]
-            fh.write(json.dumps({**row, "answer_variants": [[answer], [f"{answer}ALT"]],
-                                 "evidence": [{"document": document, "page": 7}], "hop_type": "single"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        **row,
+                        "answer_variants": [[answer], [f"{answer}ALT"]],
+                        "evidence": [{"document": document, "page": 7}],
+                        "hop_type": "single",
+                    }
+                )
+                + "\n"
+            )
     return canaries + ["Gold answer", "ANLS*"]
 
 

@@ -105,8 +105,9 @@ def test_side_by_side_keys_zoom_and_plain_messages(layout, tmp_path: Path) -> No
 
         page.locator("#jump input").fill("99")
         page.locator("#nav-jump").click()
-        expect(page.locator("#viewer-msg")).to_have_text("page 99 does not exist; this document has 6 pages",
-                                                         timeout=T)  # fmt: skip
+        expect(page.locator("#viewer-msg")).to_have_text(
+            "page 99 does not exist; this document has 6 pages", timeout=T
+        )
         expect(page.locator("#viewer-title")).to_contain_text("page 1 of 6", timeout=T)  # not clamped to 6
 
         page.locator("#answer textarea").fill("line one")
@@ -131,8 +132,11 @@ def test_on_a_phone_the_next_question_is_scrolled_into_view(layout, tmp_path: Pa
         expect(page.locator("#viewer-title")).to_contain_text("page 5 of 6", timeout=T)
         assert box(page, "#question")["y"] < box(page, "#viewer")["y"]  # on a phone the question comes first
         # The page just opened is scrolled to the top of the screen, and the answer box is under it, both whole.
-        page.wait_for_function("() => { const top = document.getElementById('viewer-title').getBoundingClientRect()"
-                               ".top; return top >= 0 && top < 120; }", timeout=T)  # fmt: skip
+        page.wait_for_function(
+            "() => { const top = document.getElementById('viewer-title').getBoundingClientRect()"
+            ".top; return top >= 0 && top < 120; }",
+            timeout=T,
+        )
         image, answer = box(page, "#viewer img"), box(page, "#answer textarea")
         assert image["y"] >= 0 and image["y"] + image["height"] <= answer["y"], (image, answer)
         assert answer["y"] + answer["height"] <= PHONE["height"], (image, answer)
@@ -141,9 +145,13 @@ def test_on_a_phone_the_next_question_is_scrolled_into_view(layout, tmp_path: Pa
         page.evaluate("window.scrollTo(0, 0)")
         save_screens(page, "human-390", tmp_path)
         page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # down at the page viewer
-        page.wait_for_function("() => document.getElementById('question').getBoundingClientRect().bottom < 0",
-                               timeout=T)  # fmt: skip
+        page.wait_for_function(
+            "() => document.getElementById('question').getBoundingClientRect().bottom < 0", timeout=T
+        )
         page.locator("#give-up").dispatch_event("click")  # a click that does not scroll by itself
         expect(page.locator("#question")).to_contain_text("Question 2 of", timeout=T)
-        page.wait_for_function("() => { const r = document.getElementById('question').getBoundingClientRect();"
-                               " return r.top >= -1 && r.top < window.innerHeight / 2; }", timeout=T)  # fmt: skip
+        page.wait_for_function(
+            "() => { const r = document.getElementById('question').getBoundingClientRect();"
+            " return r.top >= -1 && r.top < window.innerHeight / 2; }",
+            timeout=T,
+        )

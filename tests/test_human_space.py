@@ -27,13 +27,32 @@ def test_human_submissions_are_labelled_and_filterable(layout, tmp_path: Path) -
     rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
     store = SubmissionStore(tmp_path / "db.sqlite")
     scorer = Scorer.from_labels(layout.test_labels, store, n_resamples=20)
-    human = "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "system_type": "human",
-                                "annotator": "a1", "search_history": []}) + "\n" for r in rows)  # fmt: skip
+    human = "".join(
+        json.dumps(
+            {
+                "id": r["id"],
+                "answer": r["answer_variants"][0],
+                "system_type": "human",
+                "annotator": "a1",
+                "search_history": [],
+            }
+        )
+        + "\n"
+        for r in rows
+    )
     agent = "".join(json.dumps({"id": r["id"], "answer": ["no"], "steps": 1}) + "\n" for r in rows)
     mixed = human.replace('"system_type": "human"', '"system_type": "agent"', 1)
     assert [results_system_type(t) for t in (human, agent, mixed)] == ["human", "agent", "agent"]
-    form = {"system": "people", "submitter": "lab", "agent": "human", "model": "none", "contact": "x@y.z",
-            "models_used": "none", "training_data": "none", "compute": "hours"}  # fmt: skip
+    form = {
+        "system": "people",
+        "submitter": "lab",
+        "agent": "human",
+        "model": "none",
+        "contact": "x@y.z",
+        "models_used": "none",
+        "training_data": "none",
+        "compute": "hours",
+    }
     scorer.submit_text(human, clean_form(form))
     scorer.submit_text(agent, clean_form({**form, "system": "bot", "agent": "bm25"}))
     board = board_frame(store.submissions())
@@ -145,8 +164,13 @@ def test_practice_actions_are_queued_with_a_shared_limit(layout) -> None:
     with gr.Blocks() as demo:
         human_interface(service, embedded=True, api_prefix="h_")
     port = free_port()
-    launch_gradio(demo.queue(default_concurrency_limit=8), server_name="127.0.0.1", server_port=port,
-                  prevent_thread_lock=True, quiet=True)  # fmt: skip
+    launch_gradio(
+        demo.queue(default_concurrency_limit=8),
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+    )
     visitors = 6
     try:
         clients = [gradio_client(f"http://127.0.0.1:{port}/") for _ in range(visitors)]

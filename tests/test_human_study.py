@@ -65,14 +65,26 @@ def plan(tmp_path: Path, split: str = "dev", mode: str = "search", **kw) -> Stud
     batches = tuple(make_batches([q["id"] for q in QUESTIONS], size=25))
     questions = {q["id"]: {"id": q["id"], "question": q["question"]} for q in QUESTIONS}
     kw.setdefault("out_dir", tmp_path)
-    return StudyPlan(split=split, mode=mode, batches=batches, questions=questions,
-                     dataset={"name": "sample", "revision": "r1"}, config={"seed": 1}, **kw)  # fmt: skip
+    return StudyPlan(
+        split=split,
+        mode=mode,
+        batches=batches,
+        questions=questions,
+        dataset={"name": "sample", "revision": "r1"},
+        config={"seed": 1},
+        **kw,
+    )
 
 
 def open_run(path: Path, annotator: str = "ann", clock=None) -> StudyRun:  # noqa: ANN001
-    return StudyRun(QUESTIONS, path, annotator=annotator, batch="Andromeda",
-                    settings=StudySettings(split="dev", dataset={"name": "sample", "revision": "r1"}),
-                    clock=clock or Clock())  # fmt: skip
+    return StudyRun(
+        QUESTIONS,
+        path,
+        annotator=annotator,
+        batch="Andromeda",
+        settings=StudySettings(split="dev", dataset={"name": "sample", "revision": "r1"}),
+        clock=clock or Clock(),
+    )
 
 
 # -- batches ---------------------------------------------------------------------------------------------------
@@ -223,8 +235,11 @@ def test_files_are_locked_and_owned(tmp_path: Path) -> None:
 
 def test_registry_shares_a_run_per_file_and_keeps_annotators_apart(tmp_path: Path) -> None:
     service = HumanService(plan(tmp_path), corpus())
-    alice, again, bob = service.start("alice", "Andromeda"), service.start("alice", "andromeda"), service.start(
-        "bob", "Andromeda")  # fmt: skip
+    alice, again, bob = (
+        service.start("alice", "Andromeda"),
+        service.start("alice", "andromeda"),
+        service.start("bob", "Andromeda"),
+    )
     assert alice is again and alice is not bob and alice.path != bob.path
     service.search(alice, "water")
     assert bob.session().searches == [] and len(again.session().searches) == 1  # a reload keeps the searches
@@ -300,8 +315,11 @@ def test_a_step_that_stays_on_the_page_in_view_is_not_a_page_view(tmp_path: Path
     assert service.view(run, "nope.pdf", 1, "result") is None
     session = run.session()
     assert session is not None
-    assert [(v["page"], v["via"]) for v in session.snapshot()["page_views"]] == [(2, "result"), (1, "previous"),
-                                                                                   (1, "result")]  # fmt: skip
+    assert [(v["page"], v["via"]) for v in session.snapshot()["page_views"]] == [
+        (2, "result"),
+        (1, "previous"),
+        (1, "result"),
+    ]
     service.close()
 
 
@@ -309,8 +327,12 @@ def test_registry_drops_the_run_used_longest_ago(tmp_path: Path) -> None:
     registry = StudyRegistry(max_memory_runs=2)
 
     def memory_run(name: str) -> StudyRun:
-        return registry.open(None, name, "Andromeda", lambda: StudyRun(
-            QUESTIONS, None, annotator=name, batch="Andromeda", settings=StudySettings(split="dev")))  # fmt: skip
+        return registry.open(
+            None,
+            name,
+            "Andromeda",
+            lambda: StudyRun(QUESTIONS, None, annotator=name, batch="Andromeda", settings=StudySettings(split="dev")),
+        )
 
     a, _b = memory_run("a"), memory_run("b")
     assert memory_run("a") is a  # a comes back: b is now the oldest
@@ -325,13 +347,19 @@ def test_registry_limits_new_runs_per_client_and_drops_only_a_fair_share(tmp_pat
     from madqa.agents.human.registry import RunLimitError, new_visitor_key, visitor_name
 
     now = [0.0]
-    registry = StudyRegistry(max_memory_runs=3, new_runs_per_client=2, window_s=100, fresh_s=50,
-                             clock=lambda: now[0])  # fmt: skip
+    registry = StudyRegistry(max_memory_runs=3, new_runs_per_client=2, window_s=100, fresh_s=50, clock=lambda: now[0])
 
     def run(key: str, client: str | None) -> StudyRun:
-        return registry.open(None, visitor_name(key), "Andromeda", lambda: StudyRun(
-            QUESTIONS, None, annotator=visitor_name(key), batch="Andromeda", settings=StudySettings(split="dev")),
-            key=key, client=client)  # fmt: skip
+        return registry.open(
+            None,
+            visitor_name(key),
+            "Andromeda",
+            lambda: StudyRun(
+                QUESTIONS, None, annotator=visitor_name(key), batch="Andromeda", settings=StudySettings(split="dev")
+            ),
+            key=key,
+            client=client,
+        )
 
     a = run("ka", "A")
     b1 = run("kb1", "B")
@@ -366,9 +394,16 @@ def test_registry_remembers_a_bounded_number_of_clients(monkeypatch) -> None:
     registry = StudyRegistry(max_memory_runs=4, new_runs_per_client=1, fresh_s=0)
     for n in range(1000):
         key = f"k{n}"
-        registry.open(None, key, "Andromeda", lambda key=key: StudyRun(
-            QUESTIONS, None, annotator=key, batch="Andromeda", settings=StudySettings(split="dev")),
-            key=key, client=f"ip:2001:db8::{n:x}")  # fmt: skip
+        registry.open(
+            None,
+            key,
+            "Andromeda",
+            lambda key=key: StudyRun(
+                QUESTIONS, None, annotator=key, batch="Andromeda", settings=StudySettings(split="dev")
+            ),
+            key=key,
+            client=f"ip:2001:db8::{n:x}",
+        )
     assert len(registry._starts) <= 301 and registry.memory_runs() == 4
 
 

@@ -30,8 +30,10 @@ class Renderer:
 
 
 def fake_corpus() -> HumanCorpus:
-    texts = {("harlan_superior_court_order.pdf", 2): "Order of the court. The water rates are set at 4 percent.",
-             ("harlan_superior_court_order.pdf", 5): "Appendix: the permit fees for 2019 and 2020."}  # fmt: skip
+    texts = {
+        ("harlan_superior_court_order.pdf", 2): "Order of the court. The water rates are set at 4 percent.",
+        ("harlan_superior_court_order.pdf", 5): "Appendix: the permit fees for 2019 and 2020.",
+    }
     return HumanCorpus(Index(), Renderer(), Renderer(), {"harlan_superior_court_order.pdf": 6}, texts=texts)  # type: ignore[arg-type]
 
 
@@ -40,8 +42,13 @@ def test_a_query_without_words_is_told_plainly_and_is_no_step(tmp_path: Path, qu
     from madqa.agents.human.batches import make_batches
     from madqa.agents.human.service import HumanService, StudyPlan
 
-    plan = StudyPlan(split="dev", mode="search", batches=tuple(make_batches(["q1"], size=25)),
-                     questions={"q1": {"id": "q1", "question": "Q?"}}, out_dir=None)  # fmt: skip
+    plan = StudyPlan(
+        split="dev",
+        mode="search",
+        batches=tuple(make_batches(["q1"], size=25)),
+        questions={"q1": {"id": "q1", "question": "Q?"}},
+        out_dir=None,
+    )
     service = HumanService(plan, fake_corpus())
     run = service.start("ann", plan.batches[0].name)
     outcome = service.search(run, query)
@@ -80,9 +87,16 @@ def test_a_jump_past_the_document_is_named() -> None:
 def test_the_practice_board_uses_the_main_boards_units() -> None:
     from madqa.space.practice_runs import SharedRun, practice_row
 
-    row = practice_row(SharedRun(1, "2026-12-01T00:00:00", "me", "Andromeda", 2,
-                                 {"accuracy": 1.0, "anls": 0.877, "page_f1": 1.0, "doc_f1": 0.6667,
-                                  "mean_steps": 1.5}))  # fmt: skip
+    row = practice_row(
+        SharedRun(
+            1,
+            "2026-12-01T00:00:00",
+            "me",
+            "Andromeda",
+            2,
+            {"accuracy": 1.0, "anls": 0.877, "page_f1": 1.0, "doc_f1": 0.6667, "mean_steps": 1.5},
+        )
+    )
     assert (row["Accuracy"], row["ANLS*"], row["Page F1"], row["Doc F1"]) == (100.0, 87.7, 100.0, 66.7)
 
 
@@ -92,9 +106,17 @@ def test_the_practice_board_is_shown_in_percent_with_one_decimal() -> None:
     from madqa.agents.human.practice import shown_board
     from madqa.space.practice_runs import COLUMNS, SharedRun, practice_row
 
-    runs = [SharedRun(1, "2026-12-01T00:00:00", "me", "Andromeda", 2, {"accuracy": 1.0, "anls": 0.877,
-            "page_f1": 1.0, "doc_f1": 0.6667, "mean_steps": 1.5}), SharedRun(2, "2026-12-01T00:00:00", "you",
-            "Andromeda", 1, {"accuracy": 0.0, "mean_steps": 2.25})]  # fmt: skip
+    runs = [
+        SharedRun(
+            1,
+            "2026-12-01T00:00:00",
+            "me",
+            "Andromeda",
+            2,
+            {"accuracy": 1.0, "anls": 0.877, "page_f1": 1.0, "doc_f1": 0.6667, "mean_steps": 1.5},
+        ),
+        SharedRun(2, "2026-12-01T00:00:00", "you", "Andromeda", 1, {"accuracy": 0.0, "mean_steps": 2.25}),
+    ]
     frame = pd.DataFrame([practice_row(r) for r in runs], columns=list(COLUMNS))
     shown = shown_board(frame)
     header, *rows = [line.split("|")[1:] for line in shown.to_string(delimiter="|").splitlines()]
@@ -103,8 +125,9 @@ def test_the_practice_board_is_shown_in_percent_with_one_decimal() -> None:
     assert shown.data["Accuracy"].tolist() == [100.0, 0.0]  # numbers underneath: the table sorts by value
 
 
-def test_downloaded_practice_answers_evaluate_without_a_dataset_warning(layout, tmp_path: Path, caplog,
-                                                                        capsys) -> None:  # fmt: skip
+def test_downloaded_practice_answers_evaluate_without_a_dataset_warning(
+    layout, tmp_path: Path, caplog, capsys
+) -> None:
     import gradio as gr
 
     from madqa.agents.human.practice import build_practice_tab

@@ -54,8 +54,13 @@ def scripted(gold: dict[str, dict[str, Any]], seen: list[tuple[str, int, list[st
             call = ("final_answer", {"answer": list(row["answer_variants"][0]), "citations": cites})
         elif plan == 1 and step == 2:
             first = PAGE.search(messages[-1].text)
-            call = ("final_answer", {"answer": ["certainly not this"],
-                                     "citations": [{"document": first.group(1), "page": int(first.group(2))}]})
+            call = (
+                "final_answer",
+                {
+                    "answer": ["certainly not this"],
+                    "citations": [{"document": first.group(1), "page": int(first.group(2))}],
+                },
+            )
         elif plan == 2 and step == 1:
             call = ("search_documents", {"query": "*"})  # refused by the search limits: an error observation
         elif plan == 2 and step == MAX_STEPS:
@@ -115,8 +120,13 @@ def run(layout, tmp_path_factory: pytest.TempPathFactory, offline_guard: list[st
         mp.setenv("XDG_CACHE_HOME", str(root / "cache"))
         model = get_model("mockllm/model", custom_outputs=scripted(gold, seen))
         # by its registered name, as `inspect eval madqa/bm25` finds it (pyproject's inspect_ai entry point)
-        (log,) = inspect_eval("madqa/bm25", task_args={"split": "dev", "limit": LIMIT, "max_steps": MAX_STEPS},
-                              model=model, display="none", max_samples=1)  # fmt: skip
+        (log,) = inspect_eval(
+            "madqa/bm25",
+            task_args={"split": "dev", "limit": LIMIT, "max_steps": MAX_STEPS},
+            model=model,
+            display="none",
+            max_samples=1,
+        )
     assert offline_guard == [], offline_guard
     assert log.status == "success", log.error
     location = Path(log.location)
@@ -124,8 +134,15 @@ def run(layout, tmp_path_factory: pytest.TempPathFactory, offline_guard: list[st
     out = root / "results.jsonl"
     assert main(["import-inspect", str(location), "-o", str(out)]) == 0
     (root / "gold.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return {"log": log, "location": location, "out": out, "gold": root / "gold.jsonl", "rows": rows, "seen": seen,
-            "root": root}  # fmt: skip
+    return {
+        "log": log,
+        "location": location,
+        "out": out,
+        "gold": root / "gold.jsonl",
+        "rows": rows,
+        "seen": seen,
+        "root": root,
+    }
 
 
 def _metrics(log: Any) -> dict[str, float]:
@@ -144,8 +161,11 @@ def test_the_task_runs_the_search_agent_protocol_on_the_sample(run) -> None:
     # every step before the last offers both tools; the last one only final_answer, forced
     third = run["rows"][2]["id"]
     steps = [(step, tools, choice) for qid, step, tools, choice in seen if qid == third]
-    assert steps == [(1, ["search_documents", "final_answer"], "auto"), (2, ["search_documents", "final_answer"],
-                     "auto"), (3, ["final_answer"], "final_answer")]  # fmt: skip
+    assert steps == [
+        (1, ["search_documents", "final_answer"], "auto"),
+        (2, ["search_documents", "final_answer"], "auto"),
+        (3, ["final_answer"], "final_answer"),
+    ]
     assert [s.store["madqa_final_state"] for s in samples.values()] == ["answered", "answered", "forced"]
     refused = samples[third].store["madqa_search_history"][0]
     assert refused["query"] == "*" and refused["count"] == 0 and "too broad" in refused["error"]
@@ -160,8 +180,13 @@ def test_scorer_values_equal_madqa_evaluate_on_the_imported_file(run, capsys) ->
     metrics = _metrics(run["log"])
     assert report["n"] == report["n_predicted"] == LIMIT
     assert report["accuracy"] == pytest.approx(1 / 3, abs=1e-9)  # one correct, one wrong, one forced wrong
-    pairs = {"accuracy": "accuracy/mean", "anls": "anls/mean", "page_f1": "page_f1/mean", "doc_f1": "doc_f1/mean",
-             "kuiper": "accuracy/madqa/kuiper"}  # fmt: skip
+    pairs = {
+        "accuracy": "accuracy/mean",
+        "anls": "anls/mean",
+        "page_f1": "page_f1/mean",
+        "doc_f1": "doc_f1/mean",
+        "kuiper": "accuracy/madqa/kuiper",
+    }
     for key, name in pairs.items():
         assert metrics[name] == pytest.approx(report[key], abs=1e-9), (key, metrics[name], report[key])
     for hop, summary in report["by_hop"].items():
@@ -174,7 +199,8 @@ def test_scorer_values_equal_madqa_evaluate_on_the_imported_file(run, capsys) ->
     for item in json.loads(capsys.readouterr().out)["items"]:
         value = scores[item["id"]]
         assert (value["accuracy"], value["anls"], value["page_f1"], value["doc_f1"]) == pytest.approx(
-            (item["score"], item["anls"], item["page_f1"], item["doc_f1"]), abs=1e-9)
+            (item["score"], item["anls"], item["page_f1"], item["doc_f1"]), abs=1e-9
+        )
     # and against the whole split: the other questions count as missing
     assert main(["evaluate", str(run["out"]), "--split", "dev", "--json"]) == 0
     whole = json.loads(capsys.readouterr().out)
@@ -195,8 +221,10 @@ def test_the_import_round_trips_every_field_we_use(run) -> None:
         sample = samples[line["id"]]
         store = sample.store
         assert line["question"] == sample.input
-        assert (line["answer"], line["citations"]) == (store["madqa_answer"]["answer"],
-                                                      store["madqa_answer"]["citations"])  # fmt: skip
+        assert (line["answer"], line["citations"]) == (
+            store["madqa_answer"]["answer"],
+            store["madqa_answer"]["citations"],
+        )
         assert line["search_history"] == store["madqa_search_history"]
         assert line["steps"] == len(line["search_history"]) == as_prediction(line).steps
         for search in line["search_history"]:
@@ -205,11 +233,14 @@ def test_the_import_round_trips_every_field_we_use(run) -> None:
                 assert search["results"] == [{"document": h.document, "page": h.page} for h in hits]
                 assert search["count"] == len(hits) > 0
         calls = [step for qid, step, _, _ in run["seen"] if qid == line["id"]]
-        assert line["usage"] == {"input_tokens": sum(100 * s for s in calls),
-                                 "output_tokens": sum(s + 6 for s in calls)}  # fmt: skip
+        assert line["usage"] == {
+            "input_tokens": sum(100 * s for s in calls),
+            "output_tokens": sum(s + 6 for s in calls),
+        }
         assert [t["input_tokens"] for t in line["trajectory"]] == [100 * s for s in calls]
         assert [t["tool_calls"][0]["name"] for t in line["trajectory"]] == [
-            m.tool_calls[0].function for m in sample.messages if m.role == "assistant"]
+            m.tool_calls[0].function for m in sample.messages if m.role == "assistant"
+        ]
         assert line["model"] == "mockllm/model" and line["agent"] == "bm25"
         assert line["dataset"] == dataset_provenance("sample")
         assert line["config"]["split"] == "dev" and line["config"]["max_steps"] == MAX_STEPS
@@ -249,9 +280,12 @@ def test_bad_logs_are_clear_errors(run, tmp_path: Path, caplog) -> None:
     reply.usage = _usage(1)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-        (other,) = inspect_eval(Task(dataset=[Sample(input="hi", target="x")], solver=generate()),
-                                model=get_model("mockllm/model", custom_outputs=[reply]),
-                                log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip
+        (other,) = inspect_eval(
+            Task(dataset=[Sample(input="hi", target="x")], solver=generate()),
+            model=get_model("mockllm/model", custom_outputs=[reply]),
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
     cases.append(([str(other.location)], "not of the MADQA inspect task"))
     for argv, message in cases:
         caplog.clear()
@@ -279,7 +313,7 @@ def test_page_images_for_vision_models_and_no_answer_by_the_last_step(layout, tm
         if not tool_results:
             output = ModelOutput.for_tool_call("mockllm/model", "search_documents", {"query": "water OR report"})
         else:
-            after = messages[messages.index(tool_results[-1]) + 1:]  # inspect moves tool images to a user message
+            after = messages[messages.index(tool_results[-1]) + 1 :]  # inspect moves tool images to a user message
             parts = [p for m in after if not isinstance(m.content, str) for p in m.content]
             shown.append(sum(1 for p in parts if p.type == "image"))
             output = ModelOutput.from_content("mockllm/model", "I would rather not say.")  # no tool call
@@ -290,8 +324,13 @@ def test_page_images_for_vision_models_and_no_answer_by_the_last_step(layout, tm
         mp.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
         # by file path, as `inspect eval agents/inspect_task/task.py@bm25` runs it
         args = {"split": "dev", "limit": 1, "max_steps": 2, "top_k": 2, "observe": "image"}
-        (log,) = inspect_eval(f"{TASK_FILE}@bm25", task_args=args, log_dir=str(tmp_path / "logs"),
-                              model=get_model("mockllm/model", custom_outputs=reply), display="none")  # fmt: skip
+        (log,) = inspect_eval(
+            f"{TASK_FILE}@bm25",
+            task_args=args,
+            log_dir=str(tmp_path / "logs"),
+            model=get_model("mockllm/model", custom_outputs=reply),
+            display="none",
+        )
     assert offline_guard == []
     assert shown == [2]  # the two result pages, as images, after the text that lists them
     (line,) = log_lines(log, split="dev")

@@ -41,14 +41,24 @@ def test_budget_curve_hand_values():
 def dense_reference(items, top):
     """Accuracy at every budget 1..top, straight from the definition."""
     scored = [it for it in items if it.correct is not None]
-    return {n: sum(1 for it in scored if it.correct and it.steps is not None and it.steps <= n) / len(scored)
-            for n in range(1, top + 1)}  # fmt: skip
+    return {
+        n: sum(1 for it in scored if it.correct and it.steps is not None and it.steps <= n) / len(scored)
+        for n in range(1, top + 1)
+    }
 
 
 def test_budget_curve_size_is_bounded_and_values_exact():
     # issue #10: steps 1000000 stored a 37 MB curve (one point per budget); 10**10 raised MemoryError
-    items = [item(True, 0), item(True, 7), item(False, 150, "retrieval"), item(True, 150), item(True, 4000),
-             item(False, None), item(True, None), item(None, 3)]  # fmt: skip
+    items = [
+        item(True, 0),
+        item(True, 7),
+        item(False, 150, "retrieval"),
+        item(True, 150),
+        item(True, 4000),
+        item(False, None),
+        item(True, None),
+        item(None, 3),
+    ]
     curve = budget_curve(items)
     assert [p["budget"] for p in curve] == [1, 7, 150, 4000]  # 1, distinct efforts of scored items, T
     ref = dense_reference(items, 4000)
@@ -59,8 +69,12 @@ def test_budget_curve_size_is_bounded_and_values_exact():
         before = max(b for b in listed if b <= n)
         assert ref[n] == next(p["accuracy"] for p in curve if p["budget"] == before), n
     huge = budget_curve([item(True, 5), item(False, 10**5)], max_budget=10**10)
-    assert huge == [{"budget": 1, "accuracy": 0.0}, {"budget": 5, "accuracy": 0.5},
-                    {"budget": 10**5, "accuracy": 0.5}, {"budget": 10**10, "accuracy": 0.5}]  # fmt: skip
+    assert huge == [
+        {"budget": 1, "accuracy": 0.0},
+        {"budget": 5, "accuracy": 0.5},
+        {"budget": 10**5, "accuracy": 0.5},
+        {"budget": 10**10, "accuracy": 0.5},
+    ]
     assert len(budget_curve([item(True, s) for s in range(0, 10**5, 7)])) <= 10**5 // 7 + 2
     # up to DENSE_BUDGET_POINTS budgets, every budget is listed
     assert [p["budget"] for p in budget_curve([item(True, 100)])] == list(range(1, 101))
@@ -76,8 +90,13 @@ def test_wasted_effort_ratio():
 
 
 def test_error_breakdown_counts_and_shares():
-    items = [item(False, 1, "retrieval"), item(False, 1, "retrieval"), item(False, 1, "comprehension"),
-             item(False, 1, "no_answer"), item(True, 1)]  # fmt: skip
+    items = [
+        item(False, 1, "retrieval"),
+        item(False, 1, "retrieval"),
+        item(False, 1, "comprehension"),
+        item(False, 1, "no_answer"),
+        item(True, 1),
+    ]
     out = error_breakdown(items)
     assert out["n_incorrect"] == 4
     assert out["counts"] == {"retrieval": 2, "navigation": 0, "comprehension": 1, "no_answer": 1}
@@ -106,11 +125,14 @@ def test_kappa_matrix_skips_unscored_pairs():
 
 
 def test_breakdown_groups_and_order():
-    refs = [Reference(f"q{i}", "Q", (("a",),), (Citation("d", 1),), hop, dom) for i, (hop, dom) in
-            enumerate([("single", "fin"), ("cross_doc", "law"), ("single", "fin")])]  # fmt: skip
+    refs = [
+        Reference(f"q{i}", "Q", (("a",),), (Citation("d", 1),), hop, dom)
+        for i, (hop, dom) in enumerate([("single", "fin"), ("cross_doc", "law"), ("single", "fin")])
+    ]
     items = [item(True, 1, pf1=1.0, df1=1.0), item(False, 1, "retrieval"), item(False, 2, "navigation", df1=1.0)]
-    by_hop = breakdown(items, refs, lambda r: r.hop_type, "anls", DEFAULT_CALIBRATION,
-                       order=("single", "cross_page", "cross_doc"))  # fmt: skip
+    by_hop = breakdown(
+        items, refs, lambda r: r.hop_type, "anls", DEFAULT_CALIBRATION, order=("single", "cross_page", "cross_doc")
+    )
     assert list(by_hop) == ["single", "cross_page", "cross_doc"]
     assert by_hop["single"]["n"] == 2 and by_hop["single"]["accuracy"] == 0.5 and by_hop["single"]["doc_f1"] == 1.0
     assert by_hop["cross_page"]["n"] == 0 and by_hop["cross_page"]["accuracy"] is None

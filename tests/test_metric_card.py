@@ -36,8 +36,9 @@ def test_every_python_block_of_the_card_runs_as_written(index: int, tmp_path: Pa
     workdir.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "PYTHONPATH"))}
     env.update(HF_HOME=str(hf_home), HF_EVALUATE_OFFLINE="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    proc = subprocess.run([sys.executable, "-c", block], cwd=workdir, env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", block], cwd=workdir, env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, f"block {index} of {CARD} fails as written:\n{proc.stderr[-3000:]}"
     assert "Traceback" not in proc.stderr
     expected = PRINTS.findall(block)

@@ -13,20 +13,36 @@ from madqa.bench import metric as bench_metric
 from madqa.cli import UserError, calibrate_cmd, evaluate_cmd
 
 GOLD = [
-    {"id": "dev/0", "question": "Total revenue?", "answer_variants": [["$1.2M"]],
-     "evidence": [{"document": "a.pdf", "page": 2}], "domain": "finance", "document_category": "report"},
-    {"id": "dev/1", "question": "Who signed?", "answer_variants": [["Alice Smith"], ["A. Smith"]],
-     "evidence": [{"document": "b.pdf", "page": 1}, {"document": "b.pdf", "page": 3}], "domain": "legal",
-     "document_category": "contract"},
-    {"id": "dev/2", "question": "Which is lower?", "answer_variants": [["Firearms"]],
-     "evidence": [{"document": "c.pdf", "page": 4}, {"document": "d.pdf", "page": 1}], "domain": "education",
-     "document_category": "plan"},
-]  # fmt: skip
+    {
+        "id": "dev/0",
+        "question": "Total revenue?",
+        "answer_variants": [["$1.2M"]],
+        "evidence": [{"document": "a.pdf", "page": 2}],
+        "domain": "finance",
+        "document_category": "report",
+    },
+    {
+        "id": "dev/1",
+        "question": "Who signed?",
+        "answer_variants": [["Alice Smith"], ["A. Smith"]],
+        "evidence": [{"document": "b.pdf", "page": 1}, {"document": "b.pdf", "page": 3}],
+        "domain": "legal",
+        "document_category": "contract",
+    },
+    {
+        "id": "dev/2",
+        "question": "Which is lower?",
+        "answer_variants": [["Firearms"]],
+        "evidence": [{"document": "c.pdf", "page": 4}, {"document": "d.pdf", "page": 1}],
+        "domain": "education",
+        "document_category": "plan",
+    },
+]
 SYSTEM_A = [
     {"id": "dev/0", "answer": ["$1.2M"], "citations": [{"document": "a.pdf", "page": 2}], "search_history": ["q"]},
     {"question": "Who signed?", "answer": "alice smith", "citations": [{"file": "b.pdf", "page": "3"}], "steps": 3},
     {"id": "dev/9", "answer": ["x"]},
-]  # fmt: skip
+]
 SYSTEM_B = [
     {"id": "dev/0", "answer": ["$9"], "steps": 5},
     {"id": "dev/1", "answer": ["Alice Smith"], "steps": 1},
@@ -59,9 +75,28 @@ def run(module, *argv: str) -> int:
 def test_evaluate_json(files, capsys):
     assert run(evaluate_cmd, files["a"], "--gold", files["gold"], "--json", "--resamples", 100) == 0
     report = json.loads(capsys.readouterr().out)
-    for key in ("accuracy", "accuracy_raw", "accuracy_ci", "anls", "page_f1", "doc_f1", "kuiper", "kuiper_normalized",
-                "kuiper_ci", "wasted_effort_ratio", "n", "n_predicted", "missing", "unscored", "by_hop", "by_domain",
-                "by_category", "errors", "budget_curve", "mode"):  # fmt: skip
+    for key in (
+        "accuracy",
+        "accuracy_raw",
+        "accuracy_ci",
+        "anls",
+        "page_f1",
+        "doc_f1",
+        "kuiper",
+        "kuiper_normalized",
+        "kuiper_ci",
+        "wasted_effort_ratio",
+        "n",
+        "n_predicted",
+        "missing",
+        "unscored",
+        "by_hop",
+        "by_domain",
+        "by_category",
+        "errors",
+        "budget_curve",
+        "mode",
+    ):
         assert key in report
     assert (report["n"], report["n_predicted"], report["missing"], report["matched_by_question"]) == (3, 2, 1, 1)
     assert report["unknown_ids"] == ["dev/9"]
@@ -80,8 +115,23 @@ def test_evaluate_table_and_warnings(files, capsys, caplog):
 
 def test_evaluate_compare_kappa_and_ctt(files, capsys):
     out_ctt = files["dir"] / "ctt.json"
-    code = run(evaluate_cmd, files["a"], "--gold", files["gold"], "--compare", files["b"], "--json", "--ctt", out_ctt,
-               "--ctt-test-size", 2, "--ctt-dev-size", 1, "--kuiper-order", "file")  # fmt: skip
+    code = run(
+        evaluate_cmd,
+        files["a"],
+        "--gold",
+        files["gold"],
+        "--compare",
+        files["b"],
+        "--json",
+        "--ctt",
+        out_ctt,
+        "--ctt-test-size",
+        2,
+        "--ctt-dev-size",
+        1,
+        "--kuiper-order",
+        "file",
+    )
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     compare = report["compare"]
@@ -103,15 +153,21 @@ def test_evaluate_compare_kappa_and_ctt(files, capsys):
         ("", "a.jsonl: the file is empty"),
         ('{"id": "dev/0", "answer": ["x"]}\n{oops\n', "a.jsonl line 2: invalid JSON"),
         ('{"id": "dev/0", "answer": {"a": 1}}\n', "a.jsonl line 1: field 'answer' must be a list of strings"),
-        ('{"id": "dev/0", "answer": ["x"], "citations": [{"document": "a.pdf", "page": -1}]}\n',
-         "a.jsonl line 1: citations[0]: page must be a positive integer, got -1"),
-        ('{"id": "dev/0", "answer": ["x"], "citations": {"document": "a.pdf"}}\n',
-         "a.jsonl line 1: field 'citations' must be a list"),
+        (
+            '{"id": "dev/0", "answer": ["x"], "citations": [{"document": "a.pdf", "page": -1}]}\n',
+            "a.jsonl line 1: citations[0]: page must be a positive integer, got -1",
+        ),
+        (
+            '{"id": "dev/0", "answer": ["x"], "citations": {"document": "a.pdf"}}\n',
+            "a.jsonl line 1: field 'citations' must be a list",
+        ),
         ('{"id": "dev/0", "answer": ["x"], "steps": NaN}\n', "a.jsonl line 1: invalid JSON (NaN is not valid JSON"),
-        ('{"id": "dev/0", "answer": ["x"]}\n{"id": "dev/0", "answer": ["y"]}\n',
-         "gold id 'dev/0' is predicted more than once (line 1, line 2)"),
+        (
+            '{"id": "dev/0", "answer": ["x"]}\n{"id": "dev/0", "answer": ["y"]}\n',
+            "gold id 'dev/0' is predicted more than once (line 1, line 2)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_evaluate_bad_input_is_one_clear_user_error(files, content, message):
     files["a"].write_text(content, encoding="utf-8")
     with pytest.raises(UserError) as info:
@@ -134,8 +190,9 @@ def test_evaluate_user_errors(files):
         run(evaluate_cmd, files["a"], "--gold", files["gold"], "--mode", "judge")
     with pytest.raises(UserError, match="cannot import"):
         run(evaluate_cmd, files["a"], "--gold", files["gold"], "--mode", "judge", "--judge", "py:no_such_mod:f")
-    bad_gold = write_jsonl(files["dir"] / "bad_gold.jsonl", [{"id": "x", "question": "q", "answer_variants": [["a"]],
-                                                              "evidence": []}])  # fmt: skip
+    bad_gold = write_jsonl(
+        files["dir"] / "bad_gold.jsonl", [{"id": "x", "question": "q", "answer_variants": [["a"]], "evidence": []}]
+    )
     with pytest.raises(UserError, match="unlabelled rows cannot be scored"):
         run(evaluate_cmd, files["a"], "--gold", bad_gold)
     with pytest.raises(UserError, match="--ctt needs at least two systems"):
@@ -150,7 +207,7 @@ def test_judge_mode_with_py_spec_calibration_and_cache(files, capsys, monkeypatc
         "CALLS = []\n"
         "def complete(prompt):\n"
         "    CALLS.append(prompt)\n"
-        "    return '{\"reasoning\": \"ok\", \"verdict\": \"partial\"}'\n",
+        '    return \'{"reasoning": "ok", "verdict": "partial"}\'\n',
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(files["dir"]))
@@ -161,8 +218,18 @@ def test_judge_mode_with_py_spec_calibration_and_cache(files, capsys, monkeypatc
     assert run(calibrate_cmd, labels, "-o", cal_path, "--json") == 0
     cal = json.loads(capsys.readouterr().out)
     assert (cal["q1"], cal["q0"], cal["m1"], cal["m0"]) == (0.9, 0.9, 10, 5)
-    args = [files["b"], "--gold", files["gold"], "--mode", "judge", "--judge", "py:fake_judge_mod:complete",
-            "--calibration", cal_path, "--json"]  # fmt: skip
+    args = [
+        files["b"],
+        "--gold",
+        files["gold"],
+        "--mode",
+        "judge",
+        "--judge",
+        "py:fake_judge_mod:complete",
+        "--calibration",
+        cal_path,
+        "--json",
+    ]
     assert run(evaluate_cmd, *args) == 0
     report = json.loads(capsys.readouterr().out)
     import fake_judge_mod  # type: ignore[import-not-found]
@@ -188,8 +255,7 @@ def test_calibrate_errors(files):
 def test_bench_metric(capsys):
     parser = argparse.ArgumentParser()
     bench_metric.configure(parser)
-    assert bench_metric.run(parser.parse_args(["--n", "60", "--repeat", "1", "--resamples", "100",
-                                                            "--json"])) == 0  # fmt: skip
+    assert bench_metric.run(parser.parse_args(["--n", "60", "--repeat", "1", "--resamples", "100", "--json"])) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["n"] == 60 and result["score_s"] > 0 and result["bootstrap_s"] > 0
 

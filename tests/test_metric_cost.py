@@ -19,8 +19,15 @@ TABLE = PriceTable({"gpt-4.1": Price(2.0, 8.0, 0.5), "cheap": Price(0.1, 0.2)}, 
 
 
 def agent_line(i: int, model: str, tokens_in: int, tokens_out: int, **extra) -> dict:
-    return {"id": f"g{i}", "question": f"q{i}?", "answer": [f"Answer{i}"], "citations": [], "model": model,
-            "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}, **extra}  # fmt: skip
+    return {
+        "id": f"g{i}",
+        "question": f"q{i}?",
+        "answer": [f"Answer{i}"],
+        "citations": [],
+        "model": model,
+        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+        **extra,
+    }
 
 
 def test_doctests() -> None:
@@ -49,11 +56,19 @@ def test_run_cost_by_hand() -> None:
 
 
 def test_sub_model_tokens_priced_apart() -> None:
-    line = agent_line(1, "openai:gpt-4.1", 3_000_000, 1_000_000, config={"sub_model": "cheap"},
-                      effort={"sub_input_tokens": 1_000_000, "sub_output_tokens": 1_000_000})  # fmt: skip
+    line = agent_line(
+        1,
+        "openai:gpt-4.1",
+        3_000_000,
+        1_000_000,
+        config={"sub_model": "cheap"},
+        effort={"sub_input_tokens": 1_000_000, "sub_output_tokens": 1_000_000},
+    )
     parts = line_usage(line)
     assert parts is not None and [(u.model, u.input_tokens, u.output_tokens) for u in parts] == [
-        ("openai:gpt-4.1", 2_000_000, 0), ("cheap", 1_000_000, 1_000_000)]  # fmt: skip
+        ("openai:gpt-4.1", 2_000_000, 0),
+        ("cheap", 1_000_000, 1_000_000),
+    ]
     # root: 2 M x $2 = $4; sub: 1 M x $0.1 + 1 M x $0.2 = $0.3
     assert run_cost([line], TABLE).total_usd == pytest.approx(4.3)
     # an unpriced sub-model makes the whole line unpriced, never half free
@@ -84,11 +99,30 @@ def test_shipped_table_and_bad_tables(tmp_path: Path) -> None:
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
-    gold = [{"id": f"g{i}", "question": f"q{i}?", "answer_variants": [[f"Answer{i}"]],
-             "evidence": [{"document": "x.pdf", "page": i}]} for i in (1, 2)]  # fmt: skip
-    rows = {"gold": gold, "a": [agent_line(i, "openai:gpt-4.1", 1000, 100) for i in (1, 2)],
-            "h": [{"id": f"g{i}", "question": f"q{i}?", "answer": [f"Answer{i}"], "citations": [],
-                   "system_type": "human", "model": "human:me"} for i in (1, 2)]}  # fmt: skip
+    gold = [
+        {
+            "id": f"g{i}",
+            "question": f"q{i}?",
+            "answer_variants": [[f"Answer{i}"]],
+            "evidence": [{"document": "x.pdf", "page": i}],
+        }
+        for i in (1, 2)
+    ]
+    rows = {
+        "gold": gold,
+        "a": [agent_line(i, "openai:gpt-4.1", 1000, 100) for i in (1, 2)],
+        "h": [
+            {
+                "id": f"g{i}",
+                "question": f"q{i}?",
+                "answer": [f"Answer{i}"],
+                "citations": [],
+                "system_type": "human",
+                "model": "human:me",
+            }
+            for i in (1, 2)
+        ],
+    }
     out = {}
     for name, lines in rows.items():
         out[name] = tmp_path / f"{name}.jsonl"
@@ -96,9 +130,9 @@ def files(tmp_path: Path) -> dict[str, Path]:
     return out
 
 
-def test_compare_shows_cost_and_prices_override(files: dict[str, Path], tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str],
-                                                caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+def test_compare_shows_cost_and_prices_override(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     base = ["compare", str(files["a"]), str(files["h"]), "--gold", str(files["gold"]), "--resamples", "20"]
     assert main([*base, "--json"]) == 0
     a, h = json.loads(capsys.readouterr().out)["systems"]
@@ -126,8 +160,9 @@ def test_explorer_summary_shows_cost(files: dict[str, Path]) -> None:
 
     gold = files["gold"]
     refs = parse_references([r for _, r in read_jsonl_text(gold.read_text(encoding="utf-8"), str(gold))], "gold")
-    ws = open_workspace([(str(files[n]), files[n].read_text(encoding="utf-8")) for n in ("a", "h")], refs, split="dev",
-                        resamples=20)  # fmt: skip
+    ws = open_workspace(
+        [(str(files[n]), files[n].read_text(encoding="utf-8")) for n in ("a", "h")], refs, split="dev", resamples=20
+    )
     html = summary_html(ws, with_figures=False)
     # two questions at 1000 x $2/M + 100 x $8/M = $0.0028 each (shipped gpt-4.1 price)
     assert "a: $0.0028 per question ($0.0056)" in html and "h: – (human run: no model tokens)" in html

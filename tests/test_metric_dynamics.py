@@ -82,11 +82,20 @@ def test_parse_search_history_reads_both_formats():
     value = [
         "plain query",  # public harness: query only
         {"query": "q", "results": [{"document": "a.pdf", "page": 2}, {"file": "b", "page": 1}], "count": 2},
-        {"query": "bad", "results": [{"document": "a", "page": 0}, {"document": "a", "page": True},
-                                     {"document": " ", "page": 1}, {"page": 3}, "x", {"document": "a", "page": "3"}]},
+        {
+            "query": "bad",
+            "results": [
+                {"document": "a", "page": 0},
+                {"document": "a", "page": True},
+                {"document": " ", "page": 1},
+                {"page": 3},
+                "x",
+                {"document": "a", "page": "3"},
+            ],
+        },
         {"query": "err", "results": [], "count": 0, "error": "no match"},
         {"query": None},  # no results list: pages unknown
-    ]  # fmt: skip
+    ]
     assert parse_search_history(value) == (
         SearchStep("plain query", None),
         SearchStep("q", (C("a.pdf", 2), C("b", 1))),
@@ -258,8 +267,14 @@ def test_distance_vs_accuracy():
     def hd(same, sem, phys):
         return HopDistance(same, sem, phys, ())
 
-    dist = {"s1": hd(True, 0.1, 1.0), "s2": hd(True, 0.2, 5.0), "s3": hd(True, 0.5, 2.0), "s4": hd(True, 0.7, 3.0),
-            "c1": hd(False, 0.65, None), "n1": None}  # fmt: skip
+    dist = {
+        "s1": hd(True, 0.1, 1.0),
+        "s2": hd(True, 0.2, 5.0),
+        "s3": hd(True, 0.5, 2.0),
+        "s4": hd(True, 0.7, 3.0),
+        "c1": hd(False, 0.65, None),
+        "n1": None,
+    }
     acc = {"s1": 1.0, "s2": 0.8, "s3": 0.4, "s4": 0.0, "c1": True}
     same = distance_vs_accuracy(dist, acc, same_document=True)
     # bins 0-.15: s1 1.0; .15-.3: s2 .8; .3-.45: none; .45-.6: s3 .4; .6+: s4 0; overall (1 + .8 + .4 + 0) / 4

@@ -21,12 +21,16 @@ from madqa.space.leaderboard import SE_COLUMN, board_columns, row_of
 
 GOLD = parse_references(
     [
-        {"id": f"q{i}", "question": f"Gold question {i}?", "answer_variants": [[f"ans{i}"]],
-         "evidence": [{"document": f"d{i}.pdf", "page": 1}]}
+        {
+            "id": f"q{i}",
+            "question": f"Gold question {i}?",
+            "answer_variants": [[f"ans{i}"]],
+            "evidence": [{"document": f"d{i}.pdf", "page": 1}],
+        }
         for i in range(4)
     ],
     "gold",
-)  # fmt: skip
+)
 
 
 def results(*lines: dict) -> str:
@@ -34,8 +38,9 @@ def results(*lines: dict) -> str:
 
 
 def run(*lines: dict, judge=None, **options) -> dict:
-    return evaluate_predictions(parse_results_text(results(*lines), "r.jsonl"), GOLD,
-                                ReportOptions(n_resamples=50, **options), judge=judge)
+    return evaluate_predictions(
+        parse_results_text(results(*lines), "r.jsonl"), GOLD, ReportOptions(n_resamples=50, **options), judge=judge
+    )
 
 
 # --- input edge cases ---------------------------------------------------------------------------------------------
@@ -202,8 +207,9 @@ def test_se_is_disclosed_for_test_submissions_and_shown_on_the_board() -> None:
     assert cols.index(SE_COLUMN) == cols.index("Accuracy") + 1
     assert cols.index("Accuracy CI") == cols.index(SE_COLUMN) + 1
     form = {"system": "s", "submitter": "u", "agent": "a", "model": "m"}
-    sub = SimpleNamespace(id=1, created="2026-01-01T00:00", origin="self", form=form, mode="anls", report=public,
-                          system_type="agent")
+    sub = SimpleNamespace(
+        id=1, created="2026-01-01T00:00", origin="self", form=form, mode="anls", report=public, system_type="agent"
+    )
     row = row_of(sub)  # type: ignore[arg-type]
     assert row["Accuracy"] == 50.0 and row[SE_COLUMN] == 25.0 and row["Type"] == "agent"
 
@@ -223,8 +229,15 @@ def test_lenient_lines_give_the_same_counts_and_warnings_in_all_three_paths(tmp_
     from madqa.space.submission import Accepted, evaluate_results, format_accepted
 
     gold_path, results_path = tmp_path / "gold.jsonl", tmp_path / "r.jsonl"
-    gold_rows = [{"id": r.id, "question": r.question, "answer_variants": [list(v) for v in r.answer_variants],
-                  "evidence": [vars(c) for c in r.evidence]} for r in GOLD]  # fmt: skip
+    gold_rows = [
+        {
+            "id": r.id,
+            "question": r.question,
+            "answer_variants": [list(v) for v in r.answer_variants],
+            "evidence": [vars(c) for c in r.evidence],
+        }
+        for r in GOLD
+    ]
     gold_path.write_text("\n".join(json.dumps(g) for g in gold_rows), encoding="utf-8")
     results_path.write_text(results(*LENIENT), encoding="utf-8")
     expected = {"lines_without_answer": 1, "citations_above_max_page": 1, "unknown_fields": {"citatons": "citations"}}
@@ -244,7 +257,8 @@ def test_lenient_lines_give_the_same_counts_and_warnings_in_all_three_paths(tmp_
     caplog.clear()
     with caplog.at_level("WARNING"):
         module = Madqa(keep_in_memory=True, cache_dir=str(tmp_path / "m")).compute(
-            predictions=LENIENT + [None], references=gold_rows, n_resamples=10)
+            predictions=LENIENT + [None], references=gold_rows, n_resamples=10
+        )
     assert module["n_predicted"] == 3 and module["input_notes"] == expected  # the 10**25 page survives datasets
     assert [w.split(": ", 1)[1] for w in module["warnings"]] == [w.split(": ", 1)[1] for w in cli["warnings"]]
     assert module["warnings"][0].startswith("predictions[0]: ") and all(w in caplog.text for w in module["warnings"])

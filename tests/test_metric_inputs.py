@@ -42,8 +42,14 @@ def test_page_policy():
     assert one(citations=[{"document": "a.pdf", "page": 5.0}]).citations == (Citation("a.pdf", 5),)
     assert one(citations=[{"document": "a.pdf"}]).citations == (Citation("a.pdf", None),)
     assert one(citations=[{"file": "b.pdf", "page": 2}]).citations == (Citation("b.pdf", 2),)
-    for bad, shown in [(0, "got 0 (pages are 1-based"), (-1, "got -1"), ("abc", "got 'abc'"), (True, "got True"),
-                       (2.5, "got 2.5"), ("-3", "got '-3'")]:  # fmt: skip
+    for bad, shown in [
+        (0, "got 0 (pages are 1-based"),
+        (-1, "got -1"),
+        ("abc", "got 'abc'"),
+        (True, "got True"),
+        (2.5, "got 2.5"),
+        ("-3", "got '-3'"),
+    ]:
         err = error_of(line(citations=[{"document": "a.pdf", "page": bad}]))
         assert str(err).startswith("r.jsonl line 1: citations[0]: page must be a positive integer"), bad
         assert shown in str(err)
@@ -148,11 +154,15 @@ def test_unicode_digit_pages_are_input_errors():
     assert one(citations=[{"document": "a.pdf", "page": "12"}]).citations == (Citation("a.pdf", 12),)
 
 
-
 def test_pages_above_the_cap_are_wrong_citations_counted_once_per_file():
     # issue 22: models cite pages like 314680 and 1506387294; the whole file was refused (page > MAX_PAGE)
-    cites = [{"document": "a", "page": 314680}, {"document": "a", "page": 1506387294}, {"document": "a", "page": 2},
-             {"document": "a", "page": "9" * 20}, {"document": "a", "page": "0" * 30 + "7"}]  # fmt: skip
+    cites = [
+        {"document": "a", "page": 314680},
+        {"document": "a", "page": 1506387294},
+        {"document": "a", "page": 2},
+        {"document": "a", "page": "9" * 20},
+        {"document": "a", "page": "0" * 30 + "7"},
+    ]
     parsed = inputs.parse_results("\n".join([line(citations=cites), line(id="q2", citations=cites[:1])]), "r.jsonl")
     pages = [c.page for c in parsed.predictions[0].citations]
     assert pages == [314680, 1506387294, 2, int("9" * 20), 7]
@@ -165,14 +175,17 @@ def test_pages_above_the_cap_are_wrong_citations_counted_once_per_file():
     assert "got 0 (pages are 1-based" in str(error_of(line(citations=[{"document": "a", "page": "000"}])))
 
 
-@pytest.mark.parametrize(("fields", "where", "name", "suggestion"), [
-    ({"citatons": [{"document": "a", "page": 1}]}, "r.jsonl line 1", "citatons", "citations"),
-    ({"answer": None, "anwser": ["x"]}, "r.jsonl line 1", "anwser", "answer"),
-    ({"serach_history": ["q"]}, "r.jsonl line 1", "serach_history", "search_history"),
-    ({"Steps": 3}, "r.jsonl line 1", "Steps", "steps"),
-    ({"citations": [{"document": "a", "pgae": 3}]}, "r.jsonl line 1 (in citations)", "pgae", "page"),
-    ({"citations": [{"documnet": "a", "page": 3, "file": "a"}]}, None, None, None),  # 'file' names the document
-])
+@pytest.mark.parametrize(
+    ("fields", "where", "name", "suggestion"),
+    [
+        ({"citatons": [{"document": "a", "page": 1}]}, "r.jsonl line 1", "citatons", "citations"),
+        ({"answer": None, "anwser": ["x"]}, "r.jsonl line 1", "anwser", "answer"),
+        ({"serach_history": ["q"]}, "r.jsonl line 1", "serach_history", "search_history"),
+        ({"Steps": 3}, "r.jsonl line 1", "Steps", "steps"),
+        ({"citations": [{"document": "a", "pgae": 3}]}, "r.jsonl line 1 (in citations)", "pgae", "page"),
+        ({"citations": [{"documnet": "a", "page": 3, "file": "a"}]}, None, None, None),  # 'file' names the document
+    ],
+)
 def test_a_misspelt_field_is_warned_about_by_name_once_per_file(fields, where, name, suggestion):
     # issue 22: a misspelt 'citatons' was ignored silently (Page F1 100 % -> 0 %)
     base = {"id": "q1", "answer": ["x"], **fields}
@@ -186,12 +199,38 @@ def test_a_misspelt_field_is_warned_about_by_name_once_per_file(fields, where, n
 
 
 def test_extra_fields_that_runners_write_are_not_warned_about():
-    record = {"id": "q1", "question": "Q?", "answer": ["x"], "citations": [{"document": "a", "page": 1,
-              "snippet": "…", "score": 0.5}], "search_history": [], "steps": 0, "agent": "bm25", "model": "m",
-              "usage": {}, "trajectory": [], "config": {}, "error": None, "final_state": "answered", "elapsed_s": 1,
-              "dataset": {}, "schema_version": 1, "effort": {}, "repl": {}, "page_views": [], "system_type": "human",
-              "annotator": "a", "batch": 1, "split": "dev", "mode": "x", "started_at": "", "ended_at": "",
-              "iterations": 2, "step": 3, "answers": 1, "questionnaire": 2}  # fmt: skip
+    record = {
+        "id": "q1",
+        "question": "Q?",
+        "answer": ["x"],
+        "citations": [{"document": "a", "page": 1, "snippet": "…", "score": 0.5}],
+        "search_history": [],
+        "steps": 0,
+        "agent": "bm25",
+        "model": "m",
+        "usage": {},
+        "trajectory": [],
+        "config": {},
+        "error": None,
+        "final_state": "answered",
+        "elapsed_s": 1,
+        "dataset": {},
+        "schema_version": 1,
+        "effort": {},
+        "repl": {},
+        "page_views": [],
+        "system_type": "human",
+        "annotator": "a",
+        "batch": 1,
+        "split": "dev",
+        "mode": "x",
+        "started_at": "",
+        "ended_at": "",
+        "iterations": 2,
+        "step": 3,
+        "answers": 1,
+        "questionnaire": 2,
+    }
     assert inputs.parse_results(json.dumps(record), "r.jsonl").notes.warnings() == []
 
 

@@ -44,8 +44,12 @@ class Scripted:
 
 
 def gold(qid, question, variants, document, page):
-    return {"id": qid, "question": question, "answer_variants": variants,
-            "evidence": [{"document": document, "page": page}]}  # fmt: skip
+    return {
+        "id": qid,
+        "question": question,
+        "answer_variants": variants,
+        "evidence": [{"document": document, "page": page}],
+    }
 
 
 GOLD = parse_references(

@@ -132,15 +132,28 @@ def test_block_order_is_invariant_under_permutations():
 def test_report_is_invariant_to_line_order():
     rng = np.random.default_rng(0)
     gold = parse_references(
-        [{"id": f"g{i}", "question": f"Q{i}", "answer_variants": [[f"a{i}"]],
-          "evidence": [{"document": "d.pdf", "page": 1 + i % 3}]} for i in range(40)],
+        [
+            {
+                "id": f"g{i}",
+                "question": f"Q{i}",
+                "answer_variants": [[f"a{i}"]],
+                "evidence": [{"document": "d.pdf", "page": 1 + i % 3}],
+            }
+            for i in range(40)
+        ],
         "gold",
-    )  # fmt: skip
+    )
     lines = [
-        json.dumps({"id": f"g{i}", "answer": [f"a{i}" if rng.random() < 0.6 else "zzz"],
-                    "citations": [{"document": "d.pdf", "page": 1 + i % 2}], "steps": int(rng.integers(0, 4))})
+        json.dumps(
+            {
+                "id": f"g{i}",
+                "answer": [f"a{i}" if rng.random() < 0.6 else "zzz"],
+                "citations": [{"document": "d.pdf", "page": 1 + i % 2}],
+                "steps": int(rng.integers(0, 4)),
+            }
+        )
         for i in range(40)
-    ]  # fmt: skip
+    ]
     block, file_order = ReportOptions(n_resamples=300), ReportOptions(kuiper_order="file")
     base = evaluate_predictions(parse_results_text("\n".join(lines), "r"), gold, block)
     base_file = evaluate_predictions(parse_results_text("\n".join(lines), "r"), gold, file_order)
@@ -193,12 +206,27 @@ def test_kuiper_result_normalisation_and_curve():
 
 def test_report_excludes_items_without_effort():
     gold = parse_references(
-        [{"id": f"g{i}", "question": f"Q{i}", "answer_variants": [["a"]], "evidence": [{"document": "d", "page": 1}]}
-         for i in range(4)], "gold")  # fmt: skip
+        [
+            {
+                "id": f"g{i}",
+                "question": f"Q{i}",
+                "answer_variants": [["a"]],
+                "evidence": [{"document": "d", "page": 1}],
+            }
+            for i in range(4)
+        ],
+        "gold",
+    )
     preds = parse_results_text(
-        "\n".join([json.dumps({"id": "g0", "answer": ["a"], "steps": 0}),
-                   json.dumps({"id": "g1", "answer": ["b"], "steps": 4}),
-                   json.dumps({"id": "g2", "answer": ["a"]})]), "r")  # fmt: skip
+        "\n".join(
+            [
+                json.dumps({"id": "g0", "answer": ["a"], "steps": 0}),
+                json.dumps({"id": "g1", "answer": ["b"], "steps": 4}),
+                json.dumps({"id": "g2", "answer": ["a"]}),
+            ]
+        ),
+        "r",
+    )
     report = evaluate_predictions(preds, gold)
     assert (report["kuiper_n"], report["kuiper_excluded"]) == (2, 2)
     assert report["kuiper"] == pytest.approx(0.5)  # [0: 1], [4: 0], ybar 1/2: D = 0, .5, 0
@@ -212,11 +240,21 @@ def test_doctests():
 def file_order_case(n: int = 40):
     """``n`` items of equal effort; in the file all correct lines come first, in gold order they alternate."""
     gold = parse_references(
-        [{"id": f"g{i}", "question": f"Q{i}", "answer_variants": [["a"]], "evidence": [{"document": "d", "page": 1}]}
-         for i in range(n)], "gold")  # fmt: skip
+        [
+            {
+                "id": f"g{i}",
+                "question": f"Q{i}",
+                "answer_variants": [["a"]],
+                "evidence": [{"document": "d", "page": 1}],
+            }
+            for i in range(n)
+        ],
+        "gold",
+    )
     correct_first = [i for i in range(n) if i % 2 == 0] + [i for i in range(n) if i % 2 == 1]
-    text = "\n".join(json.dumps({"id": f"g{i}", "answer": ["a" if i % 2 == 0 else "b"], "steps": 3})
-                     for i in correct_first)  # fmt: skip
+    text = "\n".join(
+        json.dumps({"id": f"g{i}", "answer": ["a" if i % 2 == 0 else "b"], "steps": 3}) for i in correct_first
+    )
     return gold, parse_results_text(text, "r.jsonl")
 
 

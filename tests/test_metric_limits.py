@@ -17,10 +17,17 @@ from madqa.metric.inputs import InputError, parse_prediction, parse_references, 
 from madqa.metric.report import ReportOptions, evaluate_predictions
 
 GOLD = parse_references(
-    [{"id": f"g{i}", "question": f"Q{i}?", "answer_variants": [[f"answer {i}"]],
-      "evidence": [{"document": "d.pdf", "page": 1 + i}]} for i in range(10)],
+    [
+        {
+            "id": f"g{i}",
+            "question": f"Q{i}?",
+            "answer_variants": [[f"answer {i}"]],
+            "evidence": [{"document": "d.pdf", "page": 1 + i}],
+        }
+        for i in range(10)
+    ],
     "gold",
-)  # fmt: skip
+)
 
 
 class AnlsCounter:
@@ -43,8 +50,12 @@ def anls(monkeypatch) -> AnlsCounter:
 
 
 def ordinary_lines() -> list[str]:
-    return [json.dumps({"id": f"g{i}", "answer": [f"answer {i}"], "steps": 2,
-                        "citations": [{"document": "d.pdf", "page": 1 + i}]}) for i in range(10)]  # fmt: skip
+    return [
+        json.dumps(
+            {"id": f"g{i}", "answer": [f"answer {i}"], "steps": 2, "citations": [{"document": "d.pdf", "page": 1 + i}]}
+        )
+        for i in range(10)
+    ]
 
 
 def judge_never_called(requests):
@@ -108,8 +119,11 @@ def test_each_cap_is_an_input_error_before_any_scoring(anls, mode, fields, messa
 
 
 def test_values_at_the_caps_are_accepted():
-    at_caps = dict(answer=["x" * 4000, "y" * 3999, "z"], steps=schema.MAX_EFFORT,
-                   citations=[{"document": "d.pdf", "page": schema.MAX_PAGE}] * schema.MAX_CITATIONS)  # fmt: skip
+    at_caps = dict(
+        answer=["x" * 4000, "y" * 3999, "z"],
+        steps=schema.MAX_EFFORT,
+        citations=[{"document": "d.pdf", "page": schema.MAX_PAGE}] * schema.MAX_CITATIONS,
+    )
     assert score_file(with_line(**at_caps))["n_predicted"] == 10
     assert score_file(with_line(answer=["x"] * schema.MAX_ANSWER_ITEMS, iterations=0))["n_predicted"] == 10
 

@@ -13,8 +13,9 @@ from madqa.metric.report import evaluate_predictions
 GOLD = parse_references(
     [
         {"id": f"g{i}", "question": q, "answer_variants": [[a]], "evidence": [{"document": "d.pdf", "page": i + 1}]}
-        for i, (q, a) in enumerate([("What is A?", "1"), ("What is B?", "2"), ("What is C?", "3"), ("Same?", "4"),
-                                    ("Same?", "5")])  # fmt: skip
+        for i, (q, a) in enumerate(
+            [("What is A?", "1"), ("What is B?", "2"), ("What is C?", "3"), ("Same?", "4"), ("Same?", "5")]
+        )
     ],
     "gold",
 )

@@ -18,10 +18,14 @@ from madqa.metric.install import install_offline_module, relative_imports
 METRIC_DIR = Path(install.__file__).resolve().parent
 
 REFS = [
-    {"id": "q1", "question": "Total?", "answer_variants": [["$1.2M"]],
-     "evidence": [{"document": "report.pdf", "page": 5}]},
+    {
+        "id": "q1",
+        "question": "Total?",
+        "answer_variants": [["$1.2M"]],
+        "evidence": [{"document": "report.pdf", "page": 5}],
+    },
     {"id": "q2", "question": "Who?", "answer_variants": [["Ann"]], "evidence": [{"document": "b.pdf", "page": 1}]},
-]  # fmt: skip
+]
 PREDS = [
     {"id": "q1", "answer": ["$1.2M"], "citations": [{"document": "report.pdf", "page": 5}], "search_history": ["t"]},
     None,  # placeholder: q2 has no prediction
@@ -52,8 +56,13 @@ def test_metric_compute_judge_mode_and_bad_input(tmp_path):
 
     metric = Madqa(keep_in_memory=True, cache_dir=str(tmp_path))
     preds = [{"id": "q1", "answer": ["1.2 million"], "steps": 1}, {"id": "q2", "answer": ["Ann"], "steps": 2}]
-    out = metric.compute(predictions=preds, references=REFS, mode="judge", judge=complete,
-                         calibration={"q0": 0.9, "q1": 0.9, "m0": 50, "m1": 50})  # fmt: skip
+    out = metric.compute(
+        predictions=preds,
+        references=REFS,
+        mode="judge",
+        judge=complete,
+        calibration={"q0": 0.9, "q1": 0.9, "m0": 50, "m1": 50},
+    )
     assert len(calls) == 1  # q2 is an exact match
     assert out["accuracy_raw"] == 1.0 and out["accuracy"] == 1.0  # (1 + .9 - 1) / .8 = 1.125 -> clipped
     assert out["calibration"]["q0"] == 0.9
@@ -111,8 +120,11 @@ def test_metric_folder_imports_only_allowed_packages():
             else:
                 continue
             # the Space widget and its upload gate (starlette and python-multipart: gradio's own server and parser)
-            widget = ({"gradio", "gradio_client", "matplotlib", "pyarrow", "yaml", "starlette", "python_multipart"}
-                      if path.name in ("app.py", "upload_gate.py") else set())  # fmt: skip
+            widget = (
+                {"gradio", "gradio_client", "matplotlib", "pyarrow", "yaml", "starlette", "python_multipart"}
+                if path.name in ("app.py", "upload_gate.py")
+                else set()
+            )
             assert roots <= allowed | widget | stdlib, f"{path.name} imports {roots - allowed - widget - stdlib}"
         assert len(path.read_text(encoding="utf-8").splitlines()) <= 420, f"{path.name} is too long"
 
@@ -155,8 +167,9 @@ print(json.dumps({{"module": type(m).__module__, "accuracy": out["accuracy"], "m
 """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "PYTHONPATH"))}
     env.update(HF_HOME=str(hf_home), HF_EVALUATE_OFFLINE="1", HF_HUB_OFFLINE="1")
-    proc = subprocess.run([sys.executable, "-c", script], cwd=workdir, env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=workdir, env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["module"] == f"evaluate_modules.metrics.evaluate-metric--madqa.{newer.name}.madqa"

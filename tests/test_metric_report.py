@@ -12,26 +12,65 @@ from madqa.metric.report import ReportOptions, compare_runs, evaluate_prediction
 from madqa.metric.schema import METRICS
 
 REQUIRED = {
-    "accuracy", "accuracy_raw", "accuracy_ci", "anls", "page_f1", "doc_f1", "kuiper", "kuiper_normalized",
-    "kuiper_ci", "wasted_effort_ratio", "n", "n_predicted", "missing", "unscored", "by_hop", "by_domain",
-    "by_category", "errors", "budget_curve", "mode",
-}  # fmt: skip
+    "accuracy",
+    "accuracy_raw",
+    "accuracy_ci",
+    "anls",
+    "page_f1",
+    "doc_f1",
+    "kuiper",
+    "kuiper_normalized",
+    "kuiper_ci",
+    "wasted_effort_ratio",
+    "n",
+    "n_predicted",
+    "missing",
+    "unscored",
+    "by_hop",
+    "by_domain",
+    "by_category",
+    "errors",
+    "budget_curve",
+    "mode",
+}
 
 GOLD = parse_references(
     [
-        {"id": "s1", "question": "A?", "answer_variants": [["alpha"]], "evidence": [{"document": "a.pdf", "page": 1}],
-         "domain": "fin", "document_category": "report"},
-        {"id": "p1", "question": "B?", "answer_variants": [["beta"]],
-         "evidence": [{"document": "b.pdf", "page": 1}, {"document": "b.pdf", "page": 2}],
-         "domain": "fin", "document_category": "form"},
-        {"id": "d1", "question": "C?", "answer_variants": [["gamma"]],
-         "evidence": [{"document": "c.pdf", "page": 3}, {"document": "e.pdf", "page": 1}],
-         "domain": "law", "document_category": "report"},
-        {"id": "s2", "question": "D?", "answer_variants": [["delta"]], "evidence": [{"document": "d.pdf", "page": 4}],
-         "domain": "law", "document_category": "form"},
+        {
+            "id": "s1",
+            "question": "A?",
+            "answer_variants": [["alpha"]],
+            "evidence": [{"document": "a.pdf", "page": 1}],
+            "domain": "fin",
+            "document_category": "report",
+        },
+        {
+            "id": "p1",
+            "question": "B?",
+            "answer_variants": [["beta"]],
+            "evidence": [{"document": "b.pdf", "page": 1}, {"document": "b.pdf", "page": 2}],
+            "domain": "fin",
+            "document_category": "form",
+        },
+        {
+            "id": "d1",
+            "question": "C?",
+            "answer_variants": [["gamma"]],
+            "evidence": [{"document": "c.pdf", "page": 3}, {"document": "e.pdf", "page": 1}],
+            "domain": "law",
+            "document_category": "report",
+        },
+        {
+            "id": "s2",
+            "question": "D?",
+            "answer_variants": [["delta"]],
+            "evidence": [{"document": "d.pdf", "page": 4}],
+            "domain": "law",
+            "document_category": "form",
+        },
     ],
     "gold",
-)  # fmt: skip
+)
 
 RESULTS = "\n".join(
     json.dumps(x)
@@ -41,11 +80,15 @@ RESULTS = "\n".join(
         # wrong answer, right document wrong page -> navigation; 3 steps
         {"id": "p1", "answer": ["zzz"], "citations": [{"file": "b.pdf", "page": 7}], "steps": 3},
         # correct, one of two documents cited on the right page plus a wrong one: page P 1/2 R 1/2; doc P 1/2 R 1/2
-        {"id": "d1", "answer": "gamma", "citations": [{"document": "c.pdf", "page": "3"},
-                                                      {"document": "x.pdf", "page": 1}], "iterations": 2},
+        {
+            "id": "d1",
+            "answer": "gamma",
+            "citations": [{"document": "c.pdf", "page": "3"}, {"document": "x.pdf", "page": 1}],
+            "iterations": 2,
+        },
         # s2 missing
     ]
-)  # fmt: skip
+)
 
 
 def test_report_hand_values():

@@ -111,8 +111,12 @@ def test_error_taxonomy():
     assert score_item(r, pred(["Paris"], [])).error is None  # correct items have no error
     missing = score_item(r, None)
     assert (missing.correct, missing.error, missing.source, missing.missing, missing.page_f1) == (
-        False, "no_answer", "missing", True, 0.0,
-    )  # fmt: skip
+        False,
+        "no_answer",
+        "missing",
+        True,
+        0.0,
+    )
 
 
 def test_judge_scores_pass_through_and_unscored():

@@ -133,12 +133,14 @@ def _results(gold: list[dict]) -> list[dict]:
     rows = []
     for i, g in enumerate(gold):
         right = i < len(gold) // 2
-        rows.append({
-            "id": g["id"],
-            "answer": g["answer_variants"][0] if right else ["certainly not this"],
-            "citations": g["evidence"] if right else [],
-            "search_history": ["query"] * (1 + i % 3),
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": g["id"],
+                "answer": g["answer_variants"][0] if right else ["certainly not this"],
+                "citations": g["evidence"] if right else [],
+                "search_history": ["query"] * (1 + i % 3),
+            }
+        )
     return rows
 
 
@@ -164,13 +166,21 @@ def test_widget_scores_a_file_as_compute_does(built_home, layout, tmp_path):
 
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "GRADIO_", "PYTHONPATH", "MADQA_"))}
-    env.update(MADQA_DATASET=str(layout.dataset_dir), HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1",
-               HF_EVALUATE_OFFLINE="1", GRADIO_SERVER_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False",
-               GRADIO_TEMP_DIR=str(tmp_path / "gradio"), MPLBACKEND="Agg")  # fmt: skip
+    env.update(
+        MADQA_DATASET=str(layout.dataset_dir),
+        HF_HOME=str(tmp_path / "hf"),
+        HF_HUB_OFFLINE="1",
+        HF_EVALUATE_OFFLINE="1",
+        GRADIO_SERVER_PORT=str(port),
+        GRADIO_ANALYTICS_ENABLED="False",
+        GRADIO_TEMP_DIR=str(tmp_path / "gradio"),
+        MPLBACKEND="Agg",
+    )
     log = tmp_path / "app.log"
     with log.open("wb") as sink:
-        proc = subprocess.Popen([sys.executable, "-c", FLAT_RUN], cwd=space, env=env, stdout=sink,
-                                stderr=subprocess.STDOUT)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-c", FLAT_RUN], cwd=space, env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
     try:
         _wait_until_up(proc, f"http://127.0.0.1:{port}/", log)
         client = gradio_client(f"http://127.0.0.1:{port}/")
@@ -218,7 +228,10 @@ def test_widget_refuses_the_test_split_and_ignores_unknown_lines(built_home, lay
     markdown, _, report = app.score(str(both), "dev")
     only_dev = app.load_metric().compute(predictions=_results(dev), references=dev)
     assert (report["n_predicted"], report["accuracy"], report["page_f1"]) == (
-        len(dev), only_dev["accuracy"], only_dev["page_f1"])
+        len(dev),
+        only_dev["accuracy"],
+        only_dev["page_f1"],
+    )
     assert len(train) > len(dev) and f"{len(train)} line(s) match no question of this split" in markdown
 
 
@@ -251,8 +264,11 @@ def test_widget_shows_the_files_input_warnings_verbatim(built_home, layout, tmp_
         "lenient.jsonl: 1 citation(s) to pages above 100,000 scored as wrong citations",
     ]
     assert report["warnings"] == expected  # the file's lines, not compute's predictions[i]
-    assert report["input_notes"] == {"lines_without_answer": 1, "citations_above_max_page": 1,
-                                     "unknown_fields": {"citatons": "citations", "`answer`": "answer"}}  # fmt: skip
+    assert report["input_notes"] == {
+        "lines_without_answer": 1,
+        "citations_above_max_page": 1,
+        "unknown_fields": {"citatons": "citations", "`answer`": "answer"},
+    }
     assert "**Warnings** (4; the file was scored anyway):" in markdown
     fence = re.search(r"\*\*Warnings\*\*[^\n]*\n(`{3,})text\n(.*?)\n\1(?:\n|$)", markdown, re.S)
     assert fence is not None and fence.group(2).split("\n") == expected  # verbatim, inside one code fence

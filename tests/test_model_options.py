@@ -21,13 +21,25 @@ LOCAL_SERVER = "http://127.0.0.1:8080/v1"
 
 def test_options_are_typed_and_checked() -> None:
     assert parse_model_options(["max_tokens=64", "temperature=0", "seed=3", "timeout=2.5", "retries=0"]) == {
-        "max_tokens": 64, "temperature": 0.0, "seed": 3, "timeout": 2.5, "retries": 0}  # fmt: skip
+        "max_tokens": 64,
+        "temperature": 0.0,
+        "seed": 3,
+        "timeout": 2.5,
+        "retries": 0,
+    }
     # a key we do not know goes to the provider as it is, its value read as JSON when it parses
-    assert parse_model_options(["reasoning_effort=low", "logit_bias={\"1\": -5}"]) == {
-        "reasoning_effort": "low", "logit_bias": {"1": -5}}  # fmt: skip
-    for bad, says in [("max_token=5", "did you mean 'max_tokens'"), ("max_tokens=many", "expected int"),
-                      ("tool_choice=always", "expected one of required, auto, none"), ("timeout=0", "positive"),
-                      ("temperature", "KEY=VALUE"), ("retries=99", "between 0 and 20")]:  # fmt: skip
+    assert parse_model_options(["reasoning_effort=low", 'logit_bias={"1": -5}']) == {
+        "reasoning_effort": "low",
+        "logit_bias": {"1": -5},
+    }
+    for bad, says in [
+        ("max_token=5", "did you mean 'max_tokens'"),
+        ("max_tokens=many", "expected int"),
+        ("tool_choice=always", "expected one of required, auto, none"),
+        ("timeout=0", "positive"),
+        ("temperature", "KEY=VALUE"),
+        ("retries=99", "between 0 and 20"),
+    ]:
         with pytest.raises(ModelOptionError, match=says):
             parse_model_options([bad])
 
@@ -36,7 +48,9 @@ def test_secrets_are_never_recorded() -> None:
     options = {"api_key": "sk-1", "x_api_token": "t", "client_secret": "s", "max_tokens": 5, "api_base": "http://h"}
     assert public_options(options) == {"max_tokens": 5, "api_base": "http://h"}
     # a key inside the base URL (user:password or a query parameter) is not recorded either
-    assert public_options({"api_base": "http://u:sk-9@[::1]:8080/v1?api-key=sk-8"}) == {"api_base": "http://[::1]:8080/v1"}
+    assert public_options({"api_base": "http://u:sk-9@[::1]:8080/v1?api-key=sk-8"}) == {
+        "api_base": "http://[::1]:8080/v1"
+    }
 
 
 def test_profiles_follow_the_endpoint() -> None:
@@ -50,18 +64,25 @@ def test_profiles_follow_the_endpoint() -> None:
 
 
 def _request(**extra):
-    return {"messages": [{"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
-                         {"role": "user", "content": [{"type": "text", "text": "q"},
-                                                      {"type": "image_url", "image_url": {"url": "data:"}}]}],
-            **extra}  # fmt: skip
+    return {
+        "messages": [
+            {"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "q"}, {"type": "image_url", "image_url": {"url": "data:"}}],
+            },
+        ],
+        **extra,
+    }
 
 
 def test_requests_are_rewritten_for_a_compatible_server() -> None:
     options = ModelOptions.resolve({}, api_base=LOCAL_SERVER)
     schema = {"type": "object"}
     fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
-    out = adapt_request(_request(tools=[{"t": 1}, {"t": 2}], tool_choice="required", response_format=fmt),
-                        options, "compatible")  # fmt: skip
+    out = adapt_request(
+        _request(tools=[{"t": 1}, {"t": 2}], tool_choice="required", response_format=fmt), options, "compatible"
+    )
     assert out["messages"][0]["content"] == "a\nb"  # system: one string
     assert isinstance(out["messages"][1]["content"], list)  # a user message with an image keeps its parts
     assert out["tool_choice"] == "auto"
@@ -70,11 +91,14 @@ def test_requests_are_rewritten_for_a_compatible_server() -> None:
     assert out["max_tokens"] == options.max_tokens and "max_completion_tokens" not in out
     forced = {"type": "function", "function": {"name": "final_answer"}}
     final_only = [{"type": "function", "function": {"name": "final_answer"}}]
-    assert adapt_request(_request(tools=final_only, tool_choice="required"), options,
-                         "compatible")["tool_choice"] == forced  # fmt: skip
+    assert (
+        adapt_request(_request(tools=final_only, tool_choice="required"), options, "compatible")["tool_choice"]
+        == forced
+    )
     assert adapt_request(_request(tools=[{}], tool_choice=forced), options, "compatible")["tool_choice"] == forced
-    no_tools = adapt_request(_request(tools=[{}], tool_choice="required"),
-                             ModelOptions.resolve({"tool_choice": "none"}), "compatible")  # fmt: skip
+    no_tools = adapt_request(
+        _request(tools=[{}], tool_choice="required"), ModelOptions.resolve({"tool_choice": "none"}), "compatible"
+    )
     assert "tools" not in no_tools and "tool_choice" not in no_tools
 
 
@@ -116,7 +140,8 @@ def test_credentials_are_checked_before_any_question(monkeypatch: pytest.MonkeyP
 
 
 def test_a_run_with_a_bad_option_or_credential_stops_before_the_first_question(
-        built_home, tmp_path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    built_home, tmp_path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     from madqa.cli import main
 
     monkeypatch.delenv("HF_TOKEN", raising=False)

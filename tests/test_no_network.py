@@ -65,12 +65,23 @@ def test_offline_commands_open_no_socket(built_home: Path, tmp_path: Path) -> No
     results = tmp_path / "r.jsonl"
     commands = [
         ["info"],
-        ["run", "--model", "py:test_agent_runner:fake_model", "--split", "dev", "--limit", "2", "-o", str(results),
-         "--no-progress"],
+        [
+            "run",
+            "--model",
+            "py:test_agent_runner:fake_model",
+            "--split",
+            "dev",
+            "--limit",
+            "2",
+            "-o",
+            str(results),
+            "--no-progress",
+        ],
         ["evaluate", str(results), "--split", "dev", "--json"],
-    ]  # fmt: skip
-    proc = subprocess.run([sys.executable, "-c", GUARD, json.dumps(commands)], env=env, capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", GUARD, json.dumps(commands)], env=env, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     attempts = _attempts(env)
     assert attempts == [], attempts[0]["stack"]
@@ -83,8 +94,13 @@ def test_local_space_opens_no_socket(built_home: Path, tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-c", GUARD, json.dumps([["space", "--port", str(port)]])], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", GUARD, json.dumps([["space", "--port", str(port)]])],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         page = ""
         deadline = time.monotonic() + 300
@@ -112,11 +128,27 @@ def test_litellm_route_opens_no_socket_with_the_offline_flags(built_home: Path, 
     with socket.socket() as closed:  # a loopback port with nothing behind it: each call fails fast
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    commands = [["run", "--model", "litellm:openai/served", "--api-base", f"http://127.0.0.1:{port}/v1",
-                 "--model-option", "retries=0", "--split", "dev", "--limit", "1", "-o", str(results),
-                 "--no-progress"]]  # fmt: skip
-    proc = subprocess.run([sys.executable, "-c", GUARD, json.dumps(commands)], env=env, capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+    commands = [
+        [
+            "run",
+            "--model",
+            "litellm:openai/served",
+            "--api-base",
+            f"http://127.0.0.1:{port}/v1",
+            "--model-option",
+            "retries=0",
+            "--split",
+            "dev",
+            "--limit",
+            "1",
+            "-o",
+            str(results),
+            "--no-progress",
+        ]
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", GUARD, json.dumps(commands)], env=env, capture_output=True, text=True, timeout=600
+    )
     assert results.exists(), proc.stderr[-3000:]
     attempts = _attempts(env)
     assert attempts == [], attempts[0]["stack"]

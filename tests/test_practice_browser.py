@@ -29,11 +29,13 @@ def space(layout, tmp_path_factory) -> Iterator[tuple[str, Path]]:
 
     folder = tmp_path_factory.mktemp("practice_ui")
     db = folder / "db.sqlite"
-    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(db),
-                                   "MADQA_SPACE_RESAMPLES": "50"})  # fmt: skip
+    config = SpaceConfig.from_env(
+        {"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(db), "MADQA_SPACE_RESAMPLES": "50"}
+    )
     port = free_port()
-    demo = launch(create_services(config, seed=False), port=port, host="127.0.0.1", prevent_thread_lock=True,
-                  quiet=True)  # fmt: skip
+    demo = launch(
+        create_services(config, seed=False), port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True
+    )
     try:
         yield f"http://127.0.0.1:{port}/", db
     finally:
@@ -76,8 +78,9 @@ def test_practice_tab_resumes_after_reload_and_shares_on_request(space: tuple[st
         page.locator("#share-name textarea").fill("Browser Visitor")
         page.locator("#share").click()
         page.locator("#share-msg").get_by_text("Shared as #1").wait_for(timeout=T)
-        page.wait_for_function("() => (document.querySelector('#practice-board')?.innerText || '')"
-                               ".includes('Browser Visitor')", timeout=T)  # the table keeps hidden copies
+        page.wait_for_function(
+            "() => (document.querySelector('#practice-board')?.innerText || '').includes('Browser Visitor')", timeout=T
+        )  # the table keeps hidden copies
         cells = page.evaluate(ROW_JS, "Browser Visitor")
         assert cells[5:9] == ["0.0%"] * 4, cells  # the main board's units: percent with %, never 0.00 or 0
         assert shared_rows(db) == [("Browser Visitor", 1)]
@@ -98,8 +101,9 @@ def download(page: Any, path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_one_click_downloads_every_answer_up_to_the_last(space: tuple[str, Path], tmp_path: Path, caplog: Any,
-                                                         capsys: Any) -> None:  # fmt: skip
+def test_one_click_downloads_every_answer_up_to_the_last(
+    space: tuple[str, Path], tmp_path: Path, caplog: Any, capsys: Any
+) -> None:
     from madqa.cli import main
 
     url, _ = space

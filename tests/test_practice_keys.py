@@ -45,8 +45,13 @@ def practice_fixture(layout, monkeypatch) -> Iterator[tuple[Any, str]]:
     with gr.Blocks() as demo:
         human_interface(service, embedded=True, api_prefix="h_")
     port = free_port()
-    launch_gradio(demo.queue(default_concurrency_limit=8), server_name="127.0.0.1", server_port=port,
-                  prevent_thread_lock=True, quiet=True)  # fmt: skip
+    launch_gradio(
+        demo.queue(default_concurrency_limit=8),
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+    )
     try:
         yield service, f"http://127.0.0.1:{port}/"
     finally:
@@ -100,8 +105,16 @@ def test_a_visible_id_or_a_guess_does_not_reach_another_visitors_run(practice) -
     [run] = service.registry._runs.values()
     assert run.annotator == visible and key not in run.jsonl() and visible.removeprefix("visitor-") not in key
 
-    guesses = [visible, visible.removeprefix("visitor-"), f"visitor-{visible[-12:]}", run.annotator.upper(), "",
-               secrets.token_urlsafe(24), {"key": visible}, key[:-1]]  # fmt: skip
+    guesses = [
+        visible,
+        visible.removeprefix("visitor-"),
+        f"visitor-{visible[-12:]}",
+        run.annotator.upper(),
+        "",
+        secrets.token_urlsafe(24),
+        {"key": visible},
+        key[:-1],
+    ]
     for guess in guesses:
         attacker = client(url, ATTACKER)
         got = start(attacker, guess)

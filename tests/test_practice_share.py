@@ -75,14 +75,20 @@ def test_shelf_stores_on_share_and_refuses_duplicates_names_and_floods(practice,
 
     with pytest.raises(SubmissionError, match=f"already on the practice board as #{number}"):
         shelf.share("Ada again", text, report, batch=run.batch, identity="ip:5.6.7.8")
-    for bad, why in (("", "required"), ("a\u200bb", "U\\+200B"), ("x" * 61, "longer than 60"),
-                     ("MADQA baselines", "reserved"), ("Ｂａｓｅｌｉｎｅ: me", "reserved")):  # fmt: skip
+    for bad, why in (
+        ("", "required"),
+        ("a\u200bb", "U\\+200B"),
+        ("x" * 61, "longer than 60"),
+        ("MADQA baselines", "reserved"),
+        ("Ｂａｓｅｌｉｎｅ: me", "reserved"),
+    ):
         with pytest.raises(SubmissionError, match=why):
             shelf.share(bad, text + "\n", report, batch=run.batch, identity="ip:9.9.9.9")
 
     service.submit(run, run.current_item()["id"], "three")
-    second = shelf.share("Ada", run.jsonl(), practice_report(run.jsonl(), plan.gold), batch=run.batch,
-                         identity="ip:1.2.3.4")  # fmt: skip
+    second = shelf.share(
+        "Ada", run.jsonl(), practice_report(run.jsonl(), plan.gold), batch=run.batch, identity="ip:1.2.3.4"
+    )
     service.submit(run, run.current_item()["id"], "four")
     with pytest.raises(SubmissionError, match="rate limit: at most 2"):
         shelf.share("Ada", run.jsonl(), report, batch=run.batch, identity="ip:1.2.3.4")
@@ -108,9 +114,11 @@ def test_share_request_needs_a_login_on_spaces(practice, tmp_path: Path) -> None
     request = SimpleNamespace(client=SimpleNamespace(host="10.0.0.1"))
     with pytest.raises(ShareRefused, match="log in"):
         shelf.share_request("Ada", run.jsonl(), report, batch=run.batch, request=request, profile=None)
-    number = shelf.share_request("Ada", run.jsonl(), report, batch=run.batch, request=request,
-                                 profile=SimpleNamespace(username="ada"))  # fmt: skip
+    number = shelf.share_request(
+        "Ada", run.jsonl(), report, batch=run.batch, request=request, profile=SimpleNamespace(username="ada")
+    )
     with sqlite3.connect(tmp_path / "db.sqlite") as con:
         assert con.execute("SELECT identity FROM practice_runs WHERE id = ?", (number,)).fetchone()[0] == (
-            "practice:hf:ada")
+            "practice:hf:ada"
+        )
     assert "identity" not in shelf.frame().columns and "practice:hf:ada" not in shelf.frame().to_csv()

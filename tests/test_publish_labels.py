@@ -42,8 +42,10 @@ def test_sample_labels_are_pushed_to_a_private_repo(layout, tmp_path: Path) -> N
     api = FakeHfApi()
     done = publish_labels(layout.test_labels, "sample", "org/labels", api=api)
     assert done.questions == len(_rows(layout.test_labels))
-    assert api.calls[0] == ("create_repo", {"repo_id": "org/labels", "repo_type": "dataset", "private": True,
-                                            "exist_ok": True})  # fmt: skip
+    assert api.calls[0] == (
+        "create_repo",
+        {"repo_id": "org/labels", "repo_type": "dataset", "private": True, "exist_ok": True},
+    )
     assert api.calls[1][1]["path_in_repo"] == "test_labels.jsonl" and api.calls[1][1]["repo_type"] == "dataset"
     uploaded = [json.loads(x) for x in api.calls[1][1]["path_or_fileobj"].decode().splitlines()]
     local = _rows(layout.test_labels)

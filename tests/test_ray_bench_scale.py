@@ -21,8 +21,23 @@ def test_sleepy_model_searches_twice_then_answers(layout, tmp_path: Path, monkey
 
 
 def test_bench_scale_prints_every_stage_beside_its_target(layout, capsys) -> None:
-    argv = ["bench", "scale", "--scale", "0.01", "--questions", "12", "--workers", "4", "--latency", "0.01",
-            "--ocr-pages", "2", "--skip", "space", "--json"]
+    argv = [
+        "bench",
+        "scale",
+        "--scale",
+        "0.01",
+        "--questions",
+        "12",
+        "--workers",
+        "4",
+        "--latency",
+        "0.01",
+        "--ocr-pages",
+        "2",
+        "--skip",
+        "space",
+        "--json",
+    ]
     assert main(argv) == 0
     figures = json.loads(capsys.readouterr().out)
     stages = ["generate", "extract", "ocr", "index_tantivy", "index_whoosh", "run", "evaluate", "run_ray"]

@@ -12,8 +12,7 @@ import ray_fixtures
 from ray_fixtures import needs_ray
 
 cluster = ray_fixtures.cluster  # this module's cluster
-pytestmark = [needs_ray,
-              pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Debian tesseract-ocr")]  # fmt: skip
+pytestmark = [needs_ray, pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Debian tesseract-ocr")]
 
 
 def _scanned_pdf(path: Path, line: str) -> None:
@@ -37,8 +36,7 @@ def corpus(layout, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def test_cli_extract_ray_output_is_byte_identical(cluster, corpus: Path, tmp_path: Path, monkeypatch,
-                                                  caplog) -> None:  # fmt: skip
+def test_cli_extract_ray_output_is_byte_identical(cluster, corpus: Path, tmp_path: Path, monkeypatch, caplog) -> None:
     from madqa.cli import main
 
     outputs = {}
@@ -82,8 +80,7 @@ def test_a_file_that_kills_its_worker_is_reported_by_name(cluster, corpus: Path,
     from madqa.loading_script.extract import extract_corpus
     from madqa.loading_script.extract_ray import ray_pool
 
-    report = extract_corpus(corpus, cache_dir=None, progress=False, pool=ray_pool(retries=1),
-                            worker=crash_on_scan)  # fmt: skip
+    report = extract_corpus(corpus, cache_dir=None, progress=False, pool=ray_pool(retries=1), worker=crash_on_scan)
     skipped = dict(report.skipped)
     assert "worker lost on the cluster after 2 tries" in skipped["zz_scan.pdf"]
     assert "zz_corrupt.pdf" in skipped and len(report.sha256) == 12  # the others went on

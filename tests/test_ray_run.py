@@ -61,11 +61,12 @@ def test_cli_run_ray_then_resume(cluster, tmp_path: Path, caplog) -> None:
 
     out = tmp_path / "cli.jsonl"
     with caplog.at_level("INFO"):
-        assert main(["run", "--ray", "--model", FAKE, "--limit", "3", "-o", str(out), "--no-progress",
-                     "--workers", "2"]) == 0  # fmt: skip
+        assert (
+            main(["run", "--ray", "--model", FAKE, "--limit", "3", "-o", str(out), "--no-progress", "--workers", "2"])
+            == 0
+        )
     assert "running accuracy 1/3" in caplog.text
-    assert main(["run", "--ray", "--model", FAKE, "--limit", "5", "-o", str(out), "--no-progress",
-                 "--resume"]) == 0  # fmt: skip
+    assert main(["run", "--ray", "--model", FAKE, "--limit", "5", "-o", str(out), "--no-progress", "--resume"]) == 0
     ids = [r["id"] for r in lines(out)]
     assert len(ids) == 5 == len(set(ids))
 
@@ -83,8 +84,9 @@ def test_killed_worker_node_loses_and_duplicates_nothing(cluster, tmp_path: Path
 
     def work() -> None:
         try:
-            outcome["summary"] = run_benchmark(RunConfig(model=FAKE, limit=limit), out, workers=3,
-                                               backend=RayBackend())  # fmt: skip
+            outcome["summary"] = run_benchmark(
+                RunConfig(model=FAKE, limit=limit), out, workers=3, backend=RayBackend()
+            )
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             outcome["error"] = exc
 
@@ -104,8 +106,9 @@ def test_killed_worker_node_loses_and_duplicates_nothing(cluster, tmp_path: Path
     assert len(rows) == limit == len({r["id"] for r in rows})  # every question once: none lost, none written twice
     assert outcome["summary"].errors == 0, [r["error"] for r in rows if r["error"]]  # in-flight ones were resent
     monkeypatch.setenv("MADQA_FAKE_DELAY", "0")
-    again = run_benchmark(RunConfig(model=FAKE, limit=limit + 2), out, resume=True, retry_errors=True,
-                          workers=2, backend=RayBackend())  # fmt: skip
+    again = run_benchmark(
+        RunConfig(model=FAKE, limit=limit + 2), out, resume=True, retry_errors=True, workers=2, backend=RayBackend()
+    )
     rows = lines(out)
     assert again.written == 2 + outcome["summary"].errors and len(rows) == limit + 2 == len({r["id"] for r in rows})
     assert all(r["error"] is None for r in rows)
@@ -125,8 +128,10 @@ def test_without_ray_the_error_names_the_extra(layout, tmp_path: Path, monkeypat
 
 def test_a_local_run_never_imports_ray(layout, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
-    code = ("import sys; from madqa.cli import main; "
-            f"rc = main(['-q', 'run', '--model', {FAKE!r}, '--limit', '1', '-o', {str(tmp_path / 'l.jsonl')!r}, "
-            "'--no-progress']); print(rc, 'ray' in sys.modules)")  # fmt: skip
+    code = (
+        "import sys; from madqa.cli import main; "
+        f"rc = main(['-q', 'run', '--model', {FAKE!r}, '--limit', '1', '-o', {str(tmp_path / 'l.jsonl')!r}, "
+        "'--no-progress']); print(rc, 'ray' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.stdout.split() == ["0", "False"], done.stderr

@@ -25,8 +25,21 @@ pytestmark = pytest.mark.slow
 
 MADQA = [sys.executable, "-m", "madqa.cli"]
 #: Small prompts keep a 135M model on one CPU thread at a few seconds a call.
-SMALL_RUN = ["--split", "dev", "--limit", "1", "--max-steps", "2", "--top-k", "2", "--page-chars", "300",
-             "--model-option", "max_tokens=256", "--no-progress"]  # fmt: skip
+SMALL_RUN = [
+    "--split",
+    "dev",
+    "--limit",
+    "1",
+    "--max-steps",
+    "2",
+    "--top-k",
+    "2",
+    "--page-chars",
+    "300",
+    "--model-option",
+    "max_tokens=256",
+    "--no-progress",
+]
 INFRA_KINDS = {"provider", "transport", "timeout", "worker"}
 
 
@@ -55,20 +68,27 @@ def _assert_complete_line(record: dict, server: LlamaServer) -> None:
     """A finished line from a real provider: no infrastructure error, tokens counted, a trajectory, settings."""
     assert record.get("error_kind") not in INFRA_KINDS, (record["error"], server.log_tail())
     assert record["usage"]["input_tokens"] > 0 and record["usage"]["output_tokens"] > 0
-    assert record["trajectory"] and all(step["input_tokens"] for step in record["trajectory"]
-                                        if not (step["error"] or "").startswith("AgentMaxStepsError"))
+    assert record["trajectory"] and all(
+        step["input_tokens"]
+        for step in record["trajectory"]
+        if not (step["error"] or "").startswith("AgentMaxStepsError")
+    )
     options = record["config"]["model_options"]
     assert options["max_tokens"] == 256 and not any("key" in k for k in options)
     assert options["content"] == "text" and options["api_base"]  # the endpoint's defaults, as sent, are recorded
 
 
-@pytest.mark.parametrize(("agent", "spec", "how"), [
-    ("bm25", f"openai:{ALIAS}", "env"),
-    ("bm25", f"litellm:openai/{ALIAS}", "api-base"),
-    ("repl", f"openai:{ALIAS}", "api-base"),
-])  # fmt: skip
-def test_run_completes_against_the_real_server(built_home: Path, request: pytest.FixtureRequest, tmp_path: Path,
-                                               agent: str, spec: str, how: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("agent", "spec", "how"),
+    [
+        ("bm25", f"openai:{ALIAS}", "env"),
+        ("bm25", f"litellm:openai/{ALIAS}", "api-base"),
+        ("repl", f"openai:{ALIAS}", "api-base"),
+    ],
+)
+def test_run_completes_against_the_real_server(
+    built_home: Path, request: pytest.FixtureRequest, tmp_path: Path, agent: str, spec: str, how: str
+) -> None:
     """Each agent, through the openai SDK and LiteLLM, with nothing but the base URL: lines the metric scores."""
     server: LlamaServer = request.getfixturevalue("server")
     out = tmp_path / "r.jsonl"
@@ -95,8 +115,7 @@ def test_run_completes_against_the_real_server(built_home: Path, request: pytest
     assert report["n_predicted"] == 1 and report["n_scored"] >= 1 and "accuracy" in report, report
 
 
-def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: LlamaServer,
-                                                     tmp_path: Path) -> None:
+def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
     """`madqa evaluate --mode judge` with the served model: every item is judged (none unscored), in bounded time."""
     from madqa.loading_script.load import load_gold
 
@@ -104,16 +123,39 @@ def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: L
     out = tmp_path / "hand.jsonl"
     # Non-empty answers that are not exact matches, so the judge model is really called (exact/empty are decided
     # without it).
-    out.write_text("".join(json.dumps({"id": g["id"], "answer": [f"about {g['answer_variants'][0][0]}!"],
-                                       "citations": []}) + "\n" for g in gold))  # fmt: skip
+    out.write_text(
+        "".join(
+            json.dumps({"id": g["id"], "answer": [f"about {g['answer_variants'][0][0]}!"], "citations": []}) + "\n"
+            for g in gold
+        )
+    )
     cache = tmp_path / "verdicts.jsonl"
     started = time.monotonic()
-    proc = _madqa(["evaluate", str(out), "--split", "dev", "--mode", "judge", "--judge", f"openai:{ALIAS}",
-                   "--api-base", server.base_url, "--judge-cache", str(cache), "--json",
-                   # Room for the whole verdict: the schema sent bounds "reasoning" to 1,000 characters (at most
-                   # ~1,000 tokens) before "verdict"; 64 tokens cut it (no verdict, seen in CI).
-                   "--model-option", "max_tokens=1536", "--model-option", "temperature=0"],
-                  env={"OPENAI_API_KEY": "x"}, timeout=300)  # fmt: skip
+    proc = _madqa(
+        [
+            "evaluate",
+            str(out),
+            "--split",
+            "dev",
+            "--mode",
+            "judge",
+            "--judge",
+            f"openai:{ALIAS}",
+            "--api-base",
+            server.base_url,
+            "--judge-cache",
+            str(cache),
+            "--json",
+            # Room for the whole verdict: the schema sent bounds "reasoning" to 1,000 characters (at most
+            # ~1,000 tokens) before "verdict"; 64 tokens cut it (no verdict, seen in CI).
+            "--model-option",
+            "max_tokens=1536",
+            "--model-option",
+            "temperature=0",
+        ],
+        env={"OPENAI_API_KEY": "x"},
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert time.monotonic() - started < 300
     cached = [json.loads(line) for line in cache.read_text().splitlines()]
@@ -171,8 +213,9 @@ def test_litellm_route_retries_too(server: LlamaServer) -> None:
 
     proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["503"])
     try:
-        model = make_model(f"litellm:openai/{ALIAS}", api_base=f"{proxy.url}/v1", api_key="x", max_tokens=4,
-                           retries=2, timeout=20)  # fmt: skip
+        model = make_model(
+            f"litellm:openai/{ALIAS}", api_base=f"{proxy.url}/v1", api_key="x", max_tokens=4, retries=2, timeout=20
+        )
         assert _say_hi(model) is not None
         assert proxy.seen[:2] == ["503", "pass"], proxy.seen
     finally:
@@ -185,9 +228,24 @@ def test_question_timeout_ends_a_hanging_question(built_home: Path, server: Llam
     out = tmp_path / "r.jsonl"
     try:
         started = time.monotonic()
-        proc = _madqa(["run", "--model", f"openai:{ALIAS}", "--api-base", f"{proxy.url}/v1", "-o", str(out),
-                       "--question-timeout", "5", *SMALL_RUN[:2], "--limit", "2", *SMALL_RUN[4:]],
-                      env={"OPENAI_API_KEY": "x"})  # fmt: skip
+        proc = _madqa(
+            [
+                "run",
+                "--model",
+                f"openai:{ALIAS}",
+                "--api-base",
+                f"{proxy.url}/v1",
+                "-o",
+                str(out),
+                "--question-timeout",
+                "5",
+                *SMALL_RUN[:2],
+                "--limit",
+                "2",
+                *SMALL_RUN[4:],
+            ],
+            env={"OPENAI_API_KEY": "x"},
+        )
         elapsed = time.monotonic() - started
     finally:
         proxy.close()
@@ -199,8 +257,10 @@ def test_question_timeout_ends_a_hanging_question(built_home: Path, server: Llam
 
 def test_bench_provider_prints_the_runner_overhead(built_home: Path, server: LlamaServer) -> None:
     """`madqa bench provider` against a running server: the figures are there and add up (no timing asserted)."""
-    proc = _madqa(["bench", "provider", "--api-base", server.base_url, "--questions", "1", "--max-steps", "1",
-                   "--json"], env={"OPENAI_API_KEY": "x"})  # fmt: skip
+    proc = _madqa(
+        ["bench", "provider", "--api-base", server.base_url, "--questions", "1", "--max-steps", "1", "--json"],
+        env={"OPENAI_API_KEY": "x"},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(proc.stdout)
     assert figures["questions"] == 1 and figures["model_calls"] >= 1

@@ -15,8 +15,13 @@ from madqa.metric.report import provenance_summary
 from madqa.metric.schema import RECORD_SCHEMA_VERSION, DatasetRef
 
 FAKE = "py:test_agent_runner:fake_model"
-OLD_LINE = {"id": "q1", "question": "Q?", "answer": ["x"], "citations": [{"document": "a.pdf", "page": 1}],
-            "search_history": [{"query": "q"}]}  # fmt: skip
+OLD_LINE = {
+    "id": "q1",
+    "question": "Q?",
+    "answer": ["x"],
+    "citations": [{"document": "a.pdf", "page": 1}],
+    "search_history": [{"query": "q"}],
+}
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -25,8 +30,10 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 def test_sample_provenance_names_the_generator_version_and_seed(layout) -> None:
     manifest = json.loads((layout.sample_dir / "manifest.json").read_text(encoding="utf-8"))
-    assert dataset_provenance(None, layout) == {"name": "sample",
-                                                "revision": f"{manifest['version']}+seed{manifest['seed']}"}
+    assert dataset_provenance(None, layout) == {
+        "name": "sample",
+        "revision": f"{manifest['version']}+seed{manifest['seed']}",
+    }
     assert dataset_provenance("owner/not-prepared", layout) == {"name": "owner/not-prepared", "revision": None}
 
 
@@ -42,7 +49,8 @@ def test_a_scripted_run_writes_schema_version_and_dataset_on_every_line(layout, 
         assert row["dataset"] == expected
     preds = parse_results_text(out.read_text(encoding="utf-8"), str(out))
     assert {(p.schema_version, p.dataset) for p in preds} == {
-        (RECORD_SCHEMA_VERSION, DatasetRef(expected["name"], expected["revision"]))}
+        (RECORD_SCHEMA_VERSION, DatasetRef(expected["name"], expected["revision"]))
+    }
 
 
 def test_an_old_line_without_provenance_parses_and_odd_values_never_reject() -> None:

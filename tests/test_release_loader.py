@@ -12,15 +12,27 @@ from release_host import RELEASE_CARD  # one fixture card in the release's schem
 from madqa.loading_script import load
 
 EVIDENCE = pa.list_(pa.struct([("document", pa.string()), ("page", pa.int64())]))
-QA_SCHEMA = pa.schema([
-    ("id", pa.string()), ("question", pa.string()), ("answer_variants", pa.list_(pa.list_(pa.string()))),
-    ("evidence", EVIDENCE), ("document_category", pa.string()), ("domain", pa.string()),
-])
+QA_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("question", pa.string()),
+        ("answer_variants", pa.list_(pa.list_(pa.string()))),
+        ("evidence", EVIDENCE),
+        ("document_category", pa.string()),
+        ("domain", pa.string()),
+    ]
+)
 
 
 def _qa(i: int, evidence: list[dict], answers: list[list[str]]) -> dict:
-    return {"id": f"q{i}", "question": f"Question {i}?", "answer_variants": answers, "evidence": evidence,
-            "document_category": "Annual Report", "domain": "Financial"}
+    return {
+        "id": f"q{i}",
+        "question": f"Question {i}?",
+        "answer_variants": answers,
+        "evidence": evidence,
+        "document_category": "Annual Report",
+        "domain": "Financial",
+    }
 
 
 @pytest.fixture
@@ -28,8 +40,10 @@ def release_folder(tmp_path: Path) -> Path:
     root = tmp_path / "MADQA"
     (root / "data" / "documents").mkdir(parents=True)
     (root / "README.md").write_text(RELEASE_CARD)
-    train = [_qa(0, [{"document": "a.pdf", "page": 3}], [["$1.2M"], ["1.2 million"]]),
-             _qa(1, [{"document": "a.pdf", "page": 3}, {"document": "a.pdf", "page": 9}], [["yes"]])]
+    train = [
+        _qa(0, [{"document": "a.pdf", "page": 3}], [["$1.2M"], ["1.2 million"]]),
+        _qa(1, [{"document": "a.pdf", "page": 3}, {"document": "a.pdf", "page": 9}], [["yes"]]),
+    ]
     dev = [_qa(2, [{"document": "a.pdf", "page": 1}, {"document": "b.pdf", "page": 2}], [["red", "blue"]])]
     test = [_qa(3, [], [])]
     for name, rows in (("train", train), ("dev", dev), ("test", test)):
@@ -42,8 +56,10 @@ def release_folder(tmp_path: Path) -> Path:
     doc.new_page().insert_text((72, 100), "Annual budget summary for the county library system 2023", fontsize=12)
     doc.save(pdf)
     docs = [{"document": "a.pdf", "url": None}, {"document": "b.pdf", "url": str(pdf)}]
-    pq.write_table(pa.Table.from_pylist(docs, schema=pa.schema([("document", pa.string()), ("url", pa.string())])),
-                   root / "data" / "documents" / "document_urls-00000-of-00001.parquet")
+    pq.write_table(
+        pa.Table.from_pylist(docs, schema=pa.schema([("document", pa.string()), ("url", pa.string())])),
+        root / "data" / "documents" / "document_urls-00000-of-00001.parquet",
+    )
     return root
 
 

@@ -40,8 +40,9 @@ def _front_matter(path: Path) -> dict[str, Any]:
     return yaml.safe_load(path.read_text().split("---", 2)[1])
 
 
-def test_published_page_corpus_replaces_extraction(home: Path, host: Host, tmp_path: Path, capsys,
-                                                   monkeypatch) -> None:
+def test_published_page_corpus_replaces_extraction(
+    home: Path, host: Host, tmp_path: Path, capsys, monkeypatch
+) -> None:
     host.fix()
     folder = write_release(tmp_path / "MADQA", host.url)
     assert setup_json(folder, capsys, "--no-index")[0] == 0
@@ -53,8 +54,10 @@ def test_published_page_corpus_replaces_extraction(home: Path, host: Host, tmp_p
     done = publish_pages(str(folder), "org/madqa-pages", api=api)
     assert done.pages == 18 and done.documents == 9
     assert sorted(done.files) == ["README.md", "data/pages/pages-00000-of-00001.parquet"]
-    assert api.calls[0] == ("create_repo", {"repo_id": "org/madqa-pages", "repo_type": "dataset", "private": False,
-                                            "exist_ok": True})  # fmt: skip
+    assert api.calls[0] == (
+        "create_repo",
+        {"repo_id": "org/madqa-pages", "repo_type": "dataset", "private": False, "exist_ok": True},
+    )
     meta = _front_matter(pushed / "README.md")
     assert meta["license"] == "cc-by-nc-4.0" and meta["configs"][0]["config_name"] == "pages"
     assert meta["madqa"]["source_revision"] == release.read_prepared(str(folder))["source_revision"]

@@ -57,8 +57,23 @@ def test_setup_run_evaluate_from_a_release_folder(home: Path, host: Host, tmp_pa
     host.stop()  # from here on, everything is offline
 
     out = tmp_path / "r.jsonl"
-    assert main(["run", "--dataset", str(folder), "--split", "dev", "--model", "py:release_host:permit_reader",
-                 "-o", str(out), "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "run",
+                "--dataset",
+                str(folder),
+                "--split",
+                "dev",
+                "--model",
+                "py:release_host:permit_reader",
+                "-o",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(rows) == 5 and all(r["error"] is None for r in rows)
     assert main(["evaluate", str(out), "--dataset", str(folder), "--split", "dev", "--json"]) == 0
@@ -67,8 +82,9 @@ def test_setup_run_evaluate_from_a_release_folder(home: Path, host: Host, tmp_pa
     assert report["accuracy"] == pytest.approx(1.0) and report["page_f1"] == pytest.approx(1.0)
 
 
-def test_environment_variable_selects_the_prepared_dataset(home: Path, host: Host, tmp_path: Path, capsys,
-                                                           monkeypatch) -> None:
+def test_environment_variable_selects_the_prepared_dataset(
+    home: Path, host: Host, tmp_path: Path, capsys, monkeypatch
+) -> None:
     host.fix()
     folder = write_release(tmp_path / "MADQA", host.url)
     assert setup_json(folder, capsys)[0] == 0
@@ -83,8 +99,9 @@ def test_environment_variable_selects_the_prepared_dataset(home: Path, host: Hos
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF-")
 
 
-def test_failed_document_is_never_fetched_behind_the_users_back(home: Path, host: Host, tmp_path: Path,
-                                                               capsys) -> None:
+def test_failed_document_is_never_fetched_behind_the_users_back(
+    home: Path, host: Host, tmp_path: Path, capsys
+) -> None:
     folder = write_release(tmp_path / "MADQA", host.url)
     assert setup_json(folder, capsys)[0] == 1
     from madqa.loading_script.load import DatasetUnavailableError, document_file, load_documents
@@ -96,8 +113,9 @@ def test_failed_document_is_never_fetched_behind_the_users_back(home: Path, host
     assert host.requests == []
 
 
-def test_hub_id_is_prepared_from_a_snapshot_and_then_works_offline(home: Path, host: Host, tmp_path: Path, capsys,
-                                                                  monkeypatch) -> None:
+def test_hub_id_is_prepared_from_a_snapshot_and_then_works_offline(
+    home: Path, host: Host, tmp_path: Path, capsys, monkeypatch
+) -> None:
     host.fix()
     snapshot = write_release(tmp_path / "hub" / "snapshots" / ("c0ffee" * 6 + "beef"), host.url)
     import huggingface_hub
@@ -141,8 +159,21 @@ def test_bad_specs_are_clear_errors(home: Path, tmp_path: Path, caplog) -> None:
 def test_an_unprepared_release_names_the_setup_command(home: Path, tmp_path: Path, caplog) -> None:
     folder = write_release(tmp_path / "MADQA", "http://127.0.0.1:9/docs")
     out = tmp_path / "r.jsonl"
-    assert main(["run", "--dataset", str(folder), "--model", "py:release_host:permit_reader", "-o", str(out),
-                 "--no-progress"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "run",
+                "--dataset",
+                str(folder),
+                "--model",
+                "py:release_host:permit_reader",
+                "-o",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     assert f"run `madqa setup --dataset {folder}` first" in caplog.text and not out.exists()
 
 
@@ -199,11 +230,16 @@ def test_a_hub_dataset_cannot_make_setup_copy_local_files(home: Path, tmp_path: 
     snapshot = write_release(tmp_path / "hub" / "snapshots" / ("ab" * 20), "http://127.0.0.1:9/docs")
     secret = tmp_path / "secret.pdf"  # a local file the dataset's author must not be able to pull in
     secret.write_bytes(pdf_bytes("SC-0001", "vault"))
-    rows = [{"document": "a.pdf", "url": f"file://{secret}"}, {"document": "b.pdf", "url": str(secret)},
-            {"document": "c.pdf", "url": None, "path": "../../../secret.pdf"}]  # fmt: skip
+    rows = [
+        {"document": "a.pdf", "url": f"file://{secret}"},
+        {"document": "b.pdf", "url": str(secret)},
+        {"document": "c.pdf", "url": None, "path": "../../../secret.pdf"},
+    ]
     schema = pa.schema([("document", pa.string()), ("url", pa.string()), ("path", pa.string())])
-    pq.write_table(pa.Table.from_pylist([{"path": None, **r} for r in rows], schema=schema),
-                   snapshot / "data" / "documents" / "document_urls-00000-of-00001.parquet")  # fmt: skip
+    pq.write_table(
+        pa.Table.from_pylist([{"path": None, **r} for r in rows], schema=schema),
+        snapshot / "data" / "documents" / "document_urls-00000-of-00001.parquet",
+    )
     import huggingface_hub
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda repo, name, **kw: str(snapshot / name))

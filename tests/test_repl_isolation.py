@@ -60,10 +60,10 @@ def secret() -> dict[str, str]:
 
 ESCAPES: dict[str, str] = {
     "formatter_get_field": "import statistics, string\nf = string.Formatter()\n"  # the escape of #10
-                           "o = f.get_field('0.__globals__[sys].modules[os].open', [statistics.mean], {})[0]\n"
-                           "r = f.get_field('0.__globals__[sys].modules[os].read', [statistics.mean], {})[0]\n"
-                           "f.get_field('0.__globals__[sys].modules[os].close', [statistics.mean], {})[0](2)\n"
-                           "print(r(o(P, 0), 100))",  # fd 2 closed first: RLIMIT_NOFILE no longer stops the open
+    "o = f.get_field('0.__globals__[sys].modules[os].open', [statistics.mean], {})[0]\n"
+    "r = f.get_field('0.__globals__[sys].modules[os].read', [statistics.mean], {})[0]\n"
+    "f.get_field('0.__globals__[sys].modules[os].close', [statistics.mean], {})[0](2)\n"
+    "print(r(o(P, 0), 100))",  # fd 2 closed first: RLIMIT_NOFILE no longer stops the open
     "dunder_globals": "import statistics\nprint(statistics.mean.__globals__['sys'].modules['os'])",
     "gi_frame_f_back": "g = (x for x in [1])\nprint(g.gi_frame.f_back.f_globals['builtins'].open(P).read())",
     "getattr_frames": "g = (x for x in [1])\nprint(getattr(getattr(getattr(g, 'gi_frame'), 'f_back'), 'f_globals'))",
@@ -91,7 +91,7 @@ ESCAPES: dict[str, str] = {
     "reduce_getattr": "import functools, json\nprint(functools.reduce(getattr, ['__globals__'], json.dumps))",
     "llm_query_globals": "print(llm_query.__globals__)",
     "setattr_dunder": "import statistics\nsetattr(statistics, '__getattr__', print)",
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("layers", ["all walls", "interpreter only"])
@@ -195,10 +195,29 @@ for name, fn in {**normal, **attacks}.items():
 print(json.dumps(results), flush=True)
 """
 
-LANDLOCK_STOPS = ("open_secret", "list_secret_dir", "proc_self_mem", "parent_environ", "write_file", "make_dir",
-                  "tcp_connect", "ctypes_open", "close_fd2_then_open", "subprocess", "execve")  # fmt: skip
-SECCOMP_STOPS = ("tcp_connect", "unix_socket", "ctypes_socket_syscall", "ptrace_parent", "kill_parent", "fork",
-                 "subprocess", "execve")  # fmt: skip
+LANDLOCK_STOPS = (
+    "open_secret",
+    "list_secret_dir",
+    "proc_self_mem",
+    "parent_environ",
+    "write_file",
+    "make_dir",
+    "tcp_connect",
+    "ctypes_open",
+    "close_fd2_then_open",
+    "subprocess",
+    "execve",
+)
+SECCOMP_STOPS = (
+    "tcp_connect",
+    "unix_socket",
+    "ctypes_socket_syscall",
+    "ptrace_parent",
+    "kill_parent",
+    "fork",
+    "subprocess",
+    "execve",
+)
 
 
 def run_harness(tmp_path: Path, secret: dict[str, str], skip: tuple[str, ...], as_nobody: bool) -> dict[str, str]:
@@ -222,13 +241,25 @@ def run_harness(tmp_path: Path, secret: dict[str, str], skip: tuple[str, ...], a
     listener.start()
     script = tmp_path / "harness.py"
     script.write_text(HARNESS, encoding="utf-8")
-    cfg = {"walls_file": str(WALLS_FILE), "protected": [secret["dir"]], "skip": list(skip), "as_nobody": as_nobody,
-           "ppid": os.getpid(), "secret": secret["path"], "drop": secret["drop"],
-           "port": server.getsockname()[1],
-           "nr_socket": SYSCALLS["socket"][ARCHES.get(platform.machine(), (0, 0))[1]]}  # fmt: skip
+    cfg = {
+        "walls_file": str(WALLS_FILE),
+        "protected": [secret["dir"]],
+        "skip": list(skip),
+        "as_nobody": as_nobody,
+        "ppid": os.getpid(),
+        "secret": secret["path"],
+        "drop": secret["drop"],
+        "port": server.getsockname()[1],
+        "nr_socket": SYSCALLS["socket"][ARCHES.get(platform.machine(), (0, 0))[1]],
+    }
     try:
-        proc = subprocess.run([sys.executable, "-I", str(script), json.dumps(cfg)], capture_output=True, text=True,
-                              timeout=120, cwd=tmp_path)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-I", str(script), json.dumps(cfg)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
     finally:
         server.close()
     assert secret["token"] not in proc.stderr
@@ -317,8 +348,13 @@ def test_worker_inherits_no_descriptor(tmp_path: Path) -> None:
     worker = ReplWorker(WorkerLimits(wall_s=10))
     try:
         worker.start()
-        assert worker.walls["descriptors"] == {"0": "/dev/null", "1": "/dev/null", "2": "deleted file",
-                                               "3": "pipe", "4": "pipe"}  # fmt: skip
+        assert worker.walls["descriptors"] == {
+            "0": "/dev/null",
+            "1": "/dev/null",
+            "2": "deleted file",
+            "3": "pipe",
+            "4": "pipe",
+        }
         assert worker.walls["open_files"] == "5"
     finally:
         worker.close()

@@ -71,7 +71,7 @@ VISIBLE = {
     "one CPU for parent": "os.sched_setaffinity(TARGET, {min(os.sched_getaffinity(0))})",
     "idle I/O priority on parent": f"raw(NR['ioprio_set'], 1, TARGET, {IOPRIO_IDLE})",
     "prlimit on parent": "resource.prlimit(TARGET, resource.RLIMIT_MSGQUEUE, (0, 0))",
-}  # fmt: skip
+}
 #: Attacks whose effect is not read back here (denied all the same).
 OTHERS = {
     "chown labels": "os.chown(LABELS, os.getuid(), os.getgid())",
@@ -82,13 +82,15 @@ OTHERS = {
     "move_pages of parent": "raw(NR['move_pages'], TARGET, 0, None, None, None, 0)",
     "migrate_pages of parent": "raw(NR['migrate_pages'], TARGET, 1, None, None)",
     "inotify on database": "raw(NR['inotify_add_watch'], libc.inotify_init1(0), DB.encode(), 0xFFF)",
-}  # fmt: skip
+}
 #: The worker on itself: all allowed.
-OWN = ("os.nice(1)\nos.setpriority(os.PRIO_PROCESS, 0, 18)\nos.setpriority(os.PRIO_PROCESS, os.getpid(), 19)\n"
-       "os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))\n"
-       "os.sched_setaffinity(0, os.sched_getaffinity(0))\n"
-       f"raw(NR['ioprio_set'], 1, 0, {IOPRIO_IDLE})\nresource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
-       "print(os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), sum(range(10)))")  # fmt: skip
+OWN = (
+    "os.nice(1)\nos.setpriority(os.PRIO_PROCESS, 0, 18)\nos.setpriority(os.PRIO_PROCESS, os.getpid(), 19)\n"
+    "os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))\n"
+    "os.sched_setaffinity(0, os.sched_getaffinity(0))\n"
+    f"raw(NR['ioprio_set'], 1, 0, {IOPRIO_IDLE})\nresource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+    "print(os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), sum(range(10)))"
+)
 
 
 def _ioprio_get(pid: int) -> int:
@@ -98,26 +100,38 @@ def _ioprio_get(pid: int) -> int:
 
 
 def process_state(pid: int) -> dict[str, object]:
-    return {"nice": os.getpriority(os.PRIO_PROCESS, pid), "policy": os.sched_getscheduler(pid),
-            "priority": os.sched_getparam(pid).sched_priority, "cpus": frozenset(os.sched_getaffinity(pid)),
-            "ioprio": _ioprio_get(pid), "msgqueue": resource.prlimit(pid, resource.RLIMIT_MSGQUEUE),
-            "group_nice": os.getpriority(os.PRIO_PGRP, os.getpgid(pid))}  # fmt: skip
+    return {
+        "nice": os.getpriority(os.PRIO_PROCESS, pid),
+        "policy": os.sched_getscheduler(pid),
+        "priority": os.sched_getparam(pid).sched_priority,
+        "cpus": frozenset(os.sched_getaffinity(pid)),
+        "ioprio": _ioprio_get(pid),
+        "msgqueue": resource.prlimit(pid, resource.RLIMIT_MSGQUEUE),
+        "group_nice": os.getpriority(os.PRIO_PGRP, os.getpgid(pid)),
+    }
 
 
 def file_state(path: Path) -> dict[str, object]:
     st = path.stat()
-    return {"mode": stat.S_IMODE(st.st_mode), "owner": (st.st_uid, st.st_gid), "mtime": st.st_mtime_ns,
-            "ctime": st.st_ctime_ns, "xattrs": {n: os.getxattr(path, n) for n in os.listxattr(path)}}  # fmt: skip
+    return {
+        "mode": stat.S_IMODE(st.st_mode),
+        "owner": (st.st_uid, st.st_gid),
+        "mtime": st.st_mtime_ns,
+        "ctime": st.st_ctime_ns,
+        "xattrs": {n: os.getxattr(path, n) for n in os.listxattr(path)},
+    }
 
 
 def _restore(pid: int, before: dict[str, object]) -> None:
     """Put a parent back if a broken wall let an attack through (root can; an ordinary user only partly)."""
     if process_state(pid) == before:
         return
-    for undo in (lambda: os.setpriority(os.PRIO_PROCESS, pid, before["nice"]),
-                 lambda: os.sched_setscheduler(pid, before["policy"], os.sched_param(before["priority"])),
-                 lambda: os.sched_setaffinity(pid, before["cpus"]),
-                 lambda: resource.prlimit(pid, resource.RLIMIT_MSGQUEUE, before["msgqueue"])):  # fmt: skip
+    for undo in (
+        lambda: os.setpriority(os.PRIO_PROCESS, pid, before["nice"]),
+        lambda: os.sched_setscheduler(pid, before["policy"], os.sched_param(before["priority"])),
+        lambda: os.sched_setaffinity(pid, before["cpus"]),
+        lambda: resource.prlimit(pid, resource.RLIMIT_MSGQUEUE, before["msgqueue"]),
+    ):
         try:
             undo()
         except OSError:
@@ -153,8 +167,14 @@ def _worker(monkeypatch, home: Path, skip: tuple[str, ...] = ()) -> ReplWorker:
 
 
 def _run(worker: ReplWorker, planted: dict[str, Path], target: int, attacks: dict[str, str]) -> dict[str, str | None]:
-    worker.load({"DB": str(planted["db"]), "LABELS": str(planted["labels"]), "TARGET": target,
-                 "NR": {k: v for k, v in NR.items() if v is not None}})  # fmt: skip
+    worker.load(
+        {
+            "DB": str(planted["db"]),
+            "LABELS": str(planted["labels"]),
+            "TARGET": target,
+            "NR": {k: v for k, v in NR.items() if v is not None},
+        }
+    )
     assert worker.execute(PREAMBLE).error is None
     return {name: worker.execute(code).error for name, code in attacks.items()}
 
@@ -213,8 +233,12 @@ def test_without_seccomp_the_same_attacks_succeed_so_they_are_real(planted, monk
 
 # -- the BPF program, emulated -------------------------------------------------------------------------------------
 
-ALLOW, EPERM, ENOSYS, KILL = walls.RET_ALLOW, walls.RET_ERRNO | errno.EPERM, walls.RET_ERRNO | errno.ENOSYS, \
-    walls.RET_KILL_PROCESS  # fmt: skip
+ALLOW, EPERM, ENOSYS, KILL = (
+    walls.RET_ALLOW,
+    walls.RET_ERRNO | errno.EPERM,
+    walls.RET_ERRNO | errno.ENOSYS,
+    walls.RET_KILL_PROCESS,
+)
 PID = 4242
 
 
@@ -238,17 +262,50 @@ def test_the_filter_denies_metadata_changes_and_scheduling_of_others_on_both_tab
     arch, column = walls.ARCHES[machine]
     prog, _ = walls._filter(arch, column, PID)
     nr = {name: pair[column] for name, pair in walls.SYSCALLS.items() if pair[column] is not None}
-    metadata = ["chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
-                "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
-                "fremovexattr", "setxattrat", "removexattrat", "file_setattr", "inotify_add_watch",
-                "fanotify_mark"]  # fmt: skip
+    metadata = [
+        "chmod",
+        "fchmod",
+        "fchmodat",
+        "fchmodat2",
+        "chown",
+        "fchown",
+        "lchown",
+        "fchownat",
+        "utime",
+        "utimes",
+        "utimensat",
+        "futimesat",
+        "setxattr",
+        "lsetxattr",
+        "fsetxattr",
+        "removexattr",
+        "lremovexattr",
+        "fremovexattr",
+        "setxattrat",
+        "removexattrat",
+        "file_setattr",
+        "inotify_add_watch",
+        "fanotify_mark",
+    ]
     for name in metadata:
         if name in nr:
             assert verdict(prog, arch, nr[name], AT_FDCWD, 0) == EPERM, name
-    for name in ("sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity", "prlimit64",
-                 "migrate_pages", "move_pages"):  # fmt: skip
+    for name in (
+        "sched_setscheduler",
+        "sched_setparam",
+        "sched_setattr",
+        "sched_setaffinity",
+        "prlimit64",
+        "migrate_pages",
+        "move_pages",
+    ):
         assert [verdict(prog, arch, nr[name], pid, 1) for pid in (0, PID, PID + 1, 1, -1)] == [
-            ALLOW, ALLOW, EPERM, EPERM, EPERM], name  # fmt: skip
+            ALLOW,
+            ALLOW,
+            EPERM,
+            EPERM,
+            EPERM,
+        ], name
     for name, process_kind in (("setpriority", 0), ("ioprio_set", 1)):
         assert verdict(prog, arch, nr[name], process_kind, 0, 19) == ALLOW
         assert verdict(prog, arch, nr[name], process_kind, PID, 19) == ALLOW
@@ -265,14 +322,19 @@ def test_the_filter_denies_metadata_changes_and_scheduling_of_others_on_both_tab
     assert all(jt < 256 and jf < 256 for _, jt, jf, _ in prog) and len(prog) < 4096
 
 
-@pytest.mark.parametrize(("header", "column"), [("/usr/include/asm-generic/unistd.h", 1),
-                                                ("/usr/include/x86_64-linux-gnu/asm/unistd_64.h", 0)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("header", "column"),
+    [("/usr/include/asm-generic/unistd.h", 1), ("/usr/include/x86_64-linux-gnu/asm/unistd_64.h", 0)],
+)
 def test_syscall_numbers_match_the_kernel_headers_where_installed(header: str, column: int) -> None:
     """Names newer than the installed headers (``fchmodat2``, ``setxattrat``, ...) are checked by the control
     above on a kernel that has them."""
     if not os.path.exists(header):
         pytest.skip(f"{header} is not installed")
     defined = {m[1]: int(m[2]) for m in re.finditer(r"#define __NR_(\w+)\s+(\d+)", Path(header).read_text())}
-    mismatched = {n: (pair[column], defined[n]) for n, pair in walls.SYSCALLS.items()
-                  if n in defined and pair[column] != defined[n]}  # fmt: skip
+    mismatched = {
+        n: (pair[column], defined[n])
+        for n, pair in walls.SYSCALLS.items()
+        if n in defined and pair[column] != defined[n]
+    }
     assert not mismatched

@@ -49,10 +49,14 @@ class Fixed:
 
 
 def test_bm25_and_wordllama_rank_the_evidence_page_first(tmp_path: Path) -> None:
-    bm25, dense = make_retrievers(["bm25", "dense:wordllama"], PAGES, index_dir=tmp_path / "ix",
-                                  cache_dir=tmp_path / "vec")  # fmt: skip
-    for query, want in (("What are the penguins fed?", ("zoo.pdf", 1)), ("When is income tax due?", ("tax.pdf", 1)),
-                        ("Which platform does the night train leave from?", ("rail.pdf", 1))):  # fmt: skip
+    bm25, dense = make_retrievers(
+        ["bm25", "dense:wordllama"], PAGES, index_dir=tmp_path / "ix", cache_dir=tmp_path / "vec"
+    )
+    for query, want in (
+        ("What are the penguins fed?", ("zoo.pdf", 1)),
+        ("When is income tax due?", ("tax.pdf", 1)),
+        ("Which platform does the night train leave from?", ("rail.pdf", 1)),
+    ):
         for retriever in (bm25, dense):
             top = retriever.search(query, k=3)
             assert (top[0].document, top[0].page) == want, (retriever.name, query, top)
@@ -98,7 +102,10 @@ def test_rrf_and_hybrid_arithmetic() -> None:
     fused = RRFRetriever([a, b]).search("q", k=3)
     # x: 1/61 + 1/62, z: 1/63 + 1/61, y: 1/62
     assert [(h.document, round(h.score, 6)) for h in fused] == [
-        ("x", round(1 / 61 + 1 / 62, 6)), ("z", round(1 / 63 + 1 / 61, 6)), ("y", round(1 / 62, 6))]  # fmt: skip
+        ("x", round(1 / 61 + 1 / 62, 6)),
+        ("z", round(1 / 63 + 1 / 61, 6)),
+        ("y", round(1 / 62, 6)),
+    ]
     with pytest.raises(RetrievalError, match="two or more"):
         RRFRetriever([a])
     with pytest.raises(RetrievalError, match="cannot re-rank"):
@@ -106,8 +113,9 @@ def test_rrf_and_hybrid_arithmetic() -> None:
 
 
 def test_hybrid_reranks_only_the_first_stage_candidates(tmp_path: Path) -> None:
-    bm25, dense = make_retrievers(["bm25", "dense:wordllama"], PAGES, index_dir=tmp_path / "ix",
-                                  cache_dir=tmp_path / "vec")  # fmt: skip
+    bm25, dense = make_retrievers(
+        ["bm25", "dense:wordllama"], PAGES, index_dir=tmp_path / "ix", cache_dir=tmp_path / "vec"
+    )
     hybrid = HybridRetriever(bm25, dense, candidates=2)
     query = "zoo animals summer pool"
     pool = {(h.document, h.page) for h in bm25.search(query, k=2)}
@@ -117,19 +125,28 @@ def test_hybrid_reranks_only_the_first_stage_candidates(tmp_path: Path) -> None:
     assert hybrid.name == "hybrid:bm25>dense:wordllama:256"
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("colpali:vidore/colqwen2.5-v0.2:colour=red", "unknown option 'colour'"), ("dense:", "name the embedder"),
-    ("rrf:bm25", "write rrf:A+B"), ("hybrid:bm25", "write hybrid:FIRST>SECOND"), ("bm26", "unknown retriever"),
-    ("dense:nope-embedder", "dense:nope-embedder"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("colpali:vidore/colqwen2.5-v0.2:colour=red", "unknown option 'colour'"),
+        ("dense:", "name the embedder"),
+        ("rrf:bm25", "write rrf:A+B"),
+        ("hybrid:bm25", "write hybrid:FIRST>SECOND"),
+        ("bm26", "unknown retriever"),
+        ("dense:nope-embedder", "dense:nope-embedder"),
+    ],
+)
 def test_bad_specs_are_named(spec: str, message: str, tmp_path: Path) -> None:
     with pytest.raises(RetrievalError, match=re.escape(message)):
         make_retriever(spec, PAGES, index_dir=tmp_path, cache_dir=tmp_path)
 
 
 def test_measures_against_hand_computed_values(tmp_path: Path) -> None:
-    questions = [Question("q1", "", (("a.pdf", 1), ("b.pdf", 2)), "cross_doc"), Question("q2", "", (("c.pdf", 3),),
-                 "single"), Question("q3", "", (("d.pdf", 1),), "single")]  # fmt: skip
+    questions = [
+        Question("q1", "", (("a.pdf", 1), ("b.pdf", 2)), "cross_doc"),
+        Question("q2", "", (("c.pdf", 3),), "single"),
+        Question("q3", "", (("d.pdf", 1),), "single"),
+    ]
     rankings = {
         "q1": [PageHit("a.pdf", 2, 9.0), PageHit("b.pdf", 2, 8.0), PageHit("a.pdf", 1, 7.0)],
         "q2": [PageHit("c.pdf", 3, 5.0)],
@@ -237,8 +254,9 @@ def _trec_eval(qrels_path: Path, run_path: Path) -> dict[str, dict[str, float]]:
         run[qid] = dict(sorted(run[qid].items(), key=lambda kv: -kv[1])[:10])
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"recall.1,5,10", "ndcg_cut.5,10", "recip_rank"})
     per = evaluator.evaluate(run)
-    return {label: {qid: per.get(qid, {}).get(name, 0.0) for qid in qrels}
-            for label, name in TREC_EVAL_MEASURES.items()}  # fmt: skip
+    return {
+        label: {qid: per.get(qid, {}).get(name, 0.0) for qid in qrels} for label, name in TREC_EVAL_MEASURES.items()
+    }
 
 
 CELL = re.compile(r"(\d\.\d{3}) \[(\d\.\d\d),(\d\.\d\d)\]")
@@ -272,8 +290,19 @@ def test_trec_eval_on_the_written_runs_gives_the_printed_table(layout, tmp_path:
     # them, so a run written with the engines' scores is re-ordered by trec_eval (R@1 0.549 against 0.641)
     runs = tmp_path / "runs"
     specs = "bm25,dense:wordllama,rrf:bm25+dense:wordllama"
-    cmd = [sys.executable, "-m", "madqa.cli", "retrieval", "--retriever", specs, "--split", "dev", "--by-hop",
-           "--runs-dir", str(runs)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "retrieval",
+        "--retriever",
+        specs,
+        "--split",
+        "dev",
+        "--by-hop",
+        "--runs-dir",
+        str(runs),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     printed = _printed_tables(done.stdout)
@@ -284,16 +313,18 @@ def test_trec_eval_on_the_written_runs_gives_the_printed_table(layout, tmp_path:
     hops: dict[str, set[str]] = {}
     for row in load_gold("dev", None):
         hops.setdefault(str(row.get("hop_type") or "") or "unknown", set()).add(str(row["id"]))
-    assert len(printed["page"]) == 3 and set(printed) == {f"{lv}{h}" for lv in ("page", "document")
-                                                          for h in ("", *(f"/{hop}" for hop in hops))}  # fmt: skip
+    assert len(printed["page"]) == 3 and set(printed) == {
+        f"{lv}{h}" for lv in ("page", "document") for h in ("", *(f"/{hop}" for hop in hops))
+    }
     for level in ("page", "document"):
         for entry in manifest["runs"]:
             got = _trec_eval(runs / manifest["qrels"][level], runs / entry[level])
             assert all(len(v) == 38 for v in got.values())
             for table, ids in (("", set(got["R@1"])), *((f"/{hop}", ids) for hop, ids in hops.items())):
                 cells = printed[level + table][entry["retriever"]]
-                want = [f"{_mean({q: v for q, v in got[label].items() if q in ids}):.3f}"
-                        for label in TREC_EVAL_MEASURES]
+                want = [
+                    f"{_mean({q: v for q, v in got[label].items() if q in ids}):.3f}" for label in TREC_EVAL_MEASURES
+                ]
                 assert [c[0] for c in cells] == want, (level + table, entry["retriever"])
                 for mean, lo, hi in cells:  # Wilson intervals: never collapsed, even at 1.000
                     assert float(lo) <= float(mean) <= float(hi) and float(lo) < float(hi)
@@ -307,8 +338,23 @@ def test_trec_eval_on_the_written_runs_gives_the_printed_table(layout, tmp_path:
 
 def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
     specs = "bm25,dense:wordllama,rrf:bm25+dense:wordllama"
-    cmd = [sys.executable, "-m", "madqa.cli", "retrieval", "--retriever", specs, "--depth", "30",
-           "--split", "dev", "--limit", "10", "--runs-dir", str(tmp_path / "runs"), "--json"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "madqa.cli",
+        "retrieval",
+        "--retriever",
+        specs,
+        "--depth",
+        "30",
+        "--split",
+        "dev",
+        "--limit",
+        "10",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--json",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -319,7 +365,8 @@ def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     assert sorted(p.name for p in runs.iterdir()) == sorted(
         [f"0{i}.{level}.trec" for i in (1, 2, 3) for level in ("page", "document")]
-        + ["qrels.page.txt", "qrels.document.txt", "runs.json"])  # fmt: skip
+        + ["qrels.page.txt", "qrels.document.txt", "runs.json"]
+    )
     manifest = json.loads((runs / "runs.json").read_text())
     for entry in manifest["runs"]:  # full precision: the JSON's means are trec_eval's on the written files
         for level in ("page", "document"):
@@ -330,13 +377,16 @@ def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
         assert out["retrievers"][entry["retriever"]]["page"]["ranked"]["median"] <= 10
     document = out["retrievers"]["dense:wordllama:256"]["document"]["ranked"]
     assert document["min"] >= 1 and document["short"] == document["cut"]  # dense fills every top 30
-    shallow = subprocess.run([*cmd[:6], "--depth", "10", *cmd[8:12], "--json"], capture_output=True, text=True,
-                             timeout=600)
+    shallow = subprocess.run(
+        [*cmd[:6], "--depth", "10", *cmd[8:12], "--json"], capture_output=True, text=True, timeout=600
+    )
     assert shallow.returncode == 0, shallow.stderr
     for name, summary in json.loads(shallow.stdout)["retrievers"].items():  # --depth leaves the page level alone
         assert summary["page"] == out["retrievers"][name]["page"], name
-    for extra, message in ((["--depth", "5"], "--depth must be at least 10"),
-                           (["--depth", "20", "--k", "25"], "got --depth 20 and --k 25")):  # fmt: skip
+    for extra, message in (
+        (["--depth", "5"], "--depth must be at least 10"),
+        (["--depth", "20", "--k", "25"], "got --depth 20 and --k 25"),
+    ):
         bad = subprocess.run([*cmd[:5], "bm25", *extra], capture_output=True, text=True, timeout=600)
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
     bad = subprocess.run([*cmd[:5], "colpali:x:nope=1", "--split", "dev"], capture_output=True, text=True, timeout=600)

@@ -42,10 +42,38 @@ def vectors(tmp_path: Path, encoder: Any = None, pages: list[dict[str, Any]] = P
 
 
 def test_key_tokens_are_content_words() -> None:
-    tokens = ["[CLS]", "[unused0]", "penguins", "eat", "the", "ĠZoo", "<|endoftext|>", ".", "a", "##ing", "▁April",
-              "[MASK]", "Query", "2024"]  # fmt: skip
-    assert key_tokens(tokens).tolist() == [False, False, True, True, False, True, False, False, False, True, True,
-                                           False, False, True]  # fmt: skip
+    tokens = [
+        "[CLS]",
+        "[unused0]",
+        "penguins",
+        "eat",
+        "the",
+        "ĠZoo",
+        "<|endoftext|>",
+        ".",
+        "a",
+        "##ing",
+        "▁April",
+        "[MASK]",
+        "Query",
+        "2024",
+    ]
+    assert key_tokens(tokens).tolist() == [
+        False,
+        False,
+        True,
+        True,
+        False,
+        True,
+        False,
+        False,
+        False,
+        True,
+        True,
+        False,
+        False,
+        True,
+    ]
 
 
 def test_vs_groups_follow_documents_and_the_reduction_factor() -> None:
@@ -71,8 +99,10 @@ def test_vs_page_scores_are_heavens_stage1(tmp_path: Path) -> None:
     base = vectors(tmp_path)
     vs = VSPageRetriever(base, reduction=15, vs_filter=0.5, alpha=0.1)
     assert vs.groups == [[0, 1], [2, 3], [4, 5]]  # one VS-page per document
-    assert base.encoder.page_batches[-2:] == [["penguins of the zoo\nelephants of the zoo",
-                                               "income tax guide\nincome tax forms"], ["night trains\ntimetable"]]
+    assert base.encoder.page_batches[-2:] == [
+        ["penguins of the zoo\nelephants of the zoo", "income tax guide\nincome tax forms"],
+        ["night trains\ntimetable"],
+    ]
     query = "penguins herring"
     q = base.encoder.encode_queries([query])[0]
     vs_score = [maxsim(q, vs.store.page(g)) for g in (0, 0, 1, 1, 2, 2)]
@@ -139,17 +169,20 @@ def test_hybrid_spec_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     tuned = make_retriever("hybrid:vs_pages=2:vs_filter=1.0:alpha=0.5:colbert:x>colbert:x", PAGES, **kw)
     assert (tuned.first.reduction, tuned.first.vs_filter, tuned.first.alpha) == (2, 1.0, 0.5)
     assert tuned.name.startswith("hybrid:vs_pages=2:vs_filter=1.0:alpha=0.5:")
-    for bad, message in [("hybrid:vs_filter=0.5:colbert:x>colbert:x", "add vs_pages"),
-                         ("hybrid:vs_pages=15:bm25>colbert:x", "needs a learned-vector first stage"),
-                         ("hybrid:query_filter=0.25:bm25>dense:wordllama", "needs a late-interaction second"),
-                         ("hybrid:query_filter=2:bm25>colbert:x", "query_filter in"),
-                         ("hybrid:vs_pages=x:colbert:x>colbert:x", "vs_pages='x' must be int")]:  # fmt: skip
+    for bad, message in [
+        ("hybrid:vs_filter=0.5:colbert:x>colbert:x", "add vs_pages"),
+        ("hybrid:vs_pages=15:bm25>colbert:x", "needs a learned-vector first stage"),
+        ("hybrid:query_filter=0.25:bm25>dense:wordllama", "needs a late-interaction second"),
+        ("hybrid:query_filter=2:bm25>colbert:x", "query_filter in"),
+        ("hybrid:vs_pages=x:colbert:x>colbert:x", "vs_pages='x' must be int"),
+    ]:
         with pytest.raises(RetrievalError, match=message):
             make_retriever(bad, PAGES, **kw)
 
 
-def test_heaven_with_both_options_on_the_tiny_models(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_heaven_with_both_options_on_the_tiny_models(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("torch", reason="the real encoders need torch (pip install -e '.[late]')")
     pytest.importorskip("transformers", reason="the real encoders need transformers (pip install -e '.[late]')")
     import test_retrieval_late_models as tiny
@@ -158,10 +191,11 @@ def test_heaven_with_both_options_on_the_tiny_models(tmp_path: Path, tmp_path_fa
     dse, col = tiny.qwen_folder(root, "qwen2"), tiny.qwen_folder(root, "qwen2.5", words=["night", "train"])
     (tmp_path / "pdfs").mkdir()
     renderer = tiny.Renderer(tmp_path / "pdfs")
-    spec = (f"hybrid:vs_pages=15:query_filter=0.25:dse:{dse}:max_pixels=3136:device=cpu>"
-            f"colpali:{col}:max_visual_tokens=4:device=cpu")  # fmt: skip
-    heaven = make_retriever(spec, tiny.PAGES, cache_dir=tmp_path / "vec", index_dir=tmp_path / "ix",
-                            renderer=renderer)  # fmt: skip
+    spec = (
+        f"hybrid:vs_pages=15:query_filter=0.25:dse:{dse}:max_pixels=3136:device=cpu>"
+        f"colpali:{col}:max_visual_tokens=4:device=cpu"
+    )
+    heaven = make_retriever(spec, tiny.PAGES, cache_dir=tmp_path / "vec", index_dir=tmp_path / "ix", renderer=renderer)
     assert isinstance(heaven.first, VSPageRetriever) and (heaven.candidates, heaven.beta) == (200, 0.3)
     assert len(heaven.first.store) == len(heaven.first.groups) == 3  # zoo, tax, rail
     assert heaven.first.store.page(0).shape == (1, 32)
@@ -177,5 +211,6 @@ def test_heaven_with_both_options_on_the_tiny_models(tmp_path: Path, tmp_path_fa
     expected = sorted(pages, key=lambda p: -(0.3 * stage1[pages.index(p)] + 0.7 * second[p]))
     hits = heaven.search(query, k=len(pages))
     assert [(h.document, h.page) for h in hits] == expected
-    np.testing.assert_allclose([h.score for h in hits],
-                               [0.3 * stage1[pages.index(p)] + 0.7 * second[p] for p in expected], rtol=1e-4)
+    np.testing.assert_allclose(
+        [h.score for h in hits], [0.3 * stage1[pages.index(p)] + 0.7 * second[p] for p in expected], rtol=1e-4
+    )

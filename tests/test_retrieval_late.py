@@ -137,8 +137,9 @@ def test_hybrid_weights_first_stage_scores_as_heaven(tmp_path: Path) -> None:
     second = build(WordEncoder(), tmp_path)
     first = Fixed("dse:x", [("tax.pdf", 1, 0.9), ("rail.pdf", 1, 0.5), ("zoo.pdf", 2, 0.1)])
     query = "night train at the zoo"
-    s2 = {(h.document, h.page): h.score for h in second.rerank(query, [("tax.pdf", 1), ("rail.pdf", 1),
-                                                                        ("zoo.pdf", 2)])}  # fmt: skip
+    s2 = {
+        (h.document, h.page): h.score for h in second.rerank(query, [("tax.pdf", 1), ("rail.pdf", 1), ("zoo.pdf", 2)])
+    }
     plain = HybridRetriever(first, second, candidates=3)
     assert [(h.document, h.page) for h in plain.search(query, k=3)] == sorted(s2, key=lambda key: -s2[key])
     weighted = HybridRetriever(first, second, candidates=3, beta=0.3).search(query, k=3)
@@ -168,8 +169,11 @@ def test_spec_options_are_parsed_named_and_checked() -> None:
     assert parse_options("colpali", "", "colpali") == ("vidore/colqwen2.5-v0.2", {}, {})
     model, options, run = parse_options("dse", "org/m:dim=512:device=cpu:batch_size=8", "s")
     assert (model, options, run) == ("org/m", {"dim": 512}, {"device": "cpu", "batch_size": 8})
-    for bad, message in [("m:dim=big", "dim='big' must be int"), ("m:colour=red", "unknown option 'colour'"),
-                         ("m:batch_size=0", "batch_size must be positive")]:  # fmt: skip
+    for bad, message in [
+        ("m:dim=big", "dim='big' must be int"),
+        ("m:colour=red", "unknown option 'colour'"),
+        ("m:batch_size=0", "batch_size must be positive"),
+    ]:
         with pytest.raises(RetrievalError, match=message):
             parse_options("dse", bad, f"dse:{bad}")
 

@@ -48,8 +48,15 @@ PAGES = [
     {"document": "rail.pdf", "page": 2, "text": "tickets for the morning train are sold at the station"},
 ]
 WORDS = sorted({w.strip(string.punctuation) for p in PAGES for w in p["text"].split()} | {"lions", "roar"})
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
-            "<|video_pad|>"]  # fmt: skip
+SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
 #: The state dict of each checkpoint written here, by folder (to check what the specs load).
 ORIGINAL: dict[Path, dict[str, Any]] = {}
 IMAGE_PIXELS = {"min_pixels": 28 * 28, "max_pixels": 4 * 28 * 28}  # at most 4 merged patches a page
@@ -65,8 +72,14 @@ def colbert_folder(root: Path, seed: int = 0) -> Path:
     vocab = ["[PAD]", "[unused0]", "[unused1]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *string.punctuation, *WORDS]
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)  # fmt: skip
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     model = BertModel(config)
     with torch.no_grad():  # a token's vector is then its word in its bag of words: the same text, the same vectors
         model.embeddings.position_embeddings.weight.zero_()
@@ -94,18 +107,36 @@ def qwen_tokenizer(words: Sequence[str] = ()) -> Any:
 def qwen_config(kind: str, tokenizer: Any) -> Any:
     ids = {s: tokenizer.convert_tokens_to_ids(s) for s in SPECIALS}
     rope = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}  # 2+3+3 = head_dim 16 / 2
-    text = {"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 2, "num_key_value_heads": 1, "pad_token_id": ids["<|endoftext|>"],
-            "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"],
-            "rope_parameters": rope}  # fmt: skip
-    tokens = {"image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
-              "vision_start_token_id": ids["<|vision_start|>"],
-              "vision_end_token_id": ids["<|vision_end|>"]}  # fmt: skip
+    text = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "pad_token_id": ids["<|endoftext|>"],
+        "bos_token_id": ids["<|endoftext|>"],
+        "eos_token_id": ids["<|im_end|>"],
+        "rope_parameters": rope,
+    }
+    tokens = {
+        "image_token_id": ids["<|image_pad|>"],
+        "video_token_id": ids["<|video_pad|>"],
+        "vision_start_token_id": ids["<|vision_start|>"],
+        "vision_end_token_id": ids["<|vision_end|>"],
+    }
     if kind == "qwen2":
         vision = {"depth": 1, "embed_dim": 16, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2}
         return transformers.Qwen2VLConfig(text_config=text, vision_config=vision, **tokens)
-    vision = {"depth": 1, "hidden_size": 16, "intermediate_size": 32, "num_heads": 2, "out_hidden_size": 32,
-              "window_size": 28, "fullatt_block_indexes": [0]}  # fmt: skip
+    vision = {
+        "depth": 1,
+        "hidden_size": 16,
+        "intermediate_size": 32,
+        "num_heads": 2,
+        "out_hidden_size": 32,
+        "window_size": 28,
+        "fullatt_block_indexes": [0],
+    }
     return transformers.Qwen2_5_VLConfig(text_config=text, vision_config=vision, **tokens)
 
 
@@ -117,8 +148,11 @@ def qwen_folder(root: Path, kind: str, seed: int = 0, words: Sequence[str] = ())
     tokenizer = qwen_tokenizer(words)
     torch.manual_seed(seed)
     config = qwen_config(kind, tokenizer)
-    model = transformers.Qwen2VLForConditionalGeneration(config) if kind == "qwen2" else \
-        colqwen_class("colqwen2.5")(config)  # fmt: skip
+    model = (
+        transformers.Qwen2VLForConditionalGeneration(config)
+        if kind == "qwen2"
+        else colqwen_class("colqwen2.5")(config)
+    )
     model.save_pretrained(folder)
     ORIGINAL[folder] = {k: v.clone() for k, v in model.state_dict().items()}
     tokenizer.save_pretrained(folder)
@@ -129,8 +163,12 @@ def qwen_folder(root: Path, kind: str, seed: int = 0, words: Sequence[str] = ())
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("tiny-models")
-    return {"colbert": colbert_folder(root), "colbert-other": colbert_folder(root, seed=1),
-            "dse": qwen_folder(root, "qwen2"), "colpali": qwen_folder(root, "qwen2.5")}  # fmt: skip
+    return {
+        "colbert": colbert_folder(root),
+        "colbert-other": colbert_folder(root, seed=1),
+        "dse": qwen_folder(root, "qwen2"),
+        "colpali": qwen_folder(root, "qwen2.5"),
+    }
 
 
 def spec_of(kind: str, models: dict[str, Path], extra: str = "") -> str:
@@ -246,14 +284,19 @@ def encoders_prompt() -> str:
 
 
 @pytest.mark.parametrize("kind", ["colbert", "dse", "colpali"])
-def test_a_batch_of_four_gives_the_vectors_of_four_batches_of_one(kind: str, models: dict[str, Path],
-                                                                   renderer: Renderer) -> None:  # fmt: skip
-    enc = {"colbert": lambda: encoders.ColBERTEncoder(str(models["colbert"]), device="cpu"),
-           "dse": lambda: encoders.DSEEncoder(str(models["dse"]), device="cpu", **IMAGE_PIXELS),
-           "colpali": lambda: encoders.ColPaliEncoder(str(models["colpali"]), device="cpu",
-                                                      max_visual_tokens=4)}[kind]()  # fmt: skip
-    pages: list[Any] = [p["text"] for p in PAGES[:4]] if kind == "colbert" else \
-        [renderer.image(p["document"], p["page"]) for p in PAGES[:4]]  # fmt: skip
+def test_a_batch_of_four_gives_the_vectors_of_four_batches_of_one(
+    kind: str, models: dict[str, Path], renderer: Renderer
+) -> None:
+    enc = {
+        "colbert": lambda: encoders.ColBERTEncoder(str(models["colbert"]), device="cpu"),
+        "dse": lambda: encoders.DSEEncoder(str(models["dse"]), device="cpu", **IMAGE_PIXELS),
+        "colpali": lambda: encoders.ColPaliEncoder(str(models["colpali"]), device="cpu", max_visual_tokens=4),
+    }[kind]()
+    pages: list[Any] = (
+        [p["text"] for p in PAGES[:4]]
+        if kind == "colbert"
+        else [renderer.image(p["document"], p["page"]) for p in PAGES[:4]]
+    )
     together, alone = enc.encode_pages(pages), [enc.encode_pages([p])[0] for p in pages]
     queries = ["night train", "penguins eat herring at the zoo", "tax", "the morning train"]
     q_together, q_alone = enc.encode_queries(queries), [enc.encode_queries([q])[0] for q in queries]
@@ -264,8 +307,9 @@ def test_a_batch_of_four_gives_the_vectors_of_four_batches_of_one(kind: str, mod
 
 
 @pytest.mark.parametrize("kind", ["colbert", "dse", "colpali"])
-def test_page_vectors_are_cached_on_disk_and_keyed(kind: str, models: dict[str, Path], tmp_path: Path,
-                                                   renderer: Renderer) -> None:  # fmt: skip
+def test_page_vectors_are_cached_on_disk_and_keyed(
+    kind: str, models: dict[str, Path], tmp_path: Path, renderer: Renderer
+) -> None:
     spec = spec_of(kind, models, ":batch_size=2")
     with ModelCalls() as first:
         retriever = build(spec, tmp_path, renderer)
@@ -279,14 +323,19 @@ def test_page_vectors_are_cached_on_disk_and_keyed(kind: str, models: dict[str, 
     setting = {"colbert": ":doc_length=16", "dse": ":dim=8", "colpali": ":max_visual_tokens=2"}[kind]
     edited = [dict(p) for p in PAGES]
     edited[2]["text"] = "income tax returns are due in may"
-    changed = {"setting": build(spec + setting, tmp_path, renderer), "pages": build(spec, tmp_path, renderer, edited),
-               "fewer pages": build(spec, tmp_path, renderer, PAGES[:4])}  # fmt: skip
+    changed = {
+        "setting": build(spec + setting, tmp_path, renderer),
+        "pages": build(spec, tmp_path, renderer, edited),
+        "fewer pages": build(spec, tmp_path, renderer, PAGES[:4]),
+    }
     if kind == "colbert":
         changed["model"] = build(spec.replace(str(models["colbert"]), str(models["colbert-other"])), tmp_path, None)
     for what, rebuilt in changed.items():
         assert rebuilt.page_calls > 0, f"a change of {what} must re-encode the pages"
-    assert len({r.store.tokens.filename for r in changed.values()} | {retriever.store.tokens.filename}) == \
-        len(changed) + 1  # fmt: skip
+    assert (
+        len({r.store.tokens.filename for r in changed.values()} | {retriever.store.tokens.filename})
+        == len(changed) + 1
+    )
 
 
 def test_identical_text_ranks_first_with_colbert(models: dict[str, Path], tmp_path: Path) -> None:
@@ -318,12 +367,14 @@ def test_hybrid_reranks_first_stage_candidates_by_maxsim(models: dict[str, Path]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     np.testing.assert_allclose([h.score for h in hits], [scores[(h.document, h.page)] for h in hits], rtol=1e-5)
     alone = hybrid.second.search(query, k=len(PAGES))
-    assert [(h.document, h.page) for h in hits] == [(h.document, h.page) for h in alone if (h.document, h.page)
-                                                    in pool]  # fmt: skip
+    assert [(h.document, h.page) for h in hits] == [
+        (h.document, h.page) for h in alone if (h.document, h.page) in pool
+    ]
 
 
-def test_heaven_dse_candidates_reranked_by_colqwen(models: dict[str, Path], tmp_path: Path,
-                                                   renderer: Renderer) -> None:  # fmt: skip
+def test_heaven_dse_candidates_reranked_by_colqwen(
+    models: dict[str, Path], tmp_path: Path, renderer: Renderer
+) -> None:
     heaven = build(f"hybrid:{spec_of('dse', models)}>{spec_of('colpali', models)}", tmp_path, renderer)
     assert isinstance(heaven, HybridRetriever) and (heaven.candidates, heaven.beta) == (200, 0.3)
     query = "night train"
@@ -331,14 +382,20 @@ def test_heaven_dse_candidates_reranked_by_colqwen(models: dict[str, Path], tmp_
     expected = sorted(first, key=lambda key: -(0.3 * first[key] + 0.7 * second[key]))
     hits = heaven.search(query, k=len(PAGES))
     assert [(h.document, h.page) for h in hits] == expected
-    np.testing.assert_allclose([h.score for h in hits], [0.3 * first[k] + 0.7 * second[k] for k in expected],
-                               rtol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        [h.score for h in hits], [0.3 * first[k] + 0.7 * second[k] for k in expected], rtol=1e-4
+    )
 
 
 def test_rrf_fuses_the_learned_retrievers(models: dict[str, Path], tmp_path: Path, renderer: Renderer) -> None:
     parts = [spec_of("colbert", models), spec_of("dse", models)]
-    rrf, colbert, dse = make_retrievers([f"rrf:{parts[0]}+{parts[1]}", *parts], PAGES, cache_dir=tmp_path / "vec",
-                                        index_dir=tmp_path / "ix", renderer=renderer)  # fmt: skip
+    rrf, colbert, dse = make_retrievers(
+        [f"rrf:{parts[0]}+{parts[1]}", *parts],
+        PAGES,
+        cache_dir=tmp_path / "vec",
+        index_dir=tmp_path / "ix",
+        renderer=renderer,
+    )
     assert isinstance(rrf, RRFRetriever) and rrf.parts == [colbert, dse]  # the same vectors, built once
     query = "income tax"
     expected: dict[tuple[str, int], float] = {}
@@ -350,8 +407,9 @@ def test_rrf_fuses_the_learned_retrievers(models: dict[str, Path], tmp_path: Pat
     assert [h.score for h in hits] == sorted(expected.values(), reverse=True)
 
 
-def test_checkpoints_load_through_the_specs_with_their_weights(models: dict[str, Path], tmp_path: Path,
-                                                              renderer: Renderer) -> None:  # fmt: skip
+def test_checkpoints_load_through_the_specs_with_their_weights(
+    models: dict[str, Path], tmp_path: Path, renderer: Renderer
+) -> None:
     col = build(spec_of("colpali", models), tmp_path, renderer)
     dse = build(spec_of("dse", models), tmp_path, renderer)
     colbert = build(spec_of("colbert", models), tmp_path, None)
@@ -368,8 +426,10 @@ def test_checkpoints_load_through_the_specs_with_their_weights(models: dict[str,
 
     legacy = shutil.copytree(models["colpali"], tmp_path / "colqwen2.5-legacy")
     tensors = load_file(str(legacy / "model.safetensors"))
-    renamed = {re.sub(r"^language_model\.", "model.", re.sub(r"^custom_text_proj", "base_model.model.custom_text_proj",
-                                                              k)): v for k, v in tensors.items()}  # fmt: skip
+    renamed = {
+        re.sub(r"^language_model\.", "model.", re.sub(r"^custom_text_proj", "base_model.model.custom_text_proj", k)): v
+        for k, v in tensors.items()
+    }
     assert "model.embed_tokens.weight" in renamed and "base_model.model.custom_text_proj.weight" in renamed
     save_file(renamed, str(legacy / "model.safetensors"), metadata={"format": "pt"})
     old = build(f"colpali:{legacy}:max_visual_tokens=4:device=cpu", tmp_path, renderer).encoder.model.state_dict()
@@ -377,9 +437,9 @@ def test_checkpoints_load_through_the_specs_with_their_weights(models: dict[str,
     assert all(torch.equal(old[k], v) for k, v in ORIGINAL[models["colpali"]].items())
 
 
-def test_colqwen_needs_no_colpali_engine_and_colsmol_names_it(monkeypatch: pytest.MonkeyPatch,
-                                                              models: dict[str, Path], tmp_path: Path,
-                                                              renderer: Renderer) -> None:  # fmt: skip
+def test_colqwen_needs_no_colpali_engine_and_colsmol_names_it(
+    monkeypatch: pytest.MonkeyPatch, models: dict[str, Path], tmp_path: Path, renderer: Renderer
+) -> None:
     import importlib.util
 
     real = importlib.util.find_spec

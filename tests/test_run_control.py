@@ -41,8 +41,9 @@ def provider_error(chars: int = 19_000) -> openai.InternalServerError:
     """What an OpenAI-compatible server's HTTP 500 looks like to the openai SDK (the body as seen: 18-19 k)."""
     request = httpx.Request("POST", "http://127.0.0.1:8080/v1/chat/completions")
     body = "Traceback (most recent call last): " + "x" * chars
-    return openai.InternalServerError(f"Error code: 500 - {body}", response=httpx.Response(500, request=request),
-                                      body=body)  # fmt: skip
+    return openai.InternalServerError(
+        f"Error code: 500 - {body}", response=httpx.Response(500, request=request), body=body
+    )
 
 
 def _matches(variable: str, question: str) -> bool:
@@ -85,6 +86,7 @@ def questions(n: int) -> list[dict[str, Any]]:
 
 # --- error kinds -------------------------------------------------------------------------------------------------
 
+
 def _raised(make: Any) -> BaseException:
     """``make()`` raised and caught, so the exception has its traceback and chain as in a real run."""
     try:
@@ -96,6 +98,7 @@ def _raised(make: Any) -> BaseException:
 
 def _wrapped(inner: BaseException) -> BaseException:
     """``inner`` as smolagents raises it out of a run: inside AgentGenerationError."""
+
     def fail() -> None:
         try:
             raise inner
@@ -113,22 +116,32 @@ class _Quiet:
 REQUEST = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 
 
-@pytest.mark.parametrize(("make", "kind"), [
-    (lambda: provider_error(), "provider"),
-    (lambda: openai.RateLimitError("Error code: 429", response=httpx.Response(429, request=REQUEST), body=None),
-     "provider"),
-    (lambda: openai.APIConnectionError(request=REQUEST), "transport"),
-    (lambda: openai.APITimeoutError(request=REQUEST), "transport"),
-    (lambda: httpx.ConnectError("[Errno 111] Connection refused", request=REQUEST), "transport"),
-    (lambda: httpx.RemoteProtocolError("peer closed connection without sending complete message body"), "transport"),
-    (lambda: httpx.ReadTimeout("timed out", request=REQUEST), "transport"),
-    (lambda: httpx.HTTPStatusError("503", request=REQUEST, response=httpx.Response(503, request=REQUEST)),
-     "provider"),
-    (lambda: ConnectionResetError(104, "Connection reset by peer"), "transport"),
-    (lambda: QuestionTimeoutError(60), "timeout"),
-    (lambda: ReplWorkerError("the REPL worker did not start: killed"), "worker"),
-    (lambda: RuntimeError("something the table does not know"), "provider"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda: provider_error(), "provider"),
+        (
+            lambda: openai.RateLimitError("Error code: 429", response=httpx.Response(429, request=REQUEST), body=None),
+            "provider",
+        ),
+        (lambda: openai.APIConnectionError(request=REQUEST), "transport"),
+        (lambda: openai.APITimeoutError(request=REQUEST), "transport"),
+        (lambda: httpx.ConnectError("[Errno 111] Connection refused", request=REQUEST), "transport"),
+        (
+            lambda: httpx.RemoteProtocolError("peer closed connection without sending complete message body"),
+            "transport",
+        ),
+        (lambda: httpx.ReadTimeout("timed out", request=REQUEST), "transport"),
+        (
+            lambda: httpx.HTTPStatusError("503", request=REQUEST, response=httpx.Response(503, request=REQUEST)),
+            "provider",
+        ),
+        (lambda: ConnectionResetError(104, "Connection reset by peer"), "transport"),
+        (lambda: QuestionTimeoutError(60), "timeout"),
+        (lambda: ReplWorkerError("the REPL worker did not start: killed"), "worker"),
+        (lambda: RuntimeError("something the table does not know"), "provider"),
+    ],
+)
 def test_exceptions_are_classified_by_their_chain(make: Any, kind: str) -> None:
     inner = make()
     assert classify(inner) == kind
@@ -169,22 +182,42 @@ def test_short_error_names_the_cause_and_cuts_the_body() -> None:
     assert short_error(QuestionTimeoutError(2.5)) == "QuestionTimeoutError: question took longer than 2.5 s"
 
 
-@pytest.mark.parametrize(("line", "kind"), [
-    ({"error": None, "final_state": "answered"}, None),
-    ({"error": "no final answer after 10 steps: ValueError: the model called [] instead of final_answer",
-      "final_state": "no_answer"}, "model"),
-    ({"error": "AgentGenerationError: Error while generating output:\nError code: 500 - {…}", "final_state": "error"},
-     "provider"),
-    ({"error": "AgentGenerationError: Error while generating output:\nConnection error. ConnectError: refused",
-      "final_state": "error"}, "transport"),
-    ({"error": "ray: The actor died unexpectedly before finishing this task.", "final_state": None}, "worker"),
-    ({"error": "InternalServerError: …", "error_kind": "provider"}, "provider"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ({"error": None, "final_state": "answered"}, None),
+        (
+            {
+                "error": "no final answer after 10 steps: ValueError: the model called [] instead of final_answer",
+                "final_state": "no_answer",
+            },
+            "model",
+        ),
+        (
+            {
+                "error": "AgentGenerationError: Error while generating output:\nError code: 500 - {…}",
+                "final_state": "error",
+            },
+            "provider",
+        ),
+        (
+            {
+                "error": "AgentGenerationError: Error while generating output:\n"
+                "Connection error. ConnectError: refused",
+                "final_state": "error",
+            },
+            "transport",
+        ),
+        ({"error": "ray: The actor died unexpectedly before finishing this task.", "final_state": None}, "worker"),
+        ({"error": "InternalServerError: …", "error_kind": "provider"}, "provider"),
+    ],
+)
 def test_lines_written_before_error_kind_are_read_conservatively(line: dict[str, Any], kind: str | None) -> None:
     assert kind_of_line(line) == kind
 
 
 # --- the question's budget ---------------------------------------------------------------------------------------
+
 
 def test_deadline_is_per_thread_and_check_raises_once_spent(fake_clock) -> None:
     assert remaining() is None
@@ -236,8 +269,9 @@ def test_a_question_that_runs_out_of_time_is_a_timeout_line(layout, tmp_path: Pa
     assert SEEN_REMAINING and all(r is not None and 0 <= r <= 0.5 for r in SEEN_REMAINING)
 
 
-def test_a_model_call_cut_by_the_budget_is_a_timeout_on_its_step(layout, tmp_path: Path, monkeypatch,
-                                                                 fake_clock) -> None:
+def test_a_model_call_cut_by_the_budget_is_a_timeout_on_its_step(
+    layout, tmp_path: Path, monkeypatch, fake_clock
+) -> None:
     (slow,) = questions(1)
     monkeypatch.setenv("MADQA_CTRL_NOANSWER", slow["question"][:30])
     monkeypatch.setenv("MADQA_CTRL_DELAY", "0.2")
@@ -252,6 +286,7 @@ def test_a_model_call_cut_by_the_budget_is_a_timeout_on_its_step(layout, tmp_pat
 
 
 # --- the line's error, the failing step's error, --retry-errors and attempts ------------------------------------
+
 
 def test_a_provider_error_is_short_classified_and_on_its_step(layout, tmp_path: Path, monkeypatch) -> None:
     (victim,) = questions(1)
@@ -277,8 +312,9 @@ def test_retry_errors_reruns_only_infrastructure_failures(layout, tmp_path: Path
     for row in rows:  # two lines as written before error_kind and attempts existed
         if row["id"] in (old_infra["id"], old_model["id"]):
             del row["error_kind"], row["attempts"]
-            row["error"] = row["error"].replace("InternalServerError", "AgentGenerationError: Error while generating "
-                                                "output:\nError code: 500")  # fmt: skip
+            row["error"] = row["error"].replace(
+                "InternalServerError", "AgentGenerationError: Error while generating output:\nError code: 500"
+            )
     out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     before = {r["id"]: r for r in rows}
     assert before[model["id"]]["error_kind"] == "model" and before[infra["id"]]["error_kind"] == "provider"
@@ -301,10 +337,16 @@ def test_retry_errors_reruns_only_infrastructure_failures(layout, tmp_path: Path
 
 # --- --resume and settings ---------------------------------------------------------------------------------------
 
+
 def test_resume_refuses_lines_of_other_settings_and_names_them(layout, tmp_path: Path, caplog) -> None:
     out = tmp_path / "s.jsonl"
-    options = {"max_tokens": 64, "temperature": 0.1, "api_key": "sk-very-secret", "hf_token": "hf_secret",
-               "timeout": 30}  # fmt: skip
+    options = {
+        "max_tokens": 64,
+        "temperature": 0.1,
+        "api_key": "sk-very-secret",
+        "hf_token": "hf_secret",
+        "timeout": 30,
+    }
     run_benchmark(RunConfig(model=CTRL, limit=2, top_k=3, page_chars=500), out, model_options=options)
     text = out.read_text(encoding="utf-8")
     assert "sk-very-secret" not in text and "hf_secret" not in text
@@ -312,11 +354,15 @@ def test_resume_refuses_lines_of_other_settings_and_names_them(layout, tmp_path:
 
     def resume(**changes: Any) -> Any:
         config = {"model": CTRL, "limit": 3, "top_k": 3, "page_chars": 500, **changes.pop("config", {})}
-        return run_benchmark(RunConfig(**config), out, resume=True, model_options=changes.pop("options", options),
-                             **changes)  # fmt: skip
+        return run_benchmark(
+            RunConfig(**config), out, resume=True, model_options=changes.pop("options", options), **changes
+        )
 
-    with pytest.raises(RunError, match=r"s\.jsonl holds lines written with top_k=3 \(this run: top_k=5\); rerun with "
-                                       r"the same settings, or add --allow-mixed-settings"):  # fmt: skip
+    with pytest.raises(
+        RunError,
+        match=r"s\.jsonl holds lines written with top_k=3 \(this run: top_k=5\); rerun with "
+        r"the same settings, or add --allow-mixed-settings",
+    ):
         resume(config={"top_k": 5})
     with pytest.raises(RunError, match=r"model_options\.max_tokens=64 \(this run: model_options\.max_tokens=128\)"):
         resume(options={**options, "max_tokens": 128})
@@ -332,6 +378,7 @@ def test_resume_refuses_lines_of_other_settings_and_names_them(layout, tmp_path:
 
 
 # --- stopping (the Ctrl+C tests with real signals are in test_agent_runner.py) ---------------------------
+
 
 def _valid(out: Path) -> list[dict[str, Any]]:
     rows = lines(out)
@@ -366,8 +413,9 @@ def test_a_stop_request_starts_no_new_question(layout, tmp_path: Path, monkeypat
     monkeypatch.setenv("MADQA_CTRL_DELAY", "0.3")
     stop = StopRequest(wait_s=30)
     out = tmp_path / "s.jsonl"
-    summary = run_benchmark(RunConfig(model=CTRL, limit=8), out, workers=2, progress=_StopAfterFirst(stop),
-                            stop=stop, backend=chosen)  # fmt: skip
+    summary = run_benchmark(
+        RunConfig(model=CTRL, limit=8), out, workers=2, progress=_StopAfterFirst(stop), stop=stop, backend=chosen
+    )
     assert summary.interrupted and summary.abandoned == 0
     assert 1 <= summary.written == len(_valid(out)) <= 2  # the first line, and the one in flight with it
 
@@ -384,15 +432,17 @@ def test_docstring_examples(name: str) -> None:
 def forced_call_fails_model() -> ScriptedModel:
     """Never calls a tool on the last step, then the forced final call gets an HTTP 500."""
 
-    return ScriptedModel(["I am not sure.", lambda text, tools: (_ for _ in ()).throw(provider_error(200))],
-                         text_only=True)  # fmt: skip
+    return ScriptedModel(
+        ["I am not sure.", lambda text, tools: (_ for _ in ()).throw(provider_error(200))], text_only=True
+    )
 
 
 def test_a_provider_error_in_the_forced_last_call_is_infrastructure(built_home: Path, tmp_path: Path) -> None:
     """No answer because the provider failed (not the model) is retried by --retry-errors: its kind is provider."""
     out = tmp_path / "r.jsonl"
-    run_benchmark(RunConfig(model="py:test_run_control:forced_call_fails_model", split="dev", limit=1, max_steps=1),
-                  out)  # fmt: skip
+    run_benchmark(
+        RunConfig(model="py:test_run_control:forced_call_fails_model", split="dev", limit=1, max_steps=1), out
+    )
     (line,) = [json.loads(x) for x in out.read_text().splitlines()]
     assert line["final_state"] == "no_answer" and line["error"].startswith("no final answer")
     assert line["error_kind"] == "provider", line["error"]
@@ -402,13 +452,16 @@ def test_a_context_window_overflow_is_the_models_failure() -> None:
     """A conversation that outgrew the model's context is the system under test failing: not rerun by
     --retry-errors (a shorter path on a rerun would be a best-of-N), whether raised now or read from an old line."""
     request = httpx.Request("POST", "http://127.0.0.1:8080/v1/chat/completions")
-    text = ("Error code: 400 - This model's maximum context length is 4096 tokens. However, you requested 6796 "
-            "tokens (5772 in the messages, 1024 in the completion).")  # fmt: skip
+    text = (
+        "Error code: 400 - This model's maximum context length is 4096 tokens. However, you requested 6796 "
+        "tokens (5772 in the messages, 1024 in the completion)."
+    )
     overflow = openai.BadRequestError(text, response=httpx.Response(400, request=request), body=None)
     wrapped = RuntimeError("Error while generating output")  # as smolagents wraps a failed call
     wrapped.__cause__ = overflow
     assert classify(overflow) == classify(wrapped) == "model"
     assert kind_of_line({"error": f"BadRequestError: {text}", "final_state": "error"}) == "model"
-    other = openai.BadRequestError("Error code: 400 - bad tool schema", response=httpx.Response(400, request=request),
-                                   body=None)  # fmt: skip
+    other = openai.BadRequestError(
+        "Error code: 400 - bad tool schema", response=httpx.Response(400, request=request), body=None
+    )
     assert classify(other) == "provider"

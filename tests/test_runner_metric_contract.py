@@ -59,6 +59,7 @@ def fuzzed_model(**_: Any) -> ScriptedModel:
 
 DOCUMENTS = ["riverton_water_annual_report_2019.pdf", "nope.pdf"]  # one sample document (checked below), one unknown
 
+
 def long_text(chars: str, low: int, high: int) -> st.SearchStrategy[str]:
     """Strings of ``low``..``high`` characters, built (hypothesis draws at most a few kB of text itself)."""
     return st.builds(lambda ch, n: ch * n, st.sampled_from(list(chars)), st.integers(low, high))
@@ -73,58 +74,103 @@ pages = st.one_of(
     long_text("9", 20, 5000),  # int() refuses past 4,300 digits
 )
 documents = st.one_of(
-    st.sampled_from(DOCUMENTS + ["", "   ", " a.pdf "]), long_text("x/", 900, 3000),
-    st.text(max_size=30), st.none(), st.integers(), st.lists(st.text(max_size=3), max_size=2),
-)  # fmt: skip
+    st.sampled_from(DOCUMENTS + ["", "   ", " a.pdf "]),
+    long_text("x/", 900, 3000),
+    st.text(max_size=30),
+    st.none(),
+    st.integers(),
+    st.lists(st.text(max_size=3), max_size=2),
+)
 citation = st.one_of(
     st.fixed_dictionaries({"document": documents, "page": pages}),
     st.fixed_dictionaries({"file": documents, "page": pages}),
-    st.fixed_dictionaries({}, optional={"document": documents, "file": documents, "page": pages,
-                                        "pgae": pages, "extra": st.text(max_size=5)}),  # fmt: skip
-    st.text(max_size=20), st.integers(), st.none(),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "document": documents,
+            "file": documents,
+            "page": pages,
+            "pgae": pages,
+            "extra": st.text(max_size=5),
+        },
+    ),
+    st.text(max_size=20),
+    st.integers(),
+    st.none(),
 )
 answer_item = st.one_of(
-    st.text(max_size=40), long_text("xy ", 900, 5000), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-    st.booleans(), st.none(), st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.text(max_size=3),
-    st.integers(), max_size=2),
-)  # fmt: skip
+    st.text(max_size=40),
+    long_text("xy ", 900, 5000),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+    st.lists(st.text(max_size=3), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 answers = st.one_of(
-    st.lists(answer_item, max_size=60), st.text(max_size=50), long_text("z", 9000, 12000),
-    st.integers(), st.none(), st.booleans(), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-)  # fmt: skip
+    st.lists(answer_item, max_size=60),
+    st.text(max_size=50),
+    long_text("z", 9000, 12000),
+    st.integers(),
+    st.none(),
+    st.booleans(),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 citations = st.one_of(st.lists(citation, max_size=60), citation, st.none())
 # Well-formed but extreme: what the strict final_answer accepts, so that it reaches the results line at once.
 positive_pages = st.one_of(
-    st.integers(1, 10**12), st.integers(10**20, 10**300), st.floats(1, 1e300).map(float.__ceil__).map(float),
-    long_text("9", 19, 5000), st.integers(1, 10**9).map(str),
+    st.integers(1, 10**12),
+    st.integers(10**20, 10**300),
+    st.floats(1, 1e300).map(float.__ceil__).map(float),
+    long_text("9", 19, 5000),
+    st.integers(1, 10**9).map(str),
 )
-extreme_args = st.fixed_dictionaries({
-    "answer": st.lists(st.one_of(st.text(max_size=20), long_text("xy", 500, 3000), st.integers()), max_size=60),
-    "citations": st.lists(st.fixed_dictionaries({
-        "document": st.one_of(st.sampled_from(DOCUMENTS), long_text("x/", 990, 3000)), "page": positive_pages}),
-        max_size=60),
-})  # fmt: skip
-final_args = st.one_of(extreme_args, st.fixed_dictionaries({}, optional={
-    "answer": answers, "citations": citations, "anwser": answers, "citatons": citations}))  # fmt: skip
+extreme_args = st.fixed_dictionaries(
+    {
+        "answer": st.lists(st.one_of(st.text(max_size=20), long_text("xy", 500, 3000), st.integers()), max_size=60),
+        "citations": st.lists(
+            st.fixed_dictionaries(
+                {"document": st.one_of(st.sampled_from(DOCUMENTS), long_text("x/", 990, 3000)), "page": positive_pages}
+            ),
+            max_size=60,
+        ),
+    }
+)
+final_args = st.one_of(
+    extreme_args,
+    st.fixed_dictionaries(
+        {}, optional={"answer": answers, "citations": citations, "anwser": answers, "citatons": citations}
+    ),
+)
 tool_call = st.one_of(
     st.tuples(st.just("final_answer"), final_args),
     st.tuples(st.just("final_answer"), st.one_of(st.text(max_size=30), st.integers(), st.lists(st.integers()))),
-    st.tuples(st.just("search_documents"), st.fixed_dictionaries({}, optional={
-        "query": st.one_of(st.text(max_size=30), st.integers(), st.none(), st.lists(st.text(max_size=5))),
-        "k": st.integers()})),  # fmt: skip
-    st.tuples(st.sampled_from(["no_such_tool", "", "final_answer " * 3]), st.dictionaries(st.text(max_size=5),
-                                                                                           st.integers())),
+    st.tuples(
+        st.just("search_documents"),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "query": st.one_of(st.text(max_size=30), st.integers(), st.none(), st.lists(st.text(max_size=5))),
+                "k": st.integers(),
+            },
+        ),
+    ),
+    st.tuples(
+        st.sampled_from(["no_such_tool", "", "final_answer " * 3]), st.dictionaries(st.text(max_size=5), st.integers())
+    ),
     st.text(max_size=60),  # a reply with no tool call at all
 )
 scripts = st.lists(st.lists(tool_call, min_size=1, max_size=4), min_size=QUESTIONS, max_size=QUESTIONS)
 # The code agent calls final_answer in its code: the same values, written as Python literals (a float's repr such as
 # `inf` is a NameError in the worker: a failed step, as a model's bad code is).
 repl_step = st.one_of(
-    st.builds(lambda args: code("final_answer(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"),
-              final_args),
+    st.builds(lambda args: code("final_answer(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"), final_args),
     st.builds(lambda a, c: code(f"final_answer({a!r}, {c!r})"), answers, citations),
-    st.text(max_size=60), st.just(code("print(documents[:1])")), st.just(code("final_answer(")),
-)  # fmt: skip
+    st.text(max_size=60),
+    st.just(code("print(documents[:1])")),
+    st.just(code("final_answer(")),
+)
 repl_scripts = st.lists(st.lists(repl_step, min_size=1, max_size=3), min_size=QUESTIONS, max_size=QUESTIONS)
 
 
@@ -179,9 +225,15 @@ def test_final_answer_normalisation_writes_only_what_the_metric_accepts() -> Non
     citation whose ``file`` the metric reads."""
     from madqa.metric.inputs import parse_results_text
 
-    out = answer.normalise_answer(["y" * 1500] * 20, [
-        {"document": "d" * 2000, "page": 1}, {"document": "a.pdf", "page": "9" * 5000},
-        {"document": "a.pdf", "page": "0" * 40 + "7"}, {"document": None, "file": "b.pdf", "page": 1506387294}])
+    out = answer.normalise_answer(
+        ["y" * 1500] * 20,
+        [
+            {"document": "d" * 2000, "page": 1},
+            {"document": "a.pdf", "page": "9" * 5000},
+            {"document": "a.pdf", "page": "0" * 40 + "7"},
+            {"document": None, "file": "b.pdf", "page": 1506387294},
+        ],
+    )
     assert [len(a) for a in out["answer"]] == [1000] * 8 and sum(map(len, out["answer"])) == 8000
     assert [c["page"] for c in out["citations"]] == [1, int("9" * 20), 7, 1506387294]
     assert len(out["citations"][0]["document"]) == schema.MAX_ID_CHARS and out["citations"][3]["document"] == "b.pdf"
@@ -190,8 +242,12 @@ def test_final_answer_normalisation_writes_only_what_the_metric_accepts() -> Non
     assert answer.normalise_answer([10**5000], [], strict=False)["answer"] == ["<an integer of about 5000 digits>"]
 
 
-FUZZ = settings(deadline=None, derandomize=True, database=None, suppress_health_check=[
-    HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+FUZZ = settings(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @settings(FUZZ, max_examples=15)
@@ -213,8 +269,9 @@ def check_run(dev: dict[str, Any], tmp: Path, scripts: list[list[Any]], *, agent
     SCRIPTS.clear()
     SCRIPTS.update({q["question"].strip(): s for q, s in zip(dev["questions"], scripts, strict=True)})
     out = tmp / "r.jsonl"
-    config = RunConfig(model=MODEL, agent=agent, limit=QUESTIONS, max_steps=3, **({"top_k": 1} if agent == "bm25"
-                                                                                 else {}))  # fmt: skip
+    config = RunConfig(
+        model=MODEL, agent=agent, limit=QUESTIONS, max_steps=3, **({"top_k": 1} if agent == "bm25" else {})
+    )
     summary = run_benchmark(config, out)
     text = out.read_text(encoding="utf-8")
     lines = [json.loads(x) for x in text.split("\n") if x.strip()]  # not splitlines: U+0085 in a line
@@ -243,8 +300,9 @@ def test_the_issue_22_model_outputs_are_scored_as_wrong_citations_not_refused(de
         {"answer": None, "citations": None},
     ]
     SCRIPTS.clear()
-    SCRIPTS.update({q["question"].strip(): [("final_answer", f)]
-                    for q, f in zip(dev["questions"], finals, strict=True)})  # fmt: skip
+    SCRIPTS.update(
+        {q["question"].strip(): [("final_answer", f)] for q, f in zip(dev["questions"], finals, strict=True)}
+    )
     out = tmp_path / "r.jsonl"
     assert run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=2, top_k=1), out).written == QUESTIONS
     text = out.read_text(encoding="utf-8")
@@ -265,11 +323,14 @@ def test_the_issue_22_model_outputs_are_scored_as_wrong_citations_not_refused(de
     assert space.warnings == ("results.jsonl: 3 citation(s) to pages above 100,000 scored as wrong citations",)
 
 
-@pytest.mark.parametrize("args", [
-    {"answer": ["x"], "citations": [{"document": DOCUMENTS[0], "page": float("nan")}]},
-    {"answer": [float("inf")], "citations": []},
-    {"answer": ["\ud83d"], "citations": [{"document": DOCUMENTS[0], "page": 3}]},  # half of an escaped emoji
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"answer": ["x"], "citations": [{"document": DOCUMENTS[0], "page": float("nan")}]},
+        {"answer": [float("inf")], "citations": []},
+        {"answer": ["\ud83d"], "citations": [{"document": DOCUMENTS[0], "page": 3}]},  # half of an escaped emoji
+    ],
+)
 def test_non_finite_or_surrogate_arguments_do_not_end_the_run(dev, tmp_path: Path, args: dict[str, Any]) -> None:
     from madqa.agents.run import RunConfig, run_benchmark
 

@@ -29,8 +29,11 @@ generated_sample = sample_fixture.generated_sample
 
 
 def _file_digests(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 # --- files and schema -------------------------------------------------------------------------------------
@@ -88,9 +91,11 @@ def test_deterministic_and_seeded(sample: Sample, tmp_path: Path) -> None:
     result = generate_sample(out, seed=1)  # overwrites in place
     assert not (out / "documents" / "stale_leftover.pdf").exists()
     assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["seed"] == 1
-    changed = [d["document"] for d in result.documents
-               if (out / "documents" / d["document"]).read_bytes()
-               != (sample.out / "documents" / d["document"]).read_bytes()]
+    changed = [
+        d["document"]
+        for d in result.documents
+        if (out / "documents" / d["document"]).read_bytes() != (sample.out / "documents" / d["document"]).read_bytes()
+    ]
     assert len(changed) >= 30, "the seed should change filler text, table figures and scan noise"
     shutil.rmtree(out)
 
@@ -110,8 +115,11 @@ def test_corpus_shape(sample: Sample) -> None:
 
 
 def test_layouts_present_in_several_documents(sample: Sample) -> None:
-    per_layout = Counter(tag for entry in sample.manifest["documents"].values()
-                         for tag in {t for tags in entry["layouts"].values() for t in tags})
+    per_layout = Counter(
+        tag
+        for entry in sample.manifest["documents"].values()
+        for tag in {t for tags in entry["layouts"].values() for t in tags}
+    )
     for layout in LAYOUTS:
         assert per_layout[layout] >= 3, (layout, per_layout)
 
@@ -137,8 +145,11 @@ def test_checkbox_ticks_are_drawn_not_text(sample: Sample) -> None:
         assert not re.search(r"\[\s*[xX]\s*\]|(?<![\w.])[xX](?![\w.])", text), key
         items = [item for path in paths for item in path["items"]]
         assert any(item[0] == "re" for item in items), key
-        diagonal = [item for item in items if item[0] == "l" and abs(item[1].x - item[2].x) > 0.5
-                    and abs(item[1].y - item[2].y) > 0.5]  # tick strokes; table rules are axis-parallel
+        diagonal = [
+            item
+            for item in items
+            if item[0] == "l" and abs(item[1].x - item[2].x) > 0.5 and abs(item[1].y - item[2].y) > 0.5
+        ]  # tick strokes; table rules are axis-parallel
         ticked += bool(diagonal)
     assert ticked >= 15
 
@@ -160,8 +171,11 @@ def _ocr_page(job: tuple[str, int]) -> str:
 def test_scanned_pages_are_readable_by_ocr(sample: Sample) -> None:
     if shutil.which("tesseract") is None:
         pytest.skip("tesseract is not installed")
-    jobs = [(str(sample.out / "documents" / doc), page) for doc, entry in sample.manifest["documents"].items()
-            for page in entry["scanned_pages"]]
+    jobs = [
+        (str(sample.out / "documents" / doc), page)
+        for doc, entry in sample.manifest["documents"].items()
+        for page in entry["scanned_pages"]
+    ]
     with ProcessPoolExecutor(max_workers=2) as pool:
         texts = list(pool.map(_ocr_page, jobs))
     missing = []

@@ -38,8 +38,11 @@ def test_hop_types_and_answer_kinds(sample: Sample) -> None:
 
 def test_visual_questions(sample: Sample) -> None:
     def on(layout: str) -> list[dict[str, Any]]:
-        return [q for q in sample.questions
-                if any(layout in sample.layouts(e["document"], e["page"]) for e in q["evidence"])]
+        return [
+            q
+            for q in sample.questions
+            if any(layout in sample.layouts(e["document"], e["page"]) for e in q["evidence"])
+        ]
 
     assert len(on("table")) >= 25
     assert len(on("form")) >= 25
@@ -67,8 +70,12 @@ def test_scanned_evidence_answers_are_ocr_probes(sample: Sample) -> None:
         scanned = [(e["document"], e["page"]) for e in q["evidence"] if sample.scanned(e["document"], e["page"])]
         if not scanned:
             continue
-        text_tokens = {t for e in q["evidence"] if not sample.scanned(e["document"], e["page"])
-                       for t in tokens(sample.texts[(e["document"], e["page"])])}
+        text_tokens = {
+            t
+            for e in q["evidence"]
+            if not sample.scanned(e["document"], e["page"])
+            for t in tokens(sample.texts[(e["document"], e["page"])])
+        }
         probe_tokens = {t for key in scanned for probe in sample.probes(*key) for t in tokens(probe)}
         assert any(set(tokens(" ".join(v))) <= text_tokens | probe_tokens for v in q["answer_variants"]), q["id"]
 
@@ -104,16 +111,48 @@ def test_answer_values_are_not_repeated_elsewhere_in_the_document(sample: Sample
 
 def test_multi_hop_evidence_pages_all_contribute(sample: Sample) -> None:
     """Every page of a multi-hop evidence set shares a content token with the question or the answer."""
-    stop = {"the", "a", "an", "of", "and", "or", "in", "on", "at", "to", "for", "by", "what", "which", "who", "how",
-            "did", "does", "is", "was", "were", "its", "their", "her", "his", "it", "that", "with", "from"}
+    stop = {
+        "the",
+        "a",
+        "an",
+        "of",
+        "and",
+        "or",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "by",
+        "what",
+        "which",
+        "who",
+        "how",
+        "did",
+        "does",
+        "is",
+        "was",
+        "were",
+        "its",
+        "their",
+        "her",
+        "his",
+        "it",
+        "that",
+        "with",
+        "from",
+    }
     for q in sample.questions:
         if hop_type(q["evidence"]) == "single":
             continue
         wanted = {t for t in tokens(q["question"] + " " + " ".join(q["answer_variants"][0])) if t not in stop}
         for e in q["evidence"]:
             key = (e["document"], e["page"])
-            page_tokens = ({t for p in sample.probes(*key) for t in tokens(p)} if sample.scanned(*key)
-                           else set(tokens(sample.texts[key])))
+            page_tokens = (
+                {t for p in sample.probes(*key) for t in tokens(p)}
+                if sample.scanned(*key)
+                else set(tokens(sample.texts[key]))
+            )
             assert wanted & page_tokens, (q["id"], key)
 
 

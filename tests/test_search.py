@@ -282,8 +282,16 @@ def test_bench_helpers_measure_and_report(tmp_path: Path) -> None:
     assert "identical 100.0%" in text and "whoosh backend" in text
 
 
-@pytest.mark.parametrize("name", ["madqa.agents.search", "madqa.agents.search.base", "madqa.agents.search.index",
-                                  "madqa.agents.search.query", "madqa.bench.search_index"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "madqa.agents.search",
+        "madqa.agents.search.base",
+        "madqa.agents.search.index",
+        "madqa.agents.search.query",
+        "madqa.bench.search_index",
+    ],
+)
 def test_doctests(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0

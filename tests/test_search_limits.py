@@ -77,9 +77,15 @@ def _pages(hits: list[Any]) -> list[tuple[str, int]]:
 
 @pytest.mark.parametrize(
     ("query", "part"),
-    [("*", "*"), ("*?*", "*?*"), ("?*", "?*"), ("foo OR *", "*"), ("document:*", "document:*"),
-     ("engine AND ??", "??")],
-)  # fmt: skip
+    [
+        ("*", "*"),
+        ("*?*", "*?*"),
+        ("?*", "?*"),
+        ("foo OR *", "*"),
+        ("document:*", "document:*"),
+        ("engine AND ??", "??"),
+    ],
+)
 def test_match_everything_is_refused(index: Any, query: str, part: str) -> None:
     with pytest.raises(QueryTooBroadError) as info:
         index.search(query)
@@ -125,8 +131,16 @@ def test_legitimate_queries_answer_as_without_limits(index: Any) -> None:
     """The limits change no result: wildcards, ranges, NOT, phrases give the same pages and scores as UNLIMITED."""
     assert sorted(_pages(index.search("engine", k=10))) == [("doc0000.pdf", 1), ("doc0000.pdf", 2)]
     assert _pages(index.search('"bell helicopter"')) == [("doc0000.pdf", 1)]
-    queries = ["ba*", "*ba", "bak?ba", "[baba TO bado]", "{babaka TO babe}", "engine NOT maintenance",
-               "ba* AND NOT be*", "(bab* OR dod*) AND NOT *ka"]  # fmt: skip
+    queries = [
+        "ba*",
+        "*ba",
+        "bak?ba",
+        "[baba TO bado]",
+        "{babaka TO babe}",
+        "engine NOT maintenance",
+        "ba* AND NOT be*",
+        "(bab* OR dod*) AND NOT *ka",
+    ]
     limited = {q: index.search(q, k=20) for q in queries}
     index.limits = UNLIMITED
     assert {q: index.search(q, k=20) for q in queries} == limited
@@ -143,9 +157,18 @@ def test_whoosh_with_limits_matches_the_harness(tmp_path: Path) -> None:
     harness = HarnessStyleWhoosh.build(pages, tmp_path / "harness")
     ours = open_index(pages, tmp_path / "ours", progress=False)
     low, high = WORDS[100], WORDS[400]
-    for query in [f"[{low} TO {high}]", f"{{{low} TO {high}}}", f"[{low} TO {high}}}", f"[{WORDS[-50]} TO]",
-                  f"[TO {WORDS[30]}]", "[ba TO bab]", f"{WORDS[7][:3]}* OR [{low} TO {WORDS[120]}]",
-                  "engine NOT zzzzz", "ba* NOT engine", *synthetic_queries(pages, 60, seed=3)]:  # fmt: skip
+    for query in [
+        f"[{low} TO {high}]",
+        f"{{{low} TO {high}}}",
+        f"[{low} TO {high}}}",
+        f"[{WORDS[-50]} TO]",
+        f"[TO {WORDS[30]}]",
+        "[ba TO bab]",
+        f"{WORDS[7][:3]}* OR [{low} TO {WORDS[120]}]",
+        "engine NOT zzzzz",
+        "ba* NOT engine",
+        *synthetic_queries(pages, 60, seed=3),
+    ]:
         for k in (5, 50):
             assert ours.search(query, k) == harness.search(query, k), query
 
@@ -307,8 +330,21 @@ def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
         return RunSummary(Path(output))
 
     monkeypatch.setattr(run_module, "run_benchmark", fake_run_benchmark)
-    assert run_cmd.run(_run_args("--search-timeout", "2.5", "--search-max-terms", "700", "--search-max-postings",
-                                 "9000", "--split", "test")) == 0  # fmt: skip
+    assert (
+        run_cmd.run(
+            _run_args(
+                "--search-timeout",
+                "2.5",
+                "--search-max-terms",
+                "700",
+                "--search-max-postings",
+                "9000",
+                "--split",
+                "test",
+            )
+        )
+        == 0
+    )
     assert (seen[-1].search_timeout, seen[-1].search_max_terms, seen[-1].search_max_postings) == (2.5, 700, 9000)
     with pytest.raises(UserError, match="search-timeout must be 0 .no limit. or a positive number of seconds"):
         run_cmd.run(_run_args("--search-timeout", "-1", "--split", "test"))

@@ -97,8 +97,11 @@ def _tool(index: Any) -> Any:
 def test_the_defaults() -> None:
     limits = SearchLimits()
     assert (limits.timeout, limits.max_terms, limits.max_postings) == (DEFAULT_SEARCH_TIMEOUT, 5000, 500_000)
-    assert limits.settings() == {"search_timeout": 120.0, "search_max_terms": MAX_EXPANSION_TERMS,
-                                 "search_max_postings": MAX_POSTINGS}  # fmt: skip
+    assert limits.settings() == {
+        "search_timeout": 120.0,
+        "search_max_terms": MAX_EXPANSION_TERMS,
+        "search_max_postings": MAX_POSTINGS,
+    }
     for bad in (0, -5, 1.5, True):
         with pytest.raises(ValueError, match="max_postings must be a positive integer or None"):
             SearchLimits(max_postings=bad)  # type: ignore[arg-type]
@@ -106,13 +109,15 @@ def test_the_defaults() -> None:
 
 @pytest.mark.parametrize(
     ("query", "entries", "heaviest"),
-    [("engine OR maintenance OR bell", DF["engine"] + DF["maintenance"] + DF["bell"], "bell"),  # a tie: by name
-     ('"bell helicopter" OR schedule', DF["bell"] + DF["helicopter"] + DF["schedule"], '"bell helicopter"'),
-     ("engine NOT maintenance", DF["engine"] + DF["maintenance"], "engine"),
-     ("ba*", _entries(lambda w: w.startswith("ba")), "ba*"),
-     ("[baba TO bado] OR engine", _entries(lambda w: "baba" <= w <= "bado") + DF["engine"], "[baba TO bado]"),
-     ("*ka AND NOT bell", _entries(lambda w: w.endswith("ka")) + DF["bell"], "*ka")],
-)  # fmt: skip
+    [
+        ("engine OR maintenance OR bell", DF["engine"] + DF["maintenance"] + DF["bell"], "bell"),  # a tie: by name
+        ('"bell helicopter" OR schedule', DF["bell"] + DF["helicopter"] + DF["schedule"], '"bell helicopter"'),
+        ("engine NOT maintenance", DF["engine"] + DF["maintenance"], "engine"),
+        ("ba*", _entries(lambda w: w.startswith("ba")), "ba*"),
+        ("[baba TO bado] OR engine", _entries(lambda w: "baba" <= w <= "bado") + DF["engine"], "[baba TO bado]"),
+        ("*ka AND NOT bell", _entries(lambda w: w.endswith("ka")) + DF["bell"], "*ka"),
+    ],
+)
 def test_page_entries_are_counted_exactly(index: Any, query: str, entries: int, heaviest: str) -> None:
     """A query reading exactly max_postings page entries runs; one entry fewer allowed and it is refused, with the
     total and the part that reads the most. Plain words, phrases, NOT parts and every pattern's words count."""
@@ -122,15 +127,27 @@ def test_page_entries_are_counted_exactly(index: Any, query: str, entries: int, 
     with pytest.raises(QueryTooBroadError) as info:
         index.search(query)
     assert (info.value.postings, info.value.part, info.value.terms) == (entries, heaviest, None)
-    assert str(info.value).startswith(f"The query {query!r} is too broad: its words are on {entries:,} pages in all "
-                                      f"(each word counted on every page it is on; {heaviest} alone on ")  # fmt: skip
+    assert str(info.value).startswith(
+        f"The query {query!r} is too broad: its words are on {entries:,} pages in all "
+        f"(each word counted on every page it is on; {heaviest} alone on "
+    )
     assert f"a search reads at most {entries - 1:,}. Use fewer and more specific words" in str(info.value)
 
 
 def test_both_backends_refuse_alike(index_root: Path) -> None:
     """The same limits refuse the same queries with the same words on either engine (the units are the index's)."""
-    queries = ["ba*", "ba* OR be*", "engine OR maintenance OR bell", "[baba TO bado] OR ba*", "[baba TO bado]", "b*",
-               "*", '"bell helicopter"', "zz*", "bell NOT engine"]  # fmt: skip
+    queries = [
+        "ba*",
+        "ba* OR be*",
+        "engine OR maintenance OR bell",
+        "[baba TO bado] OR ba*",
+        "[baba TO bado]",
+        "b*",
+        "*",
+        '"bell helicopter"',
+        "zz*",
+        "bell NOT engine",
+    ]
     limits = SearchLimits(max_terms=900, max_postings=_entries(lambda w: w.startswith("ba")) + 5)
     seen: dict[str, dict[str, str]] = {}
     for backend in BACKENDS:
@@ -155,8 +172,17 @@ def test_same_pages_and_observation_with_a_clock_100x_slower(index: Any) -> None
     With Whoosh the slow clock passes the former 5 s limit during a search (it is read before each expanded word's
     posting list), so the former wall-clock limit would have told the model to narrow that query.
     """
-    queries = ["engine", "ba*", "*ka", "[baba TO bado]", '"bell helicopter"', "bell NOT engine", "[a TO z]", "*?*",
-               "engine maintenance"]  # fmt: skip
+    queries = [
+        "engine",
+        "ba*",
+        "*ka",
+        "[baba TO bado]",
+        '"bell helicopter"',
+        "bell NOT engine",
+        "[a TO z]",
+        "*?*",
+        "engine maintenance",
+    ]
     runs: dict[float, tuple[list[str], list[Any]]] = {}
     spans: list[float] = []
     for tick in (QUIET_TICK_S, QUIET_TICK_S * SLOWER):
@@ -206,8 +232,9 @@ def test_a_safety_net_hit_is_an_infrastructure_error_line(layout, tmp_path: Path
 
     fake = "py:test_agent_runner:fake_model"
     normal = prepare.search_limits
-    monkeypatch.setattr(prepare, "search_limits",
-                        lambda config: SearchLimits(timeout=config.search_timeout, clock=_Ticks(1000.0)))  # fmt: skip
+    monkeypatch.setattr(
+        prepare, "search_limits", lambda config: SearchLimits(timeout=config.search_timeout, clock=_Ticks(1000.0))
+    )
     out = tmp_path / "r.jsonl"
     summary = run_benchmark(RunConfig(model=fake, limit=2), out)
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
@@ -226,8 +253,7 @@ def test_a_safety_net_hit_is_an_infrastructure_error_line(layout, tmp_path: Path
             MAX_POSTINGS,
         )
     monkeypatch.setattr(prepare, "search_limits", normal)
-    retry = run_benchmark(RunConfig(model=fake, limit=2, search_timeout=300.0), out, resume=True,
-                          retry_errors=True)  # fmt: skip
+    retry = run_benchmark(RunConfig(model=fake, limit=2, search_timeout=300.0), out, resume=True, retry_errors=True)
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert retry.errors == 0 and [line["attempts"] for line in lines] == [2, 2]  # a larger net is no other setting
     assert all(line["error"] is None and line["answer"] == ["17.85"] for line in lines)

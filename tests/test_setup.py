@@ -35,9 +35,14 @@ def _run_python(code: str, cwd: Path, env: dict[str, str]) -> str:
 def test_public_folder_layout(layout):
     folder = layout.dataset_dir
     assert folder.name == "madqa"
-    for rel in ("README.md", "data/train-00000-of-00001.parquet", "data/dev-00000-of-00001.parquet",
-                "data/test-00000-of-00001.parquet", "data/documents/document_urls-00000-of-00001.parquet",
-                "data/pages/pages-00000-of-00001.parquet"):
+    for rel in (
+        "README.md",
+        "data/train-00000-of-00001.parquet",
+        "data/dev-00000-of-00001.parquet",
+        "data/test-00000-of-00001.parquet",
+        "data/documents/document_urls-00000-of-00001.parquet",
+        "data/pages/pages-00000-of-00001.parquet",
+    ):
         assert (folder / rel).is_file(), rel
     card = (folder / "README.md").read_text()
     assert "<!-- madqa:sample-stats -->" not in card and "Measured by `madqa setup`" in card
@@ -175,11 +180,7 @@ def test_build_rejects_bad_questions_with_file_and_line(layout, tmp_path, bad):
 
 
 def test_literal_evaluate_load_madqa_offline_after_setup(layout, tmp_path):
-    code = (
-        "import evaluate\n"
-        "m = evaluate.load('madqa')\n"
-        "print(type(m).__name__)\n"
-    )
+    code = "import evaluate\nm = evaluate.load('madqa')\nprint(type(m).__name__)\n"
     env = _subprocess_env(layout)
     env["HF_EVALUATE_OFFLINE"] = "1"
     assert _run_python(code, tmp_path, env).strip().splitlines()[-1] == "Madqa"
@@ -194,9 +195,15 @@ def test_evaluate_command_scores_the_sample_dev_split(layout, tmp_path, capsys):
     lines = []
     for i, q in enumerate(gold):
         right = i % 2 == 0  # every other item answered and cited correctly, the rest wrong and uncited
-        lines.append({"id": q["id"], "question": q["question"],
-                      "answer": q["answer_variants"][0] if right else ["zzqx wvvk"],
-                      "citations": q["evidence"] if right else [], "search_history": ["q"] * (1 if right else 4)})
+        lines.append(
+            {
+                "id": q["id"],
+                "question": q["question"],
+                "answer": q["answer_variants"][0] if right else ["zzqx wvvk"],
+                "citations": q["evidence"] if right else [],
+                "search_history": ["q"] * (1 if right else 4),
+            }
+        )
     results.write_text("".join(json.dumps(r) + "\n" for r in lines))
     assert main(["evaluate", str(results), "--split", "dev", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -52,12 +52,19 @@ def url(layout, tmp_path_factory) -> Iterator[str]:
     from madqa.space.services import create_services
 
     folder = tmp_path_factory.mktemp("space_agent_ui")
-    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"),
-                                   "MADQA_SPACE_RESAMPLES": "100", "MADQA_SPACE_AGENT_MODEL": SPEC,
-                                   "MADQA_SPACE_TRUSTED_PROXIES": "127.0.0.1"})  # fmt: skip
+    config = SpaceConfig.from_env(
+        {
+            "MADQA_HOME": str(layout.root),
+            "MADQA_SPACE_DB": str(folder / "db.sqlite"),
+            "MADQA_SPACE_RESAMPLES": "100",
+            "MADQA_SPACE_AGENT_MODEL": SPEC,
+            "MADQA_SPACE_TRUSTED_PROXIES": "127.0.0.1",
+        }
+    )
     port = free_port()
-    demo = launch(create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True,
-                  quiet=True)  # fmt: skip
+    demo = launch(
+        create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True
+    )
     APP["demo"] = demo
     try:
         yield f"http://127.0.0.1:{port}/"
@@ -155,7 +162,8 @@ def test_stop_while_queued_behind_another_visitor_and_only_for_its_visitor(url: 
         GATES[1].set()
         a.locator("#trajectory").get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
         b.locator("#trajectory").get_by_text("Stopped at your request before it started: no answer.").wait_for(
-            timeout=60_000)
+            timeout=60_000
+        )
         expect(b.locator("#run-agent")).to_be_enabled(timeout=30_000)
         expect(b.locator("#trajectory").get_by_text("Final answer")).to_have_count(0)
         assert len(CALLS) == 2  # A's two calls; none for B
@@ -175,8 +183,9 @@ def test_a_second_run_of_one_client_and_a_run_past_the_queue_are_refused_at_the_
     with chromium() as browser:
         pages = {name: watched_page(browser) for name in ("a", "a2", "b", "c")}
         for name, (page, _) in pages.items():
-            page.set_extra_http_headers({"X-Forwarded-For": {"a": "10.0.1.1", "a2": "10.0.1.1", "b": "10.0.1.2",
-                                                             "c": "10.0.1.3"}[name]})  # fmt: skip
+            page.set_extra_http_headers(
+                {"X-Forwarded-For": {"a": "10.0.1.1", "a2": "10.0.1.1", "b": "10.0.1.2", "c": "10.0.1.3"}[name]}
+            )
             page.goto(url, timeout=60_000)
             page.get_by_role("tab", name="Try an agent").click()
             page.locator("#run-agent").wait_for(timeout=30_000)
@@ -187,8 +196,7 @@ def test_a_second_run_of_one_client_and_a_run_past_the_queue_are_refused_at_the_
         mine = "Not started: you already have a run queued or running"
         a2.locator("#trajectory").get_by_text(mine).wait_for(timeout=30_000)
         b.locator("#run-agent").click()
-        b.locator("#trajectory").get_by_text("waiting for another visitor's run to end").first.wait_for(
-            timeout=60_000)
+        b.locator("#trajectory").get_by_text("waiting for another visitor's run to end").first.wait_for(timeout=60_000)
         c.locator("#run-agent").click()
         full = "Not started: the agent is busy (2 runs are running or waiting, the most this Space queues)"
         c.locator("#trajectory").get_by_text(full).wait_for(timeout=30_000)
@@ -215,8 +223,9 @@ def _run_click(demo: Any) -> tuple[int, Any]:
     closure), which the flood test tidies after itself."""
     for index, block_fn in demo.fns.items():
         fn = block_fn.fn
-        if getattr(fn, "__name__", "") == "start" and any(getattr(o, "elem_id", None) == "run-agent"
-                                                          for o in block_fn.outputs):  # fmt: skip
+        if getattr(fn, "__name__", "") == "start" and any(
+            getattr(o, "elem_id", None) == "run-agent" for o in block_fn.outputs
+        ):
             return index, fn.__closure__[fn.__code__.co_freevars.index("runtime")].cell_contents
     raise AssertionError("no Run click handler in the app")
 

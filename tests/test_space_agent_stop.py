@@ -50,8 +50,13 @@ def runtime(layout, tmp_path: Path) -> Iterator[Any]:
     GATES[:] = [threading.Event() for _ in range(4)]
     FIRST_REPLY.clear()
     ENTERED[:] = [threading.Event() for _ in range(4)]
-    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(tmp_path / "db.sqlite"),
-                                   "MADQA_SPACE_AGENT_MODEL": SPEC})  # fmt: skip
+    config = SpaceConfig.from_env(
+        {
+            "MADQA_HOME": str(layout.root),
+            "MADQA_SPACE_DB": str(tmp_path / "db.sqlite"),
+            "MADQA_SPACE_AGENT_MODEL": SPEC,
+        }
+    )
     runtime = AgentRuntime(config)
     try:
         yield runtime
@@ -342,8 +347,9 @@ def test_stop_ends_the_repl_workers_process(runtime: Any) -> None:
         pytest.skip(f"this host cannot wall the REPL worker: {exc}")
     stop = runtime.admit("visitor", "ip:a").stop
     seen: list[list[Any]] = []
-    thread = threading.Thread(target=lambda: seen.extend(run_agent(runtime, {}, None, "Q?", REPL, SPEC, stop)),
-                              daemon=True)  # fmt: skip
+    thread = threading.Thread(
+        target=lambda: seen.extend(run_agent(runtime, {}, None, "Q?", REPL, SPEC, stop)), daemon=True
+    )
     thread.start()
     assert ENTERED[0].wait(120), "the first model call never started"
     assert _sandbox_children(), "the REPL worker is not running during the run"

@@ -33,8 +33,11 @@ def fake_reply(text: str, tools: list[str]) -> Any:
     """BM25 agent: one search, then an answer citing the first page shown; code-REPL agent: one print, then the
     same constant answer (never a label)."""
     if not tools:  # the code-REPL agent: Python in a code block
-        return code("print(documents[0])" if "Observation:" not in text else
-                    f"final_answer(answer=['{FAKE_ANSWER}'], citations=[{{'document': documents[0], 'page': 1}}])")
+        return code(
+            "print(documents[0])"
+            if "Observation:" not in text
+            else f"final_answer(answer=['{FAKE_ANSWER}'], citations=[{{'document': documents[0], 'page': 1}}])"
+        )
     return search_then_cite(FAKE_ANSWER, "riverton OR invoice OR report")(text, tools)
 
 
@@ -55,11 +58,16 @@ def app(layout, tmp_path_factory) -> Iterator[dict[str, Any]]:
     from madqa.space.services import create_services
 
     folder = tmp_path_factory.mktemp("space")
-    config = SpaceConfig.from_env({
-        "MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"), "MADQA_SPACE_RATE_LIMIT": "0",
-        "MADQA_SPACE_MAX_MB": "2", "MADQA_SPACE_RESAMPLES": "200",
-        "MADQA_SPACE_AGENT_MODEL": FAKE_SPEC,
-    })  # fmt: skip
+    config = SpaceConfig.from_env(
+        {
+            "MADQA_HOME": str(layout.root),
+            "MADQA_SPACE_DB": str(folder / "db.sqlite"),
+            "MADQA_SPACE_RATE_LIMIT": "0",
+            "MADQA_SPACE_MAX_MB": "2",
+            "MADQA_SPACE_RESAMPLES": "200",
+            "MADQA_SPACE_AGENT_MODEL": FAKE_SPEC,
+        }
+    )
     services = create_services(config, seed=True)
     from madqa.space.submission import clean_form  # a row with a contact exists before the page config is built
 
@@ -88,8 +96,9 @@ def secret_strings(layout) -> list[str]:
 
     # Page texts are not excluded: the Space shows pages only as rendered images, never as text.
     public = " ".join(q["question"] for split in ("train", "dev", "test") for q in load_questions(split))
-    public += " ".join(a for split in ("train", "dev") for q in load_questions(split)
-                       for v in q["answer_variants"] for a in v)  # fmt: skip
+    public += " ".join(
+        a for split in ("train", "dev") for q in load_questions(split) for v in q["answer_variants"] for a in v
+    )
     golds = {s for r in gold_rows(layout) for v in r["answer_variants"] for s in v}
     return sorted(g for g in golds if len(g) >= 4 and g not in public)
 
@@ -108,8 +117,10 @@ def test_no_test_label_in_any_endpoint_output(app, layout, tmp_path: Path) -> No
     assert len(secrets) >= 10
     endpoints = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
     rows = gold_rows(layout)
-    good = write(tmp_path / "good.jsonl", [{"id": r["id"], "answer": r["answer_variants"][0],
-                                             "citations": r["evidence"], "steps": 1} for r in rows])
+    good = write(
+        tmp_path / "good.jsonl",
+        [{"id": r["id"], "answer": r["answer_variants"][0], "citations": r["evidence"], "steps": 1} for r in rows],
+    )
     wrong = write(tmp_path / "wrong.jsonl", [{"id": r["id"], "answer": ["nope"]} for r in rows])
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "q0001", "answer": {"x": 1}}\nnot json\n', encoding="utf-8")
@@ -118,22 +129,33 @@ def test_no_test_label_in_any_endpoint_output(app, layout, tmp_path: Path) -> No
     from madqa.loading_script.load import load_questions
 
     dev_id = load_questions("dev")[0]["id"]
-    dev_file = write(tmp_path / "dev.jsonl", [{"id": q["id"], "answer": q["answer_variants"][0], "steps": 1}
-                                              for q in load_questions("dev")])
+    dev_file = write(
+        tmp_path / "dev.jsonl",
+        [{"id": q["id"], "answer": q["answer_variants"][0], "steps": 1} for q in load_questions("dev")],
+    )
     calls: dict[str, list[tuple[Any, ...]]] = {
         "/search": [("",), ("Baseline",), (rows[0]["answer_variants"][0][0],), ("' OR 1=1 --",)],
         "/refresh": [("",), ("zzz",)],
         "/official": [()],
         "/plot": [(ids[:3],), ([],), ([10**9],)],
         "/submit": [(handle_file(str(p)), *FORM) for p in (good, wrong, bad, dup)] + [(None, *FORM)],
-        "/run_agent": [(None, "Who signed the letter?", "BM25 search agent", FAKE_SPEC),
-                       (dev_id, "", "BM25 search agent", FAKE_SPEC), (None, "", "nope", "x"),
-                       (dev_id, "", "code-REPL agent", FAKE_SPEC)],
+        "/run_agent": [
+            (None, "Who signed the letter?", "BM25 search agent", FAKE_SPEC),
+            (dev_id, "", "BM25 search agent", FAKE_SPEC),
+            (None, "", "nope", "x"),
+            (dev_id, "", "code-REPL agent", FAKE_SPEC),
+        ],
         # Explore tab: a file of test ids and the test split are refused; a dev file is explored (public labels)
-        "/explore_load": [([handle_file(str(good))], "dev"), ([handle_file(str(good))], "test"), (None, "dev"),
-                          ([handle_file(str(dev_file))], "dev")],
-        "/explore_filter": [(None,) * 10 + ("",), ("x", "y", "(any)", None, None, None, None, None, 0, 99,
-                                                   rows[0]["answer_variants"][0][0])],
+        "/explore_load": [
+            ([handle_file(str(good))], "dev"),
+            ([handle_file(str(good))], "test"),
+            (None, "dev"),
+            ([handle_file(str(dev_file))], "dev"),
+        ],
+        "/explore_filter": [
+            (None,) * 10 + ("",),
+            ("x", "y", "(any)", None, None, None, None, None, 0, 99, rows[0]["answer_variants"][0][0]),
+        ],
         "/explore_question": [(dev_id, []), (rows[0]["id"], []), (None, None)],
     }
     assert set(endpoints) <= set(calls), f"endpoint without leak checks: {set(endpoints) - set(calls)}"
@@ -151,8 +173,12 @@ def test_no_test_label_in_any_endpoint_output(app, layout, tmp_path: Path) -> No
     import httpx
 
     base = client.src.rstrip("/")
-    for route in (f"/gradio_api/file={layout.test_labels}", f"/file={layout.test_labels}",
-                  "/gradio_api/file=../../private/test_labels.jsonl", f"/gradio_api/file={app['dir']}/db.sqlite"):
+    for route in (
+        f"/gradio_api/file={layout.test_labels}",
+        f"/file={layout.test_labels}",
+        "/gradio_api/file=../../private/test_labels.jsonl",
+        f"/gradio_api/file={app['dir']}/db.sqlite",
+    ):
         response = httpx.get(base + route, timeout=30)
         assert response.status_code >= 400, route
         text += "\n" + response.text
@@ -199,8 +225,15 @@ def test_twenty_concurrent_submissions_each_scored_right(app, layout, tmp_path: 
     before = store.count()
     files, expected = [], {}
     for i in range(20):
-        lines = [{"id": r["id"], "answer": r["answer_variants"][0] if j % 20 < i else ["no"],
-                  "citations": r["evidence"][: (i + j) % 2], "steps": 1 + (i + j) % 4} for j, r in enumerate(rows)]
+        lines = [
+            {
+                "id": r["id"],
+                "answer": r["answer_variants"][0] if j % 20 < i else ["no"],
+                "citations": r["evidence"][: (i + j) % 2],
+                "steps": 1 + (i + j) % 4,
+            }
+            for j, r in enumerate(rows)
+        ]
         path = write(tmp_path / f"c{i}.jsonl", lines)
         files.append(path)
         report = evaluate_predictions(parse_results_text(path.read_text(), "x"), refs, ReportOptions(n_resamples=10))
@@ -235,18 +268,43 @@ def hostile_files(folder: Path, layout) -> list[Path]:
     bad_values = [5, 1.5, True, {"a": 1}, [[1]], [None], [True], [{"x": "y"}], float("nan")]
     for n, value in enumerate(bad_values):
         texts.append((f"answer{n}.jsonl", json.dumps({"id": tid, "answer": value}).encode()))
-    bad_cites = [5, "p1", [5], [{"page": 1}], [{"document": "", "page": 1}], [{"document": "a.pdf", "page": 0}],
-                 [{"document": "a.pdf", "page": -3}], [{"document": "a.pdf", "page": 1.5}],
-                 [{"document": "a.pdf", "page": "abc"}], [{"document": "a.pdf", "page": True}], [{"document": 7}]]
+    bad_cites = [
+        5,
+        "p1",
+        [5],
+        [{"page": 1}],
+        [{"document": "", "page": 1}],
+        [{"document": "a.pdf", "page": 0}],
+        [{"document": "a.pdf", "page": -3}],
+        [{"document": "a.pdf", "page": 1.5}],
+        [{"document": "a.pdf", "page": "abc"}],
+        [{"document": "a.pdf", "page": True}],
+        [{"document": 7}],
+    ]
     for n, value in enumerate(bad_cites):
         texts.append((f"cite{n}.jsonl", json.dumps({"id": tid, "answer": ["x"], "citations": value}).encode()))
     for n, value in enumerate([-1, 1.5, "3", True, {"a": 1}]):
         texts.append((f"steps{n}.jsonl", json.dumps({"id": tid, "answer": [], "steps": value}).encode()))
     texts.append(("history.jsonl", json.dumps({"id": tid, "answer": [], "search_history": "q"}).encode()))
-    raw = ["", "\n\n", "not json", "[1, 2]", "null", "42", '"str"', "{", '{"id": "q0001", "answer": NaN}',
-           '{"id": "q0001", "answer": ["x"], "steps": Infinity}', '{"answer": ["x"]}', '{"id": "", "answer": []}',
-           '{"id": null, "question": null, "answer": []}', '{"id": ["q"], "answer": []}',
-           "\ufeff\ufeff{}", "\x00\x01\x02", '{"id": "q0001", "answer": []}\n{"id": "q0001", "answer": ["y"]}']
+    raw = [
+        "",
+        "\n\n",
+        "not json",
+        "[1, 2]",
+        "null",
+        "42",
+        '"str"',
+        "{",
+        '{"id": "q0001", "answer": NaN}',
+        '{"id": "q0001", "answer": ["x"], "steps": Infinity}',
+        '{"answer": ["x"]}',
+        '{"id": "", "answer": []}',
+        '{"id": null, "question": null, "answer": []}',
+        '{"id": ["q"], "answer": []}',
+        "\ufeff\ufeff{}",
+        "\x00\x01\x02",
+        '{"id": "q0001", "answer": []}\n{"id": "q0001", "answer": ["y"]}',
+    ]
     # (a line without 'answer', as the public harness writes a failed question, is scored as no answer: issue 22)
     texts += [(f"raw{n}.jsonl", t.encode("utf-8")) for n, t in enumerate(raw)]
     texts.append(("latin1.jsonl", '{"id": "q0001", "answer": ["caf\u00e9"]}\n'.encode("latin-1")))
@@ -266,8 +324,15 @@ def hostile_files(folder: Path, layout) -> list[Path]:
     for n in range(30):
         line = json.dumps({"id": rows[n % len(rows)]["id"], "answer": []}) + "\n"
         texts.append((f"dup{n}.jsonl", (line * 2).encode()))
-    names = ["..%2F..%2Fevil.jsonl", "con.jsonl", "\u00fcn\u00efc\u00f8d\u00e9 \u65e5\u672c.jsonl", "a b;rm -rf.jsonl",
-             "....jsonl", "-rf.jsonl", "'; DROP TABLE submissions;--.jsonl"]
+    names = [
+        "..%2F..%2Fevil.jsonl",
+        "con.jsonl",
+        "\u00fcn\u00efc\u00f8d\u00e9 \u65e5\u672c.jsonl",
+        "a b;rm -rf.jsonl",
+        "....jsonl",
+        "-rf.jsonl",
+        "'; DROP TABLE submissions;--.jsonl",
+    ]
     for n, name in enumerate(names):
         texts.append((name, json.dumps({"id": tid, "answer": {"bad": n}}).encode()))
     out = []
@@ -325,8 +390,9 @@ def test_agent_tab_streams_the_trajectory_and_scores_a_dev_question(app) -> None
     # and Stop included, and a Stop pressed in a session ends that session's next run (one queued behind the click).
     client = gradio_client(app["client"].src)
     row = load_questions("dev")[0]
-    bm25 = json.dumps(client.predict(row["id"], "", "BM25 search agent", FAKE_SPEC, api_name="/run_agent"),
-                      ensure_ascii=False)  # fmt: skip
+    bm25 = json.dumps(
+        client.predict(row["id"], "", "BM25 search agent", FAKE_SPEC, api_name="/run_agent"), ensure_ascii=False
+    )
     assert "`riverton OR invoice OR report` →" in bm25 and "step 1: search" in bm25  # the query, then thumbnails
     assert bm25.count('"component": "image"') >= 2  # result thumbnails and the cited page
     assert f"**Final answer:** {FAKE_ANSWER}" in bm25 and "step(s)" in bm25
@@ -335,8 +401,10 @@ def test_agent_tab_streams_the_trajectory_and_scores_a_dev_question(app) -> None
     assert shown_gold in bm25 and "score 0" in bm25  # dev labels are public
     repl = json.dumps(client.predict(row["id"], "", "code-REPL agent", FAKE_SPEC, api_name="/run_agent"))
     assert "print(documents[0])" in repl and f"**Final answer:** {FAKE_ANSWER}" in repl and "cited: " in repl
-    rag = json.dumps(client.predict(row["id"], "", "static RAG (one retrieval)", FAKE_SPEC, api_name="/run_agent"),
-                     ensure_ascii=False)  # fmt: skip
+    rag = json.dumps(
+        client.predict(row["id"], "", "static RAG (one retrieval)", FAKE_SPEC, api_name="/run_agent"),
+        ensure_ascii=False,
+    )
     assert "step 1: search" in rag and f"**Final answer:** {FAKE_ANSWER}" in rag  # the retrieval, then the answer
     with pytest.raises(Exception, match="not in the list of choices"):  # only configured models run
         client.predict(row["id"], "", "BM25 search agent", "openai:gpt-4.1", api_name="/run_agent")

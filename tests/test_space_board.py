@@ -33,16 +33,36 @@ from madqa.space.leaderboard import board_columns, board_frame  # noqa: E402
 from madqa.space.storage import StoredSubmission  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-FORM = {"system": "s", "submitter": "alice", "agent": "a", "model": "m", "contact": "secret@example.org",
-        "models_used": "gpt-x only", "training_data": "none", "compute": "2 GPU hours"}  # fmt: skip
+FORM = {
+    "system": "s",
+    "submitter": "alice",
+    "agent": "a",
+    "model": "m",
+    "contact": "secret@example.org",
+    "models_used": "gpt-x only",
+    "training_data": "none",
+    "compute": "2 GPU hours",
+}
 
 
 def report(accuracy: float, kuiper: float, **extra: Any) -> dict[str, Any]:
-    return {"mode": "anls", "metric_version": "1.1.0", "n": 40, "n_predicted": 40, "accuracy": accuracy,
-            "accuracy_se": 0.05, "accuracy_ci": [max(0.0, accuracy - 0.1), min(1.0, accuracy + 0.1)],
-            "anls": accuracy, "page_f1": 0.5, "doc_f1": 0.6, "kuiper": kuiper, "kuiper_ci": [kuiper, kuiper + 1.234],
-            "mean_steps": 2.345,
-            "by_hop": {"single": {"n": 25, "accuracy": accuracy, "accuracy_ci": [0.1, 0.9]}}, **extra}  # fmt: skip
+    return {
+        "mode": "anls",
+        "metric_version": "1.1.0",
+        "n": 40,
+        "n_predicted": 40,
+        "accuracy": accuracy,
+        "accuracy_se": 0.05,
+        "accuracy_ci": [max(0.0, accuracy - 0.1), min(1.0, accuracy + 0.1)],
+        "anls": accuracy,
+        "page_f1": 0.5,
+        "doc_f1": 0.6,
+        "kuiper": kuiper,
+        "kuiper_ci": [kuiper, kuiper + 1.234],
+        "mean_steps": 2.345,
+        "by_hop": {"single": {"n": 25, "accuracy": accuracy, "accuracy_ci": [0.1, 0.9]}},
+        **extra,
+    }
 
 
 def sub(sid: int, system: str, rep: dict[str, Any], kind: str = "agent", origin: str = "user") -> StoredSubmission:
@@ -62,8 +82,12 @@ def test_default_view_is_the_compact_set_in_order_with_the_fixed_columns() -> No
     view = view_frame(board_frame(subs()))
     assert list(view.columns) == [*DEFAULT_COLUMNS, "#"]
     assert list(view["System"]) == ["top", "mid", "person", "floor"] and list(view["Rank"]) == [1, 2, 3, 4]
-    assert list(view["Type"]) == ["agent · self-reported", "agent · self-reported", "human · verified",
-                                  "agent · baseline"]  # fmt: skip
+    assert list(view["Type"]) == [
+        "agent · self-reported",
+        "agent · self-reported",
+        "human · verified",
+        "agent · baseline",
+    ]
     assert chosen_columns(["Model", "nope"]) == ["Rank", "System", "Model", "#"]  # fixed ones always, unknown dropped
     every = {c.source for c in COLUMNS if c.source}
     assert every <= set(board_columns())  # each shown column is a board column
@@ -150,9 +174,15 @@ def test_the_plot_picker_and_the_plots_name_systems(tmp_path: Path) -> None:
     from madqa.space.storage import SubmissionStore
 
     store = SubmissionStore(tmp_path / "db.sqlite")
-    store.add({**FORM, "system": "Baseline: BM25 top-3 pages, no answer"}, report(0.5, 1.0), [],
-              created="2026-12-01 10:00:00", origin="seed", file_sha256="0" * 64)  # fmt: skip
-    (label, sid), = system_choices(store)
+    store.add(
+        {**FORM, "system": "Baseline: BM25 top-3 pages, no answer"},
+        report(0.5, 1.0),
+        [],
+        created="2026-12-01 10:00:00",
+        origin="seed",
+        file_sha256="0" * 64,
+    )
+    ((label, sid),) = system_choices(store)
     assert label == f"Baseline: BM25 top-3 pages, no answer (#{sid})"  # the name first, whole
 
 
@@ -197,8 +227,14 @@ def test_board_data_for_api_clients_keeps_every_column(tmp_path: Path) -> None:
     from madqa.space.storage import SubmissionStore
 
     store = SubmissionStore(tmp_path / "db.sqlite")
-    store.add({**FORM, "system": "x"}, report(0.5, 1.0), [], created="2026-12-01 10:00:00", origin="user",
-              file_sha256="1" * 64)
+    store.add(
+        {**FORM, "system": "x"},
+        report(0.5, 1.0),
+        [],
+        created="2026-12-01 10:00:00",
+        origin="user",
+        file_sha256="1" * 64,
+    )
     data = board_data(store)
     assert data["headers"] == board_columns() and len(data["data"]) == 1
     row = dict(zip(data["headers"], data["data"][0], strict=True))

@@ -16,8 +16,16 @@ from browser_support import chromium, free_port, require_browser, save_screens, 
 sync_api = require_browser()
 
 TABS = ("Leaderboard", "Submit", "Try an agent", "Explore (dev)", "Solve it yourself", "About")
-FORM = {"system": "late-arrival system", "submitter": "t", "agent": "a", "model": "m", "contact": "c",
-        "models_used": "m", "training_data": "none", "compute": "1 min"}  # fmt: skip
+FORM = {
+    "system": "late-arrival system",
+    "submitter": "t",
+    "agent": "a",
+    "model": "m",
+    "contact": "c",
+    "models_used": "m",
+    "training_data": "none",
+    "compute": "1 min",
+}
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +35,9 @@ def space(layout, tmp_path_factory) -> Iterator[tuple[str, Any]]:
     from madqa.space.services import create_services
 
     folder = tmp_path_factory.mktemp("space_board_ui")
-    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"),
-                                   "MADQA_SPACE_RESAMPLES": "100"})  # fmt: skip
+    config = SpaceConfig.from_env(
+        {"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"), "MADQA_SPACE_RESAMPLES": "100"}
+    )
     services = create_services(config, seed=True)
     port = free_port()
     demo = launch(services, port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True)
@@ -86,7 +95,8 @@ def test_wide_screen_shows_the_metrics_pinned_system_tooltips_units_and_detail(s
         system_before = header_box(page, "System")
         page.locator("#leaderboard .table-wrap, #leaderboard [class*='table-wrap']").first.evaluate(
             "(el) => { const scroller = [el, ...el.querySelectorAll('*')].find("
-            "(n) => n.scrollWidth > n.clientWidth + 10); if (scroller) { scroller.scrollLeft = 4000; } }")
+            "(n) => n.scrollWidth > n.clientWidth + 10); if (scroller) { scroller.scrollLeft = 4000; } }"
+        )
         page.wait_for_timeout(300)
         rank_after = header_box(page, "Rank")
         system_after = header_box(page, "System")
@@ -125,8 +135,10 @@ def test_the_plot_picker_lists_systems_stored_after_start_up(space, browser, lay
 
     url, services = space
     rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
-    text = "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "citations": r["evidence"],
-                               "steps": 2}) + "\n" for r in rows[:20])  # fmt: skip
+    text = "".join(
+        json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "citations": r["evidence"], "steps": 2}) + "\n"
+        for r in rows[:20]
+    )
     accepted = services.scorer.submit_text(text, clean_form(FORM))  # not through this page: another visitor's
     page, errors = open_board(browser, url, 1440, 900)
     try:
@@ -135,4 +147,3 @@ def test_the_plot_picker_lists_systems_stored_after_start_up(space, browser, lay
     finally:
         page.close()
     assert not errors, errors
-

@@ -22,11 +22,13 @@ def url(layout, tmp_path_factory) -> Iterator[str]:
     from madqa.space.services import create_services
 
     folder = tmp_path_factory.mktemp("space_ui")
-    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"),
-                                   "MADQA_SPACE_RESAMPLES": "100"})  # fmt: skip
+    config = SpaceConfig.from_env(
+        {"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"), "MADQA_SPACE_RESAMPLES": "100"}
+    )
     port = free_port()
-    demo = launch(create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True,
-                  quiet=True)  # fmt: skip
+    demo = launch(
+        create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True
+    )
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
@@ -36,8 +38,13 @@ def url(layout, tmp_path_factory) -> Iterator[str]:
 def test_browser_tabs_submit_and_new_row(url: str, layout, tmp_path: Path) -> None:
     rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
     results = tmp_path / "ui_results.jsonl"
-    results.write_text("".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0],
-                                           "citations": r["evidence"], "steps": 2}) + "\n" for r in rows[:30]))
+    results.write_text(
+        "".join(
+            json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "citations": r["evidence"], "steps": 2})
+            + "\n"
+            for r in rows[:30]
+        )
+    )
     errors: list[Any] = []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
@@ -57,9 +64,16 @@ def test_browser_tabs_submit_and_new_row(url: str, layout, tmp_path: Path) -> No
             page.locator("#run-agent").wait_for(timeout=10_000)
             page.get_by_role("tab", name="Submit").click()
             page.locator("#upload input[type=file]").set_input_files(str(results))
-            fields = {"#f-system textarea": "ui-browser-system", "#f-submitter textarea": "browser",
-                      "#f-agent textarea": "a", "#f-model textarea": "m", "#f-contact textarea": "x@y.z",
-                      "#f-models textarea": "m", "#f-training textarea": "none", "#f-compute textarea": "1 min"}
+            fields = {
+                "#f-system textarea": "ui-browser-system",
+                "#f-submitter textarea": "browser",
+                "#f-agent textarea": "a",
+                "#f-model textarea": "m",
+                "#f-contact textarea": "x@y.z",
+                "#f-models textarea": "m",
+                "#f-training textarea": "none",
+                "#f-compute textarea": "1 min",
+            }
             for selector, value in fields.items():
                 page.locator(selector).fill(value)
             page.wait_for_timeout(500)

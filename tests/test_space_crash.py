@@ -22,13 +22,14 @@ import pytest
 pytest.importorskip("gradio")
 
 CHILD = Path(__file__).with_name("crash_child.py")
-ORPHANS = ("SELECT id FROM submissions WHERE id NOT IN (SELECT submission_id FROM private_reports) "
-           "AND id NOT IN (SELECT submission_id FROM private_queue)")  # fmt: skip
+ORPHANS = (
+    "SELECT id FROM submissions WHERE id NOT IN (SELECT submission_id FROM private_reports) "
+    "AND id NOT IN (SELECT submission_id FROM private_queue)"
+)
 
 
 def _child(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(CHILD), str(db), *args], capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+    return subprocess.run([sys.executable, str(CHILD), str(db), *args], capture_output=True, text=True, timeout=600)
 
 
 def _state(db: Path) -> dict[str, list[tuple[object, ...]]]:

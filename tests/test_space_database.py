@@ -76,10 +76,15 @@ def test_a_database_of_the_previous_version_opens_and_keeps_its_rows(scorer, lay
     with sqlite3.connect(path) as con:
         con.executescript(OLD_SCHEMA)
         con.execute("PRAGMA journal_mode=WAL")
-        con.execute("INSERT INTO submissions VALUES (1, '2025-01-01 00:00:00', 'user', 'old sys', 'bob', 'a', 'm', "
-                    "'c', 'm', 'none', '1h', 'anls', ?, 'f00', ?)", (report["metric_version"], json.dumps(report)))
-        con.executemany("INSERT INTO item_scores (submission_id, item_id, score, missing) VALUES (1, ?, ?, 0)",
-                        [(it["id"], it["score"]) for it in items])
+        con.execute(
+            "INSERT INTO submissions VALUES (1, '2025-01-01 00:00:00', 'user', 'old sys', 'bob', 'a', 'm', "
+            "'c', 'm', 'none', '1h', 'anls', ?, 'f00', ?)",
+            (report["metric_version"], json.dumps(report)),
+        )
+        con.executemany(
+            "INSERT INTO item_scores (submission_id, item_id, score, missing) VALUES (1, ?, ?, 0)",
+            [(it["id"], it["score"]) for it in items],
+        )
     os.chmod(path, 0o644)
     store = SubmissionStore(path)
     assert store.count() == 1 and store.count_items() == len(rows) and stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -88,8 +93,10 @@ def test_a_database_of_the_previous_version_opens_and_keeps_its_rows(scorer, lay
     new = Scorer.from_labels(layout.test_labels, store, n_resamples=5)
     limiter = RateLimiter(5, 60, clock=Clock())
     acc = new.submit_text(results(rows, 9), clean_form(FORM), identity="ip:a", key="k", limiter=limiter)
-    assert acc.id == 2 and new.submit_text(results(rows, 9), clean_form(FORM), identity="ip:a", key="k",
-                                           limiter=limiter).replayed  # fmt: skip
+    assert (
+        acc.id == 2
+        and new.submit_text(results(rows, 9), clean_form(FORM), identity="ip:a", key="k", limiter=limiter).replayed
+    )
     with pytest.raises(SubmissionError, match="already submitted as #2"):
         new.submit_text(results(rows, 9), clean_form(FORM), identity="ip:b")
 
@@ -101,8 +108,7 @@ def test_verify_marks_the_origin_and_the_board_shows_it(scorer, layout, tmp_path
 
     rows = gold(layout)
     sid = scorer.submit_text(results(rows, 8), clean_form(FORM)).id
-    scorer.submit_text(results(rows, 1), clean_form({**FORM, "system": "Baseline: x"}, maintainer=True),
-                       origin="seed")  # fmt: skip
+    scorer.submit_text(results(rows, 1), clean_form({**FORM, "system": "Baseline: x"}, maintainer=True), origin="seed")
     assert main(["verify", str(sid), "--db", str(scorer.store.path)]) == 0
     assert "verified" in capsys.readouterr().out
     board = board_frame(scorer.store.submissions())

@@ -101,8 +101,9 @@ def _kept(db: Path) -> Path:
 
 
 @pytest.mark.parametrize("kind", DAMAGES)
-def test_a_damaged_board_is_kept_aside_and_restored_from_the_mirror(kind: str, board, built_home: Path,
-                                                                     tmp_path: Path, monkeypatch) -> None:  # fmt: skip
+def test_a_damaged_board_is_kept_aside_and_restored_from_the_mirror(
+    kind: str, board, built_home: Path, tmp_path: Path, monkeypatch
+) -> None:
     import huggingface_hub
 
     from madqa.space.startup import start
@@ -118,8 +119,7 @@ def test_a_damaged_board_is_kept_aside_and_restored_from_the_mirror(kind: str, b
         return str(hub)
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
-    services = start(_env(built_home, db, MADQA_SPACE_HUB_REPO="me/subs", HF_TOKEN="hf_fake_token_0123"),
-                     seed=False)  # fmt: skip
+    services = start(_env(built_home, db, MADQA_SPACE_HUB_REPO="me/subs", HF_TOKEN="hf_fake_token_0123"), seed=False)
     kept = _kept(db)
     assert kept.read_bytes() == bad and stat.S_IMODE(kept.stat().st_mode) == 0o600  # kept as it was, owner-only
     assert pulls and pulls[0] == "me/subs" and services.store.count() == 1  # the board came back from the mirror
@@ -127,9 +127,9 @@ def test_a_damaged_board_is_kept_aside_and_restored_from_the_mirror(kind: str, b
 
 
 @pytest.mark.parametrize("kind", DAMAGES)
-def test_without_a_mirror_the_space_serves_a_page_saying_where_the_copy_is(kind: str, board, built_home: Path,
-                                                                           tmp_path: Path, monkeypatch,
-                                                                           caplog) -> None:  # fmt: skip
+def test_without_a_mirror_the_space_serves_a_page_saying_where_the_copy_is(
+    kind: str, board, built_home: Path, tmp_path: Path, monkeypatch, caplog
+) -> None:
     import gradio as gr
 
     from madqa.space.startup import serve
@@ -152,8 +152,9 @@ def test_without_a_mirror_the_space_serves_a_page_saying_where_the_copy_is(kind:
 
 
 @pytest.mark.parametrize("kind", ["garbage", "page"])
-def test_madqa_space_fails_with_one_line_and_exit_2(kind: str, board, built_home: Path, tmp_path: Path,
-                                                    monkeypatch, capsys, caplog) -> None:  # fmt: skip
+def test_madqa_space_fails_with_one_line_and_exit_2(
+    kind: str, board, built_home: Path, tmp_path: Path, monkeypatch, capsys, caplog
+) -> None:
     from madqa.cli import main
 
     db = tmp_path / "board.sqlite"
@@ -195,8 +196,9 @@ def test_a_sound_board_is_left_alone_and_an_unopenable_one_is_not_moved(board, t
 
 
 @pytest.mark.parametrize("failure", ["unreachable", "broken mirror file"])
-def test_a_failed_restore_is_reported_and_leaves_no_partial_board(failure: str, board, built_home: Path,
-                                                                  tmp_path: Path, monkeypatch) -> None:  # fmt: skip
+def test_a_failed_restore_is_reported_and_leaves_no_partial_board(
+    failure: str, board, built_home: Path, tmp_path: Path, monkeypatch
+) -> None:
     """The mirror cannot be read, or its second file is broken after the first was restored: the page says the
     database is damaged and the restore failed, and no half-restored board is left to be served at the next start."""
     import huggingface_hub

@@ -25,8 +25,16 @@ from madqa.space.storage import SubmissionStore
 from madqa.space.submission import Scorer, format_accepted
 
 N = 48
-FORM = {"system": "probe", "submitter": "attacker", "agent": "a", "model": "m", "contact": "c",
-        "models_used": "m", "training_data": "none", "compute": "none"}  # fmt: skip
+FORM = {
+    "system": "probe",
+    "submitter": "attacker",
+    "agent": "a",
+    "model": "m",
+    "contact": "c",
+    "models_used": "m",
+    "training_data": "none",
+    "compute": "none",
+}
 
 
 def _lines(refs: list[Any], correct: set[int]) -> str:
@@ -34,8 +42,14 @@ def _lines(refs: list[Any], correct: set[int]) -> str:
     rows = []
     for i, r in enumerate(refs):
         answer = r.answer_variants[0][0] if i in correct else "wrong"
-        rows.append({"id": r.id, "answer": [answer], "steps": i + 1,
-                     "citations": [{"document": r.evidence[0].document, "page": r.evidence[0].page}]})  # fmt: skip
+        rows.append(
+            {
+                "id": r.id,
+                "answer": [answer],
+                "steps": i + 1,
+                "citations": [{"document": r.evidence[0].document, "page": r.evidence[0].page}],
+            }
+        )
     return "".join(json.dumps(x) + "\n" for x in rows)
 
 
@@ -95,11 +109,13 @@ def test_two_submissions_differing_only_in_which_items_are_right_look_identical(
     acc_a = scorer.submit_text(text_a, {**FORM, "system": "probe"})
     acc_b = scorer.submit_text(text_b, {**FORM, "system": "probe"})
     subs = {s.id: s for s in store.submissions()}
+
     def masked(d: dict[str, Any], *keys: str) -> dict[str, Any]:
         return {k: v for k, v in d.items() if k not in (*keys, "kuiper_ci", "kuiper_ci_normalized", "Kuiper CI")}
 
     # the stored report (what every view reads) is identical
     assert masked(subs[acc_a.id].report) == masked(subs[acc_b.id].report)
+
     # the acceptance message differs only in the submission number and the board's size
     def message(acc: Any) -> str:
         return format_accepted(acc).replace(f"#{acc.id}", "#N").replace(f"of {acc.total}", "of T")
@@ -173,8 +189,11 @@ def test_a_stored_submission_shows_the_warnings_it_was_accepted_with(refs, tmp_p
     # read back by another process (a restarted Space): the stored report holds notes and messages
     stored = SubmissionStore(tmp_path / "db.sqlite").submissions()[0].report
     assert stored["warnings"] == list(expected)
-    assert stored["input_notes"] == {"lines_without_answer": 2, "citations_above_max_page": 1,
-                                     "unknown_fields": {"citatons": "citations", "anwser": "answer"}}  # fmt: skip
+    assert stored["input_notes"] == {
+        "lines_without_answer": 2,
+        "citations_above_max_page": 1,
+        "unknown_fields": {"citatons": "citations", "anwser": "answer"},
+    }
     assert Scorer(refs, SubmissionStore(tmp_path / "db.sqlite")).accepted(first.id).warnings == expected
 
 
@@ -186,9 +205,15 @@ def test_stored_input_notes_come_from_the_file_never_from_the_labels(refs) -> No
     from madqa.metric.schema import Citation
     from madqa.space.submission import evaluate_results
 
-    other = [replace(r, answer_variants=((f"secret {i}",),), hop_type="cross_page",
-                     evidence=(Citation(r.evidence[0].document, 1 + (r.evidence[0].page % 4)),))
-             for i, r in enumerate(refs)]  # fmt: skip
+    other = [
+        replace(
+            r,
+            answer_variants=((f"secret {i}",),),
+            hop_type="cross_page",
+            evidence=(Citation(r.evidence[0].document, 1 + (r.evidence[0].page % 4)),),
+        )
+        for i, r in enumerate(refs)
+    ]
     text, ids = _lenient(refs), {r.id for r in refs}
     a = evaluate_results(text, refs, ids, {}, options=ReportOptions(n_resamples=20))
     b = evaluate_results(text, other, ids, {}, options=ReportOptions(n_resamples=20))
@@ -203,9 +228,15 @@ def test_public_report_keeps_input_notes_bounded() -> None:
     from madqa.metric.notes import MAX_WARNED_KEYS
     from madqa.space.disclosure import MAX_WARNING_CHARS, MAX_WARNINGS
 
-    junk = {"input_notes": {"lines_without_answer": 3, "citations_above_max_page": -1, "extra": "x" * 10**5,
-                            "unknown_fields": {f"fld{i}": "answer" for i in range(1000)} | {"y" * 500: "page"}},
-            "warnings": ["w" * 10**4] + [f"warning {i}" for i in range(100)] + [{"not": "text"}]}  # fmt: skip
+    junk = {
+        "input_notes": {
+            "lines_without_answer": 3,
+            "citations_above_max_page": -1,
+            "extra": "x" * 10**5,
+            "unknown_fields": {f"fld{i}": "answer" for i in range(1000)} | {"y" * 500: "page"},
+        },
+        "warnings": ["w" * 10**4] + [f"warning {i}" for i in range(100)] + [{"not": "text"}],
+    }
     public = public_report(junk)
     notes = public["input_notes"]
     assert notes["lines_without_answer"] == 3 and notes["citations_above_max_page"] == 0

@@ -37,7 +37,7 @@ def test_space_folder_is_pushable_and_holds_no_labels_or_local_paths() -> None:
         if path.is_file() and "__pycache__" not in path.parts:
             text = path.read_text(encoding="utf-8", errors="replace")
             assert "/work/" not in text and "/home/" not in text and "/tmp/" not in text, path
-            assert "answer_variants\": [[" not in text, path
+            assert 'answer_variants": [[' not in text, path
             assert not path.name.startswith("test_labels"), path
 
 

@@ -38,11 +38,17 @@ class Space:
         from madqa.space.config import SpaceConfig
         from madqa.space.services import create_services
 
-        config = SpaceConfig.from_env({
-            "MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(db), "MADQA_SPACE_RATE_LIMIT": "2",
-            "MADQA_SPACE_RATE_WINDOW_S": "100", "MADQA_SPACE_MAX_MB": "1", "MADQA_SPACE_RESAMPLES": "10",
-            "MADQA_SPACE_SCORE_WORKERS": "0",
-        })  # fmt: skip
+        config = SpaceConfig.from_env(
+            {
+                "MADQA_HOME": str(layout.root),
+                "MADQA_SPACE_DB": str(db),
+                "MADQA_SPACE_RATE_LIMIT": "2",
+                "MADQA_SPACE_RATE_WINDOW_S": "100",
+                "MADQA_SPACE_MAX_MB": "1",
+                "MADQA_SPACE_RESAMPLES": "10",
+                "MADQA_SPACE_SCORE_WORKERS": "0",
+            }
+        )
         self.services = create_services(config, seed=False)
         self.services.limiter.clock = clock
         port = free_port()
@@ -68,8 +74,10 @@ def space(layout, tmp_path: Path) -> Iterator[Space]:
 
 def result_file(folder: Path, rows: list[dict[str, Any]], correct: int) -> Path:
     path = folder / f"r{correct}-{uuid.uuid4().hex[:6]}.jsonl"
-    lines = [{"id": r["id"], "answer": r["answer_variants"][0] if i < correct else ["x"], "steps": 1}
-             for i, r in enumerate(rows)]
+    lines = [
+        {"id": r["id"], "answer": r["answer_variants"][0] if i < correct else ["x"], "steps": 1}
+        for i, r in enumerate(rows)
+    ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return path
 
@@ -120,8 +128,9 @@ def test_the_limit_survives_a_restart(layout, tmp_path: Path) -> None:
         second.close()
 
 
-def test_a_retry_after_a_failure_between_commit_and_response_is_not_a_duplicate(space, layout, tmp_path: Path,
-                                                                                monkeypatch) -> None:
+def test_a_retry_after_a_failure_between_commit_and_response_is_not_a_duplicate(
+    space, layout, tmp_path: Path, monkeypatch
+) -> None:
     import madqa.space.app as app_module
 
     rows, store = gold_rows(layout), space.services.store

@@ -32,8 +32,24 @@ def test_names_are_nfkc_normalised_and_whitespace_collapsed() -> None:
     assert out["system"] == "My system 2" and out["compute"] == "2 GPU-hours\n(A100)"
 
 
-INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u200e", "\u200f", "\u202a", "\u202e", "\u2066",
-             "\u2069", "\u061c", "\u2028", "\u2029", "\ue000", "\u3164"]  # fmt: skip
+INVISIBLE = [
+    "\u200b",
+    "\u200c",
+    "\u200d",
+    "\u2060",
+    "\ufeff",
+    "\u200e",
+    "\u200f",
+    "\u202a",
+    "\u202e",
+    "\u2066",
+    "\u2069",
+    "\u061c",
+    "\u2028",
+    "\u2029",
+    "\ue000",
+    "\u3164",
+]
 
 
 @pytest.mark.parametrize("char", INVISIBLE)
@@ -45,62 +61,65 @@ def test_invisible_and_bidi_characters_are_refused_in_every_field(char: str) -> 
             clean_form({**FORM, field: f"my{char}name"})
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("system", "Baseline: no answer (floor)"),
-    ("system", "baseline: no answer (floor)"),
-    ("system", "BASELINE:   NO ANSWER (FLOOR)"),
-    ("system", "Ｂａｓｅｌｉｎｅ: no answer (floor)"),  # full-width (NFKC)
-    ("system", "\u0412aseline: BM25 top-1 page, no answer"),  # Cyrillic capital Ve
-    ("system", "baseline: my own thing"),  # the prefix is reserved
-    ("system", "Baselines"),
-    ("submitter", "madqa baselines"),
-    ("submitter", "MADQA  Baselines"),
-    ("submitter", "ｍａｄｑａ baselines"),
-    ("submitter", "Maintainers"),
-    # issue 23: confusable skeletons (UTS #39) after case and punctuation folding
-    ("system", "BaseIine: no answer (floor)"),  # capital I for l
-    ("system", "Base1ine: no answer (floor)"),  # digit one for l
-    ("system", "Baseline: no answer (fl00r)"),  # digit zero for o
-    ("system", "Baseline:no answer(floor)"),
-    ("system", "B a s e l i n e"),
-    ("system", "base line"),
-    ("system", "Baseline_no_answer_floor"),
-    ("system", "B\u0430seline: no answer (floor)"),  # Cyrillic small a
-    ("system", "\u0392aseline: no answer (floor)"),  # Greek capital Beta
-    ("system", "Bas\u0435l\u0456n\u0435"),  # Cyrillic e, i
-    ("system", "Baseli\u03b7e"),  # Greek eta
-    ("system", "\u0412\u0410\u0405\u0415L\u0406N\u0415"),  # Cyrillic capitals
-    ("system", "Baseline: no answer (fl\u03bf\u03bfr)"),  # Greek omicron
-    ("system", "\U0001d401aseline"),  # mathematical bold B (NFKC)
-    ("system", "B\u00e1seline"),  # a mark: dropped
-    ("system", "Base|ine"),  # vertical line for l
-    ("submitter", "madqa_baselines"),
-    ("submitter", "MADQA-baselines"),
-    ("submitter", "m a d q a"),
-    ("submitter", "madqa"),
-    ("submitter", "rnadqa"),  # r n for m
-    ("submitter", "\u217fadqa"),  # small roman numeral one thousand
-    ("submitter", "m\u0430dq\u0430 fans"),  # Cyrillic a
-    ("submitter", "Ｍａｉｎｔａｉｎｅｒ"),
-    ("submitter", "maintainer-bot"),
-    ("submitter", "BaseIines"),
-    # issue 39: the four names that were accepted, and the look-alikes beside them
-    ("system", "Base\u04cfine: no answer (floor)"),  # Cyrillic small palochka (confusables.txt 13: i)
-    ("system", "Base\u0269ine: BM25 top-1 page, no answer"),  # Latin small iota
-    ("system", "\u0299aseline: BM25 top-3 pages, no answer"),  # small capital B
-    ("submitter", "\u1d0d\u1d00\u1d05\u01eb\u1d00 baselines"),  # small capitals, o with ogonek for q
-    ("submitter", "\u1d0d\u1d00\u1d05\ua7af\u1d00"),  # small capital Q
-    ("submitter", "mad\u01eda"),  # o with ogonek and macron
-    ("system", "Base\u0131ine"),  # dotless i for l
-    ("submitter", "ma\u0131ntainer"),  # ... and for i
-    ("system", "Basel\u0269ne"),  # iota for i
-    ("system", "\u0243aseline"),  # B with stroke (not decomposed)
-    ("system", "Base\u026bine"),  # l with middle tilde
-    ("system", "Base\u04c0ine"),  # Cyrillic capital palochka
-    ("system", "\u0299\u1d00\ua731\u1d07\u029f\u026a\u0274\u1d07"),  # all small capitals
-    ("system", "\u0432aseline"),  # Cyrillic ve (confusables.txt: small capital B)
-    ("submitter", "\u043cadqa"),  # Cyrillic em (confusables.txt: turned w; its capital is M)
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("system", "Baseline: no answer (floor)"),
+        ("system", "baseline: no answer (floor)"),
+        ("system", "BASELINE:   NO ANSWER (FLOOR)"),
+        ("system", "Ｂａｓｅｌｉｎｅ: no answer (floor)"),  # full-width (NFKC)
+        ("system", "\u0412aseline: BM25 top-1 page, no answer"),  # Cyrillic capital Ve
+        ("system", "baseline: my own thing"),  # the prefix is reserved
+        ("system", "Baselines"),
+        ("submitter", "madqa baselines"),
+        ("submitter", "MADQA  Baselines"),
+        ("submitter", "ｍａｄｑａ baselines"),
+        ("submitter", "Maintainers"),
+        # issue 23: confusable skeletons (UTS #39) after case and punctuation folding
+        ("system", "BaseIine: no answer (floor)"),  # capital I for l
+        ("system", "Base1ine: no answer (floor)"),  # digit one for l
+        ("system", "Baseline: no answer (fl00r)"),  # digit zero for o
+        ("system", "Baseline:no answer(floor)"),
+        ("system", "B a s e l i n e"),
+        ("system", "base line"),
+        ("system", "Baseline_no_answer_floor"),
+        ("system", "B\u0430seline: no answer (floor)"),  # Cyrillic small a
+        ("system", "\u0392aseline: no answer (floor)"),  # Greek capital Beta
+        ("system", "Bas\u0435l\u0456n\u0435"),  # Cyrillic e, i
+        ("system", "Baseli\u03b7e"),  # Greek eta
+        ("system", "\u0412\u0410\u0405\u0415L\u0406N\u0415"),  # Cyrillic capitals
+        ("system", "Baseline: no answer (fl\u03bf\u03bfr)"),  # Greek omicron
+        ("system", "\U0001d401aseline"),  # mathematical bold B (NFKC)
+        ("system", "B\u00e1seline"),  # a mark: dropped
+        ("system", "Base|ine"),  # vertical line for l
+        ("submitter", "madqa_baselines"),
+        ("submitter", "MADQA-baselines"),
+        ("submitter", "m a d q a"),
+        ("submitter", "madqa"),
+        ("submitter", "rnadqa"),  # r n for m
+        ("submitter", "\u217fadqa"),  # small roman numeral one thousand
+        ("submitter", "m\u0430dq\u0430 fans"),  # Cyrillic a
+        ("submitter", "Ｍａｉｎｔａｉｎｅｒ"),
+        ("submitter", "maintainer-bot"),
+        ("submitter", "BaseIines"),
+        # issue 39: the four names that were accepted, and the look-alikes beside them
+        ("system", "Base\u04cfine: no answer (floor)"),  # Cyrillic small palochka (confusables.txt 13: i)
+        ("system", "Base\u0269ine: BM25 top-1 page, no answer"),  # Latin small iota
+        ("system", "\u0299aseline: BM25 top-3 pages, no answer"),  # small capital B
+        ("submitter", "\u1d0d\u1d00\u1d05\u01eb\u1d00 baselines"),  # small capitals, o with ogonek for q
+        ("submitter", "\u1d0d\u1d00\u1d05\ua7af\u1d00"),  # small capital Q
+        ("submitter", "mad\u01eda"),  # o with ogonek and macron
+        ("system", "Base\u0131ine"),  # dotless i for l
+        ("submitter", "ma\u0131ntainer"),  # ... and for i
+        ("system", "Basel\u0269ne"),  # iota for i
+        ("system", "\u0243aseline"),  # B with stroke (not decomposed)
+        ("system", "Base\u026bine"),  # l with middle tilde
+        ("system", "Base\u04c0ine"),  # Cyrillic capital palochka
+        ("system", "\u0299\u1d00\ua731\u1d07\u029f\u026a\u0274\u1d07"),  # all small capitals
+        ("system", "\u0432aseline"),  # Cyrillic ve (confusables.txt: small capital B)
+        ("submitter", "\u043cadqa"),  # Cyrillic em (confusables.txt: turned w; its capital is M)
+    ],
+)
 def test_reserved_names_are_refused_for_users_with_lookalikes(field: str, value: str) -> None:
     from madqa.space.identity import SubmissionError, clean_form
 
@@ -109,8 +128,9 @@ def test_reserved_names_are_refused_for_users_with_lookalikes(field: str, value:
     assert clean_form({**FORM, field: value}, maintainer=True)[field]  # the seed itself may use them
 
 
-@pytest.mark.parametrize("value", ["Base\u200bline: no answer (floor)", "\u202eBaseline: no answer (floor)",
-                                   "Baseline\u2066: x\u2069"])  # fmt: skip
+@pytest.mark.parametrize(
+    "value", ["Base\u200bline: no answer (floor)", "\u202eBaseline: no answer (floor)", "Baseline\u2066: x\u2069"]
+)
 def test_lookalikes_with_invisible_characters_are_refused(value: str) -> None:
     from madqa.space.identity import SubmissionError, clean_form
 
@@ -122,8 +142,19 @@ def test_ordinary_names_pass_and_seed_names_are_the_reserved_ones() -> None:
     from madqa.space.identity import BASELINE_SYSTEMS, clean_form, is_reserved
     from madqa.space.seed import SEED_FORM, baseline_runs
 
-    for name in ("My baseline-free agent", "BM25 + GPT", "basalt line", "alice", "Madison", "GPT-4o 1-shot", "Iliad",
-                 "Il\u0131ca", "\u01ebrn team", "Base camp", "lineage"):  # fmt: skip
+    for name in (
+        "My baseline-free agent",
+        "BM25 + GPT",
+        "basalt line",
+        "alice",
+        "Madison",
+        "GPT-4o 1-shot",
+        "Iliad",
+        "Il\u0131ca",
+        "\u01ebrn team",
+        "Base camp",
+        "lineage",
+    ):
         assert clean_form({**FORM, "system": name, "submitter": name})["system"] == name
     assert list(baseline_runs([], None, []).keys()) == list(BASELINE_SYSTEMS)
     assert all(is_reserved("system", s) for s in BASELINE_SYSTEMS) and is_reserved("submitter", SEED_FORM["submitter"])
@@ -134,8 +165,11 @@ def test_the_confusables_table_is_unicodes() -> None:
     from madqa.space.confusables import TABLE, confusable, prototypes, skeleton
 
     table = prototypes()
-    header = dict(line[2:].split(": ", 1) for line in TABLE.read_text(encoding="utf-8").splitlines()[:8]
-                  if line.startswith("# ") and ": " in line)  # fmt: skip
+    header = dict(
+        line[2:].split(": ", 1)
+        for line in TABLE.read_text(encoding="utf-8").splitlines()[:8]
+        if line.startswith("# ") and ": " in line
+    )
     assert header["Version"] == "13.0.0" and len(header["SHA-256 of the file"]) == 64
     assert len(table) == 6311  # every source of confusables.txt 13.0.0
     assert table["I"] == "l" and table["1"] == "l" and table["0"] == "O" and table["m"] == "rn"
@@ -145,9 +179,24 @@ def test_the_confusables_table_is_unicodes() -> None:
     assert not set("".join(table.values())) & set(table), "a prototype that is also a source"
     for char in table:  # the skeleton is idempotent (taken to a fixed point: the file's prototypes are not NFD)
         assert skeleton(skeleton(char)) == skeleton(char), char
-    for a, b in [("I", "l"), ("1", "l"), ("0", "o"), ("O", "0"), ("rn", "m"), ("\uff41", "a"), ("\u0406", "I"),
-                 ("\u0131", "i"), ("\u0131", "l"), ("\u04cf", "l"), ("\u01eb", "q"), ("\u01eb", "o"),
-                 ("\u0299", "b"), ("\u1d0d", "M"), ("\u212e", "e"), ("\u2113", "l")]:  # fmt: skip
+    for a, b in [
+        ("I", "l"),
+        ("1", "l"),
+        ("0", "o"),
+        ("O", "0"),
+        ("rn", "m"),
+        ("\uff41", "a"),
+        ("\u0406", "I"),
+        ("\u0131", "i"),
+        ("\u0131", "l"),
+        ("\u04cf", "l"),
+        ("\u01eb", "q"),
+        ("\u01eb", "o"),
+        ("\u0299", "b"),
+        ("\u1d0d", "M"),
+        ("\u212e", "e"),
+        ("\u2113", "l"),
+    ]:
         assert confusable(a, b), (a, b)
     for a, b in [("a", "b"), ("i", "l"), ("e", "c"), ("madqa", "madqb"), ("o", "q"), ("\u0131", "o")]:
         assert not confusable(a, b), (a, b)  # (L and I meet: l folded, I a lookalike)
@@ -159,14 +208,19 @@ def test_the_table_script_writes_what_the_skeleton_reads(tmp_path: Path) -> None
 
     from madqa.space import confusables
 
-    spec = importlib.util.spec_from_file_location("confusables_table", Path(__file__).parents[1] / "scripts" /
-                                                  "confusables_table.py")  # fmt: skip
+    spec = importlib.util.spec_from_file_location(
+        "confusables_table", Path(__file__).parents[1] / "scripts" / "confusables_table.py"
+    )
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    rows = [line.split("\t") for line in confusables.TABLE.read_text(encoding="utf-8").splitlines()
-            if not line.startswith("#")]  # fmt: skip
+    rows = [
+        line.split("\t")
+        for line in confusables.TABLE.read_text(encoding="utf-8").splitlines()
+        if not line.startswith("#")
+    ]
     source = "\ufeff# confusables.txt\n# Date: 2020-02-13\n# Version: 13.0.0\n#\n" + "".join(
-        f"{s} ;\t{t} ;\tMA\t# ( x \u2192 y ) A \u2192 B\t#\n\n" for s, t in reversed(rows))
+        f"{s} ;\t{t} ;\tMA\t# ( x \u2192 y ) A \u2192 B\t#\n\n" for s, t in reversed(rows)
+    )
     text = script.table_text(source.encode("utf-8"), "a test")
     assert [line for line in text.splitlines() if not line.startswith("#")] == ["\t".join(r) for r in rows]
     assert "# Version: 13.0.0" in text and "# From: a test" in text
@@ -252,8 +306,9 @@ def test_duplicate_files_are_refused_with_the_earlier_number(scorer, layout) -> 
     with pytest.raises(SubmissionError, match=rf"already submitted as #{first}\b"):
         scorer.submit_text(text, clean_form({**FORM, "system": "other name"}))
     lines = [json.loads(x) for x in text.splitlines()]
-    reshaped = "\n\n".join(json.dumps(dict(reversed(list(d.items()))), indent=None, separators=(" ,", " : "))
-                           for d in reversed(lines))  # same content: other key order, line order, spacing  # fmt: skip
+    reshaped = "\n\n".join(
+        json.dumps(dict(reversed(list(d.items()))), indent=None, separators=(" ,", " : ")) for d in reversed(lines)
+    )  # same content: other key order, line order, spacing
     with pytest.raises(SubmissionError, match=rf"already submitted as #{first}\b"):
         scorer.submit_text(reshaped, clean_form(FORM))
     assert scorer.submit_text(results(rows, 5, steps=2), clean_form(FORM)).id == first + 1  # different content
@@ -298,12 +353,12 @@ def test_retry_after_a_kill_between_commit_and_response(layout, tmp_path: Path) 
         from madqa.space.storage import SubmissionStore
         from madqa.space.submission import RateLimiter, Scorer, clean_form
         Scorer.accepted = lambda self, sid, **kw: os._exit(137)  # killed right after the commit
-        store = SubmissionStore({str(tmp_path / 'db.sqlite')!r})
+        store = SubmissionStore({str(tmp_path / "db.sqlite")!r})
         scorer = Scorer.from_labels(Path({str(layout.test_labels)!r}), store, n_resamples=5)
-        scorer.submit(Path({str(tmp_path / 'results.jsonl')!r}), {FORM!r}, identity="ip:a", key="key-7",
+        scorer.submit(Path({str(tmp_path / "results.jsonl")!r}), {FORM!r}, identity="ip:a", key="key-7",
                       limiter=RateLimiter(1, 3600))
         raise SystemExit("not killed")
-    """)  # fmt: skip
+    """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 137, proc.stderr[-2000:]
     store = SubmissionStore(tmp_path / "db.sqlite")
@@ -321,9 +376,15 @@ def test_upload_gate_reads_a_bounded_number_of_uploads_at_once() -> None:
     from madqa.space.uploads import UploadGate
 
     body = b'--b\r\nContent-Disposition: form-data; name="files"; filename="r.jsonl"\r\n\r\n{}\r\n--b--\r\n'
-    scope = {"type": "http", "method": "POST", "path": "/gradio_api/upload",
-             "headers": [(b"content-length", str(len(body)).encode()),
-                         (b"content-type", b"multipart/form-data; boundary=b")]}  # fmt: skip
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/gradio_api/upload",
+        "headers": [
+            (b"content-length", str(len(body)).encode()),
+            (b"content-type", b"multipart/form-data; boundary=b"),
+        ],
+    }
 
     async def run() -> list[int]:
         release, passed, statuses = asyncio.Event(), [], []

@@ -29,8 +29,16 @@ from madqa.space.private_part import PrivateResult  # noqa: E402
 from madqa.space.storage import SubmissionStore  # noqa: E402
 from madqa.space.submission import Scorer, SubmissionError  # noqa: E402
 
-FORM = {"system": "s", "submitter": "u", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
-        "training_data": "none", "compute": "none"}  # fmt: skip
+FORM = {
+    "system": "s",
+    "submitter": "u",
+    "agent": "a",
+    "model": "m",
+    "contact": "c",
+    "models_used": "m",
+    "training_data": "none",
+    "compute": "none",
+}
 
 
 def _rows(n: int) -> list[dict[str, Any]]:
@@ -78,8 +86,13 @@ def _scorer(tmp_path: Path, n: int = 40, **kwargs: Any) -> tuple[Scorer, list[An
 
 
 def _text(refs: list[Any], right: set[str], tag: str = "") -> str:
-    return "".join(json.dumps({"id": r.id, "answer": [r.answer_variants[0][0] if r.id in right else f"no{tag}"],
-                               "steps": 1 + i % 7}) + "\n" for i, r in enumerate(refs))  # fmt: skip
+    return "".join(
+        json.dumps(
+            {"id": r.id, "answer": [r.answer_variants[0][0] if r.id in right else f"no{tag}"], "steps": 1 + i % 7}
+        )
+        + "\n"
+        for i, r in enumerate(refs)
+    )
 
 
 def test_a_shown_number_never_changes_when_only_private_items_change(tmp_path: Path) -> None:
@@ -117,8 +130,9 @@ def test_the_answer_does_not_wait_for_the_private_part_and_a_restart_resumes_it(
     assert scorer.private.scores.pending() == []  # the queued text is gone once scored
     # a crash between acceptance and private scoring: the text waits in the database, the next start scores it
     scorer.private.scores.enqueue(acc.id, "hf:someone", _text(refs, set()))
-    again = Scorer(scorer.references, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=20,
-                   private_ids=scorer.private_ids)  # fmt: skip
+    again = Scorer(
+        scorer.references, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=20, private_ids=scorer.private_ids
+    )
     assert again.resume_private() == 1 and again.private.drain(30)
     (result,) = again.private.scores.results()
     assert (result.identity, result.accuracy) == ("hf:someone", 0.0)
@@ -138,8 +152,10 @@ def test_files_sent_at_once_are_refused_before_any_gold_work(tmp_path: Path, mon
         return anls(*args)
 
     monkeypatch.setattr(report_module, "anls_star", counted)
-    for label, texts, key in (("one key", [_text(refs, set(), tag=str(i)) for i in range(5)], "k1"),
-                              ("one file", [_text(refs, set(), tag="same")] * 5, None)):  # fmt: skip
+    for label, texts, key in (
+        ("one key", [_text(refs, set(), tag=str(i)) for i in range(5)], "k1"),
+        ("one file", [_text(refs, set(), tag="same")] * 5, None),
+    ):
         calls.clear()
         gate.clear()
         out: list[str] = []
@@ -173,10 +189,13 @@ def test_files_sent_at_once_are_refused_before_any_gold_work(tmp_path: Path, mon
 
 def test_ladder_moves_only_beyond_its_margin_and_only_in_snapshots(tmp_path: Path) -> None:
     r = lambda sid, acc, who="a": PrivateResult(sid, who, "scored", acc, {})  # noqa: E731
-    entries = ladder([r(1, 0.30), r(2, 0.305), r(3, 0.32), r(4, 0.50, "b"), PrivateResult(5, "b", "failed", None, {})],
-                     0.01)  # fmt: skip
+    entries = ladder(
+        [r(1, 0.30), r(2, 0.305), r(3, 0.32), r(4, 0.50, "b"), PrivateResult(5, "b", "failed", None, {})], 0.01
+    )
     assert [(e.identity, e.submission_id, e.value, e.scored, e.unscored) for e in entries] == [
-        ("b", 4, 0.5, 1, 1), ("a", 3, 0.32, 3, 0)]  # fmt: skip
+        ("b", 4, 0.5, 1, 1),
+        ("a", 3, 0.32, 3, 0),
+    ]
     assert round_to(0.3049, 0.01) == 0.30
     scorer, refs = _scorer(tmp_path)
     snaps = Snapshots(scorer.store.path)
@@ -223,8 +242,10 @@ def test_the_official_table_shows_the_snapshot_not_the_live_private_scores(tmp_p
 def test_labels_with_explicit_parts_and_a_bad_part_are_named(tmp_path: Path, layout) -> None:
     rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
     path = tmp_path / "labels.jsonl"
-    path.write_text("".join(json.dumps({**r, "part": "private" if i < 5 else "public"}) + "\n"
-                            for i, r in enumerate(rows)), encoding="utf-8")  # fmt: skip
+    path.write_text(
+        "".join(json.dumps({**r, "part": "private" if i < 5 else "public"}) + "\n" for i, r in enumerate(rows)),
+        encoding="utf-8",
+    )
     scorer = Scorer.from_labels(path, SubmissionStore(tmp_path / "db.sqlite"), private_share=0.5)
     assert scorer.private_ids == {r["id"] for r in rows[:5]}
     path.write_text(json.dumps({**rows[0], "part": 3}) + "\n", encoding="utf-8")
@@ -274,8 +295,11 @@ def test_private_results_are_mirrored_and_restored_with_the_board(tmp_path: Path
     mirror._scheduler.trigger().result()
     mirror.stop()
     pushed = {p for c in api.commits for p in c}
-    assert {"submissions/private-000001.json", "submissions/private-000002.json",
-            "submissions/pending-000003.json"} <= pushed  # fmt: skip
+    assert {
+        "submissions/private-000001.json",
+        "submissions/private-000002.json",
+        "submissions/pending-000003.json",
+    } <= pushed
     rebuilt = SubmissionStore(tmp_path / "rebuilt.sqlite")
     assert rebuild_from_folder(rebuilt, tmp_path / "mirror") == 3
     before = [(r.submission_id, r.identity, r.accuracy) for r in scorer.private.scores.results()]

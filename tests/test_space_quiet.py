@@ -29,8 +29,16 @@ from madqa.space.quiet import (  # noqa: E402
     timing_bits_bound,
 )
 
-FORM = {"system": "s", "submitter": "u", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
-        "training_data": "none", "compute": "none"}  # fmt: skip
+FORM = {
+    "system": "s",
+    "submitter": "u",
+    "agent": "a",
+    "model": "m",
+    "contact": "c",
+    "models_used": "m",
+    "training_data": "none",
+    "compute": "none",
+}
 
 
 class FakeClock:
@@ -119,8 +127,9 @@ def _scorer(tmp_path: Path) -> tuple[Any, list[Any]]:
 
 
 def _text(refs: list[Any], tag: str = "") -> str:
-    return "".join(json.dumps({"id": r.id, "answer": [f"x{tag}"], "steps": 1 + i % 5}) + "\n"
-                   for i, r in enumerate(refs))  # fmt: skip
+    return "".join(
+        json.dumps({"id": r.id, "answer": [f"x{tag}"], "steps": 1 + i % 5}) + "\n" for i, r in enumerate(refs)
+    )
 
 
 def test_the_private_part_waits_while_an_answer_is_at_work(tmp_path: Path) -> None:
@@ -208,6 +217,7 @@ def test_the_space_exits_while_the_private_process_is_stopped(tmp_path: Path) ->
     import sys
 
     # multiprocessing ends daemon processes at exit with SIGTERM and waits for them: a stopped one would never end
-    done = subprocess.run([sys.executable, "-c", EXIT_CHILD, str(tmp_path / "db.sqlite")], capture_output=True,
-                          text=True, timeout=180)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_CHILD, str(tmp_path / "db.sqlite")], capture_output=True, text=True, timeout=180
+    )
     assert done.returncode == 0 and done.stdout.strip() == "stopped", done.stderr[-2000:]

@@ -45,11 +45,20 @@ def _wait_for(condition: Callable[[], bool], what: str, limit_s: float = 300.0) 
 
 def test_a_worker_mid_file_when_the_server_is_killed_exits_without_a_traceback(tmp_path: Path) -> None:
     log_path, pid_file = tmp_path / "server.log", tmp_path / "scoring.pid"
-    env = {**os.environ, "MADQA_TEST_GATE_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
+    env = {
+        **os.environ,
+        "MADQA_TEST_GATE_DIR": str(tmp_path),
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p),
+    }
     with log_path.open("wb") as log:
-        server = subprocess.Popen([sys.executable, "-c", "import scoring_gate; scoring_gate.drive()"], env=env,
-                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        server = subprocess.Popen(
+            [sys.executable, "-c", "import scoring_gate; scoring_gate.drive()"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     worker = None
     try:
         _wait_for(lambda: pid_file.is_file() or server.poll() is not None, "the worker to take the file")
@@ -68,8 +77,9 @@ def test_a_worker_mid_file_when_the_server_is_killed_exits_without_a_traceback(t
     text = log_path.read_text(errors="replace")
     assert "Traceback" not in text and "Error:" not in text, text
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    assert lines == [f"scoring process {worker}: the server went away before the result was sent (BrokenPipeError); "
-                     "exiting"], text  # fmt: skip
+    assert lines == [
+        f"scoring process {worker}: the server went away before the result was sent (BrokenPipeError); exiting"
+    ], text
 
 
 #: The "server" of the exit test: its own atexit handler, registered before multiprocessing's and the pool's (so it
@@ -94,13 +104,18 @@ def test_a_server_that_stops_mid_file_leaves_it_undecided_and_spawns_nothing(pau
     (:class:`PoolClosed`, so the private part stays queued instead of being recorded as over budget). A worker paused
     (SIGSTOP) at that moment, as the private part's is while an answer is at work, is continued so that it can end:
     a stopped process holds the SIGTERM and the exit would wait for it forever."""
-    env = {**os.environ, "MADQA_TEST_GATE_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1",
-           "MADQA_TEST_PAUSE": "x" if paused else "",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
+    env = {
+        **os.environ,
+        "MADQA_TEST_GATE_DIR": str(tmp_path),
+        "PYTHONUNBUFFERED": "1",
+        "MADQA_TEST_PAUSE": "x" if paused else "",
+        "PYTHONPATH": os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p),
+    }
     pid_file = tmp_path / "scoring.pid"
     try:
-        proc = subprocess.run([sys.executable, "-c", EXIT_DRIVER], env=env, capture_output=True, text=True,
-                              timeout=300)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-c", EXIT_DRIVER], env=env, capture_output=True, text=True, timeout=300
+        )
     finally:  # a failed exit must not leave its worker (stopped, perhaps) beside the rest of the suite
         if pid_file.is_file() and _alive(int(pid_file.read_text())):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
@@ -143,17 +158,32 @@ def test_clients_gone_mid_request_leave_no_traceback_in_the_space_log(layout, tm
 
     port, log_path, db = free_port(), tmp_path / "space.log", tmp_path / "board.sqlite"
     env = {k: v for k, v in os.environ.items() if k != "GRADIO_SERVER_PORT"}
-    env.update(MADQA_HOME=str(layout.root), MADQA_SPACE_DB=str(db), MADQA_SPACE_SCORE_WORKERS="1",
-               GRADIO_SERVER_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False", PYTHONUNBUFFERED="1",
-               MADQA_SPACE_RESAMPLES="10")  # fmt: skip
+    env.update(
+        MADQA_HOME=str(layout.root),
+        MADQA_SPACE_DB=str(db),
+        MADQA_SPACE_SCORE_WORKERS="1",
+        GRADIO_SERVER_PORT=str(port),
+        GRADIO_ANALYTICS_ENABLED="False",
+        PYTHONUNBUFFERED="1",
+        MADQA_SPACE_RESAMPLES="10",
+    )
     with log_path.open("wb") as log:
-        space = subprocess.Popen([sys.executable, "-m", "madqa.cli", "space", "--no-seed"], env=env, stdout=log,
-                                 stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        space = subprocess.Popen(
+            [sys.executable, "-m", "madqa.cli", "space", "--no-seed"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     client = None
     try:
         url = f"http://127.0.0.1:{port}/"
-        _wait_for(lambda: f"serving the MADQA Space on {url}" in log_path.read_text(errors="replace")
-                  or space.poll() is not None, "the Space to serve")  # fmt: skip
+        _wait_for(
+            lambda: (
+                f"serving the MADQA Space on {url}" in log_path.read_text(errors="replace") or space.poll() is not None
+            ),
+            "the Space to serve",
+        )
         assert space.poll() is None, log_path.read_text(errors="replace")
         # 1. an upload cut short: the gate is reading its body when the client goes
         _half_request(
@@ -167,8 +197,10 @@ def test_clients_gone_mid_request_leave_no_traceback_in_the_space_log(layout, tm
         # 3. a submission whose visitor leaves while it is scored (the client process is killed)
         rows = gold_rows(layout)
         results = tmp_path / "r.jsonl"
-        results.write_text("".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "steps": 1}) + "\n"
-                                   for r in rows), encoding="utf-8")  # fmt: skip
+        results.write_text(
+            "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "steps": 1}) + "\n" for r in rows),
+            encoding="utf-8",
+        )
         argv = [sys.executable, str(TESTS / "gone_client.py"), url, str(results)]
         client = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env={**env, "PYTHONPATH": str(TESTS)})
         assert client.stdout is not None and client.stdout.readline().strip() == "processing"

@@ -34,8 +34,9 @@ def test_pool_scores_exactly_like_the_request_thread(refs) -> None:
 
 def test_a_costly_legal_file_is_stopped_by_the_cpu_budget_and_the_pool_recovers(refs) -> None:
     worst = worst_case_text(refs, 20 * 1024 * 1024, 0)  # legal: ~300 lines at the answer caps, ~55 ms each
-    evaluate_results(worst.splitlines()[0] + "\n", refs, {r.id for r in refs}, {},
-                     options=ReportOptions(n_resamples=10))  # parses fine
+    evaluate_results(
+        worst.splitlines()[0] + "\n", refs, {r.id for r in refs}, {}, options=ReportOptions(n_resamples=10)
+    )  # parses fine
     pool = ScoringPool(refs, n_resamples=10, limits=PoolLimits(workers=1, cpu_s=1))
     try:
         with pytest.raises(SubmissionError, match="more than the Space's budget of 1 CPU seconds"):
@@ -51,6 +52,7 @@ def test_a_full_queue_turns_submissions_away_without_waiting_forever(refs) -> No
     pool = ScoringPool(refs, n_resamples=10, limits=PoolLimits(workers=1, cpu_s=3, queue_timeout_s=0.2))
     outcome: list[str] = []
     try:
+
         def busy() -> None:
             try:
                 pool.evaluate(worst_case_text(refs, 20 * 1024 * 1024, 1))
@@ -91,8 +93,18 @@ def test_files_sent_at_once_cannot_be_scored_beyond_the_quota(refs, tmp_path) ->
     from madqa.space.storage import SubmissionStore
     from madqa.space.submission import RateLimiter, Scorer, clean_form
 
-    form = clean_form({"system": "s", "submitter": "u", "agent": "a", "model": "m", "contact": "c",
-                       "models_used": "m", "training_data": "t", "compute": "c"})  # fmt: skip
+    form = clean_form(
+        {
+            "system": "s",
+            "submitter": "u",
+            "agent": "a",
+            "model": "m",
+            "contact": "c",
+            "models_used": "m",
+            "training_data": "t",
+            "compute": "c",
+        }
+    )
     scorer = Scorer(refs, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
     limiter = RateLimiter(1, 3600)
     entered, release, calls = threading.Event(), threading.Event(), []
@@ -107,8 +119,9 @@ def test_files_sent_at_once_cannot_be_scored_beyond_the_quota(refs, tmp_path) ->
 
     scorer.evaluate_text = slow  # type: ignore[method-assign]
     first: list[Any] = []
-    t = threading.Thread(target=lambda: first.append(
-        scorer.submit_text(results_text(refs, 1), form, identity="ip:a", limiter=limiter)))
+    t = threading.Thread(
+        target=lambda: first.append(scorer.submit_text(results_text(refs, 1), form, identity="ip:a", limiter=limiter))
+    )
     t.start()
     assert entered.wait(30)
     try:

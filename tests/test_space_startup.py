@@ -173,8 +173,12 @@ def test_an_unknown_hub_dataset_offline_is_a_config_error(tmp_path: Path, labels
 def test_the_error_page_names_the_variables_and_hides_secrets() -> None:
     from madqa.space.startup import Problem
 
-    error = ConfigError([Problem(("MADQA_SPACE_MAX_MB",), "MADQA_SPACE_MAX_MB must be an integer, got 'lots'"),
-                         Problem(("MADQA_SPACE_LABELS_REPO", "HF_TOKEN"), f"labels: refused for {TOKEN}")])
+    error = ConfigError(
+        [
+            Problem(("MADQA_SPACE_MAX_MB",), "MADQA_SPACE_MAX_MB must be an integer, got 'lots'"),
+            Problem(("MADQA_SPACE_LABELS_REPO", "HF_TOKEN"), f"labels: refused for {TOKEN}"),
+        ]
+    )
     page = _texts(error_page(error, {"HF_TOKEN": TOKEN}))
     assert "MADQA_SPACE_MAX_MB" in page and "MADQA_SPACE_LABELS_REPO" in page and "configuration error" in page
     assert TOKEN not in page and "***" in page
@@ -197,8 +201,7 @@ def _capture_launch(monkeypatch) -> list[Any]:
 def test_serve_shows_the_page_instead_of_a_traceback(monkeypatch, caplog, tmp_path: Path) -> None:
     launched = _capture_launch(monkeypatch)
     caplog.set_level(logging.INFO)
-    serve(_no_app, {"MADQA_HOME": str(tmp_path), "MADQA_SPACE_MAX_MB": "lots"}, host="127.0.0.1",
-          port=7999)
+    serve(_no_app, {"MADQA_HOME": str(tmp_path), "MADQA_SPACE_MAX_MB": "lots"}, host="127.0.0.1", port=7999)
     ((demo, kwargs),) = launched
     assert kwargs == {"server_name": "127.0.0.1", "server_port": 7999}
     assert "MADQA_SPACE_MAX_MB" in _texts(demo)
@@ -233,8 +236,7 @@ def test_madqa_space_fails_fast_on_a_wrong_dataset(tmp_path: Path, monkeypatch, 
     assert "MADQA_DATASET" in caplog.text and "MADQA_SPACE_LABELS" in caplog.text
 
 
-def test_bench_start_up_figure_measures_the_space_on_the_sample(built_home: Path, tmp_path: Path,
-                                                                monkeypatch) -> None:  # fmt: skip
+def test_bench_start_up_figure_measures_the_space_on_the_sample(built_home: Path, tmp_path: Path, monkeypatch) -> None:
     from madqa.bench.space_startup import startup_figures, startup_lines
 
     board = built_home / "space" / "leaderboard.sqlite"

@@ -14,8 +14,16 @@ from smolagents import ChatMessage, MessageRole, Model
 pytest.importorskip("gradio")
 
 SPACE = Path(__file__).resolve().parent.parent / "space"
-FORM = {"system": "s", "submitter": "", "agent": "a", "model": "m", "contact": "c", "models_used": "m",
-        "training_data": "none", "compute": "1h"}  # fmt: skip
+FORM = {
+    "system": "s",
+    "submitter": "",
+    "agent": "a",
+    "model": "m",
+    "contact": "c",
+    "models_used": "m",
+    "training_data": "none",
+    "compute": "1h",
+}
 
 
 def gold(layout) -> list[dict[str, Any]]:
@@ -27,14 +35,24 @@ def scorer(layout, tmp_path: Path):
     from madqa.space.storage import SubmissionStore
     from madqa.space.submission import Scorer
 
-    return Scorer.from_labels(layout.test_labels, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=50,
-                              other_split_ids={"d1": "dev"})  # fmt: skip
+    return Scorer.from_labels(
+        layout.test_labels, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=50, other_split_ids={"d1": "dev"}
+    )
 
 
 def results(rows: list[dict[str, Any]], correct: int) -> str:
-    return "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0] if i < correct else ["zzzz-wrong"],
-                               "citations": r["evidence"], "steps": 1 + i % 3}) + "\n"
-                   for i, r in enumerate(rows))  # fmt: skip
+    return "".join(
+        json.dumps(
+            {
+                "id": r["id"],
+                "answer": r["answer_variants"][0] if i < correct else ["zzzz-wrong"],
+                "citations": r["evidence"],
+                "steps": 1 + i % 3,
+            }
+        )
+        + "\n"
+        for i, r in enumerate(rows)
+    )
 
 
 def test_store_survives_restart_and_uses_wal(scorer, layout, tmp_path: Path) -> None:
@@ -176,9 +194,18 @@ def test_board_columns_come_from_metrics_and_best_is_marked(scorer, layout) -> N
     rows = gold(layout)
     for n, name in ((len(rows), "top"), (0, "floor")):
         scorer.submit_text(results(rows, n), clean_form({**FORM, "system": name}))
-    mid = "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0] if i < 10 else ["zzzz-wrong"],
-                              "citations": r["evidence"], "steps": 1 if i < 10 else 5}) + "\n"
-                  for i, r in enumerate(rows))  # fmt: skip
+    mid = "".join(
+        json.dumps(
+            {
+                "id": r["id"],
+                "answer": r["answer_variants"][0] if i < 10 else ["zzzz-wrong"],
+                "citations": r["evidence"],
+                "steps": 1 if i < 10 else 5,
+            }
+        )
+        + "\n"
+        for i, r in enumerate(rows)
+    )
     scorer.submit_text(mid, clean_form({**FORM, "system": "mid"}))
     df = board_frame(scorer.store.submissions())
     assert list(df["System"]) == ["top", "mid", "floor"] and list(df["Rank"]) == [1, 2, 3]
@@ -233,8 +260,13 @@ def test_judge_mode_scores_with_the_configured_judge_and_is_labelled(layout, tmp
     from madqa.space.services import create_services
     from madqa.space.submission import clean_form, format_accepted
 
-    config = SpaceConfig.from_env({"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(tmp_path / "db.sqlite"),
-                                   "MADQA_SPACE_JUDGE": "py:test_space_storage:verdict_model"})  # fmt: skip
+    config = SpaceConfig.from_env(
+        {
+            "MADQA_HOME": str(layout.root),
+            "MADQA_SPACE_DB": str(tmp_path / "db.sqlite"),
+            "MADQA_SPACE_JUDGE": "py:test_space_storage:verdict_model",
+        }
+    )
     services = create_services(config, seed=False)
     rows = gold(layout)
     VerdictModel.prompts.clear()
@@ -274,8 +306,11 @@ def test_restore_from_hub_rebuilds_an_empty_store(scorer, layout, tmp_path: Path
 
     def fake_snapshot(repo_id, **kw):  # what snapshot_download would fetch: the mirrored files
         assert repo_id == "me/subs"
-        assert kw["allow_patterns"] == ["submissions/sub-*.json", "submissions/private-*.json",
-                                        "submissions/pending-*.json"]
+        assert kw["allow_patterns"] == [
+            "submissions/sub-*.json",
+            "submissions/private-*.json",
+            "submissions/pending-*.json",
+        ]
         return str(tmp_path / "snap")
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)

@@ -29,18 +29,32 @@ CREATE TABLE accepted_events (submission_id INTEGER PRIMARY KEY REFERENCES submi
     identity TEXT NOT NULL, at REAL NOT NULL);
 """
 REPORT = {"mode": "anls", "metric_version": "v1", "accuracy": 0.5, "n": 2, "n_predicted": 2}
-ITEM = {"id": "q1", "score": 1.0, "correct": True, "anls": 1.0, "page_f1": None, "doc_f1": None, "steps": 1,
-        "error": None, "source": None, "missing": False}  # fmt: skip
+ITEM = {
+    "id": "q1",
+    "score": 1.0,
+    "correct": True,
+    "anls": 1.0,
+    "page_f1": None,
+    "doc_f1": None,
+    "steps": 1,
+    "error": None,
+    "source": None,
+    "missing": False,
+}
 
 
 def _previous_db(path: Path, reports: list[str]) -> None:
     with sqlite3.connect(path) as con:
         con.executescript(PREVIOUS_SCHEMA)
         for i, report in enumerate(reports, 1):
-            con.execute("INSERT INTO submissions VALUES (?, '2025-01-01 00:00:00', 'user', ?, 'bob', 'a', 'm', 'c', "
-                        "'m', 'none', '1h', 'anls', 'v1', ?, ?, ?, NULL)", (i, f"sys{i}", f"f{i}", report, f"c{i}"))
-            con.execute("INSERT INTO item_scores (submission_id, item_id, score, missing) VALUES (?, 'q1', 0.5, 0)",
-                        (i,))  # fmt: skip
+            con.execute(
+                "INSERT INTO submissions VALUES (?, '2025-01-01 00:00:00', 'user', ?, 'bob', 'a', 'm', 'c', "
+                "'m', 'none', '1h', 'anls', 'v1', ?, ?, ?, NULL)",
+                (i, f"sys{i}", f"f{i}", report, f"c{i}"),
+            )
+            con.execute(
+                "INSERT INTO item_scores (submission_id, item_id, score, missing) VALUES (?, 'q1', 0.5, 0)", (i,)
+            )
 
 
 def _dump(path: Path) -> tuple[list[Any], list[Any]]:
@@ -56,8 +70,14 @@ def test_a_previous_database_gets_the_column_backfilled_from_reports(tmp_path: P
     from madqa.space.storage import SubmissionStore
 
     path = tmp_path / "old.sqlite"
-    _previous_db(path, [json.dumps({**REPORT, "system_type": "human"}), json.dumps(REPORT),
-                        json.dumps({**REPORT, "system_type": "agent"})])  # fmt: skip
+    _previous_db(
+        path,
+        [
+            json.dumps({**REPORT, "system_type": "human"}),
+            json.dumps(REPORT),
+            json.dumps({**REPORT, "system_type": "agent"}),
+        ],
+    )
     before = _dump(path)
     with caplog.at_level(logging.INFO, logger="madqa.space.storage"):
         store = SubmissionStore(path)
@@ -66,8 +86,11 @@ def test_a_previous_database_gets_the_column_backfilled_from_reports(tmp_path: P
     assert [s.system_type for s in store.submissions()] == ["human", "agent", "agent"]
     assert _dump(path) == before  # nothing else changed
     board = board_frame(store.submissions())
-    assert dict(zip(board["System"], board["Type"], strict=True)) == {"sys1": "human", "sys2": "agent",
-                                                                     "sys3": "agent"}  # fmt: skip
+    assert dict(zip(board["System"], board["Type"], strict=True)) == {
+        "sys1": "human",
+        "sys2": "agent",
+        "sys3": "agent",
+    }
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="madqa.space.storage"):
         again = SubmissionStore(path)  # idempotent: nothing left to migrate
@@ -104,8 +127,10 @@ def test_submissions_filter_by_system_type(tmp_path: Path) -> None:
     from madqa.space.storage import SubmissionStore
 
     store = SubmissionStore(tmp_path / "db.sqlite")
-    ids = [store.add(FORM, REPORT, [ITEM], created="now", origin="user", file_sha256=f"f{i}", system_type=kind)
-           for i, kind in enumerate(("human", "agent", "human"))]  # fmt: skip
+    ids = [
+        store.add(FORM, REPORT, [ITEM], created="now", origin="user", file_sha256=f"f{i}", system_type=kind)
+        for i, kind in enumerate(("human", "agent", "human"))
+    ]
     assert [s.id for s in store.submissions(system_type="human")] == [ids[0], ids[2]]
     assert [s.id for s in store.submissions(system_type="agent")] == [ids[1]]
     assert [s.id for s in store.submissions(ids[2], system_type="human")] == [ids[2]]
@@ -139,8 +164,9 @@ class _Capture:
         from madqa.space.storage import ITEM_FIELDS
 
         rows = [dict(zip(ITEM_FIELDS, row, strict=True)) for row in items]
-        (self.folder / f"sub-{sid:06d}.json").write_text(json.dumps({"id": sid, "header": dict(header),
-                                                                     "items": rows}), encoding="utf-8")  # fmt: skip
+        (self.folder / f"sub-{sid:06d}.json").write_text(
+            json.dumps({"id": sid, "header": dict(header), "items": rows}), encoding="utf-8"
+        )
 
 
 def test_mirror_files_restore_the_type_also_when_written_before_the_column(tmp_path: Path) -> None:
@@ -151,8 +177,15 @@ def test_mirror_files_restore_the_type_also_when_written_before_the_column(tmp_p
     folder.mkdir()
     store = SubmissionStore(tmp_path / "db.sqlite", mirror=_Capture(folder))
     for i, kind in enumerate(("human", "agent")):
-        store.add(FORM, {**REPORT, "system_type": kind}, [ITEM], created="now", origin="user", file_sha256=f"f{i}",
-                  system_type=kind)  # fmt: skip
+        store.add(
+            FORM,
+            {**REPORT, "system_type": kind},
+            [ITEM],
+            created="now",
+            origin="user",
+            file_sha256=f"f{i}",
+            system_type=kind,
+        )
     # The mirror's header carries the column: a human run labelled "agent" in its report still restores as human.
     first = folder / "sub-000001.json"
     record = json.loads(first.read_text(encoding="utf-8"))

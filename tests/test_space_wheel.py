@@ -39,6 +39,8 @@ _IGNORE_AT_ROOT = {".venv", ".git", "build", "dist", ".madqa", "madqa", "shared"
 def _build_ignore(folder: str, names: list[str]) -> set[str]:
     ignored = set(_IGNORE_ANYWHERE(folder, names))
     return ignored | (_IGNORE_AT_ROOT & set(names)) if Path(folder) == REPO else ignored
+
+
 START_TIMEOUT_S = 420
 
 
@@ -54,14 +56,38 @@ def fresh_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("wheel")
     source = tmp / "source"  # a clean copy: an in-tree build would reuse (and package) a stale build/ folder
     shutil.copytree(REPO, source, ignore=_build_ignore)
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-          "--disable-pip-version-check", "-w", str(tmp / "dist"), str(source)])  # fmt: skip
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "-w",
+            str(tmp / "dist"),
+            str(source),
+        ]
+    )
     (wheel,) = (tmp / "dist").glob("madqa-*.whl")
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     python = venv / "bin" / "python"
-    _run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--disable-pip-version-check",
-          str(wheel)])  # fmt: skip
+    _run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--disable-pip-version-check",
+            str(wheel),
+        ]
+    )
     purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
     (Path(purelib) / "zz_madqa_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv
@@ -84,12 +110,20 @@ def _port() -> int:
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
     """A Space-like environment: no MADQA variables from the test session, offline, its own caches."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("MADQA_", "HF_", "GRADIO_", "PYTHON", "VIRTUAL_ENV"))}  # fmt: skip
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("MADQA_", "HF_", "GRADIO_", "PYTHON", "VIRTUAL_ENV"))
+    }
     (tmp / "gradio").mkdir(parents=True, exist_ok=True)
-    env.update(HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1", HF_DATASETS_DISABLE_PROGRESS_BARS="1",
-               HF_HOME=str(tmp / "hf"), GRADIO_ANALYTICS_ENABLED="False", GRADIO_SERVER_NAME="127.0.0.1",
-               GRADIO_SERVER_PORT=str(_port()), GRADIO_TEMP_DIR=str(tmp / "gradio"))  # fmt: skip
+    env.update(
+        HF_HUB_OFFLINE="1",
+        HF_EVALUATE_OFFLINE="1",
+        HF_DATASETS_DISABLE_PROGRESS_BARS="1",
+        HF_HOME=str(tmp / "hf"),
+        GRADIO_ANALYTICS_ENABLED="False",
+        GRADIO_SERVER_NAME="127.0.0.1",
+        GRADIO_SERVER_PORT=str(_port()),
+        GRADIO_TEMP_DIR=str(tmp / "gradio"),
+    )
     env.update(extra)
     return env
 
@@ -102,8 +136,14 @@ class App:
         logs.mkdir(parents=True, exist_ok=True)
         self.stderr_path = logs / "stderr.log"
         with (logs / "stdout.log").open("w") as out, self.stderr_path.open("w") as err:
-            self.proc = subprocess.Popen([str(venv / "bin" / "python"), "app.py"], cwd=folder, env=env,
-                                         stdout=out, stderr=err, start_new_session=True)  # fmt: skip
+            self.proc = subprocess.Popen(
+                [str(venv / "bin" / "python"), "app.py"],
+                cwd=folder,
+                env=env,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
 
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")
@@ -153,8 +193,10 @@ def start_app(fresh_venv: Path, space_dir: Path) -> Iterator:
 
 
 def test_the_wheel_not_the_checkout_provides_madqa(fresh_venv: Path, space_dir: Path, tmp_path: Path) -> None:
-    code = "import json, madqa.space.app, madqa.space.startup as s, madqa.cli; print(json.dumps([s.__file__, " \
-           "madqa.cli.__file__, *__import__('madqa').__path__]))"
+    code = (
+        "import json, madqa.space.app, madqa.space.startup as s, madqa.cli; print(json.dumps([s.__file__, "
+        "madqa.cli.__file__, *__import__('madqa').__path__]))"
+    )
     out = _run([str(fresh_venv / "bin" / "python"), "-c", code], cwd=space_dir, env=_env(tmp_path)).stdout
     for path in json.loads(out.strip().splitlines()[-1]):
         assert Path(path).resolve().is_relative_to(fresh_venv.resolve()), path
@@ -193,8 +235,13 @@ def test_release_folder_and_labels_configured(start_app, built_home: Path, tmp_p
     shutil.copy2(built_home / "private" / "test_labels.jsonl", labels)
     home = tmp_path / "home"
     home.mkdir()
-    env = _env(tmp_path, MADQA_HOME=str(home), MADQA_DATASET=str(release), MADQA_SPACE_LABELS=str(labels),
-               MADQA_SPACE_SEED="0")  # fmt: skip
+    env = _env(
+        tmp_path,
+        MADQA_HOME=str(home),
+        MADQA_DATASET=str(release),
+        MADQA_SPACE_LABELS=str(labels),
+        MADQA_SPACE_SEED="0",
+    )
     app = start_app(env, tmp_path / "logs")
     html = app.page()
     assert "MADQA" in html and "configuration error" not in html
@@ -205,12 +252,17 @@ def test_release_folder_and_labels_configured(start_app, built_home: Path, tmp_p
     assert not (home / "sample").exists() and not (home / "hub").exists()  # the sample generator never ran
 
 
-@pytest.mark.parametrize(("variables", "named"), [
-    ({"MADQA_SPACE_MAX_MB": "lots"}, ["MADQA_SPACE_MAX_MB"]),
-    ({"MADQA_DATASET": "/no/such/folder"}, ["MADQA_DATASET", "MADQA_SPACE_LABELS"]),
-], ids=["malformed", "no-such-dataset"])  # fmt: skip
-def test_a_wrong_variable_serves_a_page_naming_it(start_app, tmp_path: Path, variables: dict[str, str],
-                                                   named: list[str]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("variables", "named"),
+    [
+        ({"MADQA_SPACE_MAX_MB": "lots"}, ["MADQA_SPACE_MAX_MB"]),
+        ({"MADQA_DATASET": "/no/such/folder"}, ["MADQA_DATASET", "MADQA_SPACE_LABELS"]),
+    ],
+    ids=["malformed", "no-such-dataset"],
+)
+def test_a_wrong_variable_serves_a_page_naming_it(
+    start_app, tmp_path: Path, variables: dict[str, str], named: list[str]
+) -> None:
     env = _env(tmp_path, MADQA_HOME=str(tmp_path / "home"), HF_TOKEN="hf_secretsecretsecret", **variables)
     app = start_app(env, tmp_path / "logs")
     html = app.page()

@@ -70,15 +70,18 @@ def test_a_stopped_sweep_resumes(layout, tmp_path: Path, capsys) -> None:
     assert again["k5"]["written"] == again["k2-oracle"]["written"] == 0
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("configurations: []", "non-empty list `configurations`"),
-    ("configurations:\n  - {name: a, model: local, topk: 3}", "configurations[0] (a): unknown field 'topk'"),
-    ("configurations:\n  - {name: a, model: gpt-4}", "configurations[0] (a): model spec 'gpt-4' has no provider"),
-    ("configurations:\n  - {name: a, model: local, agent: nope}", "unknown agent 'nope'"),
-    ("configurations:\n  - {name: a, model: local}\n  - {name: a, model: local}", "share the name 'a'"),
-    ("configurations:\n  - {name: ../x, model: local}", "name '../x' must be"),
-    ("configurations: [\n  {name: a", "line 2: not valid YAML"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("configurations: []", "non-empty list `configurations`"),
+        ("configurations:\n  - {name: a, model: local, topk: 3}", "configurations[0] (a): unknown field 'topk'"),
+        ("configurations:\n  - {name: a, model: gpt-4}", "configurations[0] (a): model spec 'gpt-4' has no provider"),
+        ("configurations:\n  - {name: a, model: local, agent: nope}", "unknown agent 'nope'"),
+        ("configurations:\n  - {name: a, model: local}\n  - {name: a, model: local}", "share the name 'a'"),
+        ("configurations:\n  - {name: ../x, model: local}", "name '../x' must be"),
+        ("configurations: [\n  {name: a", "line 2: not valid YAML"),
+    ],
+)
 def test_mistakes_name_the_configuration_and_field(tmp_path: Path, caplog, text: str, message: str) -> None:
     assert main(["sweep", str(write(tmp_path, text))]) == 2
     assert message in caplog.text

@@ -73,8 +73,10 @@ TWO_TYPES = [
     ("content-type", "multipart/form-data; boundary=AAA"),
     ("content-type", "multipart/form-data; boundary=BBB"),
 ]
-TWO_TYPES_BODY = (f'--AAA\r\n{CD}filename="evil.html"\r\n\r\n<p>--BBB\r\n{CD}filename="x.jsonl"\r\n\r\nhi\r\n'
-                  "--BBB--\r\n</p>\r\n--AAA--\r\n").encode()  # fmt: skip
+TWO_TYPES_BODY = (
+    f'--AAA\r\n{CD}filename="evil.html"\r\n\r\n<p>--BBB\r\n{CD}filename="x.jsonl"\r\n\r\nhi\r\n'
+    "--BBB--\r\n</p>\r\n--AAA--\r\n"
+).encode()
 
 
 def files_under(folder: Path) -> set[str]:
@@ -155,16 +157,24 @@ def check_refused(url: str, folder: Path) -> None:
         response = httpx.post(url + "gradio_api/upload", content=data, headers=HEADERS)
         assert response.status_code == 415, (case, response.status_code, response.text)
     assert files_under(folder) == before, "nothing stored"
-    types = ("multipart/form-data; boundary=x; boundary=" + BOUNDARY, HEADERS["content-type"] + "; charset=utf-16",
-             "multipart/form-data; Boundary=" + BOUNDARY)  # fmt: skip
+    types = (
+        "multipart/form-data; boundary=x; boundary=" + BOUNDARY,
+        HEADERS["content-type"] + "; charset=utf-16",
+        "multipart/form-data; Boundary=" + BOUNDARY,
+    )
     for other in types:
-        response = httpx.post(url + "gradio_api/upload", content=body(CD + 'filename="x.jsonl"'),
-                              headers={"content-type": other})  # fmt: skip
+        response = httpx.post(
+            url + "gradio_api/upload", content=body(CD + 'filename="x.jsonl"'), headers={"content-type": other}
+        )
         assert response.status_code == 415, (other, response.text)
     response = httpx.post(url + "gradio_api/upload", content=TWO_TYPES_BODY, headers=TWO_TYPES)
     assert response.status_code == 415, response.text
-    assert httpx.post(url + "gradio_api/process_recording", content=body(CD + 'filename="v.mp4"'),
-                      headers=HEADERS).status_code == 404  # fmt: skip
+    assert (
+        httpx.post(
+            url + "gradio_api/process_recording", content=body(CD + 'filename="v.mp4"'), headers=HEADERS
+        ).status_code
+        == 404
+    )
     assert files_under(folder) == before
     ok = httpx.post(url + "gradio_api/upload", content=body(CD + 'filename="x.jsonl"'), headers=HEADERS)
     assert ok.status_code == 200 and Path(ok.json()[0]).name == "x.jsonl"  # the same framing, a good name
@@ -192,8 +202,10 @@ def test_the_metric_widget_deletes_each_upload_after_scoring(widget, layout, tmp
     url, folder = widget
     gold = load_gold("dev", layout.dataset_dir)
     good, bad = tmp_path / f"good-{uuid.uuid4().hex[:6]}.jsonl", tmp_path / f"bad-{uuid.uuid4().hex[:6]}.jsonl"
-    good.write_text("".join(json.dumps({"id": g["id"], "answer": g["answer_variants"][0], "steps": 1}) + "\n"
-                            for g in gold), encoding="utf-8")  # fmt: skip
+    good.write_text(
+        "".join(json.dumps({"id": g["id"], "answer": g["answer_variants"][0], "steps": 1}) + "\n" for g in gold),
+        encoding="utf-8",
+    )
     bad.write_text('{"id": "x", "answer": {"a": 1}}\n', encoding="utf-8")
     client = gradio_client(url)
     markdown, _, report = client.predict(handle_file(str(good)), "dev", api_name="/score")
@@ -206,8 +218,11 @@ def test_the_metric_widget_deletes_each_upload_after_scoring(widget, layout, tmp
 
 # -- names gradio stores and then will not use (issue 39) ----------------------------------------------------------
 
-HIDDEN = {".hidden.jsonl": "starts with a dot", "..%2F..%2Fevil.jsonl": "starts with a dot",
-          "x%2Fevil.jsonl": "holds a percent-encoded character (%2F)"}  # fmt: skip
+HIDDEN = {
+    ".hidden.jsonl": "starts with a dot",
+    "..%2F..%2Fevil.jsonl": "starts with a dot",
+    "x%2Fevil.jsonl": "holds a percent-encoded character (%2F)",
+}
 
 
 def test_ungated_gradio_keeps_a_dotfile_it_will_not_use(tmp_path: Path, monkeypatch, capfd) -> None:

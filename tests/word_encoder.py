@@ -27,8 +27,15 @@ class WordEncoder:
     are the query's words, as a multi-vector text encoder tells them (``tokens=False``: an encoder that cannot).
     """
 
-    def __init__(self, modality: str = "text", single: bool = False, batch_size: int = 2, key: str = "v1",
-                 tokens: bool = True, dim: int = 16) -> None:  # fmt: skip
+    def __init__(
+        self,
+        modality: str = "text",
+        single: bool = False,
+        batch_size: int = 2,
+        key: str = "v1",
+        tokens: bool = True,
+        dim: int = 16,
+    ) -> None:
         self.modality, self.single, self.batch_size, self.dim = modality, single, batch_size, dim
         self.name = "colbert:words" if not single else "dse:words"
         self.cache_key = f"{self.name}|{key}"

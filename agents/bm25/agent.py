@@ -73,14 +73,22 @@ class SearchAgent(ToolCallingAgent):
         self.forced_exception: BaseException | None = None  # the exception behind forced_error (its kind)
         self._forced_call: ToolCall | None = None
         super().__init__(
-            tools=tools, model=model, prompt_templates=templates, max_steps=max_steps,  # type: ignore[arg-type]
-            verbosity_level=verbosity_level, step_callbacks={ActionStep: self._after_step},
-        )  # fmt: skip
+            tools=tools,
+            model=model,
+            prompt_templates=templates,
+            max_steps=max_steps,  # type: ignore[arg-type]
+            verbosity_level=verbosity_level,
+            step_callbacks={ActionStep: self._after_step},
+        )
 
     def initialize_system_prompt(self) -> str:
         """The system prompt, with the tools and the step budget filled in."""
-        variables = {"tools": self.tools, "managed_agents": self.managed_agents, "max_steps": self.max_steps,
-                     "custom_instructions": self.instructions}  # fmt: skip
+        variables = {
+            "tools": self.tools,
+            "managed_agents": self.managed_agents,
+            "max_steps": self.max_steps,
+            "custom_instructions": self.instructions,
+        }
         return populate_template(self.prompt_templates["system_prompt"], variables=variables)
 
     def _last_step(self) -> bool:
@@ -246,12 +254,13 @@ def build_search_agent(
         else:
             texts = [{"document": d, "page": n, "text": renderer.text(d, n)[:page_chars]} for d, n in keys]
             content = ("text", texts)
-        return SearchAgent(search_tool=None, model=model, prompts=templates, max_steps=max_steps, oracle=pages,
-                           oracle_content=content)  # fmt: skip
+        return SearchAgent(
+            search_tool=None, model=model, prompts=templates, max_steps=max_steps, oracle=pages, oracle_content=content
+        )
     if index is None:
         raise ValueError("build_search_agent needs a search index unless oracle_pages are given")
     tool_class = SemanticSearchTool if semantic else SearchDocumentsTool
-    tool = tool_class(index, renderer, top_k=top_k, observe=observe, page_chars=page_chars,
-                      image_steps=image_steps)  # fmt: skip
-    return SearchAgent(search_tool=tool, model=model, prompts=templates, max_steps=max_steps,
-                       min_searches=min_searches)  # fmt: skip
+    tool = tool_class(index, renderer, top_k=top_k, observe=observe, page_chars=page_chars, image_steps=image_steps)
+    return SearchAgent(
+        search_tool=tool, model=model, prompts=templates, max_steps=max_steps, min_searches=min_searches
+    )

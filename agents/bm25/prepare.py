@@ -76,8 +76,11 @@ def open_corpus(config: RunConfig, *, progress: bool = True) -> tuple[SearchInde
 
 def search_limits(config: RunConfig) -> SearchLimits:
     """The index's limits from the run's settings (0 or ``None``: that limit off)."""
-    return SearchLimits(timeout=config.search_timeout or None, max_terms=config.search_max_terms or None,
-                        max_postings=config.search_max_postings or None)  # fmt: skip
+    return SearchLimits(
+        timeout=config.search_timeout or None,
+        max_terms=config.search_max_terms or None,
+        max_postings=config.search_max_postings or None,
+    )
 
 
 def load_models(config: RunConfig, slots: int, model_options: Mapping[str, Any] | None) -> tuple[list[Model], str]:
@@ -104,9 +107,16 @@ class PreparedSearchAgent(SmolagentsPrepared[Model]):
     With ``oracle``, :attr:`evidence` holds each question's gold evidence pages by id (dev and train labels).
     """
 
-    def __init__(self, config: RunConfig, settings: dict[str, Any], models: Sequence[Model],
-                 dataset: Mapping[str, Any] | None, index: SearchIndex | None, renderer: PageRenderer,
-                 evidence: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        models: Sequence[Model],
+        dataset: Mapping[str, Any] | None,
+        index: SearchIndex | None,
+        renderer: PageRenderer,
+        evidence: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    ) -> None:
         """Hold the models, index, renderer and oracle evidence."""
         super().__init__(config, settings, models, dataset)
         self.index, self.renderer, self.evidence = index, renderer, dict(evidence or {})
@@ -115,18 +125,32 @@ class PreparedSearchAgent(SmolagentsPrepared[Model]):
         """A fresh agent; with ``oracle``, given the question's gold evidence pages."""
         c = self.config
         return build_search_agent(
-            slot, self.index, self.renderer, max_steps=c.max_steps, top_k=c.top_k, observe=c.observe,
+            slot,
+            self.index,
+            self.renderer,
+            max_steps=c.max_steps,
+            top_k=c.top_k,
+            observe=c.observe,
             oracle_pages=self.evidence.get(str(item["id"]), item.get("evidence")) if c.oracle else None,
             page_chars=c.page_chars or 0,
-            image_steps=c.image_steps, min_searches=c.min_searches or 0, semantic=c.retriever is not None,
-        )  # fmt: skip
+            image_steps=c.image_steps,
+            min_searches=c.min_searches or 0,
+            semantic=c.retriever is not None,
+        )
 
     def step_events(self, agent: SearchAgent, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
         """One :class:`SearchEvent` per search made since the last event."""
         history = agent.search_tool.history if agent.search_tool is not None else []
-        return [SearchEvent(step=step.step_number, query=rec.query, count=rec.count, error=rec.error,
-                            pages=tuple(Citation(str(p["document"]), int(p["page"])) for p in rec.results))
-                for rec in history[len(shown):]]  # fmt: skip
+        return [
+            SearchEvent(
+                step=step.step_number,
+                query=rec.query,
+                count=rec.count,
+                error=rec.error,
+                pages=tuple(Citation(str(p["document"]), int(p["page"])) for p in rec.results),
+            )
+            for rec in history[len(shown) :]
+        ]
 
     def record_fields(self, agent: SearchAgent | None) -> dict[str, Any]:
         """See :func:`record_fields`."""
@@ -138,9 +162,19 @@ class SearchAgentEntry:
     """The BM25 search agent of the paper (G.1); see :mod:`madqa.agents.bm25.agent`."""
 
     name: str = "bm25"
-    fields: tuple[str, ...] = ("top_k", "observe", "oracle", "search_backend", "page_chars", "image_steps",
-                               "min_searches", "search_timeout", "search_max_terms", "search_max_postings",
-                               "retriever")  # fmt: skip
+    fields: tuple[str, ...] = (
+        "top_k",
+        "observe",
+        "oracle",
+        "search_backend",
+        "page_chars",
+        "image_steps",
+        "min_searches",
+        "search_timeout",
+        "search_max_terms",
+        "search_max_postings",
+        "retriever",
+    )
 
     def check(self, config: RunConfig) -> None:
         """Raise :class:`RunError` for search settings that cannot work."""
@@ -154,20 +188,29 @@ class SearchAgentEntry:
         if config.min_searches is not None and not 0 <= config.min_searches < config.max_steps:
             raise RunError("min-searches must be between 0 and max-steps - 1")
         if config.search_timeout is not None and not config.search_timeout >= 0:  # also rejects NaN
-            raise RunError(f"search-timeout must be 0 (no limit) or a positive number of seconds, got "
-                           f"{config.search_timeout}")  # fmt: skip
+            raise RunError(
+                f"search-timeout must be 0 (no limit) or a positive number of seconds, got {config.search_timeout}"
+            )
         for name in ("search_max_terms", "search_max_postings"):
             value = getattr(config, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise RunError(f"{name.replace('_', '-')} must be 0 (no limit) or a positive whole number, got "
-                               f"{value!r}")  # fmt: skip
+                raise RunError(
+                    f"{name.replace('_', '-')} must be 0 (no limit) or a positive whole number, got {value!r}"
+                )
         if config.sub_model is not None:
             raise RunError("--sub-model is for --agent repl")
         if config.retriever is not None and config.oracle:
             raise RunError("--retriever and --oracle exclude each other (the oracle shows the gold pages)")
 
-    def prepare(self, config: RunConfig, *, slots: int = 1, model_options: Mapping[str, Any] | None = None,
-                dataset: Mapping[str, Any] | None = None, host: Host = Host()) -> PreparedSearchAgent:  # noqa: B008
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int = 1,
+        model_options: Mapping[str, Any] | None = None,
+        dataset: Mapping[str, Any] | None = None,
+        host: Host = Host(),  # noqa: B008
+    ) -> PreparedSearchAgent:
         """Load ``slots`` models and open the corpus; model-dependent defaults are resolved into the settings.
 
         Raises:
@@ -192,4 +235,3 @@ class SearchAgentEntry:
 
 #: The registered entry (:mod:`madqa.agents.registry`).
 AGENT = SearchAgentEntry()
-

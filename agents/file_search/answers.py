@@ -114,8 +114,9 @@ def match_document(name: str, documents: Iterable[str]) -> str | None:
     return by_key.get(key(name))
 
 
-def cited_pages(citations: Sequence[Any], documents: Iterable[str],
-                pages_of: Mapping[str, int]) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+def cited_pages(
+    citations: Sequence[Any], documents: Iterable[str], pages_of: Mapping[str, int]
+) -> tuple[list[dict[str, Any]], int]:
     """The model's citations as ``{document, page}`` of the corpus, and how many were dropped.
 
     A citation is dropped when its file is no corpus document, or its page is not a page of that document

@@ -25,8 +25,17 @@ class GeminiFileSearch:
 
     provider = "gemini"
 
-    def __init__(self, model: str, *, key: str, base: str | None, timeout: float | None, retries: int,
-                 poll_s: float, sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: str,
+        *,
+        key: str,
+        base: str | None,
+        timeout: float | None,
+        retries: int,
+        poll_s: float,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         """Make the client (``base``: another endpoint, e.g. a local stand-in; ``None``: Google's)."""
         from google import genai
         from google.genai import types
@@ -65,11 +74,14 @@ class GeminiFileSearch:
         ids: dict[str, str] = {}
         for f in files:
             operation = self.client.file_search_stores.upload_to_file_search_store(
-                file=str(f.path), file_search_store_name=store.name,
+                file=str(f.path),
+                file_search_store_name=store.name,
                 config=types.UploadToFileSearchStoreConfig(
-                    display_name=f.document, mime_type="application/pdf",
-                    custom_metadata=[types.CustomMetadata(key="document", string_value=f.document)]),
-            )  # fmt: skip
+                    display_name=f.document,
+                    mime_type="application/pdf",
+                    custom_metadata=[types.CustomMetadata(key="document", string_value=f.document)],
+                ),
+            )
             while not operation.done:
                 self.sleep(self.poll_s)
                 operation = self.client.operations.get(operation)
@@ -79,8 +91,9 @@ class GeminiFileSearch:
             ids[f.document] = str(getattr(response, "document_name", None) or "")
         return StoreEntry(store.name, ids)
 
-    def ask(self, system: str, task: str, store: StoreEntry, documents: Sequence[str],
-            timeout: float | None = None) -> Reply:  # fmt: skip
+    def ask(
+        self, system: str, task: str, store: StoreEntry, documents: Sequence[str], timeout: float | None = None
+    ) -> Reply:
         """One ``generate_content`` with ``file_search`` over the store."""
         from google.genai import types
 

@@ -28,8 +28,9 @@ class OpenAIFileSearch:
 
     provider = "openai"
 
-    def __init__(self, model: str, *, key: str, base: str | None, timeout: float | None, retries: int,
-                 poll_s: float) -> None:  # fmt: skip
+    def __init__(
+        self, model: str, *, key: str, base: str | None, timeout: float | None, retries: int, poll_s: float
+    ) -> None:
         """Make the client (``base``: another endpoint, e.g. a local stand-in; ``None``: OpenAI's)."""
         from openai import OpenAI
 
@@ -69,23 +70,37 @@ class OpenAIFileSearch:
                 poll_interval_ms=self.poll_ms,
             )
             if batch.file_counts.failed:
-                logger.warning("OpenAI could not index %d of %d file(s) of vector store %s", batch.file_counts.failed,
-                               len(part), store.id)  # fmt: skip
+                logger.warning(
+                    "OpenAI could not index %d of %d file(s) of vector store %s",
+                    batch.file_counts.failed,
+                    len(part),
+                    store.id,
+                )
         return StoreEntry(store.id, ids)
 
-    def ask(self, system: str, task: str, store: StoreEntry, documents: Sequence[str],
-            timeout: float | None = None) -> Reply:  # fmt: skip
+    def ask(
+        self, system: str, task: str, store: StoreEntry, documents: Sequence[str], timeout: float | None = None
+    ) -> Reply:
         """One ``responses.create`` with ``file_search`` over the store."""
         extra: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
         response = self.client.responses.create(
-            model=self.model, instructions=system, input=task,
+            model=self.model,
+            instructions=system,
+            input=task,
             tools=[{"type": "file_search", "vector_store_ids": [store.store]}],
-            include=["file_search_call.results"], **extra,
-        )  # fmt: skip
+            include=["file_search_call.results"],
+            **extra,
+        )
         by_id = {file_id: doc for doc, file_id in store.files.items()}
-        cited = {a.file_id for item in response.output if item.type == "message" for part in item.content
-                 if part.type == "output_text" for a in part.annotations or []
-                 if a.type == "file_citation"}  # fmt: skip
+        cited = {
+            a.file_id
+            for item in response.output
+            if item.type == "message"
+            for part in item.content
+            if part.type == "output_text"
+            for a in part.annotations or []
+            if a.type == "file_citation"
+        }
         searches = []
         for item in response.output:
             if item.type != "file_search_call":
@@ -101,6 +116,8 @@ class OpenAIFileSearch:
                 chunks.append(Chunk(doc, None, hit.text or "", cited=hit.file_id in cited))
             searches.append(Search(" | ".join(item.queries or []), tuple(chunks)))
         usage = response.usage
-        counts = {"input_tokens": usage.input_tokens if usage else 0,
-                  "output_tokens": usage.output_tokens if usage else 0}  # fmt: skip
+        counts = {
+            "input_tokens": usage.input_tokens if usage else 0,
+            "output_tokens": usage.output_tokens if usage else 0,
+        }
         return Reply(response.output_text, tuple(searches), counts)

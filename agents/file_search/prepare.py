@@ -51,8 +51,15 @@ NAME = "file-search"
 class PreparedFileSearch:
     """A service with its store, ready to answer questions (its SDK client is shared by the threads)."""
 
-    def __init__(self, config: RunConfig, settings: dict[str, Any], service: FileSearchService, store: StoreEntry,
-                 pages: Mapping[str, Mapping[int, str]], dataset: Mapping[str, Any] | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        service: FileSearchService,
+        store: StoreEntry,
+        pages: Mapping[str, Mapping[int, str]],
+        dataset: Mapping[str, Any] | None,
+    ) -> None:
         """Hold the service, the store and each document's page texts."""
         from ..prompts import load_prompts
 
@@ -64,9 +71,12 @@ class PreparedFileSearch:
 
     def _paged(self, search: Search) -> Search:
         """``search`` with each chunk's page recovered from its text where the service gave none."""
-        chunks = tuple(c if c.page is not None or c.document is None else
-                       Chunk(c.document, locate_page(c.text, self.pages.get(c.document, {})), c.text, c.cited)
-                       for c in search.chunks)  # fmt: skip
+        chunks = tuple(
+            c
+            if c.page is not None or c.document is None
+            else Chunk(c.document, locate_page(c.text, self.pages.get(c.document, {})), c.text, c.cited)
+            for c in search.chunks
+        )
         return Search(search.query, chunks)
 
     def ask(self, question: str) -> Reply:
@@ -118,27 +128,64 @@ class PreparedFileSearch:
             logger.warning("question %s failed (%s): %s", item.get("id"), kind, error)
         record = self._record(item, reply, output, error, kind, state, time.perf_counter() - start)
         for entry in record["search_history"]:
-            yield SearchEvent(step=1, query=entry["query"], count=entry["count"],
-                              pages=tuple(Citation(r["document"], r["page"]) for r in entry["results"]))  # fmt: skip
+            yield SearchEvent(
+                step=1,
+                query=entry["query"],
+                count=entry["count"],
+                pages=tuple(Citation(r["document"], r["page"]) for r in entry["results"]),
+            )
         yield answer_event(record)
 
-    def _record(self, item: Mapping[str, Any], reply: Reply | None, output: Mapping[str, Any] | None,
-                error: str | None, kind: str | None, state: str, elapsed: float) -> dict[str, Any]:  # fmt: skip
+    def _record(
+        self,
+        item: Mapping[str, Any],
+        reply: Reply | None,
+        output: Mapping[str, Any] | None,
+        error: str | None,
+        kind: str | None,
+        state: str,
+        elapsed: float,
+    ) -> dict[str, Any]:
         searches = reply.searches if reply is not None else ()
         history = [search_entry(s) for s in searches]
-        trajectory = [] if reply is None else [{
-            "step": 1, "model_output": cut(reply.text, MAX_MODEL_OUTPUT_CHARS),
-            "tool_calls": [{"name": "file_search", "arguments": {"query": s.query}} for s in searches],
-            "observation": None, "images": 0, "error": error, "input_tokens": reply.usage.get("input_tokens"),
-            "output_tokens": reply.usage.get("output_tokens"), "duration_s": round(elapsed, 3), "final": True,
-        }]  # fmt: skip
-        own = {"store": self.store.store, "cited_pages": grounded_pages(searches),
-               "dropped_citations": int((output or {}).get("dropped", 0))}  # fmt: skip
-        return build_record(item, agent_name=NAME, model=self.config.model, elapsed_s=elapsed, output=output,
-                            error=error, error_kind=kind, config=self.settings, dataset=self.dataset,
-                            steps=1 if reply is not None or output is not None else 0,
-                            usage=reply.usage if reply is not None else None, search_history=history,
-                            extra={"final_state": state, "trajectory": trajectory, "file_search": own})  # fmt: skip
+        trajectory = (
+            []
+            if reply is None
+            else [
+                {
+                    "step": 1,
+                    "model_output": cut(reply.text, MAX_MODEL_OUTPUT_CHARS),
+                    "tool_calls": [{"name": "file_search", "arguments": {"query": s.query}} for s in searches],
+                    "observation": None,
+                    "images": 0,
+                    "error": error,
+                    "input_tokens": reply.usage.get("input_tokens"),
+                    "output_tokens": reply.usage.get("output_tokens"),
+                    "duration_s": round(elapsed, 3),
+                    "final": True,
+                }
+            ]
+        )
+        own = {
+            "store": self.store.store,
+            "cited_pages": grounded_pages(searches),
+            "dropped_citations": int((output or {}).get("dropped", 0)),
+        }
+        return build_record(
+            item,
+            agent_name=NAME,
+            model=self.config.model,
+            elapsed_s=elapsed,
+            output=output,
+            error=error,
+            error_kind=kind,
+            config=self.settings,
+            dataset=self.dataset,
+            steps=1 if reply is not None or output is not None else 0,
+            usage=reply.usage if reply is not None else None,
+            search_history=history,
+            extra={"final_state": state, "trajectory": trajectory, "file_search": own},
+        )
 
     def close(self) -> None:
         """Nothing to free (the store stays, for the next run)."""
@@ -196,8 +243,15 @@ class FileSearchAgentEntry:
         if entry is None:
             logger.info("file-search: uploading %d PDF(s) to a new %s store", len(files), service.provider)
             entry = service.build_store(files, f"madqa-{name.replace('/', '-')}-{digest[:12]}")
-            cache.put(key, entry, provider=service.provider, endpoint=service.endpoint, dataset=name, digest=digest,
-                      created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))  # fmt: skip
+            cache.put(
+                key,
+                entry,
+                provider=service.provider,
+                endpoint=service.endpoint,
+                dataset=name,
+                digest=digest,
+                created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            )
         else:
             logger.info("file-search: reusing %s store %s", service.provider, entry.store)
         config = replace(config, max_steps=1)

@@ -20,11 +20,12 @@ PROVIDERS: tuple[str, ...] = ("openai", "gemini")
 #: Table 3 for that provider (GPT-5.2 of 2025-12, Gemini 3 Pro).
 DEFAULT_MODELS: dict[str, str] = {"openai": "gpt-5.2-2025-12-11", "gemini": "gemini-3-pro-preview"}
 #: The ``--model`` spec prefixes that name a model of each provider (the same spec the other agents take).
-MODEL_PREFIXES: dict[str, tuple[str, ...]] = {"openai": ("openai:", "litellm:openai/"),
-                                              "gemini": ("litellm:gemini/",)}  # fmt: skip
+MODEL_PREFIXES: dict[str, tuple[str, ...]] = {"openai": ("openai:", "litellm:openai/"), "gemini": ("litellm:gemini/",)}
 #: The environment variables that hold each provider's key, in the order the SDKs read them.
-KEY_VARIABLES: dict[str, tuple[str, ...]] = {"openai": ("OPENAI_API_KEY",),
-                                             "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY")}  # fmt: skip
+KEY_VARIABLES: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+}
 #: The environment variable of each SDK that moves its base URL (``--api-base`` does the same).
 BASE_VARIABLES: dict[str, str] = {"openai": "OPENAI_BASE_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
 
@@ -50,8 +51,9 @@ class FileSearchService(Protocol):
         """Upload every file into a new store named ``name`` and wait until the service has indexed them."""
         ...
 
-    def ask(self, system: str, task: str, store: StoreEntry, documents: Sequence[str],
-            timeout: float | None = None) -> Reply:  # fmt: skip
+    def ask(
+        self, system: str, task: str, store: StoreEntry, documents: Sequence[str], timeout: float | None = None
+    ) -> Reply:
         """One call with the file-search tool over ``store``; chunks are named by corpus document where known."""
         ...
 
@@ -71,8 +73,10 @@ def service_model(provider: str, spec: str) -> str:
         if spec.startswith(prefix) and spec[len(prefix) :].strip():
             return spec[len(prefix) :].strip()
     shown = " or ".join(f"{p}MODEL_ID" for p in MODEL_PREFIXES[provider])
-    raise RunError(f"--agent file-search --provider {provider}: --model must be {shown} (or `local` for "
-                   f"{DEFAULT_MODELS[provider]}), got {spec!r}")  # fmt: skip
+    raise RunError(
+        f"--agent file-search --provider {provider}: --model must be {shown} (or `local` for "
+        f"{DEFAULT_MODELS[provider]}), got {spec!r}"
+    )
 
 
 def credentials(provider: str, options: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -84,8 +88,10 @@ def credentials(provider: str, options: Mapping[str, Any]) -> tuple[str, str | N
     base = options.get("api_base") or os.environ.get(BASE_VARIABLES[provider]) or None
     key = options.get("api_key") or next((os.environ[v] for v in KEY_VARIABLES[provider] if os.environ.get(v)), "")
     if not key:
-        raise RunError(f"--agent file-search --provider {provider}: set {' or '.join(KEY_VARIABLES[provider])} "
-                       "(or --model-option api_key=...)")  # fmt: skip
+        raise RunError(
+            f"--agent file-search --provider {provider}: set {' or '.join(KEY_VARIABLES[provider])} "
+            "(or --model-option api_key=...)"
+        )
     return str(key), str(base) if base else None
 
 
@@ -100,8 +106,9 @@ def _require(module: str) -> None:
     except ModuleNotFoundError:  # the parent package (google) is missing
         found = False
     if not found:
-        raise MissingDependencyError(f"--agent file-search needs the Python package '{module}': "
-                                     "pip install 'madqa[file-search]'")  # fmt: skip
+        raise MissingDependencyError(
+            f"--agent file-search needs the Python package '{module}': pip install 'madqa[file-search]'"
+        )
 
 
 def make_service(provider: str, model: str, options: Mapping[str, Any] | None = None) -> FileSearchService:

@@ -50,8 +50,11 @@ FAST: dict[str, Any] = {"queue": False, "show_progress": "hidden"}
 #: Embedded in the Space, where anyone can send requests, the same events go through the queue and share one
 #: concurrency group: a flood of searches or page turns waits its turn instead of taking every worker thread.
 PUBLIC_ACTIONS_CONCURRENCY = 2
-QUEUED: dict[str, Any] = {"show_progress": "hidden", "concurrency_id": "human-actions",
-                          "concurrency_limit": PUBLIC_ACTIONS_CONCURRENCY}  # fmt: skip
+QUEUED: dict[str, Any] = {
+    "show_progress": "hidden",
+    "concurrency_id": "human-actions",
+    "concurrency_limit": PUBLIC_ACTIONS_CONCURRENCY,
+}
 
 
 @dataclass(frozen=True)
@@ -79,9 +82,14 @@ def build_human_app(service: HumanService, *, title: str = "MADQA human study") 
 
 
 def human_interface(
-    service: HumanService, *, title: str = "MADQA human study", demo: gr.Blocks | None = None,
-    embedded: bool = False, api_prefix: str | None = "", client_of: Callable[[Any, Any], str] = direct_client,
-) -> HumanHandles:  # fmt: skip
+    service: HumanService,
+    *,
+    title: str = "MADQA human study",
+    demo: gr.Blocks | None = None,
+    embedded: bool = False,
+    api_prefix: str | None = "",
+    client_of: Callable[[Any, Any], str] = direct_client,
+) -> HumanHandles:
     """Build the interface into the current Blocks context.
 
     Args:
@@ -98,21 +106,57 @@ def human_interface(
     """
     plan = service.plan
     oracle = plan.mode == "oracle"
-    ui = build_parts(title=title, split=plan.split, oracle=oracle, embedded=embedded, annotator=plan.annotator,
-                     batches=service.batch_names(), fixed_batch=plan.batch is not None)  # fmt: skip
+    ui = build_parts(
+        title=title,
+        split=plan.split,
+        oracle=oracle,
+        embedded=embedded,
+        annotator=plan.annotator,
+        batches=service.batch_names(),
+        fixed_batch=plan.batch is not None,
+    )
     state, visitor, download, start, batch = ui.state, ui.visitor, ui.download, ui.start, ui.batch
     annotator = ui.annotator
-    start_box, main_box, question, query, search_msg, results = (ui.start_box, ui.main_box, ui.question, ui.query,
-                                                                 ui.search_msg, ui.results)  # fmt: skip
+    start_box, main_box, question, query, search_msg, results = (
+        ui.start_box,
+        ui.main_box,
+        ui.question,
+        ui.query,
+        ui.search_msg,
+        ui.results,
+    )
     title_md, page_img, jump, viewer_msg = ui.title_md, ui.page_img, ui.jump, ui.viewer_msg
-    progress, citations, history, answer, feedback, start_msg = (ui.progress, ui.citations, ui.history, ui.answer,
-                                                                 ui.feedback, ui.start_msg)  # fmt: skip
+    progress, citations, history, answer, feedback, start_msg = (
+        ui.progress,
+        ui.citations,
+        ui.history,
+        ui.answer,
+        ui.feedback,
+        ui.start_msg,
+    )
 
     # Page images go out as files already in Gradio's cache: encoded once per page, not once per response.
     thumb_files = ImageFiles(lambda d, p: service.corpus.thumbnail(d, p), results.GRADIO_CACHE)
     view_files = ImageFiles(lambda d, p: service.corpus.image(d, p), page_img.GRADIO_CACHE)
-    outputs = [state, start_box, main_box, question, query, search_msg, results, title_md, page_img, jump,
-               progress, citations, history, answer, feedback, start_msg, viewer_msg]  # fmt: skip
+    outputs = [
+        state,
+        start_box,
+        main_box,
+        question,
+        query,
+        search_msg,
+        results,
+        title_md,
+        page_img,
+        jump,
+        progress,
+        citations,
+        history,
+        answer,
+        feedback,
+        start_msg,
+        viewer_msg,
+    ]
 
     def unchanged() -> dict[Any, Any]:
         """No visible change (gradio reads an empty dict as one output value)."""
@@ -132,17 +176,24 @@ def human_interface(
         """An action on a run the server no longer keeps (dropped from memory): back to Start, saying so."""
         if not (embedded and st and st.get("key")):
             return unchanged()
-        return {start_box: gr.update(visible=True), main_box: gr.update(visible=False),
-                start_msg: "Your practice run is no longer kept on this server (it keeps a bounded number of runs "
-                           "in memory). Press **Start** for a new one."}  # fmt: skip
+        return {
+            start_box: gr.update(visible=True),
+            main_box: gr.update(visible=False),
+            start_msg: "Your practice run is no longer kept on this server (it keeps a bounded number of runs "
+            "in memory). Press **Start** for a new one.",
+        }
 
     def sidebar(run: StudyRun, *, searches_only: bool = False) -> dict[Any, Any]:
         session = run.session()
         snap = session.snapshot() if session else {"searches": [], "citations": [], "refused": []}
         out = {history: view.history_markdown(snap["searches"], len(snap["refused"]))}
         if not searches_only:  # a search changes the history only: the rest is not sent again
-            out.update({progress: view.progress_markdown(run.position(), run.total, run.annotator, run.batch),
-                        citations: view.citations_markdown(snap["citations"])})  # fmt: skip
+            out.update(
+                {
+                    progress: view.progress_markdown(run.position(), run.total, run.annotator, run.batch),
+                    citations: view.citations_markdown(snap["citations"]),
+                }
+            )
         return out
 
     def show_page(run: StudyRun, st: dict[str, Any]) -> dict[Any, Any]:
@@ -151,8 +202,12 @@ def human_interface(
             return {title_md: view.viewer_title(None, 0, 0, False), page_img: None, jump: 1, viewer_msg: ""}
         session = run.session()
         cited = bool(session and session.is_cited(doc, page))
-        return {title_md: view.viewer_title(doc, page, service.corpus.pages(doc), cited),
-                page_img: view_files.path(doc, page), jump: page, viewer_msg: ""}  # fmt: skip
+        return {
+            title_md: view.viewer_title(doc, page, service.corpus.pages(doc), cited),
+            page_img: view_files.path(doc, page),
+            jump: page,
+            viewer_msg: "",
+        }
 
     def gallery(pages: list[tuple[str, int]], query_text: str = "") -> list[tuple[Any, str]]:
         labels = view.captions(pages, lambda d, p: service.corpus.snippet(d, p, query_text))
@@ -171,9 +226,14 @@ def human_interface(
         st["results"] = pages
         if not st.get("doc") or st.get("qid_of_doc") != st["qid"]:
             st.update(doc=None, page=0)
-        out = {state: st, start_box: gr.update(visible=False), main_box: gr.update(visible=True),
-               question: view.question_markdown(run.position(), run.total, item, run.batch),
-               results: gr.update(value=gallery(pages, last_query), visible=bool(pages)), start_msg: ""}  # fmt: skip
+        out = {
+            state: st,
+            start_box: gr.update(visible=False),
+            main_box: gr.update(visible=True),
+            question: view.question_markdown(run.position(), run.total, item, run.batch),
+            results: gr.update(value=gallery(pages, last_query), visible=bool(pages)),
+            start_msg: "",
+        }
         out.update(sidebar(run))
         out.update(show_page(run, st))
         return out
@@ -201,8 +261,11 @@ def human_interface(
             return lost(st) if run is None else unchanged()
         outcome = service.search(run, text)
         st = {**st, "results": list(outcome.pages)}
-        out = {state: st, results: gr.update(value=gallery(list(outcome.pages), text), visible=bool(outcome.pages)),
-               search_msg: view.search_message(text, len(outcome.pages), outcome.error)}  # fmt: skip
+        out = {
+            state: st,
+            results: gr.update(value=gallery(list(outcome.pages), text), visible=bool(outcome.pages)),
+            search_msg: view.search_message(text, len(outcome.pages), outcome.error),
+        }
         out.update(sidebar(run, searches_only=True))
         return out
 
@@ -258,8 +321,14 @@ def human_interface(
         from .feedback import format_feedback
 
         out = fresh_question(run, {**st, "doc": None, "page": 0})
-        out.update({query: "", answer: "", search_msg: "", feedback: format_feedback(fb) if fb else
-                    f"Saved your answer to question {record['id']}."})  # fmt: skip
+        out.update(
+            {
+                query: "",
+                answer: "",
+                search_msg: "",
+                feedback: format_feedback(fb) if fb else f"Saved your answer to question {record['id']}.",
+            }
+        )
         if embedded:  # in the same response as the next question: no moment where the button holds the old file
             out[download] = on_download(out[state])
         return out
@@ -267,9 +336,13 @@ def human_interface(
     def api(name: str) -> str | bool:
         return False if api_prefix is None else f"{api_prefix}{name}"
 
-    def on_start_embedded(batch_name: str, st: dict[str, Any] | None, known: Any = None,
-                          request: gr.Request | None = None,
-                          profile: gr.OAuthProfile | None = None) -> dict[Any, Any]:  # fmt: skip
+    def on_start_embedded(
+        batch_name: str,
+        st: dict[str, Any] | None,
+        known: Any = None,
+        request: gr.Request | None = None,
+        profile: gr.OAuthProfile | None = None,
+    ) -> dict[Any, Any]:
         """A visitor of the Space: runs named by a secret this server made, kept in the browser's local storage.
 
         The session's state (server side) keeps the key it was given; a key from the browser is taken only if the
@@ -307,12 +380,14 @@ def human_interface(
         if demo is not None:
             demo.load(on_load, None, outputs, api_name=False)
         start.click(on_start, [annotator, batch, state], outputs, api_name=api("start")).then(
-            None, [annotator, batch], None, js=REMEMBER_JS, api_name=False)  # fmt: skip
+            None, [annotator, batch], None, js=REMEMBER_JS, api_name=False
+        )
     quick = QUEUED if embedded else FAST
     ui.search.click(on_search, [query, state], outputs, api_name=api("search"), **quick)
     query.submit(on_search, [query, state], outputs, api_name=False, **quick)
     results.select(on_select, [state], outputs, api_name=api("open_result"), **quick).then(
-        None, None, None, js=view.SHOW_PAGE_JS, api_name=False)  # fmt: skip
+        None, None, None, js=view.SHOW_PAGE_JS, api_name=False
+    )
     for kind, button in ui.nav.items():
         button.click(lambda st, kind=kind: on_nav(kind, st), [state], outputs, api_name=api(f"nav_{kind}"), **quick)
     ui.go.click(on_jump, [jump, state], outputs, api_name=api("jump"), **quick)
@@ -320,8 +395,9 @@ def human_interface(
     ui.uncite.click(lambda st: on_cite(False, st), [state], outputs, api_name=api("uncite"), **quick)
     answer_outputs = [*outputs, download] if embedded else outputs
     answered = [
-        ui.submit.click(lambda text, st: on_submit(text, False, st), [answer, state], answer_outputs,
-                        api_name=api("submit")),  # fmt: skip
+        ui.submit.click(
+            lambda text, st: on_submit(text, False, st), [answer, state], answer_outputs, api_name=api("submit")
+        ),
         ui.give_up.click(lambda st: on_submit("", True, st), [state], answer_outputs, api_name=api("give_up")),
     ]
     for event in answered:

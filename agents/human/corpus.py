@@ -44,8 +44,10 @@ def no_words_message(query: str) -> str:
     >>> no_words_message("*")  # doctest: +ELLIPSIS
     'the query "*" has no searchable words: type words that appear on the page you are looking for ...'
     """
-    return (f"the query \"{query}\" has no searchable words: type words that appear on the page you are looking "
-            "for (a wildcard needs letters before it, e.g. invoic*)")  # fmt: skip
+    return (
+        f'the query "{query}" has no searchable words: type words that appear on the page you are looking '
+        "for (a wildcard needs letters before it, e.g. invoic*)"
+    )
 
 
 @dataclass(frozen=True)
@@ -82,9 +84,13 @@ class HumanCorpus:
 
     @classmethod
     def open(
-        cls, dataset: str | os.PathLike[str] | None, *, oracle: bool = False, backend: str | None = None,
+        cls,
+        dataset: str | os.PathLike[str] | None,
+        *,
+        oracle: bool = False,
+        backend: str | None = None,
         k: int = DEFAULT_K,
-    ) -> HumanCorpus:  # fmt: skip
+    ) -> HumanCorpus:
         """Open the dataset's index (built on first use, then reused) and renderers, as ``madqa run`` does."""
         from madqa.agents.render import PageRenderer
         from madqa.agents.search import DEFAULT_BACKEND, open_index
@@ -112,8 +118,11 @@ class HumanCorpus:
             return SearchOutcome((), str(exc), refused=True)
         except SearchTimeoutError:
             logger.warning("search %r abandoned at the safety net", query)
-            return SearchOutcome((), "the search server is overloaded and this search was abandoned; please search "
-                                     "again in a moment", refused=True)  # fmt: skip
+            return SearchOutcome(
+                (),
+                "the search server is overloaded and this search was abandoned; please search again in a moment",
+                refused=True,
+            )
         if not hits:
             return SearchOutcome((), no_results_message(query))
         return SearchOutcome(tuple((h.document, int(h.page)) for h in hits))

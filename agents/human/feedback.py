@@ -28,12 +28,21 @@ def practice_feedback(record: Mapping[str, Any], gold: Mapping[str, Any]) -> dic
     if not gold.get("answer_variants") or not gold.get("evidence"):
         raise ValueError(f"question {gold.get('id')} has no labels to show")
     evidence = tuple(Citation(str(e["document"]), int(e["page"])) for e in gold["evidence"])
-    ref = Reference(id=str(gold["id"]), question=str(gold.get("question") or ""),
-                    answer_variants=tuple(tuple(v) for v in gold["answer_variants"]), evidence=evidence,
-                    hop_type=gold.get("hop_type") or "single")  # fmt: skip
+    ref = Reference(
+        id=str(gold["id"]),
+        question=str(gold.get("question") or ""),
+        answer_variants=tuple(tuple(v) for v in gold["answer_variants"]),
+        evidence=evidence,
+        hop_type=gold.get("hop_type") or "single",
+    )
     cited = tuple(Citation(str(c["document"]), int(c["page"])) for c in record.get("citations", []))
-    pred = Prediction(id=ref.id, question=ref.question, answer=tuple(record.get("answer", [])), citations=cited,
-                      steps=len(record.get("search_history", [])))  # fmt: skip
+    pred = Prediction(
+        id=ref.id,
+        question=ref.question,
+        answer=tuple(record.get("answer", [])),
+        citations=cited,
+        steps=len(record.get("search_history", [])),
+    )
     item = score_item(ref, pred)
     return {
         "id": ref.id,
@@ -50,8 +59,10 @@ def format_feedback(fb: Mapping[str, Any]) -> str:
     verdict = "correct" if fb["correct"] else "not correct"
     answers = " | ".join("; ".join(v) for v in fb["answer_variants"])
     pages = ", ".join(f"{e['document']} p. {e['page']}" for e in fb["evidence"])
-    return (f"**Previous question ({fb['id']}): {verdict}** (ANLS* {fb['anls']:.2f}, Page F1 {fb['page_f1']:.2f})\n\n"
-            f"Gold answer: {answers}\n\nEvidence: {pages}")  # fmt: skip
+    return (
+        f"**Previous question ({fb['id']}): {verdict}** (ANLS* {fb['anls']:.2f}, Page F1 {fb['page_f1']:.2f})\n\n"
+        f"Gold answer: {answers}\n\nEvidence: {pages}"
+    )
 
 
 def practice_report(

@@ -26,8 +26,9 @@ MAX_ENTRIES = 8192
 class ImageFiles:
     """``path(document, page)``: a JPEG of the page inside ``cache_dir``, made on first use."""
 
-    def __init__(self, render: Callable[[str, int], Image.Image], cache_dir: str, *,
-                 max_entries: int = MAX_ENTRIES) -> None:  # fmt: skip
+    def __init__(
+        self, render: Callable[[str, int], Image.Image], cache_dir: str, *, max_entries: int = MAX_ENTRIES
+    ) -> None:
         """Wrap ``render`` (document, page → PIL image); files go to ``cache_dir`` (a component's ``GRADIO_CACHE``)."""
         self.render, self.cache_dir, self.max_entries = render, str(cache_dir), max_entries
         self._paths: OrderedDict[tuple[str, int], str] = OrderedDict()
@@ -48,8 +49,11 @@ class ImageFiles:
                 pass
         from gradio import processing_utils
 
-        made = str(processing_utils.save_pil_to_cache(self.render(document, int(page)), cache_dir=self.cache_dir,
-                                                      format="jpeg"))  # fmt: skip
+        made = str(
+            processing_utils.save_pil_to_cache(
+                self.render(document, int(page)), cache_dir=self.cache_dir, format="jpeg"
+            )
+        )
         with self._lock:
             self._paths[key] = made
             self._paths.move_to_end(key)

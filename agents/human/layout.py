@@ -54,17 +54,31 @@ class Parts:
     feedback: gr.Markdown
 
 
-def build_parts(*, title: str, split: str, oracle: bool, embedded: bool, annotator: str | None,
-                batches: list[str], fixed_batch: bool) -> Parts:  # fmt: skip
+def build_parts(
+    *,
+    title: str,
+    split: str,
+    oracle: bool,
+    embedded: bool,
+    annotator: str | None,
+    batches: list[str],
+    fixed_batch: bool,
+) -> Parts:
     """Lay the interface out in the current Blocks context (see the module docstring)."""
     state = gr.State(None)
     visitor = gr.BrowserState(None, storage_key="madqa-practice-key") if embedded else None
     with gr.Column(visible=True, elem_id="start-box") as start_box:
         gr.Markdown(f"## {title}: split {split}" + (" (oracle)" if oracle else ""))
-        annotator_box = gr.Textbox(label="Annotator ID", value=annotator or "", elem_id="annotator",
-                                   interactive=annotator is None, visible=not embedded)  # fmt: skip
-        batch = gr.Dropdown(label="Batch", choices=batches, value=batches[0], elem_id="batch",
-                            interactive=not fixed_batch)  # fmt: skip
+        annotator_box = gr.Textbox(
+            label="Annotator ID",
+            value=annotator or "",
+            elem_id="annotator",
+            interactive=annotator is None,
+            visible=not embedded,
+        )
+        batch = gr.Dropdown(
+            label="Batch", choices=batches, value=batches[0], elem_id="batch", interactive=not fixed_batch
+        )
         start = gr.Button("Start", variant="primary", elem_id="start")
         start_msg = gr.Markdown("", elem_id="start-msg")
     with gr.Row(visible=False, equal_height=False, elem_id="main-box") as main_box:
@@ -75,8 +89,15 @@ def build_parts(*, title: str, split: str, oracle: bool, embedded: bool, annotat
                 jump = gr.Number(label="Page", value=1, precision=0, elem_id="jump", min_width=70, show_label=False)
                 go = gr.Button("Go to page", elem_id="nav-jump", min_width=60, size="sm")
             viewer_msg = gr.Markdown("", elem_id="viewer-msg")
-            page_img = gr.Image(label="Page", type="pil", format="jpeg", interactive=False, height=700,
-                                buttons=["fullscreen"], elem_id="viewer")  # fmt: skip
+            page_img = gr.Image(
+                label="Page",
+                type="pil",
+                format="jpeg",
+                interactive=False,
+                height=700,
+                buttons=["fullscreen"],
+                elem_id="viewer",
+            )
             gr.Markdown(view.KEYS_HELP, elem_id="keys-help")
         with gr.Column(scale=2, min_width=320, elem_id="work-col"):
             question = gr.Markdown("", elem_id="question")
@@ -84,15 +105,28 @@ def build_parts(*, title: str, split: str, oracle: bool, embedded: bool, annotat
             with gr.Accordion("How to answer", open=False, elem_id="instructions-box"):
                 gr.Markdown(view.ORACLE_INSTRUCTIONS if oracle else view.INSTRUCTIONS, elem_id="instructions")
             with gr.Row(visible=not oracle, elem_id="search-row"):
-                query = gr.Textbox(label="Search", placeholder="e.g. water AND rate*", scale=5, lines=1,
-                                   elem_id="query")  # fmt: skip
+                query = gr.Textbox(
+                    label="Search", placeholder="e.g. water AND rate*", scale=5, lines=1, elem_id="query"
+                )
                 search = gr.Button("Search", scale=1, elem_id="search", min_width=70)
             search_msg = gr.Markdown("", elem_id="search-msg")
-            results = gr.Gallery(label="Results", columns=4, height="auto", allow_preview=False, format="jpeg",
-                                 object_fit="contain", interactive=False, buttons=[], visible=False,
-                                 elem_id="results")  # fmt: skip
-            answer = gr.Textbox(label="Answer (one per line for several; Enter submits, Shift+Enter starts a new "
-                                "line)", lines=2, elem_id="answer")  # fmt: skip
+            results = gr.Gallery(
+                label="Results",
+                columns=4,
+                height="auto",
+                allow_preview=False,
+                format="jpeg",
+                object_fit="contain",
+                interactive=False,
+                buttons=[],
+                visible=False,
+                elem_id="results",
+            )
+            answer = gr.Textbox(
+                label="Answer (one per line for several; Enter submits, Shift+Enter starts a new line)",
+                lines=2,
+                elem_id="answer",
+            )
             with gr.Row():
                 submit = gr.Button("Submit answer", variant="primary", elem_id="submit-answer")
                 give_up = gr.Button("I can't find it", elem_id="give-up")
@@ -103,9 +137,34 @@ def build_parts(*, title: str, split: str, oracle: bool, embedded: bool, annotat
             feedback = gr.Markdown("", elem_id="feedback")
             history = gr.Markdown("", elem_id="history")
             download = gr.DownloadButton("Download my answers (JSONL)", visible=False, elem_id="download")
-    return Parts(state=state, visitor=visitor, progress=progress, citations=citations, history=history,
-                 download=download, start_box=start_box, annotator=annotator_box, batch=batch, start=start,
-                 start_msg=start_msg, main_box=main_box, question=question, query=query, search=search,
-                 search_msg=search_msg, results=results, title_md=title_md, viewer_msg=viewer_msg, page_img=page_img,
-                 nav=nav, jump=jump, go=go, cite=cite, uncite=uncite, answer=answer, submit=submit, give_up=give_up,
-                 feedback=feedback)  # fmt: skip
+    return Parts(
+        state=state,
+        visitor=visitor,
+        progress=progress,
+        citations=citations,
+        history=history,
+        download=download,
+        start_box=start_box,
+        annotator=annotator_box,
+        batch=batch,
+        start=start,
+        start_msg=start_msg,
+        main_box=main_box,
+        question=question,
+        query=query,
+        search=search,
+        search_msg=search_msg,
+        results=results,
+        title_md=title_md,
+        viewer_msg=viewer_msg,
+        page_img=page_img,
+        nav=nav,
+        jump=jump,
+        go=go,
+        cite=cite,
+        uncite=uncite,
+        answer=answer,
+        submit=submit,
+        give_up=give_up,
+        feedback=feedback,
+    )

@@ -47,8 +47,9 @@ class ShareRefused(ValueError):
 class RunShelf(Protocol):
     """Where shared practice runs go (the Space's :class:`madqa.space.practice_runs.PracticeShelf`)."""
 
-    def share_request(self, name: str, run_jsonl: str, report: Mapping[str, Any], *, batch: str, request: Any,
-                      profile: Any) -> int:  # fmt: skip
+    def share_request(
+        self, name: str, run_jsonl: str, report: Mapping[str, Any], *, batch: str, request: Any, profile: Any
+    ) -> int:
         """Store one run for the visitor of ``request``/``profile``; its board number. Raises :class:`ShareRefused`."""
 
     def frame(self) -> Any:
@@ -90,9 +91,11 @@ def new_runs_per_hour(env: Mapping[str, str] | None = None) -> int:
 
 
 def build_practice_tab(
-    dataset: str | os.PathLike[str] | None, shelf: RunShelf | None = None, *,
+    dataset: str | os.PathLike[str] | None,
+    shelf: RunShelf | None = None,
+    *,
     client_of: Callable[[Any, Any], str] = direct_client,
-) -> HumanService | None:  # fmt: skip
+) -> HumanService | None:
     """Build the tab into the current Blocks context and return its service (``None``: the dataset cannot be read,
     and the tab says so). With ``shelf``, visitors may share their runs on the practice board. ``client_of(request,
     profile)`` names the client a new run counts against (the Space: its identity key)."""
@@ -110,8 +113,7 @@ def build_practice_tab(
     gr.Markdown(INTRO)
     service = HumanService(plan, lambda: HumanCorpus.open(dataset))
     service.registry.new_runs_per_client = new_runs_per_hour()  # the window is the registry's hour
-    handles = human_interface(service, title="Solve it yourself", embedded=True, api_prefix=None,
-                              client_of=client_of)  # fmt: skip
+    handles = human_interface(service, title="Solve it yourself", embedded=True, api_prefix=None, client_of=client_of)
     if shelf is None:
         return service
     with gr.Accordion("Practice board: share my run (optional)", open=True, elem_id="practice-share"):
@@ -122,12 +124,14 @@ def build_practice_tab(
         message = gr.Markdown("", elem_id="share-msg")
         # A static first value and a button, not ``value=shelf.frame``: a callable value would add a public API
         # endpoint, and the Space keeps its named endpoints to those its leak test calls.
-        board = gr.Dataframe(value=shown_board(shelf.frame()), interactive=False, elem_id="practice-board",
-                             max_height=400)  # fmt: skip
+        board = gr.Dataframe(
+            value=shown_board(shelf.frame()), interactive=False, elem_id="practice-board", max_height=400
+        )
         refresh = gr.Button("Refresh the board", size="sm", elem_id="practice-refresh")
 
-    def on_share(visitor_name: str, st: dict[str, Any] | None, request: gr.Request,
-                 profile: gr.OAuthProfile | None = None) -> tuple[str, Any]:  # fmt: skip
+    def on_share(
+        visitor_name: str, st: dict[str, Any] | None, request: gr.Request, profile: gr.OAuthProfile | None = None
+    ) -> tuple[str, Any]:
         from .feedback import practice_report
 
         run = handles.run_of(st)
@@ -136,8 +140,7 @@ def build_practice_tab(
         text = run.jsonl()
         try:
             report = practice_report(text, plan.gold or {})
-            number = shelf.share_request(visitor_name, text, report, batch=run.batch, request=request,
-                                         profile=profile)  # fmt: skip
+            number = shelf.share_request(visitor_name, text, report, batch=run.batch, request=request, profile=profile)
         except (ShareRefused, ValueError) as exc:
             return f"**Not shared:** {exc}", shown_board(shelf.frame())
         accuracy = report.get("accuracy")

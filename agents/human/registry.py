@@ -60,9 +60,14 @@ class StudyRegistry:
     """
 
     def __init__(
-        self, max_memory_runs: int = 500, *, new_runs_per_client: int = NEW_RUNS_PER_CLIENT,
-        window_s: float = NEW_RUNS_WINDOW_S, fresh_s: float = FRESH_RUN_S, clock: Callable[[], float] = time.monotonic,
-    ) -> None:  # fmt: skip
+        self,
+        max_memory_runs: int = 500,
+        *,
+        new_runs_per_client: int = NEW_RUNS_PER_CLIENT,
+        window_s: float = NEW_RUNS_WINDOW_S,
+        fresh_s: float = FRESH_RUN_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """An empty registry."""
         self._runs: OrderedDict[Path | tuple[str, str], StudyRun] = OrderedDict()
         self._lock = threading.Lock()
@@ -74,9 +79,15 @@ class StudyRegistry:
         self._starts: dict[str, deque[float]] = {}
 
     def open(
-        self, path: str | os.PathLike[str] | None, annotator: str, batch: str, factory: Callable[[], StudyRun], *,
-        key: str | None = None, client: str | None = None,
-    ) -> StudyRun:  # fmt: skip
+        self,
+        path: str | os.PathLike[str] | None,
+        annotator: str,
+        batch: str,
+        factory: Callable[[], StudyRun],
+        *,
+        key: str | None = None,
+        client: str | None = None,
+    ) -> StudyRun:
         """The run on ``path`` (``None``: in memory, named by ``key``, default the annotator), created with
         ``factory()`` the first time; a new in-memory run counts against ``client``'s limits (``None``: a trusted
         caller, no per-client limit).
@@ -143,8 +154,10 @@ class StudyRegistry:
         if len(times) >= self.new_runs_per_client:
             wait = max(1, int(times[0] + self.window_s - now + 0.999))
             limit, window = self.new_runs_per_client, int(self.window_s)
-            raise RunLimitError(f"too many new practice runs from your address: at most {limit} per {window} s. "
-                                f"Continue a run you started, or try again in {wait} s")  # fmt: skip
+            raise RunLimitError(
+                f"too many new practice runs from your address: at most {limit} per {window} s. "
+                f"Continue a run you started, or try again in {wait} s"
+            )
 
     def _make_room(self, client: str, now: float) -> None:
         """Drop one in-memory run when the registry is full, never another client's for a client's flood."""
@@ -161,8 +174,10 @@ class StudyRegistry:
         else:
             victim = memory[0]
             if now - self._used[victim] < self.fresh_s:
-                raise RunLimitError(f"the practice tab is full ({len(memory)} visitors' runs are kept in memory and "
-                                    "in use). Try again in a few minutes")  # fmt: skip
+                raise RunLimitError(
+                    f"the practice tab is full ({len(memory)} visitors' runs are kept in memory and "
+                    "in use). Try again in a few minutes"
+                )
         self._runs.pop(victim)
         self._owner.pop(victim)
         self._used.pop(victim)

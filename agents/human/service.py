@@ -70,10 +70,18 @@ class StudyPlan:
 
 
 def build_plan(
-    split: str, *, dataset: str | os.PathLike[str] | None = None, mode: str = "search", seed: int = DEFAULT_SEED,
-    labels_path: Path | None = None, out_dir: Path | None = Path("."), output: Path | None = None,
-    annotator: str | None = None, batch: str | None = None, config: Mapping[str, Any] | None = None,
-) -> StudyPlan:  # fmt: skip
+    split: str,
+    *,
+    dataset: str | os.PathLike[str] | None = None,
+    mode: str = "search",
+    seed: int = DEFAULT_SEED,
+    labels_path: Path | None = None,
+    out_dir: Path | None = Path("."),
+    output: Path | None = None,
+    annotator: str | None = None,
+    batch: str | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> StudyPlan:
     """Read the split and cut it into batches (see the module docstring for what is kept server side).
 
     Raises:
@@ -107,9 +115,20 @@ def build_plan(
             labelled = list(gold.values())
         evidence = {str(r["id"]): [dict(e) for e in r["evidence"]] for r in labelled}
     settings = {"seed": seed, "batch_size": len(batches[0].ids) if batches else 0, **dict(config or {})}
-    return StudyPlan(split=split, mode=mode, batches=batches, questions=questions, gold=gold, evidence=evidence,
-                     out_dir=out_dir, output=output, annotator=check_annotator(annotator) if annotator else None,
-                     batch=batch, dataset=dataset_provenance(dataset), config=settings)  # fmt: skip
+    return StudyPlan(
+        split=split,
+        mode=mode,
+        batches=batches,
+        questions=questions,
+        gold=gold,
+        evidence=evidence,
+        out_dir=out_dir,
+        output=output,
+        annotator=check_annotator(annotator) if annotator else None,
+        batch=batch,
+        dataset=dataset_provenance(dataset),
+        config=settings,
+    )
 
 
 #: Moves within the document in view (the ``via`` of a page view that is not a result or an oracle page).
@@ -168,19 +187,31 @@ class HumanService:
         if self.plan.evidence is not None:
             for row in rows:
                 row["evidence"] = self.plan.evidence.get(row["id"], [])
-        settings = StudySettings(split=self.plan.split, mode=self.plan.mode, dataset=self.plan.dataset,
-                                 config={**dict(self.plan.config), "k": self.corpus.k})  # fmt: skip
-        return self.registry.open(path, annotator, chosen.name, lambda: StudyRun(
-            rows, path, annotator=annotator, batch=chosen.name, settings=settings, clock=self.clock),
-            key=key, client=client)  # fmt: skip
+        settings = StudySettings(
+            split=self.plan.split,
+            mode=self.plan.mode,
+            dataset=self.plan.dataset,
+            config={**dict(self.plan.config), "k": self.corpus.k},
+        )
+        return self.registry.open(
+            path,
+            annotator,
+            chosen.name,
+            lambda: StudyRun(rows, path, annotator=annotator, batch=chosen.name, settings=settings, clock=self.clock),
+            key=key,
+            client=client,
+        )
 
     def search(self, run: StudyRun, query: str) -> SearchOutcome:
         """Search and log the query (also a refused or empty one: it was an attempt) on the current question."""
         session = run.session()
         if session is not None and session.full:  # a run kept in memory (the Space) at its cap: nothing to log
-            return SearchOutcome((), f"this practice run has used the {run.max_actions} searches and page views "
-                                     "a run keeps here: answer from the pages you found, or start another "
-                                     "batch")  # fmt: skip
+            return SearchOutcome(
+                (),
+                f"this practice run has used the {run.max_actions} searches and page views "
+                "a run keeps here: answer from the pages you found, or start another "
+                "batch",
+            )
         outcome = self.corpus.search(query)
         text = (query or "").strip()
         if session is not None and text:

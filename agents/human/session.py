@@ -88,9 +88,13 @@ class QuestionSession:
     ) -> dict[str, Any] | None:
         """Log one search: the query, when, how many pages came back and which (best first); a query the engine
         ``refused`` (nothing searched) goes to :attr:`refused` instead, no step of the effort. ``None``: full."""
-        entry = {"query": query, "timestamp": stamp(self._clock()),
-                 "results": [{"document": d, "page": int(p)} for d, p in pages], "count": len(pages),
-                 "error": error}  # fmt: skip
+        entry = {
+            "query": query,
+            "timestamp": stamp(self._clock()),
+            "results": [{"document": d, "page": int(p)} for d, p in pages],
+            "count": len(pages),
+            "error": error,
+        }
         with self._lock:
             if self._full():
                 return None
@@ -139,9 +143,12 @@ class QuestionSession:
     def snapshot(self) -> dict[str, Any]:
         """Copies of the lists (for the sidebar), taken under the lock."""
         with self._lock:
-            return {"searches": [dict(s) for s in self.searches], "citations": [dict(c) for c in self.citations],
-                    "page_views": [dict(v) for v in self.page_views],
-                    "refused": [dict(r) for r in self.refused]}  # fmt: skip
+            return {
+                "searches": [dict(s) for s in self.searches],
+                "citations": [dict(c) for c in self.citations],
+                "page_views": [dict(v) for v in self.page_views],
+                "refused": [dict(r) for r in self.refused],
+            }
 
 
 def build_human_record(

@@ -119,8 +119,10 @@ class StudyRun:
         for rid, record in existing.items():
             owner = record.get("annotator")
             if owner is not None and owner != self.annotator:
-                raise StudyError(f"{self.path}: id {rid} was answered by annotator {owner!r}, not "
-                                 f"{self.annotator!r}; use your own file")  # fmt: skip
+                raise StudyError(
+                    f"{self.path}: id {rid} was answered by annotator {owner!r}, not "
+                    f"{self.annotator!r}; use your own file"
+                )
         ids = {str(q["id"]) for q in self.questions}
         return {rid: rec for rid, rec in existing.items() if rid in ids}
 
@@ -165,8 +167,9 @@ class StudyRun:
         """What the next question may still log of the run's :attr:`max_actions`."""
         if self.max_actions is None:
             return None
-        used = sum(len(r["search_history"]) + len(r.get("refused_searches", ())) + len(r["page_views"])
-                   for r in self.lines)  # fmt: skip
+        used = sum(
+            len(r["search_history"]) + len(r.get("refused_searches", ())) + len(r["page_views"]) for r in self.lines
+        )
         return max(self.max_actions - used, 0)
 
     # -- answering ------------------------------------------------------------------------------------------
@@ -182,10 +185,16 @@ class StudyRun:
             if session is None or session.id != str(question_id):
                 return None
             record = build_human_record(
-                session, [] if gave_up else list(answer), annotator=self.annotator, batch=self.batch,
-                split=self.settings.split, mode=self.settings.mode, gave_up=gave_up,
-                dataset=self.settings.dataset, config=self.settings.config,
-            )  # fmt: skip
+                session,
+                [] if gave_up else list(answer),
+                annotator=self.annotator,
+                batch=self.batch,
+                split=self.settings.split,
+                mode=self.settings.mode,
+                gave_up=gave_up,
+                dataset=self.settings.dataset,
+                config=self.settings.config,
+            )
             if self._writer is not None:
                 self._writer.write(record)
             else:
@@ -203,6 +212,9 @@ class StudyRun:
     def jsonl(self) -> str:
         """The run's lines as JSONL text (for a download; in the file's order)."""
         with self._lock:
-            lines = self.lines if self._writer is None else [self.answered[str(q["id"])] for q in self.questions
-                                                              if str(q["id"]) in self.answered]  # fmt: skip
+            lines = (
+                self.lines
+                if self._writer is None
+                else [self.answered[str(q["id"])] for q in self.questions if str(q["id"]) in self.answered]
+            )
             return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines)

@@ -90,8 +90,10 @@ SHOW_PAGE_JS = """() => { if (window.innerWidth < 768) document.getElementById("
 #: After an answer: the next question, at the top of the screen (on a phone the answer box is far below it).
 SCROLL_JS = """() => { document.getElementById("question")?.scrollIntoView({block: "start"}); return []; }"""
 
-KEYS_HELP = ("Keys: **Enter** submits the answer (Shift+Enter: another line) · **←/→** previous/next page · "
-             "**c** cites the page in view · click the page to zoom")  # fmt: skip
+KEYS_HELP = (
+    "Keys: **Enter** submits the answer (Shift+Enter: another line) · **←/→** previous/next page · "
+    "**c** cites the page in view · click the page to zoom"
+)
 
 INSTRUCTIONS = f"""**How to answer.** Search the document collection (syntax: {SYNTAX_HELP}; e.g. `mountain car`,
 `mountain OR car`, `"annual report"`, `car*`). Open a result to browse its whole document (first / previous / next /

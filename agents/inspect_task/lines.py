@@ -48,9 +48,12 @@ def prediction_fields(store: Mapping[str, Any]) -> dict[str, Any]:
     """``answer``, ``citations``, ``search_history`` and ``steps`` of a sample's store (the scored part)."""
     output = store.get(STORE_ANSWER) or {}
     history = [dict(h) for h in store.get(STORE_SEARCHES) or []]
-    return {"answer": list(output.get("answer") or []),
-            "citations": [dict(c) for c in output.get("citations") or []],
-            "search_history": history, "steps": len(history)}  # fmt: skip
+    return {
+        "answer": list(output.get("answer") or []),
+        "citations": [dict(c) for c in output.get("citations") or []],
+        "search_history": history,
+        "steps": len(history),
+    }
 
 
 def task_settings(log: Any) -> dict[str, Any]:
@@ -85,19 +88,22 @@ def trajectory(messages: Sequence[Any], events: Iterable[Any]) -> list[dict[str,
         usage = calls[step - 1].output.usage if len(calls) == len(assistants) else None
         errors = [r.error.message for r in replies if r.error is not None]
         observation = "\n".join(_text(r.content) for r in replies if r.error is None)
-        out.append({
-            "step": step,
-            "model_output": _cut(message.text, MAX_MODEL_OUTPUT_CHARS) or None,
-            "tool_calls": [{"name": c.function, "arguments": c.arguments} for c in tool_calls],
-            "observation": _cut(observation, MAX_OBSERVATION_CHARS) or None,
-            "images": sum(_images(r.content) for r in replies),
-            "error": cut("; ".join(errors), MAX_OBSERVATION_CHARS) if errors else None,
-            "input_tokens": _input_tokens(usage) if usage is not None else None,
-            "output_tokens": usage.output_tokens if usage is not None else None,
-            "duration_s": round(calls[step - 1].working_time, 3)
-            if usage is not None and calls[step - 1].working_time is not None else None,
-            "final": any(c.function == "final_answer" for c in tool_calls) and not errors,
-        })  # fmt: skip
+        out.append(
+            {
+                "step": step,
+                "model_output": _cut(message.text, MAX_MODEL_OUTPUT_CHARS) or None,
+                "tool_calls": [{"name": c.function, "arguments": c.arguments} for c in tool_calls],
+                "observation": _cut(observation, MAX_OBSERVATION_CHARS) or None,
+                "images": sum(_images(r.content) for r in replies),
+                "error": cut("; ".join(errors), MAX_OBSERVATION_CHARS) if errors else None,
+                "input_tokens": _input_tokens(usage) if usage is not None else None,
+                "output_tokens": usage.output_tokens if usage is not None else None,
+                "duration_s": round(calls[step - 1].working_time, 3)
+                if usage is not None and calls[step - 1].working_time is not None
+                else None,
+                "final": any(c.function == "final_answer" for c in tool_calls) and not errors,
+            }
+        )
     return out
 
 
@@ -112,8 +118,10 @@ def _input_tokens(usage: Any) -> int:
 def usage_of(sample: Any) -> dict[str, int]:
     """Input and output tokens of a sample, summed over its models."""
     usages = list((sample.model_usage or {}).values())
-    return {"input_tokens": sum(_input_tokens(u) for u in usages),
-            "output_tokens": sum(int(u.output_tokens) for u in usages)}  # fmt: skip
+    return {
+        "input_tokens": sum(_input_tokens(u) for u in usages),
+        "output_tokens": sum(int(u.output_tokens) for u in usages),
+    }
 
 
 def _failure(sample: Any, store: Mapping[str, Any], max_steps: int) -> tuple[str | None, str | None, str | None]:
@@ -139,23 +147,42 @@ def sample_line(sample: Any, log: Any, settings: Mapping[str, Any], source: str 
     question = sample.input if isinstance(sample.input, str) else _text(sample.input[0].content)
     spec = log.eval
     generate = spec.model_generate_config.model_dump(exclude_none=True) if spec.model_generate_config else {}
-    config = {"model": spec.model, "agent": AGENT_NAME, "split": settings.get("split"),
-              "dataset": settings.get("dataset"), "max_steps": settings.get("max_steps"), "question_timeout": None,
-              "top_k": settings.get("top_k"), "observe": settings.get("observe"),
-              "page_chars": settings.get("page_chars"), "search_timeout": settings.get("search_timeout"),
-              "search_max_terms": settings.get("search_max_terms"),
-              "search_max_postings": settings.get("search_max_postings"),
-              "model_options": generate, "harness": "inspect_ai",
-              "inspect_ai": (spec.packages or {}).get("inspect_ai"), "task": spec.task, "eval_id": spec.eval_id,
-              "log": source}  # fmt: skip
+    config = {
+        "model": spec.model,
+        "agent": AGENT_NAME,
+        "split": settings.get("split"),
+        "dataset": settings.get("dataset"),
+        "max_steps": settings.get("max_steps"),
+        "question_timeout": None,
+        "top_k": settings.get("top_k"),
+        "observe": settings.get("observe"),
+        "page_chars": settings.get("page_chars"),
+        "search_timeout": settings.get("search_timeout"),
+        "search_max_terms": settings.get("search_max_terms"),
+        "search_max_postings": settings.get("search_max_postings"),
+        "model_options": generate,
+        "harness": "inspect_ai",
+        "inspect_ai": (spec.packages or {}).get("inspect_ai"),
+        "task": spec.task,
+        "eval_id": spec.eval_id,
+        "log": source,
+    }
     output = {"answer": fields["answer"], "citations": fields["citations"]}
     record = build_record(
-        {"id": sample.id, "question": question}, agent_name=AGENT_NAME, model=spec.model,
-        elapsed_s=float(sample.total_time or 0.0), output=output, error=error, error_kind=kind, config=config,
-        dataset=settings.get("provenance"), steps=fields["steps"], usage=usage_of(sample),
+        {"id": sample.id, "question": question},
+        agent_name=AGENT_NAME,
+        model=spec.model,
+        elapsed_s=float(sample.total_time or 0.0),
+        output=output,
+        error=error,
+        error_kind=kind,
+        config=config,
+        dataset=settings.get("provenance"),
+        steps=fields["steps"],
+        usage=usage_of(sample),
         search_history=fields["search_history"],
         extra={"final_state": state, "trajectory": trajectory(sample.messages, sample.events or [])},
-    )  # fmt: skip
+    )
     return record
 
 

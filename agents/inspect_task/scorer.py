@@ -48,8 +48,11 @@ def kuiper() -> Metric:
 
     def compute(scores: list[SampleScore]) -> Value:
         rows = [(s.score.metadata or {}).get("steps") for s in scores]
-        pairs = [(int(st), s.score.as_float() >= CORRECT_THRESHOLD) for st, s in zip(rows, scores, strict=True)
-                 if st is not None]  # fmt: skip
+        pairs = [
+            (int(st), s.score.as_float() >= CORRECT_THRESHOLD)
+            for st, s in zip(rows, scores, strict=True)
+            if st is not None
+        ]
         return kuiper_statistic([p[0] for p in pairs], [int(p[1]) for p in pairs], "block")
 
     return compute
@@ -77,8 +80,14 @@ def gold_record(sample_id: Any, question: str, metadata: dict[str, Any]) -> dict
     return {"id": str(sample_id), "question": question, **{k: metadata.get(k) for k in GOLD_FIELDS}}
 
 
-@scorer(metrics={"accuracy": [mean(), stderr(), kuiper(), by_hop()], "anls": [mean()], "page_f1": [mean()],
-                 "doc_f1": [mean()]})  # fmt: skip
+@scorer(
+    metrics={
+        "accuracy": [mean(), stderr(), kuiper(), by_hop()],
+        "anls": [mean()],
+        "page_f1": [mean()],
+        "doc_f1": [mean()],
+    }
+)
 def madqa_scorer() -> Scorer:
     """Accuracy (ANLS* >= 0.5), ANLS*, Page F1 and Doc F1 of the sample's final answer (the metric's scoring)."""
 
@@ -91,12 +100,16 @@ def madqa_scorer() -> Scorer:
         answer = fields["answer"]
         cited = ", ".join(f"{c['document']} p.{c['page']}" for c in fields["citations"]) or "none"
         return Score(
-            value={"accuracy": float(item.score or 0.0), "anls": item.anls, "page_f1": item.page_f1,
-                   "doc_f1": item.doc_f1},
+            value={
+                "accuracy": float(item.score or 0.0),
+                "anls": item.anls,
+                "page_f1": item.page_f1,
+                "doc_f1": item.doc_f1,
+            },
             answer=" | ".join(answer) if answer else None,
             explanation=f"ANLS* {item.anls:.3f} against {len(reference.answer_variants)} variant(s); cited {cited}; "
-                        f"{fields['steps']} search(es)" + (f"; error type {item.error}" if item.error else ""),
+            f"{fields['steps']} search(es)" + (f"; error type {item.error}" if item.error else ""),
             metadata={"steps": item.steps, "hop_type": reference.hop_type, "error_type": item.error},
-        )  # fmt: skip
+        )
 
     return score

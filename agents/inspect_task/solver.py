@@ -85,8 +85,13 @@ def _last_final_call(state: TaskState) -> Any:
 
 
 @solver
-def search_agent(corpus: Corpus, max_steps: int = DEFAULT_MAX_STEPS, top_k: int = DEFAULT_TOP_K,
-                 observe: Observe = "text", page_chars: int = DEFAULT_PAGE_CHARS) -> Solver:  # fmt: skip
+def search_agent(
+    corpus: Corpus,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    top_k: int = DEFAULT_TOP_K,
+    observe: Observe = "text",
+    page_chars: int = DEFAULT_PAGE_CHARS,
+) -> Solver:
     """The BM25 search agent: at most ``max_steps`` model calls over ``search_documents`` and ``final_answer``."""
     if max_steps < 1:
         raise ValueError(f"max_steps must be at least 1, got {max_steps}")
@@ -95,9 +100,10 @@ def search_agent(corpus: Corpus, max_steps: int = DEFAULT_MAX_STEPS, top_k: int 
         search = new_search(corpus, top_k=top_k, observe=observe, page_chars=page_chars)
         both, final_only = [search_tool(search), final_answer_tool()], [final_answer_tool()]
         words = texts()
-        state.messages = [ChatMessageSystem(content=system_prompt(search, max_steps)),
-                          ChatMessageUser(content=populate_template(words["task"],
-                                                                    variables={"question": state.input_text}))]
+        state.messages = [
+            ChatMessageSystem(content=system_prompt(search, max_steps)),
+            ChatMessageUser(content=populate_template(words["task"], variables={"question": state.input_text})),
+        ]
         for step in range(1, max_steps + 1):
             if step == max_steps:
                 state.messages.append(ChatMessageUser(content=words["last_step"]))

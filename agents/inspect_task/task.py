@@ -52,8 +52,9 @@ def question_rows(split: str, dataset: str | None) -> tuple[list[dict[str, Any]]
 def to_sample(row: dict[str, Any]) -> Sample:
     """One question as an inspect sample."""
     variants = [" | ".join(v) for v in row.get("answer_variants") or []]
-    return Sample(id=str(row["id"]), input=str(row["question"]), target=variants,
-                  metadata={k: row.get(k) for k in GOLD_FIELDS})  # fmt: skip
+    return Sample(
+        id=str(row["id"]), input=str(row["question"]), target=variants, metadata={k: row.get(k) for k in GOLD_FIELDS}
+    )
 
 
 def search_limits(search_timeout: float) -> SearchLimits:
@@ -97,16 +98,29 @@ def madqa_bm25(
     rows, labelled = question_rows(split, dataset)
     rows = rows[: int(limit)] if limit is not None else rows
     spec = dataset_spec(dataset)
-    settings = {"split": split, "dataset": spec, "provenance": dataset_provenance(dataset),
-                "max_steps": int(max_steps), "top_k": int(top_k), "observe": observe, "page_chars": int(page_chars),
-                **search_limits(float(search_timeout)).settings(), "labelled": labelled}  # fmt: skip
+    settings = {
+        "split": split,
+        "dataset": spec,
+        "provenance": dataset_provenance(dataset),
+        "max_steps": int(max_steps),
+        "top_k": int(top_k),
+        "observe": observe,
+        "page_chars": int(page_chars),
+        **search_limits(float(search_timeout)).settings(),
+        "labelled": labelled,
+    }
     corpus = open_corpus(dataset, float(search_timeout))
     return Task(
         dataset=MemoryDataset([to_sample(r) for r in rows], name=f"madqa:{spec}:{split}"),
-        solver=search_agent(corpus, max_steps=int(max_steps), top_k=int(top_k), observe=observe,  # type: ignore[arg-type]
-                            page_chars=int(page_chars)),
+        solver=search_agent(
+            corpus,
+            max_steps=int(max_steps),
+            top_k=int(top_k),
+            observe=observe,  # type: ignore[arg-type]
+            page_chars=int(page_chars),
+        ),
         scorer=madqa_scorer() if labelled else None,
         message_limit=message_limit(int(max_steps)),
         metadata={TASK_METADATA: settings},
         version=TASK_VERSION,
-    )  # fmt: skip
+    )

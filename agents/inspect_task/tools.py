@@ -44,8 +44,9 @@ def search_tool(search: SearchDocumentsTool) -> ToolDef:
         return [ContentText(text=str(text)), *(ContentImage(image=f"data:{mime};base64,{e}") for e in encoded)]
 
     # max_output=0: the page texts are already cut to page_chars each (inspect's default cap is 16 KB in all).
-    return ToolDef(execute, name=SEARCH, description=search.description,
-                   parameters=_params(dict(search.inputs)), max_output=0)  # fmt: skip
+    return ToolDef(
+        execute, name=SEARCH, description=search.description, parameters=_params(dict(search.inputs)), max_output=0
+    )
 
 
 def final_answer_tool() -> ToolDef:
@@ -59,5 +60,9 @@ def final_answer_tool() -> ToolDef:
         store().set(STORE_ANSWER, output)
         return "Final answer recorded: " + ", ".join(output["answer"] or ["(empty)"])
 
-    return ToolDef(execute, name=FINAL_ANSWER, description=FinalAnswerTool.description,
-                   parameters=_params(dict(FinalAnswerTool.inputs)))  # fmt: skip
+    return ToolDef(
+        execute,
+        name=FINAL_ANSWER,
+        description=FinalAnswerTool.description,
+        parameters=_params(dict(FinalAnswerTool.inputs)),
+    )

@@ -94,8 +94,14 @@ class MDocPipeline:
 
     max_steps = len(ROLES)
 
-    def __init__(self, model: Model, prompts: Mapping[str, Any], text_pages: Sequence[Mapping[str, Any]],
-                 image_pages: Sequence[Mapping[str, Any]], images: Sequence[Any] | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Model,
+        prompts: Mapping[str, Any],
+        text_pages: Sequence[Mapping[str, Any]],
+        image_pages: Sequence[Mapping[str, Any]],
+        images: Sequence[Any] | None,
+    ) -> None:
         """Hold the inputs; nothing is called yet."""
         self.model, self.texts = model, dict(prompts["madqa"])
         self.system = str(prompts["system_prompt"])
@@ -109,12 +115,19 @@ class MDocPipeline:
         prompt = populate_template(self.texts[role], variables=dict(variables))
         content: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
         content += [{"type": "image", "image": img} for img in images or []]
-        messages = [ChatMessage(role=MessageRole.SYSTEM, content=[{"type": "text", "text": self.system}]),
-                    ChatMessage(role=MessageRole.USER, content=content)]  # fmt: skip
+        messages = [
+            ChatMessage(role=MessageRole.SYSTEM, content=[{"type": "text", "text": self.system}]),
+            ChatMessage(role=MessageRole.USER, content=content),
+        ]
         pages = [f"{p['document']} p.{p['page']}" for p in variables.get("pages") or []]
-        step = ActionStep(step_number=n, timing=Timing(start_time=time.time()), model_input_messages=messages,
-                          tool_calls=[ToolCall(name=f"{role}_agent", arguments={"pages": pages}, id=f"mdoc_{n}")],
-                          observations=prompt, observations_images=list(images) if images else None)  # fmt: skip
+        step = ActionStep(
+            step_number=n,
+            timing=Timing(start_time=time.time()),
+            model_input_messages=messages,
+            tool_calls=[ToolCall(name=f"{role}_agent", arguments={"pages": pages}, id=f"mdoc_{n}")],
+            observations=prompt,
+            observations_images=list(images) if images else None,
+        )
         try:
             reply = self.model.generate(messages)
             step.model_output_message = reply
@@ -129,17 +142,24 @@ class MDocPipeline:
         """Call the five agents in turn, yielding each step; returns ``{"answer", "citations"}``."""
         both = _unique(self.text_pages + self.image_pages)
         vision = self.images is not None
-        general = self._call(1, "general", {"question": question, "pages": both, "vision": vision},
-                             self.images)  # fmt: skip
+        general = self._call(1, "general", {"question": question, "pages": both, "vision": vision}, self.images)
         yield general
-        critical = self._call(2, "critical", {"question": question, "pages": both, "vision": vision,
-                                              "general": general.model_output}, self.images)  # fmt: skip
+        critical = self._call(
+            2,
+            "critical",
+            {"question": question, "pages": both, "vision": vision, "general": general.model_output},
+            self.images,
+        )
         yield critical
         cues = parse_cues(str(critical.model_output or ""))
         text = self._call(3, "text", {"question": question, "pages": self.text_pages, "cues": cues["text"]}, None)
         yield text
-        image = self._call(4, "image", {"question": question, "pages": self.image_pages, "vision": vision,
-                                        "cues": cues["image"]}, self.images)  # fmt: skip
+        image = self._call(
+            4,
+            "image",
+            {"question": question, "pages": self.image_pages, "vision": vision, "cues": cues["image"]},
+            self.images,
+        )
         yield image
         answers = {"general": general.model_output, "text": text.model_output, "image": image.model_output}
         summary = self._call(5, "summarize", {"question": question, "pages": both, **answers}, None)

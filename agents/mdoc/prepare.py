@@ -37,17 +37,26 @@ DEFAULT_TOP_K = 4
 class PreparedMDocAgent(SmolagentsPrepared[Model]):
     """MDocAgent ready for a run: a model per slot; the retrievers and the renderer shared."""
 
-    def __init__(self, config: RunConfig, settings: dict[str, Any], models: Sequence[Model],
-                 dataset: Mapping[str, Any] | None, text_retriever: Any, image_retriever: Any | None,
-                 renderer: PageRenderer) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        models: Sequence[Model],
+        dataset: Mapping[str, Any] | None,
+        text_retriever: Any,
+        image_retriever: Any | None,
+        renderer: PageRenderer,
+    ) -> None:
         """Hold the models, retrievers and renderer."""
         super().__init__(config, settings, models, dataset)
         self.text_retriever, self.image_retriever, self.renderer = text_retriever, image_retriever, renderer
 
     def _pages(self, hits: Sequence[Any]) -> list[dict[str, Any]]:
         chars = self.config.page_chars or 0
-        return [{"document": h.document, "page": h.page, "text": self.renderer.text(h.document, h.page)[:chars]}
-                for h in hits]  # fmt: skip
+        return [
+            {"document": h.document, "page": h.page, "text": self.renderer.text(h.document, h.page)[:chars]}
+            for h in hits
+        ]
 
     def build(self, slot: Model, item: Mapping[str, Any]) -> MDocPipeline:
         """Both retrievals, then the pipeline over their pages (renders for a vision model)."""
@@ -59,26 +68,39 @@ class PreparedMDocAgent(SmolagentsPrepared[Model]):
         images = [self.renderer.image(p["document"], p["page"]) for p in image_pages] if c.observe == "image" else None
         pipeline = MDocPipeline(slot, load_prompts("mdoc"), text_pages, image_pages, images)
         pipeline.retrievals = [  # type: ignore[attr-defined]
-            {"query": question, "retriever": kind, "results": [{"document": p["document"], "page": p["page"]}
-                                                               for p in pages], "count": len(pages), "error": None}
+            {
+                "query": question,
+                "retriever": kind,
+                "results": [{"document": p["document"], "page": p["page"]} for p in pages],
+                "count": len(pages),
+                "error": None,
+            }
             for kind, pages in (("text", text_pages), ("image", image_pages))
-        ]  # fmt: skip
+        ]
         return pipeline
 
     def step_events(self, agent: MDocPipeline, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
         """The two retrievals, as :class:`SearchEvent` values, with the first step."""
         if shown:
             return []
-        return [SearchEvent(step=step.step_number, query=f"{r['retriever']}: {r['query']}", count=r["count"],
-                            pages=tuple(Citation(str(p["document"]), int(p["page"])) for p in r["results"]))
-                for r in getattr(agent, "retrievals", [])]  # fmt: skip
+        return [
+            SearchEvent(
+                step=step.step_number,
+                query=f"{r['retriever']}: {r['query']}",
+                count=r["count"],
+                pages=tuple(Citation(str(p["document"]), int(p["page"])) for p in r["results"]),
+            )
+            for r in getattr(agent, "retrievals", [])
+        ]
 
     def record_fields(self, agent: MDocPipeline | None) -> dict[str, Any]:
         """``search_history``: the two retrievals; ``steps``: the agents called."""
         if agent is None:
             return {"search_history": []}
-        return {"search_history": [dict(r) for r in getattr(agent, "retrievals", [])],
-                "steps": len(agent.memory.steps)}  # fmt: skip
+        return {
+            "search_history": [dict(r) for r in getattr(agent, "retrievals", [])],
+            "steps": len(agent.memory.steps),
+        }
 
 
 @dataclass(frozen=True)
@@ -101,8 +123,15 @@ class MDocAgentEntry:
         if config.sub_model is not None:
             raise RunError("--sub-model is for --agent repl")
 
-    def prepare(self, config: RunConfig, *, slots: int = 1, model_options: Mapping[str, Any] | None = None,
-                dataset: Mapping[str, Any] | None = None, host: Host = Host()) -> PreparedMDocAgent:  # noqa: B008  # fmt: skip
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int = 1,
+        model_options: Mapping[str, Any] | None = None,
+        dataset: Mapping[str, Any] | None = None,
+        host: Host = Host(),  # noqa: B008
+    ) -> PreparedMDocAgent:
         """Load ``slots`` models and build the retrievers over the dataset's pages.
 
         Raises:
@@ -123,11 +152,16 @@ class MDocAgentEntry:
         except RetrievalError as exc:
             raise RunError(str(exc)) from None
         image = retrievers[1] if len(retrievers) > 1 else None
-        config = replace(config, max_steps=len(ROLES), observe=observe, page_chars=page_chars,
-                         retriever=retrievers[0].name, image_retriever=image.name if image else None)  # fmt: skip
+        config = replace(
+            config,
+            max_steps=len(ROLES),
+            observe=observe,
+            page_chars=page_chars,
+            retriever=retrievers[0].name,
+            image_retriever=image.name if image else None,
+        )
         renderer = PageRenderer(config.dataset, pages=pages)
-        return PreparedMDocAgent(config, config.settings(self.fields), models, dataset, retrievers[0], image,
-                                 renderer)  # fmt: skip
+        return PreparedMDocAgent(config, config.settings(self.fields), models, dataset, retrievers[0], image, renderer)
 
 
 #: The registered entry (:mod:`madqa.agents.registry`).

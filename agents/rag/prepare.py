@@ -35,8 +35,15 @@ DEFAULT_RETRIEVER = "rrf:bm25+dense:wordllama"
 class PreparedRAGAgent(SmolagentsPrepared[Model]):
     """The static RAG baseline ready for a run: a model per slot, one shared retriever and renderer."""
 
-    def __init__(self, config: RunConfig, settings: dict[str, Any], models: Sequence[Model],
-                 dataset: Mapping[str, Any] | None, retriever: Any, renderer: PageRenderer) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        models: Sequence[Model],
+        dataset: Mapping[str, Any] | None,
+        retriever: Any,
+        renderer: PageRenderer,
+    ) -> None:
         """Hold the models, the retriever and the renderer."""
         super().__init__(config, settings, models, dataset)
         self.retriever, self.renderer = retriever, renderer
@@ -47,8 +54,16 @@ class PreparedRAGAgent(SmolagentsPrepared[Model]):
         question = str(item.get("question") or "")
         hits = self.retriever.search(question, k=c.top_k)
         pages = [{"document": h.document, "page": h.page} for h in hits]
-        agent = build_search_agent(slot, None, self.renderer, max_steps=1, observe=c.observe, oracle_pages=pages,
-                                   page_chars=c.page_chars or 0, prompts="rag")  # fmt: skip
+        agent = build_search_agent(
+            slot,
+            None,
+            self.renderer,
+            max_steps=1,
+            observe=c.observe,
+            oracle_pages=pages,
+            page_chars=c.page_chars or 0,
+            prompts="rag",
+        )
         agent.retrieval = {"query": question, "results": pages, "count": len(pages), "error": None}  # type: ignore[attr-defined]
         return agent
 
@@ -84,8 +99,15 @@ class RAGAgentEntry:
         if config.sub_model is not None:
             raise RunError("--sub-model is for --agent repl")
 
-    def prepare(self, config: RunConfig, *, slots: int = 1, model_options: Mapping[str, Any] | None = None,
-                dataset: Mapping[str, Any] | None = None, host: Host = Host()) -> PreparedRAGAgent:  # noqa: B008
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int = 1,
+        model_options: Mapping[str, Any] | None = None,
+        dataset: Mapping[str, Any] | None = None,
+        host: Host = Host(),  # noqa: B008
+    ) -> PreparedRAGAgent:
         """Load ``slots`` models and build the retriever over the dataset's pages.
 
         Raises:
@@ -104,8 +126,7 @@ class RAGAgentEntry:
             retriever = make_retriever(config.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
         except RetrievalError as exc:
             raise RunError(str(exc)) from None
-        config = replace(config, max_steps=1, observe=observe, page_chars=page_chars,
-                         retriever=retriever.name)  # fmt: skip
+        config = replace(config, max_steps=1, observe=observe, page_chars=page_chars, retriever=retriever.name)
         renderer = PageRenderer(config.dataset, pages=pages)
         return PreparedRAGAgent(config, config.settings(self.fields), models, dataset, retriever, renderer)
 

@@ -46,13 +46,18 @@ ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "answer": {"type": "array", "items": {"type": "string", "maxLength": 60}, "maxItems": 3},
-        "citations": {"type": "array", "maxItems": 3, "items": {
-            "type": "object", "properties": {"document": {"type": "string", "maxLength": 80},
-                                             "page": {"type": "integer"}},
-            "required": ["document", "page"]}},
+        "citations": {
+            "type": "array",
+            "maxItems": 3,
+            "items": {
+                "type": "object",
+                "properties": {"document": {"type": "string", "maxLength": 80}, "page": {"type": "integer"}},
+                "required": ["document", "page"],
+            },
+        },
     },
     "required": ["answer", "citations"],
-}  # fmt: skip
+}
 
 
 def salvage_answer(text: str) -> dict[str, Any] | None:
@@ -70,8 +75,10 @@ def salvage_answer(text: str) -> dict[str, Any] | None:
 
     found = re.search(r'"answer"\s*:\s*\[(.*?)(?:\]|$)', text, flags=re.DOTALL)
     answers = [unquote(v) for v in re.findall(r'"((?:[^"\\]|\\.)*)"', found.group(1))] if found else []
-    cites = [{"document": unquote(d), "page": int(p)} for d, p in
-             re.findall(r'"document"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"page"\s*:\s*(\d+)', text)]  # fmt: skip
+    cites = [
+        {"document": unquote(d), "page": int(p)}
+        for d, p in re.findall(r'"document"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"page"\s*:\s*(\d+)', text)
+    ]
     return {"answer": answers, "citations": cites} if answers or cites else None
 
 
@@ -86,8 +93,16 @@ class ReplAgent(CodeAgent):
         sub_llm: the sub-call handler of the current question.
     """
 
-    def __init__(self, *, model: Model, executor: ReplExecutor, sub_llm: SubLLM, corpus: Mapping[str, Any],
-                 prompts: Mapping[str, Any], max_steps: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        model: Model,
+        executor: ReplExecutor,
+        sub_llm: SubLLM,
+        corpus: Mapping[str, Any],
+        prompts: Mapping[str, Any],
+        max_steps: int,
+    ) -> None:
         """Assemble the agent."""
         self.texts: dict[str, str] = dict(prompts["madqa"])
         self.sub_llm, self.corpus = sub_llm, corpus
@@ -95,25 +110,38 @@ class ReplAgent(CodeAgent):
         self.forced_error: str | None = None
         self.extraction_usage: list[TokenUsage | None] = []
         templates = {k: v for k, v in prompts.items() if k != "madqa"}
-        super().__init__(tools=[FinalAnswerTool()], model=model, prompt_templates=templates,  # type: ignore[arg-type]
-                         max_steps=max_steps, executor=executor, code_block_tags=CODE_BLOCK_TAGS,
-                         verbosity_level=LogLevel.OFF)  # fmt: skip
+        super().__init__(
+            tools=[FinalAnswerTool()],
+            model=model,
+            prompt_templates=templates,  # type: ignore[arg-type]
+            max_steps=max_steps,
+            executor=executor,
+            code_block_tags=CODE_BLOCK_TAGS,
+            verbosity_level=LogLevel.OFF,
+        )
 
     def initialize_system_prompt(self) -> str:
         """The system prompt: our instructions with the limits and the corpus size (never the corpus itself)."""
         variables = {
-            "max_steps": self.max_steps, "imports": ", ".join(ALLOWED_IMPORTS),
-            "sub_calls": self.sub_llm.max_calls, "sub_call_chars": self.sub_llm.max_chars,
+            "max_steps": self.max_steps,
+            "imports": ", ".join(ALLOWED_IMPORTS),
+            "sub_calls": self.sub_llm.max_calls,
+            "sub_call_chars": self.sub_llm.max_chars,
             "n_documents": len(self.corpus["documents"]),
             "n_pages": sum(len(p) for p in self.corpus["pages"].values()),
-            "context_chars": len(self.corpus["context"]), "custom_instructions": self.instructions,
-        }  # fmt: skip
+            "context_chars": len(self.corpus["context"]),
+            "custom_instructions": self.instructions,
+        }
         return populate_template(self.prompt_templates["system_prompt"], variables=variables)
 
     def provide_final_answer(self, task: str) -> ChatMessage:
         """No final answer by the last step: one extraction call over the transcript."""
-        messages = [ChatMessage(role=MessageRole.SYSTEM, content=[{"type": "text", "text":
-                                self.prompt_templates["final_answer"]["pre_messages"]}])]  # fmt: skip
+        messages = [
+            ChatMessage(
+                role=MessageRole.SYSTEM,
+                content=[{"type": "text", "text": self.prompt_templates["final_answer"]["pre_messages"]}],
+            )
+        ]
         messages += self.write_memory_to_messages()[1:]
         post = populate_template(self.prompt_templates["final_answer"]["post_messages"], variables={"task": task})
         messages.append(ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": post}]))
@@ -188,8 +216,13 @@ class ReplAgent(CodeAgent):
 
     def effort(self) -> dict[str, int]:
         """Model calls and tokens of the last run: root, sub and extraction calls (``steps`` = their sum)."""
-        roots = [s for s in self.memory.steps if isinstance(s, ActionStep) and s.model_output_message is not None
-                 and not isinstance(s.error, AgentMaxStepsError)]  # fmt: skip
+        roots = [
+            s
+            for s in self.memory.steps
+            if isinstance(s, ActionStep)
+            and s.model_output_message is not None
+            and not isinstance(s.error, AgentMaxStepsError)
+        ]
         root_in = sum(s.token_usage.input_tokens for s in roots if s.token_usage)
         root_out = sum(s.token_usage.output_tokens for s in roots if s.token_usage)
         ext_in = sum(u.input_tokens for u in self.extraction_usage if u)
@@ -197,12 +230,16 @@ class ReplAgent(CodeAgent):
         sub = self.sub_llm
         return {
             "steps": len(roots) + sub.calls + len(self.extraction_usage),
-            "root_calls": len(roots), "sub_calls": sub.calls, "extraction_calls": len(self.extraction_usage),
+            "root_calls": len(roots),
+            "sub_calls": sub.calls,
+            "extraction_calls": len(self.extraction_usage),
             "input_tokens": root_in + sub.input_tokens + ext_in,
             "output_tokens": root_out + sub.output_tokens + ext_out,
-            "root_input_tokens": root_in, "root_output_tokens": root_out,
-            "sub_input_tokens": sub.input_tokens, "sub_output_tokens": sub.output_tokens,
-        }  # fmt: skip
+            "root_input_tokens": root_in,
+            "root_output_tokens": root_out,
+            "sub_input_tokens": sub.input_tokens,
+            "sub_output_tokens": sub.output_tokens,
+        }
 
 
 def _refused_format(exc: BaseException) -> bool:
@@ -251,14 +288,19 @@ def build_repl_agent(
         raise ValueError(f"the corpus lacks {sorted(missing)}: build it with build_corpus(rows)")
     sub_model = sub_model or model
     calls, chars = default_sub_limits(sub_model)
-    sub = SubLLM(sub_model, max_calls=calls if sub_calls is None else sub_calls,
-                 max_chars=chars if sub_call_chars is None else sub_call_chars)  # fmt: skip
+    sub = SubLLM(
+        sub_model,
+        max_calls=calls if sub_calls is None else sub_calls,
+        max_chars=chars if sub_call_chars is None else sub_call_chars,
+    )
     if sub.max_calls < 0 or sub.max_chars < 1:
         raise ValueError("sub_calls must be at least 0 and sub_call_chars at least 1")
     clip = default_observation_chars(model) if observation_chars is None else observation_chars
     if clip < 100:
         raise ValueError(f"observation_chars must be at least 100, got {clip}")
-    executor = ReplExecutor(worker or ReplWorker(limits or WorkerLimits()), sub, variables=corpus,
-                            observation_chars=clip)  # fmt: skip
-    return ReplAgent(model=model, executor=executor, sub_llm=sub, corpus=corpus, prompts=load_prompts(prompts),
-                     max_steps=max_steps)  # fmt: skip
+    executor = ReplExecutor(
+        worker or ReplWorker(limits or WorkerLimits()), sub, variables=corpus, observation_chars=clip
+    )
+    return ReplAgent(
+        model=model, executor=executor, sub_llm=sub, corpus=corpus, prompts=load_prompts(prompts), max_steps=max_steps
+    )

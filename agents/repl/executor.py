@@ -81,14 +81,18 @@ class SubLLM:
         for i, prompt in enumerate(prompts):
             if len(prompt) > self.max_chars:
                 where = f"prompt {i} of {name}" if batched else name
-                raise SubCallError(f"{where} got {len(prompt):,} characters; the limit is {self.max_chars:,} per "
-                                   "call. Split the text into smaller chunks.")  # fmt: skip
+                raise SubCallError(
+                    f"{where} got {len(prompt):,} characters; the limit is {self.max_chars:,} per "
+                    "call. Split the text into smaller chunks."
+                )
         with self._lock:
             left = self.max_calls - self.calls
             if len(prompts) > left:
-                raise SubCallError(f"{name} asked for {len(prompts)} sub-call(s) but only {max(left, 0)} of "
-                                   f"{self.max_calls} are left for this question. Aggregate what you have and "
-                                   "answer.")  # fmt: skip
+                raise SubCallError(
+                    f"{name} asked for {len(prompts)} sub-call(s) but only {max(left, 0)} of "
+                    f"{self.max_calls} are left for this question. Aggregate what you have and "
+                    "answer."
+                )
             self.calls += len(prompts)
         if len(prompts) == 1:
             return [self._one(prompts[0])]
@@ -120,8 +124,13 @@ class ReplExecutor(PythonExecutor):
     structured final answer is validated here: a malformed one is an error the model sees and can fix.
     """
 
-    def __init__(self, worker: ReplWorker, sub_llm: SubLLM | None, variables: Iterable[str],
-                 observation_chars: int = DEFAULT_OBSERVATION_CHARS) -> None:  # fmt: skip
+    def __init__(
+        self,
+        worker: ReplWorker,
+        sub_llm: SubLLM | None,
+        variables: Iterable[str],
+        observation_chars: int = DEFAULT_OBSERVATION_CHARS,
+    ) -> None:
         """Use ``worker`` (its ``llm_handler`` becomes ``sub_llm``); ``variables``: state keys sent to the worker;
         logs, errors and outputs longer than ``observation_chars`` are clipped (:func:`clip_observation`)."""
         self.worker, self.variables, self.observation_chars = worker, tuple(variables), observation_chars
@@ -140,8 +149,12 @@ class ReplExecutor(PythonExecutor):
         """Run one step in the worker; errors are raised with the worker's message (smolagents shows them)."""
         start = time.perf_counter()
         result = self.worker.execute(code_action)
-        logger.debug("code step (%d characters): %.1f s, error: %.200s", len(code_action), time.perf_counter() - start,
-                     result.error)  # fmt: skip
+        logger.debug(
+            "code step (%d characters): %.1f s, error: %.200s",
+            len(code_action),
+            time.perf_counter() - start,
+            result.error,
+        )
         logs = clip_observation(result.logs, self.observation_chars)
         self.state["_print_outputs"] = logs
         if result.error is not None:

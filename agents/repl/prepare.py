@@ -58,8 +58,15 @@ def record_fields(agent: ReplAgent | None) -> dict[str, Any]:
 class PreparedReplAgent(SmolagentsPrepared[Slot]):
     """The code agent ready for a run: slots of models and workers, and the corpus variables."""
 
-    def __init__(self, config: RunConfig, settings: dict[str, Any], slots: Sequence[Slot],
-                 dataset: Mapping[str, Any] | None, corpus: Mapping[str, Any], host: Host) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        slots: Sequence[Slot],
+        dataset: Mapping[str, Any] | None,
+        corpus: Mapping[str, Any],
+        host: Host,
+    ) -> None:
         """Hold the slots and the corpus."""
         super().__init__(config, settings, slots, dataset)
         self.corpus, self.host = corpus, host
@@ -67,9 +74,16 @@ class PreparedReplAgent(SmolagentsPrepared[Slot]):
     def build(self, slot: Slot, item: Mapping[str, Any]) -> ReplAgent:
         """A fresh agent on the slot's models and worker, with the run's resolved limits."""
         s = self.settings
-        return build_repl_agent(slot.model, self.corpus, slot.sub_model, max_steps=self.config.max_steps,
-                                sub_calls=s["sub_calls"], sub_call_chars=s["sub_call_chars"],
-                                observation_chars=s["observation_chars"], worker=slot.worker)  # fmt: skip
+        return build_repl_agent(
+            slot.model,
+            self.corpus,
+            slot.sub_model,
+            max_steps=self.config.max_steps,
+            sub_calls=s["sub_calls"],
+            sub_call_chars=s["sub_call_chars"],
+            observation_chars=s["observation_chars"],
+            worker=slot.worker,
+        )
 
     def step_events(self, agent: ReplAgent, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
         """The step's code and what it printed (a step without code, e.g. the extraction, shows nothing)."""
@@ -115,8 +129,15 @@ class ReplAgentEntry:
         if config.sub_model is not None:
             parse_spec(config.sub_model)
 
-    def prepare(self, config: RunConfig, *, slots: int = 1, model_options: Mapping[str, Any] | None = None,
-                dataset: Mapping[str, Any] | None = None, host: Host = Host()) -> PreparedReplAgent:  # noqa: B008
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int = 1,
+        model_options: Mapping[str, Any] | None = None,
+        dataset: Mapping[str, Any] | None = None,
+        host: Host = Host(),  # noqa: B008
+    ) -> PreparedReplAgent:
         """Start the workers (first: a host that requires isolation refuses before any model is loaded), then
         load the models and build the corpus variables.
 
@@ -127,8 +148,10 @@ class ReplAgentEntry:
             ValueError: an invalid model spec or a missing model dependency.
         """
         limits = WorkerLimits(wall_s=config.step_timeout)
-        workers = [ReplWorker(limits, require_isolation=host.require_isolation, protected_paths=host.protected_paths)
-                   for _ in range(max(1, slots))]  # fmt: skip
+        workers = [
+            ReplWorker(limits, require_isolation=host.require_isolation, protected_paths=host.protected_paths)
+            for _ in range(max(1, slots))
+        ]
         try:
             if host.require_isolation:
                 for worker in workers:
@@ -144,8 +167,14 @@ class ReplAgentEntry:
             raise
         return prepared
 
-    def _prepare(self, config: RunConfig, workers: list[ReplWorker], options: dict[str, Any],
-                 dataset: Mapping[str, Any] | None, host: Host) -> PreparedReplAgent:  # fmt: skip
+    def _prepare(
+        self,
+        config: RunConfig,
+        workers: list[ReplWorker],
+        options: dict[str, Any],
+        dataset: Mapping[str, Any] | None,
+        host: Host,
+    ) -> PreparedReplAgent:
         from madqa.loading_script.load import load_pages
 
         same_provider = config.sub_model is not None and parse_spec(config.sub_model)[0] == parse_spec(config.model)[0]
@@ -164,9 +193,12 @@ class ReplAgentEntry:
             sub_model=config.sub_model or config.model,
             sub_calls=calls if config.sub_calls is None else config.sub_calls,
             sub_call_chars=chars if config.sub_call_chars is None else config.sub_call_chars,
-            observation_chars=(default_observation_chars(slots[0].model) if config.observation_chars is None
-                               else config.observation_chars),
-        )  # fmt: skip
+            observation_chars=(
+                default_observation_chars(slots[0].model)
+                if config.observation_chars is None
+                else config.observation_chars
+            ),
+        )
         corpus = build_corpus(load_pages(config.dataset))
         return PreparedReplAgent(config, settings, slots, dataset, corpus, host)
 

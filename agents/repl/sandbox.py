@@ -21,13 +21,39 @@ NOBODY, NOBODY_ID = "nobody", 65534
 #: which close every new file.
 LAZY_IMPORTS = ("_strptime",)
 CODECS = (
-    "ascii", "latin-1", "cp1252", "utf-16", "utf-32", "idna", "punycode", "unicode_escape", "raw_unicode_escape",
-)  # fmt: skip
+    "ascii",
+    "latin-1",
+    "cp1252",
+    "utf-16",
+    "utf-32",
+    "idna",
+    "punycode",
+    "unicode_escape",
+    "raw_unicode_escape",
+)
 #: Attributes the interpreter refuses besides dunders: frames, code objects and tracebacks lead to module globals.
-FORBIDDEN_ATTRS = frozenset({
-    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "ag_await",
-    "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "func_globals", "mro",
-})  # fmt: skip
+FORBIDDEN_ATTRS = frozenset(
+    {
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "ag_frame",
+        "ag_code",
+        "ag_await",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_code",
+        "tb_frame",
+        "tb_next",
+        "func_globals",
+        "mro",
+    }
+)
 
 
 def _enter_network_namespace() -> str:
@@ -38,8 +64,10 @@ def _enter_network_namespace() -> str:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError as exc:
         return f"unavailable ({exc})"
-    for flags, label in ((CLONE_NEWNET, "new network namespace"),
-                         (CLONE_NEWNET | CLONE_NEWUSER, "new user+network namespace")):  # fmt: skip
+    for flags, label in (
+        (CLONE_NEWNET, "new network namespace"),
+        (CLONE_NEWNET | CLONE_NEWUSER, "new user+network namespace"),
+    ):
         if libc.unshare(flags) == 0:
             return label
     return f"refused ({os.strerror(ctypes.get_errno())})"
@@ -128,8 +156,11 @@ def _guard_interpreter(lpe: Any) -> None:
             if name is None:
                 continue
             _, rest = _string.formatter_field_name_split(name)
-            if "__" in name or any(is_attr and (str(key).startswith("_") or key in FORBIDDEN_ATTRS)
-                                   for is_attr, key in rest) or refused(spec or ""):  # fmt: skip
+            if (
+                "__" in name
+                or any(is_attr and (str(key).startswith("_") or key in FORBIDDEN_ATTRS) for is_attr, key in rest)
+                or refused(spec or "")
+            ):
                 return True
         return False
 
@@ -215,10 +246,12 @@ def worker_main(config: Mapping[str, Any]) -> None:  # pragma: no cover - runs i
             return answer
         return {"answer": answer, "citations": citations}
 
-    executor = lpe.LocalPythonExecutor([], max_print_outputs_length=int(config["print_chars"]),
-                                       additional_functions={"llm_query": llm_query,
-                                                             "llm_query_batched": llm_query_batched},
-                                       timeout_seconds=None)  # fmt: skip
+    executor = lpe.LocalPythonExecutor(
+        [],
+        max_print_outputs_length=int(config["print_chars"]),
+        additional_functions={"llm_query": llm_query, "llm_query_batched": llm_query_batched},
+        timeout_seconds=None,
+    )
     executor.authorized_imports = list(allowed)
     executor.send_tools({"final_answer": final_answer})  # type: ignore[dict-item]
     executor("import re\nimport json\nimport math\nprint(re.sub('a', 'b', json.dumps([math.sqrt(4)])))")  # warm-up

@@ -63,61 +63,223 @@ PRIO_PROCESS, IOPRIO_WHO_PROCESS, PR_SCHED_CORE = 0, 1, 62
 
 #: Denied syscalls by name (``EPERM``); a name missing from an arch's table does not exist there.
 DENIED = (
-    "execve", "execveat", "fork", "vfork",                               # no new programs or processes
-    "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",  # no sockets at all
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_open", "pidfd_getfd",
-    "pidfd_send_signal", "tkill", "process_madvise", "process_mrelease",  # other processes
-    "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
-    "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
-    "setxattrat", "removexattrat", "file_setattr",                       # file metadata (Landlock leaves it open)
-    "inotify_add_watch", "fanotify_init", "fanotify_mark",               # watching files (Landlock leaves it open)
-    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "open_tree", "open_tree_attr", "move_mount",
-    "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",          # mounts and namespaces
-    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "bpf", "perf_event_open",
-    "keyctl", "add_key", "request_key", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
-    "open_by_handle_at", "name_to_handle_at", "memfd_create", "memfd_secret", "personality", "acct", "swapon",
-    "swapoff", "reboot", "syslog", "quotactl", "vhangup", "lookup_dcookie", "iopl", "ioperm", "uselib",
-)  # fmt: skip
+    "execve",
+    "execveat",
+    "fork",
+    "vfork",  # no new programs or processes
+    "socket",
+    "socketpair",
+    "connect",
+    "bind",
+    "listen",
+    "accept",
+    "accept4",  # no sockets at all
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_open",
+    "pidfd_getfd",
+    "pidfd_send_signal",
+    "tkill",
+    "process_madvise",
+    "process_mrelease",  # other processes
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "setxattrat",
+    "removexattrat",
+    "file_setattr",  # file metadata (Landlock leaves it open)
+    "inotify_add_watch",
+    "fanotify_init",
+    "fanotify_mark",  # watching files (Landlock leaves it open)
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "open_tree",
+    "open_tree_attr",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",  # mounts and namespaces
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "bpf",
+    "perf_event_open",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "memfd_create",
+    "memfd_secret",
+    "personality",
+    "acct",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "syslog",
+    "quotactl",
+    "vhangup",
+    "lookup_dcookie",
+    "iopl",
+    "ioperm",
+    "uselib",
+)
 #: ``(nr on x86_64, nr on aarch64)``; ``None``: no such syscall there.
 SYSCALLS: dict[str, tuple[int | None, int | None]] = {
-    "execve": (59, 221), "execveat": (322, 281), "fork": (57, None), "vfork": (58, None), "clone": (56, 220),
-    "clone3": (435, 435), "socket": (41, 198), "socketpair": (53, 199), "connect": (42, 203), "bind": (49, 200),
-    "listen": (50, 201), "accept": (43, 202), "accept4": (288, 242), "ptrace": (101, 117),
-    "process_vm_readv": (310, 270), "process_vm_writev": (311, 271), "kcmp": (312, 272), "pidfd_open": (434, 434),
-    "pidfd_getfd": (438, 438), "pidfd_send_signal": (424, 424), "tkill": (200, 130), "kill": (62, 129),
-    "tgkill": (234, 131), "rt_sigqueueinfo": (129, 138), "rt_tgsigqueueinfo": (297, 240), "prlimit64": (302, 261),
-    "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "chroot": (161, 51), "unshare": (272, 97),
-    "setns": (308, 268), "open_tree": (428, 428), "move_mount": (429, 429), "fsopen": (430, 430),
-    "fsconfig": (431, 431), "fsmount": (432, 432), "fspick": (433, 433), "mount_setattr": (442, 442),
-    "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106), "kexec_load": (246, 104),
-    "kexec_file_load": (320, 294), "bpf": (321, 280), "perf_event_open": (298, 241), "keyctl": (250, 219),
-    "add_key": (248, 217), "request_key": (249, 218), "userfaultfd": (323, 282), "io_uring_setup": (425, 425),
-    "io_uring_enter": (426, 426), "io_uring_register": (427, 427), "open_by_handle_at": (304, 265),
-    "name_to_handle_at": (303, 264), "memfd_create": (319, 279), "memfd_secret": (447, 447),
-    "personality": (135, 92), "acct": (163, 89), "swapon": (167, 224), "swapoff": (168, 225),
-    "reboot": (169, 142), "syslog": (103, 116), "quotactl": (179, 60), "vhangup": (153, 58),
-    "lookup_dcookie": (212, 18), "iopl": (172, None), "ioperm": (173, None), "uselib": (134, None),
-    "seccomp": (317, 277), "process_madvise": (440, 440), "process_mrelease": (448, 448),
-    "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452), "chown": (92, None),
-    "fchown": (93, 55), "lchown": (94, None), "fchownat": (260, 54), "utime": (132, None), "utimes": (235, None),
-    "utimensat": (280, 88), "futimesat": (261, None), "setxattr": (188, 5), "lsetxattr": (189, 6),
-    "fsetxattr": (190, 7), "removexattr": (197, 14), "lremovexattr": (198, 15), "fremovexattr": (199, 16),
-    "setxattrat": (463, 463), "removexattrat": (466, 466), "open_tree_attr": (467, 467), "file_setattr": (469, 469),
-    "setpriority": (141, 140), "sched_setparam": (142, 118), "sched_setscheduler": (144, 119),
-    "sched_setaffinity": (203, 122), "sched_setattr": (314, 274), "ioprio_set": (251, 30),
-    "migrate_pages": (256, 238), "move_pages": (279, 239), "prctl": (157, 167), "inotify_add_watch": (254, 27),
-    "fanotify_init": (300, 262), "fanotify_mark": (301, 263),
-}  # fmt: skip
+    "execve": (59, 221),
+    "execveat": (322, 281),
+    "fork": (57, None),
+    "vfork": (58, None),
+    "clone": (56, 220),
+    "clone3": (435, 435),
+    "socket": (41, 198),
+    "socketpair": (53, 199),
+    "connect": (42, 203),
+    "bind": (49, 200),
+    "listen": (50, 201),
+    "accept": (43, 202),
+    "accept4": (288, 242),
+    "ptrace": (101, 117),
+    "process_vm_readv": (310, 270),
+    "process_vm_writev": (311, 271),
+    "kcmp": (312, 272),
+    "pidfd_open": (434, 434),
+    "pidfd_getfd": (438, 438),
+    "pidfd_send_signal": (424, 424),
+    "tkill": (200, 130),
+    "kill": (62, 129),
+    "tgkill": (234, 131),
+    "rt_sigqueueinfo": (129, 138),
+    "rt_tgsigqueueinfo": (297, 240),
+    "prlimit64": (302, 261),
+    "mount": (165, 40),
+    "umount2": (166, 39),
+    "pivot_root": (155, 41),
+    "chroot": (161, 51),
+    "unshare": (272, 97),
+    "setns": (308, 268),
+    "open_tree": (428, 428),
+    "move_mount": (429, 429),
+    "fsopen": (430, 430),
+    "fsconfig": (431, 431),
+    "fsmount": (432, 432),
+    "fspick": (433, 433),
+    "mount_setattr": (442, 442),
+    "init_module": (175, 105),
+    "finit_module": (313, 273),
+    "delete_module": (176, 106),
+    "kexec_load": (246, 104),
+    "kexec_file_load": (320, 294),
+    "bpf": (321, 280),
+    "perf_event_open": (298, 241),
+    "keyctl": (250, 219),
+    "add_key": (248, 217),
+    "request_key": (249, 218),
+    "userfaultfd": (323, 282),
+    "io_uring_setup": (425, 425),
+    "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427),
+    "open_by_handle_at": (304, 265),
+    "name_to_handle_at": (303, 264),
+    "memfd_create": (319, 279),
+    "memfd_secret": (447, 447),
+    "personality": (135, 92),
+    "acct": (163, 89),
+    "swapon": (167, 224),
+    "swapoff": (168, 225),
+    "reboot": (169, 142),
+    "syslog": (103, 116),
+    "quotactl": (179, 60),
+    "vhangup": (153, 58),
+    "lookup_dcookie": (212, 18),
+    "iopl": (172, None),
+    "ioperm": (173, None),
+    "uselib": (134, None),
+    "seccomp": (317, 277),
+    "process_madvise": (440, 440),
+    "process_mrelease": (448, 448),
+    "chmod": (90, None),
+    "fchmod": (91, 52),
+    "fchmodat": (268, 53),
+    "fchmodat2": (452, 452),
+    "chown": (92, None),
+    "fchown": (93, 55),
+    "lchown": (94, None),
+    "fchownat": (260, 54),
+    "utime": (132, None),
+    "utimes": (235, None),
+    "utimensat": (280, 88),
+    "futimesat": (261, None),
+    "setxattr": (188, 5),
+    "lsetxattr": (189, 6),
+    "fsetxattr": (190, 7),
+    "removexattr": (197, 14),
+    "lremovexattr": (198, 15),
+    "fremovexattr": (199, 16),
+    "setxattrat": (463, 463),
+    "removexattrat": (466, 466),
+    "open_tree_attr": (467, 467),
+    "file_setattr": (469, 469),
+    "setpriority": (141, 140),
+    "sched_setparam": (142, 118),
+    "sched_setscheduler": (144, 119),
+    "sched_setaffinity": (203, 122),
+    "sched_setattr": (314, 274),
+    "ioprio_set": (251, 30),
+    "migrate_pages": (256, 238),
+    "move_pages": (279, 239),
+    "prctl": (157, 167),
+    "inotify_add_watch": (254, 27),
+    "fanotify_init": (300, 262),
+    "fanotify_mark": (301, 263),
+}
 SELF = "self"
 #: Syscalls allowed only on the worker itself: ``name -> ((argument index, allowed values), ...)``, every argument
 #: listed must have one of its values (``SELF``: the worker's pid, known when the filter is built), else ``EPERM``.
 OWN_ONLY: dict[str, tuple[tuple[int, tuple[int | str, ...]], ...]] = {
-    "kill": ((0, (SELF,)),), "tgkill": ((0, (SELF,)),), "rt_sigqueueinfo": ((0, (SELF,)),),
-    "rt_tgsigqueueinfo": ((0, (SELF,)),), "prlimit64": ((0, (0, SELF)),),
-    "setpriority": ((0, (PRIO_PROCESS,)), (1, (0, SELF))), "ioprio_set": ((0, (IOPRIO_WHO_PROCESS,)), (1, (0, SELF))),
-    "sched_setscheduler": ((0, (0, SELF)),), "sched_setparam": ((0, (0, SELF)),), "sched_setattr": ((0, (0, SELF)),),
-    "sched_setaffinity": ((0, (0, SELF)),), "migrate_pages": ((0, (0, SELF)),), "move_pages": ((0, (0, SELF)),),
-}  # fmt: skip
+    "kill": ((0, (SELF,)),),
+    "tgkill": ((0, (SELF,)),),
+    "rt_sigqueueinfo": ((0, (SELF,)),),
+    "rt_tgsigqueueinfo": ((0, (SELF,)),),
+    "prlimit64": ((0, (0, SELF)),),
+    "setpriority": ((0, (PRIO_PROCESS,)), (1, (0, SELF))),
+    "ioprio_set": ((0, (IOPRIO_WHO_PROCESS,)), (1, (0, SELF))),
+    "sched_setscheduler": ((0, (0, SELF)),),
+    "sched_setparam": ((0, (0, SELF)),),
+    "sched_setattr": ((0, (0, SELF)),),
+    "sched_setaffinity": ((0, (0, SELF)),),
+    "migrate_pages": ((0, (0, SELF)),),
+    "move_pages": ((0, (0, SELF)),),
+}
 #: ``prctl`` options answered ``EPERM`` (``PR_SCHED_CORE`` can change another process's core-scheduling cookie).
 DENIED_PRCTL = (PR_SCHED_CORE,)
 #: ``machine -> (audit arch, column in SYSCALLS)``; any other machine: seccomp is reported unavailable.
@@ -125,8 +287,11 @@ ARCHES = {"x86_64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1)}
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]  # fmt: skip
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -237,8 +402,10 @@ def _own_block(nr: int, conditions: Iterable[tuple[int, tuple[int, ...]]]) -> li
     value jumps to the next argument's test (the last one's to ``ALLOW``), no match to ``EPERM``."""
     tail = [(RET_K, 0, 0, RET_ALLOW), (RET_K, 0, 0, RET_ERRNO | errno.EPERM)]
     for index, values in reversed(list(conditions)):
-        tests = [(JMP_JEQ_K, len(values) - 1 - i, 0 if i < len(values) - 1 else len(tail) - 1, v)
-                 for i, v in enumerate(values)]  # fmt: skip
+        tests = [
+            (JMP_JEQ_K, len(values) - 1 - i, 0 if i < len(values) - 1 else len(tail) - 1, v)
+            for i, v in enumerate(values)
+        ]
         tail = [(LD_W_ABS, 0, 0, OFF_ARGS + 8 * index), *tests, *tail]
     return [(LD_W_ABS, 0, 0, OFF_NR), (JMP_JEQ_K, 0, len(tail), nr), *tail]
 
@@ -246,8 +413,12 @@ def _own_block(nr: int, conditions: Iterable[tuple[int, tuple[int, ...]]]) -> li
 def _filter(arch: int, column: int, pid: int) -> tuple[list[tuple[int, int, int, int]], int]:
     """The BPF program ``[(code, jt, jf, k)]`` and the number of syscalls it rules on (see the module doc)."""
     nrs = {name: pair[column] for name, pair in SYSCALLS.items() if pair[column] is not None}
-    prog = [(LD_W_ABS, 0, 0, OFF_ARCH), (JMP_JEQ_K, 1, 0, arch), (RET_K, 0, 0, RET_KILL_PROCESS),
-            (LD_W_ABS, 0, 0, OFF_NR)]  # fmt: skip
+    prog = [
+        (LD_W_ABS, 0, 0, OFF_ARCH),
+        (JMP_JEQ_K, 1, 0, arch),
+        (RET_K, 0, 0, RET_KILL_PROCESS),
+        (LD_W_ABS, 0, 0, OFF_NR),
+    ]
     if column == 0:  # x32 syscalls (nr | 0x40000000) share the x86_64 audit arch: kill them
         prog += [(JMP_JGE_K, 0, 1, X32_SYSCALL_BIT), (RET_K, 0, 0, RET_KILL_PROCESS)]
     denied = [nrs[n] for n in DENIED if n in nrs]
@@ -256,12 +427,16 @@ def _filter(arch: int, column: int, pid: int) -> tuple[list[tuple[int, int, int,
     prog += [(JMP_JEQ_K, 0, 1, nrs["clone3"]), (RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
     # Argument blocks, each [LD nr, JEQ nr (else: next block), LD args[i], tests..., RET ...]:
     # clone only for threads (CLONE_THREAD set: glibc's fork and posix_spawn use clone without it) ...
-    prog += [(LD_W_ABS, 0, 0, OFF_NR), (JMP_JEQ_K, 0, 4, nrs["clone"]), (LD_W_ABS, 0, 0, OFF_ARGS),
-             (JMP_JSET_K, 1, 0, CLONE_THREAD), (RET_K, 0, 0, RET_ERRNO | errno.EPERM),
-             (RET_K, 0, 0, RET_ALLOW)]  # fmt: skip
+    prog += [
+        (LD_W_ABS, 0, 0, OFF_NR),
+        (JMP_JEQ_K, 0, 4, nrs["clone"]),
+        (LD_W_ABS, 0, 0, OFF_ARGS),
+        (JMP_JSET_K, 1, 0, CLONE_THREAD),
+        (RET_K, 0, 0, RET_ERRNO | errno.EPERM),
+        (RET_K, 0, 0, RET_ALLOW),
+    ]
     # ... prctl but its core-scheduling option ...
-    prog += [(LD_W_ABS, 0, 0, OFF_NR), (JMP_JEQ_K, 0, 3 + len(DENIED_PRCTL), nrs["prctl"]),
-             (LD_W_ABS, 0, 0, OFF_ARGS)]  # fmt: skip
+    prog += [(LD_W_ABS, 0, 0, OFF_NR), (JMP_JEQ_K, 0, 3 + len(DENIED_PRCTL), nrs["prctl"]), (LD_W_ABS, 0, 0, OFF_ARGS)]
     prog += [(JMP_JEQ_K, len(DENIED_PRCTL) - i, 0, v) for i, v in enumerate(DENIED_PRCTL)]
     prog += [(RET_K, 0, 0, RET_ALLOW), (RET_K, 0, 0, RET_ERRNO | errno.EPERM)]
     # ... and signals, limits, scheduling only for this process (OWN_ONLY)
@@ -318,5 +493,8 @@ def apply_walls(protected: Iterable[str] = (), skip: Collection[str] = ()) -> di
 
 def missing_layers(walls: dict[str, object]) -> list[str]:
     """Names of the kernel layers a worker reported as not in force."""
-    return [k for k in ("filesystem", "syscalls") if not str(walls.get(k, "unavailable")).startswith(
-        ("landlock", "seccomp"))]  # fmt: skip
+    return [
+        k
+        for k in ("filesystem", "syscalls")
+        if not str(walls.get(k, "unavailable")).startswith(("landlock", "seccomp"))
+    ]

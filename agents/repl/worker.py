@@ -59,8 +59,16 @@ logger = logging.getLogger(__name__)
 
 #: The only modules model-written code may import.
 ALLOWED_IMPORTS: tuple[str, ...] = (
-    "collections", "datetime", "functools", "itertools", "json", "math", "re", "statistics", "unicodedata",
-)  # fmt: skip
+    "collections",
+    "datetime",
+    "functools",
+    "itertools",
+    "json",
+    "math",
+    "re",
+    "statistics",
+    "unicodedata",
+)
 # ``string`` is not offered: ``string.Formatter().get_field`` walks attribute paths from C, past the interpreter.
 #: Environment of the worker process: nothing else is inherited.
 WORKER_ENV: dict[str, str] = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
@@ -168,15 +176,28 @@ class ReplWorker:
         self._tmp = tempfile.mkdtemp(prefix="madqa-repl-")
         self._errfile = tempfile.TemporaryFile()
         self._buffer, self._eof = b"", False
-        config = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
-                             "print_chars": self.limits.print_chars, "imports": list(ALLOWED_IMPORTS),
-                             "startup_cpu_s": STARTUP_CPU_S, "protected": self._protected(),
-                             "skip_walls": list(SKIP_WALLS), "drop_root": DROP_ROOT})  # fmt: skip
+        config = json.dumps(
+            {
+                "memory_mb": self.limits.memory_mb,
+                "cpu_s": self.limits.cpu_s,
+                "print_chars": self.limits.print_chars,
+                "imports": list(ALLOWED_IMPORTS),
+                "startup_cpu_s": STARTUP_CPU_S,
+                "protected": self._protected(),
+                "skip_walls": list(SKIP_WALLS),
+                "drop_root": DROP_ROOT,
+            }
+        )
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", str(SANDBOX_SCRIPT), config], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=self._errfile, cwd=self._tmp, env=dict(WORKER_ENV), close_fds=True,
+            [sys.executable, "-I", str(SANDBOX_SCRIPT), config],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errfile,
+            cwd=self._tmp,
+            env=dict(WORKER_ENV),
+            close_fds=True,
             start_new_session=True,
-        )  # fmt: skip
+        )
         message = self._receive(time.monotonic() + self.limits.start_s)
         if message is None or message.get("op") != "ready":
             reason = self._death_reason() if message is None else f"unexpected message {message!r}"
@@ -218,8 +239,12 @@ class ReplWorker:
                 if not self._send(reply):
                     return self._failed(self._death_reason())
                 continue
-            result = ExecResult(output=message.get("output"), logs=str(message.get("logs") or ""),
-                                is_final_answer=bool(message.get("final")), error=message.get("error"))  # fmt: skip
+            result = ExecResult(
+                output=message.get("output"),
+                logs=str(message.get("logs") or ""),
+                is_final_answer=bool(message.get("final")),
+                error=message.get("error"),
+            )
             if message.get("restart"):  # e.g. a MemoryError: the process may be in a bad state
                 self._mark_dead()
                 result.error = f"{result.error}\n{_RESTART_NOTE}"
@@ -260,14 +285,20 @@ class ReplWorker:
         detail = "; ".join(f"{name}: {self.walls.get(name, 'not reported')}" for name in missing)
         if self.require_isolation:
             self.close()
-            raise IsolationUnavailableError(f"the REPL worker's OS isolation is incomplete ({detail}); model-written "
-                                            "code is not run without the Landlock and seccomp layers "
-                                            "(require_isolation)")  # fmt: skip
+            raise IsolationUnavailableError(
+                f"the REPL worker's OS isolation is incomplete ({detail}); model-written "
+                "code is not run without the Landlock and seccomp layers "
+                "(require_isolation)"
+            )
         for name in missing:
             if name not in _warned_missing:
                 _warned_missing.add(name)
-                logger.warning("the REPL worker runs without its %s wall (%s): model-written code is less isolated "
-                               "than documented", name, self.walls.get(name))  # fmt: skip
+                logger.warning(
+                    "the REPL worker runs without its %s wall (%s): model-written code is less isolated "
+                    "than documented",
+                    name,
+                    self.walls.get(name),
+                )
 
     def _answer_llm(self, message: Mapping[str, Any]) -> dict[str, Any]:
         prompts = [str(p) for p in message.get("prompts", [])]
@@ -290,8 +321,9 @@ class ReplWorker:
         proc = self._proc
         self.close()
         if proc is not None:
-            logger.info("REPL worker %d stopped (exit %s); a new one starts at the next step", proc.pid,
-                        proc.returncode)  # fmt: skip
+            logger.info(
+                "REPL worker %d stopped (exit %s); a new one starts at the next step", proc.pid, proc.returncode
+            )
 
     def _death_reason(self) -> str:
         proc = self._proc
@@ -349,5 +381,7 @@ class ReplWorker:
         return message if isinstance(message, dict) else None
 
 
-_RESTART_NOTE = ("The REPL was restarted: `context`, `pages`, `documents`, llm_query and llm_query_batched are "
-                 "available again, but variables you defined before are lost.")  # fmt: skip
+_RESTART_NOTE = (
+    "The REPL was restarted: `context`, `pages`, `documents`, llm_query and llm_query_batched are "
+    "available again, but variables you defined before are lost."
+)

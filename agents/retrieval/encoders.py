@@ -46,9 +46,11 @@ def require(spec: str, *modules: str) -> None:
     """Raise :class:`MissingDependencyError` naming the packages to install unless every module is importable."""
     missing = [m for m in ("torch", "transformers", *modules) if importlib.util.find_spec(m) is None]
     if missing:
-        raise MissingDependencyError(f"retriever {spec!r} needs the Python package(s) {', '.join(missing)}, which "
-                                     f"are not installed: pip install "
-                                     f"{' '.join(PIP_NAMES.get(m, m) for m in missing)}")  # fmt: skip
+        raise MissingDependencyError(
+            f"retriever {spec!r} needs the Python package(s) {', '.join(missing)}, which "
+            f"are not installed: pip install "
+            f"{' '.join(PIP_NAMES.get(m, m) for m in missing)}"
+        )
 
 
 def pick_device(device: str) -> str:
@@ -91,9 +93,18 @@ class ColBERTEncoder:
 
     modality = "text"
 
-    def __init__(self, model_id: str, *, device: str = "auto", batch_size: int = 32, query_length: int = 32,
-                 doc_length: int = 512, model: Any = None, tokenizer: Any = None,
-                 projection: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        device: str = "auto",
+        batch_size: int = 32,
+        query_length: int = 32,
+        doc_length: int = 512,
+        model: Any = None,
+        tokenizer: Any = None,
+        projection: Any = None,
+    ) -> None:
         import torch
 
         self.device = pick_device(device)
@@ -113,16 +124,22 @@ class ColBERTEncoder:
         self.skip = {vocab[c] for c in string.punctuation if c in vocab}
         self.name = f"colbert:{model_id}"
         dim = self.projection.shape[0] if self.projection is not None else model.config.hidden_size
-        self.cache_key = (f"{self.name}|q{self.query_length}|d{self.doc_length}|dim{dim}|"
-                          f"{versions('torch', 'transformers')}")  # fmt: skip
+        self.cache_key = (
+            f"{self.name}|q{self.query_length}|d{self.doc_length}|dim{dim}|{versions('torch', 'transformers')}"
+        )
 
     def _ids(self, texts: Sequence[str], length: int, marker: int | None, query: bool) -> tuple[Any, Any]:
         import torch
 
         tok = self.tokenizer
         room = length - (1 if marker is not None else 0)
-        enc = tok(list(texts), max_length=room, truncation=True, padding="max_length" if query else "longest",
-                  return_tensors="pt")  # fmt: skip
+        enc = tok(
+            list(texts),
+            max_length=room,
+            truncation=True,
+            padding="max_length" if query else "longest",
+            return_tensors="pt",
+        )
         ids, mask = enc["input_ids"], enc["attention_mask"]
         if marker is not None:
             col = torch.full((ids.shape[0], 1), marker, dtype=ids.dtype)
@@ -180,8 +197,14 @@ def _colbert_projection(model_id: str) -> Any:
 
 
 #: The ``colpali:`` architectures, by a lower-case fragment of the model id or its ``arch=`` option.
-COLPALI_ARCHS = (("colqwen2.5", "colqwen2.5"), ("colqwen2_5", "colqwen2.5"), ("colqwen2", "colqwen2"),
-                 ("colsmol", "colsmol"), ("colidefics3", "colsmol"), ("colpali", "colpali"))  # fmt: skip
+COLPALI_ARCHS = (
+    ("colqwen2.5", "colqwen2.5"),
+    ("colqwen2_5", "colqwen2.5"),
+    ("colqwen2", "colqwen2"),
+    ("colsmol", "colsmol"),
+    ("colidefics3", "colsmol"),
+    ("colpali", "colpali"),
+)
 #: The ones written here on ``transformers`` (:mod:`.qwenvl`); the others are colpali-engine's (model, processor).
 COLQWEN_ARCHS = ("colqwen2.5", "colqwen2")
 COLPALI_ENGINE = {"colsmol": ("ColIdefics3", "ColIdefics3Processor"), "colpali": ("ColPali", "ColPaliProcessor")}
@@ -202,8 +225,17 @@ class ColPaliEncoder:
 
     modality = "image"
 
-    def __init__(self, model_id: str, *, device: str = "auto", batch_size: int = 4, arch: str | None = None,
-                 max_visual_tokens: int | None = None, model: Any = None, processor: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        device: str = "auto",
+        batch_size: int = 4,
+        arch: str | None = None,
+        max_visual_tokens: int | None = None,
+        model: Any = None,
+        processor: Any = None,
+    ) -> None:
         self.device = pick_device(device)
         self.arch = colpali_arch(model_id, arch) if model is None else (arch or "")
         pixels = max_visual_tokens * 28 * 28 if max_visual_tokens else None  # colpali-engine's max_num_visual_tokens
@@ -216,18 +248,23 @@ class ColPaliEncoder:
             try:
                 import colpali_engine.models as models
             except ImportError as exc:  # e.g. installed, but it imports torchvision, absent or not loading
-                raise MissingDependencyError(f"colpali:{model_id} ({self.arch}) needs colpali-engine, which does "
-                                             f"not import here: {exc}") from None  # fmt: skip
+                raise MissingDependencyError(
+                    f"colpali:{model_id} ({self.arch}) needs colpali-engine, which does not import here: {exc}"
+                ) from None
             model_cls, proc_cls = (getattr(models, n) for n in COLPALI_ENGINE[self.arch])
             model = model_cls.from_pretrained(model_id, dtype=_dtype(self.device))
             kwargs = {"max_num_visual_tokens": max_visual_tokens} if max_visual_tokens else {}
             processor = proc_cls.from_pretrained(model_id, **kwargs)
         self.model, self.processor, self.batch_size = model.to(self.device).eval(), processor, batch_size
         self.name = f"colpali:{model_id}"
-        libraries = ("torch", "transformers") if not hasattr(processor, "process_images") else \
-            ("torch", "transformers", "colpali-engine")  # fmt: skip
-        self.cache_key = (f"{self.name}|{type(model).__name__}|tokens{max_visual_tokens or 'default'}|"
-                          f"{versions(*libraries)}")  # fmt: skip
+        libraries = (
+            ("torch", "transformers")
+            if not hasattr(processor, "process_images")
+            else ("torch", "transformers", "colpali-engine")
+        )
+        self.cache_key = (
+            f"{self.name}|{type(model).__name__}|tokens{max_visual_tokens or 'default'}|{versions(*libraries)}"
+        )
 
     def _run(self, batch: Any) -> list[np.ndarray]:
         import torch
@@ -250,8 +287,10 @@ class ColPaliEncoder:
     def query_tokens(self, queries: Sequence[str]) -> list[list[str]]:
         """The token of each row of :meth:`encode_queries` (HEAVEN's query filter picks rows by them)."""
         batch, tokenizer = self._queries(queries), self.processor.tokenizer
-        return [tokenizer.convert_ids_to_tokens(ids[mask.bool()].tolist()) for ids, mask in
-                zip(batch["input_ids"], batch["attention_mask"], strict=True)]  # fmt: skip
+        return [
+            tokenizer.convert_ids_to_tokens(ids[mask.bool()].tolist())
+            for ids, mask in zip(batch["input_ids"], batch["attention_mask"], strict=True)
+        ]
 
     def encode_pages(self, pages: Sequence[Any]) -> list[np.ndarray]:
         images = [p.convert("RGB") for p in pages]
@@ -267,8 +306,10 @@ DSE_PAGE = (
     "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n<|vision_start|>"
     "<|image_pad|><|vision_end|>What is shown in this image?<|im_end|>\n<|im_start|>assistant\n<|endoftext|>"
 )
-DSE_QUERY = ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n<|vision_start|>"
-             "<|image_pad|><|vision_end|>Query: {query}<|im_end|>\n<|im_start|>assistant\n<|endoftext|>")  # fmt: skip
+DSE_QUERY = (
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n<|vision_start|>"
+    "<|image_pad|><|vision_end|>Query: {query}<|im_end|>\n<|im_start|>assistant\n<|endoftext|>"
+)
 DSE_MIN_PIXELS, DSE_MAX_PIXELS = 28 * 28, 2560 * 28 * 28
 
 
@@ -277,9 +318,18 @@ class DSEEncoder:
 
     modality = "image"
 
-    def __init__(self, model_id: str, *, device: str = "auto", batch_size: int = 4, dim: int | None = None,
-                 min_pixels: int = DSE_MIN_PIXELS, max_pixels: int = DSE_MAX_PIXELS, model: Any = None,
-                 processor: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        device: str = "auto",
+        batch_size: int = 4,
+        dim: int | None = None,
+        min_pixels: int = DSE_MIN_PIXELS,
+        max_pixels: int = DSE_MAX_PIXELS,
+        model: Any = None,
+        processor: Any = None,
+    ) -> None:
         self.device = pick_device(device)
         if model is None:
             from transformers import Qwen2VLForConditionalGeneration
@@ -291,8 +341,9 @@ class DSEEncoder:
         self.model, self.processor, self.batch_size = model.to(self.device).eval(), processor, batch_size
         self.dim = dim
         self.name = f"dse:{model_id}"
-        self.cache_key = (f"{self.name}|dim{dim or 'full'}|px{min_pixels}-{max_pixels}|"
-                          f"{versions('torch', 'transformers')}")  # fmt: skip
+        self.cache_key = (
+            f"{self.name}|dim{dim or 'full'}|px{min_pixels}-{max_pixels}|{versions('torch', 'transformers')}"
+        )
 
     def _run(self, texts: list[str], images: list[Any]) -> list[np.ndarray]:
         import torch

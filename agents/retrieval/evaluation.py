@@ -41,14 +41,22 @@ from madqa.agents.search.base import PageHit
 
 #: (label, ir-measures name) of every measure, in table order.
 MEASURES: tuple[tuple[str, str], ...] = (
-    ("R@1", "R@1"), ("R@5", "R@5"), ("R@10", "R@10"), ("nDCG@5", "nDCG@5"), ("nDCG@10", "nDCG@10"),
+    ("R@1", "R@1"),
+    ("R@5", "R@5"),
+    ("R@10", "R@10"),
+    ("nDCG@5", "nDCG@5"),
+    ("nDCG@10", "nDCG@10"),
     ("MRR@10", "RR@10"),
-)  # fmt: skip
+)
 #: The same measures as trec_eval names them (label → trec_eval measure); ``recip_rank`` is MRR@10 under ``-M 10``.
 TREC_EVAL_MEASURES: dict[str, str] = {
-    "R@1": "recall_1", "R@5": "recall_5", "R@10": "recall_10", "nDCG@5": "ndcg_cut_5", "nDCG@10": "ndcg_cut_10",
+    "R@1": "recall_1",
+    "R@5": "recall_5",
+    "R@10": "recall_10",
+    "nDCG@5": "ndcg_cut_5",
+    "nDCG@10": "ndcg_cut_10",
     "MRR@10": "recip_rank",
-}  # fmt: skip
+}
 #: The deepest cut-off of :data:`MEASURES` (trec_eval's ``-M``).
 CUTOFF = 10
 #: The trec_eval command line that reproduces the table from the written runs (``-c``: a question with no ranking
@@ -95,8 +103,9 @@ def gold_ids(question: Question, level: str) -> list[str]:
     return sorted({page_id(d, p) if level == "page" else d for d, p in question.evidence})
 
 
-def per_query(rankings: Mapping[str, Sequence[PageHit]], questions: Sequence[Question],
-              level: str) -> dict[str, dict[str, float]]:
+def per_query(
+    rankings: Mapping[str, Sequence[PageHit]], questions: Sequence[Question], level: str
+) -> dict[str, dict[str, float]]:
     """measure label → question id → value, for every question (0 where the ranking is empty)."""
     import ir_measures
 
@@ -129,19 +138,28 @@ def wilson(values: Sequence[float], z: float = Z95) -> dict[str, Any]:
     return {"n": n, "mean": mean, "ci": [max(0.0, centre - half), min(1.0, centre + half)]}
 
 
-def _sizes(rankings: Mapping[str, Sequence[PageHit]], questions: Sequence[Question], level: str,
-           depth: int | None) -> dict[str, Any]:
+def _sizes(
+    rankings: Mapping[str, Sequence[PageHit]], questions: Sequence[Question], level: str, depth: int | None
+) -> dict[str, Any]:
     hits = [rankings.get(q.id, []) for q in questions]
     counts = [len(ranked_ids(h, level)) for h in hits]
     if not counts:
         return {"median": None, "min": None, "short": 0, "cut": 0}
     cut = sum(c < CUTOFF and depth is not None and len(h) >= depth for c, h in zip(counts, hits, strict=True))
-    return {"median": statistics.median(counts), "min": min(counts), "short": sum(c < CUTOFF for c in counts),
-            "cut": cut}  # fmt: skip
+    return {
+        "median": statistics.median(counts),
+        "min": min(counts),
+        "short": sum(c < CUTOFF for c in counts),
+        "cut": cut,
+    }
 
 
-def summarise(rankings: Mapping[str, Sequence[PageHit]], questions: Sequence[Question],
-              deep: Mapping[str, Sequence[PageHit]] | None = None, depth: int | None = None) -> dict[str, Any]:
+def summarise(
+    rankings: Mapping[str, Sequence[PageHit]],
+    questions: Sequence[Question],
+    deep: Mapping[str, Sequence[PageHit]] | None = None,
+    depth: int | None = None,
+) -> dict[str, Any]:
     """Every measure at both levels, overall and per hop type: the page level from ``rankings``, the document level
     from ``deep`` (the ``depth`` pages ranked for it; ``rankings`` when not given). ``ranked`` says how many ids the
     level's rankings held: median, fewest, ``short`` (questions with fewer than :data:`CUTOFF`) and ``cut`` (of
@@ -155,15 +173,18 @@ def summarise(rankings: Mapping[str, Sequence[PageHit]], questions: Sequence[Que
         values = per_query(source, questions, level)
         out[level] = {
             "all": {label: wilson(list(values[label].values())) for label, _ in MEASURES},
-            "by_hop": {hop: {label: wilson([values[label][i] for i in ids]) for label, _ in MEASURES}
-                       for hop, ids in sorted(groups.items())},
+            "by_hop": {
+                hop: {label: wilson([values[label][i] for i in ids]) for label, _ in MEASURES}
+                for hop, ids in sorted(groups.items())
+            },
             "ranked": _sizes(source, questions, level, None if level == "page" else depth),
-        }  # fmt: skip
+        }
     return out
 
 
-def missed_by_all(all_rankings: Sequence[Mapping[str, Sequence[PageHit]]], questions: Sequence[Question],
-                  k: int) -> dict[str, Any]:
+def missed_by_all(
+    all_rankings: Sequence[Mapping[str, Sequence[PageHit]]], questions: Sequence[Question], k: int
+) -> dict[str, Any]:
     """Share of questions whose evidence none of the rankings has in its top ``k``, with Wilson intervals
     (``none_in_top_k``: not one gold page; ``not_all_in_top_k``: some gold page missing)."""
     none, not_all = [], []
@@ -178,9 +199,14 @@ def missed_by_all(all_rankings: Sequence[Mapping[str, Sequence[PageHit]]], quest
             not_all.append(q.id)
     none_ci = wilson([float(q.id in none) for q in questions])
     not_all_ci = wilson([float(q.id in not_all) for q in questions])
-    return {"k": k, "none_in_top_k": none_ci["mean"] or 0.0, "none_ci": none_ci["ci"],
-            "not_all_in_top_k": not_all_ci["mean"] or 0.0, "not_all_ci": not_all_ci["ci"],
-            "none_ids": none}  # fmt: skip
+    return {
+        "k": k,
+        "none_in_top_k": none_ci["mean"] or 0.0,
+        "none_ci": none_ci["ci"],
+        "not_all_in_top_k": not_all_ci["mean"] or 0.0,
+        "not_all_ci": not_all_ci["ci"],
+        "none_ids": none,
+    }
 
 
 def trec_id(text: str) -> str:
@@ -214,13 +240,19 @@ def write_trec_qrels(path: Path, questions: Sequence[Question], level: str = "pa
 Rankings = Mapping[str, Sequence[PageHit]]
 
 
-def write_runs(folder: Path, runs: Sequence[tuple[str, Rankings, Rankings]], questions: Sequence[Question],
-               depth: int) -> dict[str, Any]:
+def write_runs(
+    folder: Path, runs: Sequence[tuple[str, Rankings, Rankings]], questions: Sequence[Question], depth: int
+) -> dict[str, Any]:
     """Every retriever's (name, page rankings, deep rankings) as ``NN.page.trec`` and ``NN.document.trec`` (the deep
     ranking collapsed to documents), the gold as ``qrels.page.txt`` and ``qrels.document.txt``, and ``runs.json``
     (which file is which retriever, the document level's depth, the trec_eval command)."""
-    manifest: dict[str, Any] = {"depth": depth, "trec_eval": TREC_EVAL_COMMAND, "measures": TREC_EVAL_MEASURES,
-                                "qrels": {level: f"qrels.{level}.txt" for level in LEVELS}, "runs": []}  # fmt: skip
+    manifest: dict[str, Any] = {
+        "depth": depth,
+        "trec_eval": TREC_EVAL_COMMAND,
+        "measures": TREC_EVAL_MEASURES,
+        "qrels": {level: f"qrels.{level}.txt" for level in LEVELS},
+        "runs": [],
+    }
     for level in LEVELS:
         write_trec_qrels(folder / f"qrels.{level}.txt", questions, level)
     for number, (name, rankings, deep) in enumerate(runs, start=1):

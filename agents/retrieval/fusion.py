@@ -40,14 +40,25 @@ class HybridRetriever:
     ``options`` is the spec's option prefix, kept in the name (``vs_pages=15:``).
     """
 
-    def __init__(self, first: Retriever, second: Retriever, candidates: int = DEFAULT_CANDIDATES,
-                 beta: float = 0.0, query_filter: float = 0.0, options: str = "") -> None:  # fmt: skip
+    def __init__(
+        self,
+        first: Retriever,
+        second: Retriever,
+        candidates: int = DEFAULT_CANDIDATES,
+        beta: float = 0.0,
+        query_filter: float = 0.0,
+        options: str = "",
+    ) -> None:
         if not isinstance(second, Reranker):
-            raise RetrievalError(f"hybrid: the second stage {second.name!r} cannot re-rank given pages; use a "
-                                 "vector retriever there, e.g. hybrid:bm25>dense:wordllama")  # fmt: skip
+            raise RetrievalError(
+                f"hybrid: the second stage {second.name!r} cannot re-rank given pages; use a "
+                "vector retriever there, e.g. hybrid:bm25>dense:wordllama"
+            )
         if candidates < 1 or not 0.0 <= beta <= 1.0 or not 0.0 <= query_filter <= 1.0:
-            raise RetrievalError(f"hybrid: candidates must be positive, beta and query_filter in [0, 1] (got "
-                                 f"{candidates}, {beta}, {query_filter})")  # fmt: skip
+            raise RetrievalError(
+                f"hybrid: candidates must be positive, beta and query_filter in [0, 1] (got "
+                f"{candidates}, {beta}, {query_filter})"
+            )
         if query_filter and not hasattr(second, "rerank_filtered"):
             raise RetrievalError(f"hybrid: query_filter needs a late-interaction second stage, not {second.name!r}")
         self.first, self.second, self.candidates, self.beta = first, second, candidates, beta
@@ -64,7 +75,9 @@ class HybridRetriever:
         if not self.beta:
             return list(reranked[:k])
         first = {(h.document, h.page): (i, h.score) for i, h in enumerate(pool)}
-        scored = [(self.beta * first[(h.document, h.page)][1] + (1 - self.beta) * h.score,
-                   first[(h.document, h.page)][0], h) for h in reranked]  # fmt: skip
+        scored = [
+            (self.beta * first[(h.document, h.page)][1] + (1 - self.beta) * h.score, first[(h.document, h.page)][0], h)
+            for h in reranked
+        ]
         scored.sort(key=lambda t: (-t[0], t[1]))
         return [PageHit(h.document, h.page, s) for s, _, h in scored[:k]]

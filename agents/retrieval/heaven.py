@@ -85,8 +85,10 @@ class VSPageRetriever:
 
     def __init__(self, base: Any, reduction: int = 15, vs_filter: float = 0.5, alpha: float = 0.1) -> None:
         if reduction < 1 or not 0.0 < vs_filter <= 1.0 or not 0.0 <= alpha <= 1.0:
-            raise RetrievalError(f"hybrid: vs_pages must be positive, vs_filter in (0, 1] and alpha in [0, 1] "
-                                 f"(got {reduction}, {vs_filter}, {alpha})")  # fmt: skip
+            raise RetrievalError(
+                f"hybrid: vs_pages must be positive, vs_filter in (0, 1] and alpha in [0, 1] "
+                f"(got {reduction}, {vs_filter}, {alpha})"
+            )
         self.base, self.reduction, self.vs_filter, self.alpha = base, reduction, vs_filter, alpha
         self.name = base.name
         self.groups = vs_groups(base.records, reduction)

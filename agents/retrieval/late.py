@@ -87,9 +87,16 @@ class VectorRetriever:
         chunk_mb: memory bound of one scoring chunk (:data:`~.vectors.SCORE_CHUNK_MB`).
     """
 
-    def __init__(self, encoder: PageEncoder, records: Sequence[PageRecord], *, renderer: Any = None,
-                 cache_dir: str | os.PathLike[str] | None = None, progress: bool = False,
-                 chunk_mb: float = SCORE_CHUNK_MB) -> None:  # fmt: skip
+    def __init__(
+        self,
+        encoder: PageEncoder,
+        records: Sequence[PageRecord],
+        *,
+        renderer: Any = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        progress: bool = False,
+        chunk_mb: float = SCORE_CHUNK_MB,
+    ) -> None:
         if encoder.modality == "image" and renderer is None:
             raise RetrievalError(f"{encoder.name}: page-image retrievers need the PDFs (a page renderer)")
         self.encoder, self.renderer, self.chunk_mb = encoder, renderer, chunk_mb

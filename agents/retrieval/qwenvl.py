@@ -22,8 +22,9 @@ from typing import Any
 
 IMAGE_PAD = "<|image_pad|>"
 #: colpali-engine's ColQwen2/2.5 page prompt and query suffix (``visual_prompt_prefix``, 10 x the augmentation token).
-COLQWEN_PAGE = ("<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>Describe the image.<|im_end|>"
-                "<|endoftext|>")  # fmt: skip
+COLQWEN_PAGE = (
+    "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>Describe the image.<|im_end|><|endoftext|>"
+)
 COLQWEN_QUERY_SUFFIX = "<|endoftext|>" * 10
 #: colpali-engine's key mapping of ColQwen checkpoints onto the ``transformers`` 5 module tree.
 COLQWEN_KEYS = {
@@ -61,8 +62,10 @@ class QwenVLInputs:
             grid = out["image_grid_thw"]
             if len(grid) != len(texts) or any(t.count(IMAGE_PAD) != 1 for t in texts):
                 raise ValueError("one prompt with one <|image_pad|> per image")
-            texts = [t.replace(IMAGE_PAD, IMAGE_PAD * (int(g.prod()) // self.merge**2)) for t, g in
-                     zip(texts, grid, strict=True)]  # fmt: skip
+            texts = [
+                t.replace(IMAGE_PAD, IMAGE_PAD * (int(g.prod()) // self.merge**2))
+                for t, g in zip(texts, grid, strict=True)
+            ]
         enc = self.tokenizer(texts, padding="longest", return_tensors="pt")
         out["input_ids"], out["attention_mask"] = enc["input_ids"], enc["attention_mask"]
         out["mm_token_type_ids"] = (enc["input_ids"] == self.image_token_id).to(torch.int32)

@@ -61,8 +61,14 @@ class DenseRetriever:
         progress: show the embedder's progress bar while embedding pages.
     """
 
-    def __init__(self, embedder: Any, records: Sequence[PageRecord], cache_dir: str | os.PathLike[str] | None = None,
-                 *, progress: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        embedder: Any,
+        records: Sequence[PageRecord],
+        cache_dir: str | os.PathLike[str] | None = None,
+        *,
+        progress: bool = False,
+    ) -> None:
         self.embedder = embedder
         self.name = f"dense:{embedder.name}"
         self.keys = [(r.document, r.page) for r in records]
@@ -89,8 +95,17 @@ class DenseRetriever:
         tmp = folder / f"vectors.{os.getpid()}.npy"
         np.save(tmp, vectors, allow_pickle=False)
         os.replace(tmp, array_path)  # the manifest is written last: a half-written cache is never read
-        manifest_path.write_text(json.dumps({"digest": digest, "pages": len(records), "embedder": self.embedder.name,
-                                             "cache_key": self.embedder.cache_key}), encoding="utf-8")  # fmt: skip
+        manifest_path.write_text(
+            json.dumps(
+                {
+                    "digest": digest,
+                    "pages": len(records),
+                    "embedder": self.embedder.name,
+                    "cache_key": self.embedder.cache_key,
+                }
+            ),
+            encoding="utf-8",
+        )
         return vectors
 
     def _query_vector(self, query: str) -> np.ndarray | None:

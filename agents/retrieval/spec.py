@@ -27,8 +27,11 @@ from .base import RetrievalError, Retriever
 
 SPEC_HELP = "bm25, dense:EMBEDDER (dense:wordllama), colbert:MODEL, colpali:MODEL, dse:MODEL, rrf:A+B, hybrid:A>B"
 #: The paper's models of the learned-vector retrievers (ColBERTv2; HEAVEN's ColQwen2.5 and DSE, G.3).
-DEFAULT_MODELS = {"colbert": "colbert-ir/colbertv2.0", "colpali": "vidore/colqwen2.5-v0.2",
-                  "dse": "MrLight/dse-qwen2-2b-mrl-v1"}  # fmt: skip
+DEFAULT_MODELS = {
+    "colbert": "colbert-ir/colbertv2.0",
+    "colpali": "vidore/colqwen2.5-v0.2",
+    "dse": "MrLight/dse-qwen2-2b-mrl-v1",
+}
 #: Options of each learned-vector kind: name -> type; ``device`` and ``batch_size`` do not change the vectors.
 OPTIONS: dict[str, dict[str, type]] = {
     "colbert": {"query_length": int, "doc_length": int},
@@ -39,15 +42,28 @@ RUN_OPTIONS: dict[str, type] = {"device": str, "batch_size": int}
 #: HEAVEN's stage-2 settings (G.3, Table 13): k1 candidates from DSE, beta the weight of the DSE score.
 HEAVEN = {"candidates": 200, "beta": 0.3}
 #: ``hybrid:`` options and their types: HEAVEN's stage 2, its query filter (rho) and VS-pages (:mod:`.heaven`).
-HYBRID_OPTIONS: dict[str, type] = {"candidates": int, "beta": float, "query_filter": float, "vs_pages": int,
-                                   "vs_filter": float, "alpha": float}  # fmt: skip
+HYBRID_OPTIONS: dict[str, type] = {
+    "candidates": int,
+    "beta": float,
+    "query_filter": float,
+    "vs_pages": int,
+    "vs_filter": float,
+    "alpha": float,
+}
 
 
 class _Corpus:
     """The pages of one corpus and what is built on them once (the BM25 index, embedders by spec)."""
 
-    def __init__(self, pages: Iterable[Mapping[str, Any]], index_dir: Any, cache_dir: Any, progress: bool,
-                 renderer: Any = None, dataset: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        pages: Iterable[Mapping[str, Any]],
+        index_dir: Any,
+        cache_dir: Any,
+        progress: bool,
+        renderer: Any = None,
+        dataset: Any = None,
+    ) -> None:
         from madqa.agents.search.index import prepare_pages
 
         self.rows = [dict(p) for p in pages]
@@ -72,22 +88,25 @@ class _Corpus:
             from . import encoders
             from .late import VectorRetriever
 
-            engine = kind == "colpali" and encoders.colpali_arch(model, options.get("arch")) not in \
-                encoders.COLQWEN_ARCHS  # fmt: skip
+            engine = (
+                kind == "colpali" and encoders.colpali_arch(model, options.get("arch")) not in encoders.COLQWEN_ARCHS
+            )
             try:
                 encoders.require(spec, *(["colpali_engine"] if engine else []))
             except ImportError as exc:
                 raise RetrievalError(str(exc)) from None
-            cls = {"colbert": encoders.ColBERTEncoder, "colpali": encoders.ColPaliEncoder,
-                   "dse": encoders.DSEEncoder}[kind]  # fmt: skip
+            cls = {"colbert": encoders.ColBERTEncoder, "colpali": encoders.ColPaliEncoder, "dse": encoders.DSEEncoder}[
+                kind
+            ]
             try:
                 encoder = cls(model, **options, **run)
             except (OSError, ValueError) as exc:
                 raise RetrievalError(f"{spec!r}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None
             encoder.name = name
             renderer = self.renderer() if encoder.modality == "image" else None
-            self._dense[name] = VectorRetriever(encoder, self.records, renderer=renderer, cache_dir=self.cache_dir,
-                                                progress=self.progress)  # fmt: skip
+            self._dense[name] = VectorRetriever(
+                encoder, self.records, renderer=renderer, cache_dir=self.cache_dir, progress=self.progress
+            )
         return self._dense[name]
 
     def bm25(self) -> Retriever:
@@ -109,8 +128,7 @@ class _Corpus:
                 embedder = make_embedder(embedder_spec)
             except EmbedderSpecError as exc:
                 raise RetrievalError(f"dense:{embedder_spec}: {exc}") from None
-            self._dense[embedder_spec] = DenseRetriever(embedder, self.records, self.cache_dir,
-                                                        progress=self.progress)  # fmt: skip
+            self._dense[embedder_spec] = DenseRetriever(embedder, self.records, self.cache_dir, progress=self.progress)
         return self._dense[embedder_spec]
 
 
@@ -166,8 +184,9 @@ def _build(spec: str, corpus: _Corpus) -> Retriever:
             raise RetrievalError(f"{spec!r}: write hybrid:FIRST>SECOND, e.g. hybrid:bm25>dense:wordllama")
         if first.strip().partition(":")[0] == "dse" and second.strip().partition(":")[0] == "colpali":
             options = {**HEAVEN, **options}
-        named = "".join(f"{k}={options[k]}:" for k in ("vs_pages", "vs_filter", "alpha", "query_filter")
-                        if k in options)  # fmt: skip
+        named = "".join(
+            f"{k}={options[k]}:" for k in ("vs_pages", "vs_filter", "alpha", "query_filter") if k in options
+        )
         vs = {k: options.pop(k) for k in ("vs_pages", "vs_filter", "alpha") if k in options}
         stage1 = _build(first, corpus)
         if vs.get("vs_pages"):
@@ -175,8 +194,9 @@ def _build(spec: str, corpus: _Corpus) -> Retriever:
             from .late import VectorRetriever
 
             if not isinstance(stage1, VectorRetriever):
-                raise RetrievalError(f"{spec!r}: vs_pages needs a learned-vector first stage (dse:, colpali:, "
-                                     "colbert:)")  # fmt: skip
+                raise RetrievalError(
+                    f"{spec!r}: vs_pages needs a learned-vector first stage (dse:, colpali:, colbert:)"
+                )
             vs = {**VS_DEFAULTS, **vs}
             stage1 = VSPageRetriever(stage1, vs["vs_pages"], vs["vs_filter"], vs["alpha"])
         elif vs:

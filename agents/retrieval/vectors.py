@@ -77,8 +77,11 @@ class VectorStore:
             if len(offsets) != pages + 1 or rows != int(manifest["rows"]):
                 return None
             shape = (rows, dim)
-            tokens: Any = np.memmap(folder / "tokens.f16", dtype=np.float16, mode="r", shape=shape) if rows else \
-                np.zeros(shape, dtype=np.float16)  # fmt: skip
+            tokens: Any = (
+                np.memmap(folder / "tokens.f16", dtype=np.float16, mode="r", shape=shape)
+                if rows
+                else np.zeros(shape, dtype=np.float16)
+            )
             return cls(tokens, offsets.astype(np.int64, copy=False))
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -114,8 +117,13 @@ class StoreWriter:
         pages = len(self._offsets) - 1
         os.replace(self._tmp, self.folder / "tokens.f16")
         np.save(self.folder / "offsets.npy", np.asarray(self._offsets, dtype=np.int64), allow_pickle=False)
-        manifest = {"digest": self.digest, "pages": pages, "rows": self._offsets[-1], "dim": self.dim or 0,
-                    **self.info}  # fmt: skip
+        manifest = {
+            "digest": self.digest,
+            "pages": pages,
+            "rows": self._offsets[-1],
+            "dim": self.dim or 0,
+            **self.info,
+        }
         (self.folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
         store = VectorStore.open(self.folder, self.digest, pages)
         if store is None:  # pragma: no cover - only on a disk that loses what was just written
@@ -130,8 +138,9 @@ def maxsim(query: npt.NDArray[Any], page: npt.NDArray[Any]) -> float:
     return float((np.asarray(query, np.float32) @ np.asarray(page, np.float32).T).max(axis=1).sum())
 
 
-def maxsim_scores(query: npt.NDArray[Any], store: VectorStore, rows: Sequence[int] | None = None,
-                  chunk_mb: float = SCORE_CHUNK_MB) -> FloatArray:  # fmt: skip
+def maxsim_scores(
+    query: npt.NDArray[Any], store: VectorStore, rows: Sequence[int] | None = None, chunk_mb: float = SCORE_CHUNK_MB
+) -> FloatArray:
     """MaxSim of ``query`` ``(q, d)`` against the store's pages ``rows`` (all pages when ``None``), in that order.
 
     Pages are scored in chunks whose similarity matrix stays under ``chunk_mb`` MiB; a page without vectors
@@ -157,9 +166,10 @@ def maxsim_scores(query: npt.NDArray[Any], store: VectorStore, rows: Sequence[in
         if contiguous:
             block = np.asarray(store.tokens[starts[i] : ends[j - 1]], dtype=np.float32)
         else:
-            block = np.concatenate([np.asarray(store.tokens[s:e], dtype=np.float32)
-                                    for s, e in zip(starts[i:j], ends[i:j], strict=True)] or
-                                   [np.zeros((0, store.dim), np.float32)])  # fmt: skip
+            block = np.concatenate(
+                [np.asarray(store.tokens[s:e], dtype=np.float32) for s, e in zip(starts[i:j], ends[i:j], strict=True)]
+                or [np.zeros((0, store.dim), np.float32)]
+            )
         if len(block):
             sims = q @ block.T  # (q, rows of the chunk)
             bounds = np.concatenate([[0], np.cumsum(lengths)[:-1]])

@@ -98,8 +98,9 @@ class QueryTooBroadError(QuerySyntaxError):
         postings: the page entries the whole query would read, when they decided (else ``None``).
     """
 
-    def __init__(self, query: str, message: str, *, part: str, terms: int | None = None,
-                 postings: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, query: str, message: str, *, part: str, terms: int | None = None, postings: int | None = None
+    ) -> None:
         """Keep the offending part and its size next to the message."""
         super().__init__(query, message)
         self.part, self.terms, self.postings = part, terms, postings
@@ -197,8 +198,11 @@ class SearchLimits:
         >>> SearchLimits(timeout=None, max_postings=None).settings()
         {'search_timeout': None, 'search_max_terms': 5000, 'search_max_postings': None}
         """
-        return {"search_timeout": self.timeout, "search_max_terms": self.max_terms,
-                "search_max_postings": self.max_postings}  # fmt: skip
+        return {
+            "search_timeout": self.timeout,
+            "search_max_terms": self.max_terms,
+            "search_max_postings": self.max_postings,
+        }
 
     def deadline(self, query: str) -> Deadline:
         """A deadline for one search of ``query``, starting now."""
@@ -246,4 +250,3 @@ class PageRecord:
     page: int
     total_pages: int
     text: str
-

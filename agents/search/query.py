@@ -163,14 +163,18 @@ def refuse_match_all(parsed: Query, query: str) -> None:
         part = describe_part(q)
         if isinstance(q, Every):
             raise QueryTooBroadError(
-                query, f"The query {query!r} is too broad: {part} matches every page, so it cannot find anything "
-                f"specific. {_NARROW}", part=part,
-            )  # fmt: skip
+                query,
+                f"The query {query!r} is too broad: {part} matches every page, so it cannot find anything "
+                f"specific. {_NARROW}",
+                part=part,
+            )
         if isinstance(q, Wildcard) and q.text and set(q.text) <= WILDCARD_CHARS:
             raise QueryTooBroadError(
-                query, f"The query {query!r} is too broad: the wildcard {part} has no letters, so it matches every "
-                f"word. {_NARROW}", part=part,
-            )  # fmt: skip
+                query,
+                f"The query {query!r} is too broad: the wildcard {part} has no letters, so it matches every "
+                f"word. {_NARROW}",
+                part=part,
+            )
 
 
 class ExpansionBudget:
@@ -210,13 +214,15 @@ class ExpansionBudget:
             advice = "Use a narrower range, or search for specific words."
         else:
             advice = (
-                "Use a longer prefix before * or ? (e.g. invoic* rather than in*), fewer wildcards, or specific "
-                "words."
+                "Use a longer prefix before * or ? (e.g. invoic* rather than in*), fewer wildcards, or specific words."
             )
         raise QueryTooBroadError(
-            self.query, f"The query {self.query!r} is too broad: {part} matches {terms:,} different words{total}; "
-            f"at most {self.max_terms:,} are searched per query. {advice}", part=part, terms=terms,
-        )  # fmt: skip
+            self.query,
+            f"The query {self.query!r} is too broad: {part} matches {terms:,} different words{total}; "
+            f"at most {self.max_terms:,} are searched per query. {advice}",
+            part=part,
+            terms=terms,
+        )
 
     def add_postings(self, part: str, entries: int) -> None:
         """Count the ``entries`` page entries (pages its word or words are on) that ``part`` reads."""
@@ -231,11 +237,14 @@ class ExpansionBudget:
             return
         entries, part = self._heaviest
         raise QueryTooBroadError(
-            self.query, f"The query {self.query!r} is too broad: its words are on {self.postings:,} pages in all "
+            self.query,
+            f"The query {self.query!r} is too broad: its words are on {self.postings:,} pages in all "
             f"(each word counted on every page it is on; {part} alone on {entries:,}), and a search reads at most "
             f"{self.max_postings:,}. Use fewer and more specific words, fewer wildcards, or a longer prefix before "
-            "* or ? (e.g. invoic* rather than in*).", part=part, postings=self.postings,
-        )  # fmt: skip
+            "* or ? (e.g. invoic* rather than in*).",
+            part=part,
+            postings=self.postings,
+        )
 
 
 def count_postings(parsed: Query, budget: ExpansionBudget, doc_freq: Callable[[str], int]) -> None:

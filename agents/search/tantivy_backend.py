@@ -318,8 +318,10 @@ class _Compiler:
             start, end = q.start or "", q.end
             found = self.matching(
                 self.searcher.terms_with_prefix("text", ""),
-                lambda t: (t > start or (t == start and not q.startexcl))
-                and (end is None or t < end or (t == end and not q.endexcl)),
+                lambda t: (
+                    (t > start or (t == start and not q.startexcl))
+                    and (end is None or t < end or (t == end and not q.endexcl))
+                ),
             )
         part = describe_part(q)
         self.budget.add(part, len(found))

@@ -185,8 +185,13 @@ def sh_ls(files, args, stdin, touched):
                 out.append(f"{len(files[rel]):>8} {rel}" if "l" in flags else rel)
                 continue
             prefix = rel + "/" if rel else ""
-            names = sorted({p[len(prefix) :].split("/")[0] + ("/" if "/" in p[len(prefix) :] else "")
-                            for p in files if p.startswith(prefix)})  # fmt: skip
+            names = sorted(
+                {
+                    p[len(prefix) :].split("/")[0] + ("/" if "/" in p[len(prefix) :] else "")
+                    for p in files
+                    if p.startswith(prefix)
+                }
+            )
             if len(operands) > 1:
                 out.append(f"{arg}:")
             for name in names:

@@ -44,12 +44,25 @@ DEFAULT_TOP_K = 3
 class ShellAgent(SearchAgent):
     """The search agent's loop with ``search`` and ``bash``; citations of page files are mapped to pages."""
 
-    def __init__(self, *, search_tool: FileSearchTool, shell_tool: ShellTool, model: Model, max_steps: int,
-                 min_searches: int = 0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        search_tool: FileSearchTool,
+        shell_tool: ShellTool,
+        model: Model,
+        max_steps: int,
+        min_searches: int = 0,
+    ) -> None:
         """Assemble the agent."""
         self.shell_tool = shell_tool
-        super().__init__(search_tool=search_tool, model=model, prompts=load_prompts("shell"),  # type: ignore[arg-type]
-                         max_steps=max_steps, min_searches=min_searches, extra_tools=[shell_tool])  # fmt: skip
+        super().__init__(
+            search_tool=search_tool,
+            model=model,
+            prompts=load_prompts("shell"),  # type: ignore[arg-type]
+            max_steps=max_steps,
+            min_searches=min_searches,
+            extra_tools=[shell_tool],
+        )
 
     def solve_steps(self, question: str) -> Generator[ActionStep, None, dict[str, Any]]:
         """The search agent's run; then every citation mapped back to a ``(document, page)``."""
@@ -86,9 +99,17 @@ class Slot:
 class PreparedShellAgent(SmolagentsPrepared[Slot]):
     """The shell agent ready for a run: slots of a model and a worker; the page files and one retriever shared."""
 
-    def __init__(self, config: RunConfig, settings: dict[str, Any], slots: Sequence[Slot],
-                 dataset: Mapping[str, Any] | None, files: Mapping[str, str], mapping: CorpusMap, retriever: Any,
-                 host: Host) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        slots: Sequence[Slot],
+        dataset: Mapping[str, Any] | None,
+        files: Mapping[str, str],
+        mapping: CorpusMap,
+        retriever: Any,
+        host: Host,
+    ) -> None:
         """Hold the slots, the corpus files and the retriever."""
         super().__init__(config, settings, slots, dataset)
         self.files, self.mapping, self.retriever, self.host = files, mapping, retriever, host
@@ -99,8 +120,13 @@ class PreparedShellAgent(SmolagentsPrepared[Slot]):
         shell = ShellTool(slot.worker, self.mapping)
         shell.load(self.files)
         search = FileSearchTool(self.retriever, self.files, self.mapping, top_k=c.top_k)
-        return ShellAgent(search_tool=search, shell_tool=shell, model=slot.model, max_steps=c.max_steps,
-                          min_searches=c.min_searches or 0)  # fmt: skip
+        return ShellAgent(
+            search_tool=search,
+            shell_tool=shell,
+            model=slot.model,
+            max_steps=c.max_steps,
+            min_searches=c.min_searches or 0,
+        )
 
     def step_events(self, agent: ShellAgent, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
         """One :class:`SearchEvent` per search and one :class:`CodeEvent` per command of the step."""
@@ -111,12 +137,14 @@ class PreparedShellAgent(SmolagentsPrepared[Slot]):
         n_command = sum(isinstance(e, CodeEvent) for e in shown)
         for rec in searches[n_search:]:
             pages = tuple(Citation(str(p["document"]), int(p["page"])) for p in rec.results)
-            events.append(SearchEvent(step=step.step_number, query=rec.query, pages=pages, count=rec.count,
-                                      error=rec.error))  # fmt: skip
+            events.append(
+                SearchEvent(step=step.step_number, query=rec.query, pages=pages, count=rec.count, error=rec.error)
+            )
         observation = str(step.observations or "")
         for rec in commands[n_command:]:
-            events.append(CodeEvent(step=step.step_number, code=f"$ {rec.command}", output=observation,
-                                    error=rec.error))  # fmt: skip
+            events.append(
+                CodeEvent(step=step.step_number, code=f"$ {rec.command}", output=observation, error=rec.error)
+            )
         return events
 
     def record_fields(self, agent: ShellAgent | None) -> dict[str, Any]:
@@ -125,9 +153,14 @@ class PreparedShellAgent(SmolagentsPrepared[Slot]):
             return {"search_history": []}
         searches = agent.search_tool.history if agent.search_tool is not None else []
         commands = agent.shell_tool.history
-        return {"search_history": [h.as_dict() for h in searches], "steps": len(searches) + len(commands),
-                "extra": {"shell_history": [c.as_dict() for c in commands],
-                          "shell": {"walls": dict(agent.shell_tool.worker.walls)}}}  # fmt: skip
+        return {
+            "search_history": [h.as_dict() for h in searches],
+            "steps": len(searches) + len(commands),
+            "extra": {
+                "shell_history": [c.as_dict() for c in commands],
+                "shell": {"walls": dict(agent.shell_tool.worker.walls)},
+            },
+        }
 
     def release(self, slot: Slot) -> None:
         """With ``host.sandbox_per_question``, stop the worker: the next question starts a fresh one."""
@@ -163,8 +196,15 @@ class ShellAgentEntry:
         if config.min_searches is not None and not 0 <= config.min_searches < config.max_steps:
             raise RunError("min-searches must be between 0 and max-steps - 1")
 
-    def prepare(self, config: RunConfig, *, slots: int = 1, model_options: Mapping[str, Any] | None = None,
-                dataset: Mapping[str, Any] | None = None, host: Host = Host()) -> PreparedShellAgent:  # noqa: B008  # fmt: skip
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int = 1,
+        model_options: Mapping[str, Any] | None = None,
+        dataset: Mapping[str, Any] | None = None,
+        host: Host = Host(),  # noqa: B008
+    ) -> PreparedShellAgent:
         """Parse the corpus to page files (once), start the workers, load the models, build the retriever.
 
         Raises:
@@ -179,8 +219,10 @@ class ShellAgentEntry:
         from ..retrieval.spec import make_retriever
 
         limits = WorkerLimits(wall_s=config.step_timeout)
-        workers = [ReplWorker(limits, require_isolation=host.require_isolation, protected_paths=host.protected_paths)
-                   for _ in range(max(1, slots))]  # fmt: skip
+        workers = [
+            ReplWorker(limits, require_isolation=host.require_isolation, protected_paths=host.protected_paths)
+            for _ in range(max(1, slots))
+        ]
         try:
             if host.require_isolation:
                 for worker in workers:
@@ -205,8 +247,9 @@ class ShellAgentEntry:
         config = replace(config, retriever=retriever.name, min_searches=min_searches)
         slot_list = [Slot(m, w) for m, w in zip(models, workers, strict=True)]
         logger.info("shell agent: %d page file(s) in %s", len(files), folder)
-        return PreparedShellAgent(config, config.settings(self.fields), slot_list, dataset, files, mapping,
-                                  retriever, host)  # fmt: skip
+        return PreparedShellAgent(
+            config, config.settings(self.fields), slot_list, dataset, files, mapping, retriever, host
+        )
 
 
 #: The registered entry (:mod:`madqa.agents.registry`).

@@ -140,8 +140,15 @@ class FileSearchTool(Tool):
     inputs = {"query": {"type": "string", "description": "keywords or a short phrase"}}
     output_type = "string"
 
-    def __init__(self, retriever: Any, files: Mapping[str, str], mapping: CorpusMap, *, top_k: int = 3,
-                 n_lines: int = DEFAULT_N_LINES) -> None:  # fmt: skip
+    def __init__(
+        self,
+        retriever: Any,
+        files: Mapping[str, str],
+        mapping: CorpusMap,
+        *,
+        top_k: int = 3,
+        n_lines: int = DEFAULT_N_LINES,
+    ) -> None:
         """Configure the tool; nothing is searched yet."""
         super().__init__()
         if top_k < 1:

@@ -140,10 +140,15 @@ def generate_sample(out_dir: Path, seed: int = 0) -> SampleResult:
     manifest: dict[str, Any] = {"version": SAMPLE_VERSION, "seed": seed, "documents": {}}
     for doc in corpus.documents:
         (doc_dir / doc.name).write_bytes(doc.pdf)
-        documents.append({
-            "document": doc.name, "num_pages": doc.num_pages, "document_category": doc.category,
-            "domain": doc.domain, "sha256": hashlib.sha256(doc.pdf).hexdigest(),
-        })  # fmt: skip
+        documents.append(
+            {
+                "document": doc.name,
+                "num_pages": doc.num_pages,
+                "document_category": doc.category,
+                "domain": doc.domain,
+                "sha256": hashlib.sha256(doc.pdf).hexdigest(),
+            }
+        )
         manifest["documents"][doc.name] = {
             "scanned_pages": list(doc.scanned_pages),
             "layouts": {str(page): list(tags) for page, tags in doc.layouts.items()},
@@ -164,8 +169,14 @@ def generate_sample(out_dir: Path, seed: int = 0) -> SampleResult:
         questions.append(record)
     _write_jsonl(out_dir / "documents.jsonl", documents)
     _write_jsonl(out_dir / "questions.jsonl", questions, private=True)  # holds the test split's labels
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
-                                           encoding="utf-8")
-    logger.info("sample v%s (seed %d): %d documents, %d questions in %.1fs -> %s", SAMPLE_VERSION, seed,
-                len(documents), len(questions), time.perf_counter() - started, out_dir)
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    logger.info(
+        "sample v%s (seed %d): %d documents, %d questions in %.1fs -> %s",
+        SAMPLE_VERSION,
+        seed,
+        len(documents),
+        len(questions),
+        time.perf_counter() - started,
+        out_dir,
+    )
     return SampleResult(out_dir=out_dir, documents=documents, questions=questions, manifest=manifest)

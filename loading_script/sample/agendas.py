@@ -30,58 +30,122 @@ class Agenda:
 
 
 AGENDAS: tuple[Agenda, ...] = (
-    Agenda(dt.date(2022, 1, 11), "7:00 PM", CHAMBERS, ((
-        ("Call to order and roll call", "", ""),
-        ("Approval of the minutes of the December 14, 2021 regular meeting", "", ""),
-        ("Public comment", "", "Speakers are limited to three minutes each."),
-        ("Presentation: five-year capital plan of the Riverton Water Utility",
-         "Marcus Delgado, General Manager, Riverton Water Utility",
-         "Overview of planned main replacements and the lead service line program."),
-        ("Resolution 2022-03: snow and ice removal contract", "Public Works Director Ines Carvalho",
-         "Authorizes a one-year contract with Northfield Services in the amount of $148,000."),
-        ("Adjournment", "", ""),
-    ),)),
-    Agenda(dt.date(2022, 3, 8), "6:30 PM", CHAMBERS, ((
-        ("Call to order and roll call", "", ""),
-        ("Proclamation: Arbor Day in Millbrook", "Mayor Celeste Vandermeer", ""),
-        ("Public hearing: Harbor Street parking changes", "Traffic Engineer Malik Grant",
-         "Proposed conversion of twenty-two metered spaces to two-hour free parking between Elm Avenue and the pier."),
-        ("Public comment", "", "Speakers are limited to three minutes each."),
-    ), (
-        ("Consent agenda", "", "Approval of warrants; acceptance of the quarterly investment report; renewal of the "
-         "library janitorial contract."),
-        ("Ordinance 2022-07: residential fence height limits (first reading)", "City Attorney Rosalind Greer",
-         "Would raise the maximum rear-yard fence height from six to seven feet."),
-        ("Council reports and adjournment", "", ""),
-    ))),
-    Agenda(dt.date(2022, 4, 12), "7:00 PM", "Millbrook Public Library, Community Room, 25 Elm Avenue", ((
-        ("Call to order and roll call", "", ""),
-        ("Public comment", "", "Speakers are limited to three minutes each."),
-        ("Appeal: denial of a permit fee waiver for 7 Maple Court", "Appellant Yolanda Pierce",
-         "The appellant asks the council to overturn the building division's decision."),
-        ("Resolution 2022-11: Harbor Street parking changes (adoption)", "Traffic Engineer Malik Grant", ""),
-    ), (
-        ("Budget workshop: preliminary fiscal 2023 budget", "Finance Director Omar Haddad",
-         "Discussion only; no action will be taken."),
-        ("Council reports and adjournment", "", ""),
-    ))),
-    Agenda(dt.date(2022, 6, 14), "6:00 PM", CHAMBERS, ((
-        ("Call to order and roll call", "", ""),
-        ("Award of contract: Harbor Street resurfacing", "City Engineer Paul Medina",
-         "Recommends award to Keystone Paving, lowest responsive bidder, for $1,284,500."),
-        ("Appointment to the Planning Commission", "Mayor Celeste Vandermeer",
-         "Nominee: Beatrice Lang, to fill an unexpired term ending December 31, 2024."),
-        ("Public comment", "", "Speakers are limited to three minutes each."),
-        ("Adjournment", "", ""),
-    ),)),
-)  # fmt: skip
+    Agenda(
+        dt.date(2022, 1, 11),
+        "7:00 PM",
+        CHAMBERS,
+        (
+            (
+                ("Call to order and roll call", "", ""),
+                ("Approval of the minutes of the December 14, 2021 regular meeting", "", ""),
+                ("Public comment", "", "Speakers are limited to three minutes each."),
+                (
+                    "Presentation: five-year capital plan of the Riverton Water Utility",
+                    "Marcus Delgado, General Manager, Riverton Water Utility",
+                    "Overview of planned main replacements and the lead service line program.",
+                ),
+                (
+                    "Resolution 2022-03: snow and ice removal contract",
+                    "Public Works Director Ines Carvalho",
+                    "Authorizes a one-year contract with Northfield Services in the amount of $148,000.",
+                ),
+                ("Adjournment", "", ""),
+            ),
+        ),
+    ),
+    Agenda(
+        dt.date(2022, 3, 8),
+        "6:30 PM",
+        CHAMBERS,
+        (
+            (
+                ("Call to order and roll call", "", ""),
+                ("Proclamation: Arbor Day in Millbrook", "Mayor Celeste Vandermeer", ""),
+                (
+                    "Public hearing: Harbor Street parking changes",
+                    "Traffic Engineer Malik Grant",
+                    "Proposed conversion of twenty-two metered spaces to two-hour "
+                    "free parking between Elm Avenue and the pier.",
+                ),
+                ("Public comment", "", "Speakers are limited to three minutes each."),
+            ),
+            (
+                (
+                    "Consent agenda",
+                    "",
+                    "Approval of warrants; acceptance of the quarterly investment report; renewal of the "
+                    "library janitorial contract.",
+                ),
+                (
+                    "Ordinance 2022-07: residential fence height limits (first reading)",
+                    "City Attorney Rosalind Greer",
+                    "Would raise the maximum rear-yard fence height from six to seven feet.",
+                ),
+                ("Council reports and adjournment", "", ""),
+            ),
+        ),
+    ),
+    Agenda(
+        dt.date(2022, 4, 12),
+        "7:00 PM",
+        "Millbrook Public Library, Community Room, 25 Elm Avenue",
+        (
+            (
+                ("Call to order and roll call", "", ""),
+                ("Public comment", "", "Speakers are limited to three minutes each."),
+                (
+                    "Appeal: denial of a permit fee waiver for 7 Maple Court",
+                    "Appellant Yolanda Pierce",
+                    "The appellant asks the council to overturn the building division's decision.",
+                ),
+                ("Resolution 2022-11: Harbor Street parking changes (adoption)", "Traffic Engineer Malik Grant", ""),
+            ),
+            (
+                (
+                    "Budget workshop: preliminary fiscal 2023 budget",
+                    "Finance Director Omar Haddad",
+                    "Discussion only; no action will be taken.",
+                ),
+                ("Council reports and adjournment", "", ""),
+            ),
+        ),
+    ),
+    Agenda(
+        dt.date(2022, 6, 14),
+        "6:00 PM",
+        CHAMBERS,
+        (
+            (
+                ("Call to order and roll call", "", ""),
+                (
+                    "Award of contract: Harbor Street resurfacing",
+                    "City Engineer Paul Medina",
+                    "Recommends award to Keystone Paving, lowest responsive bidder, for $1,284,500.",
+                ),
+                (
+                    "Appointment to the Planning Commission",
+                    "Mayor Celeste Vandermeer",
+                    "Nominee: Beatrice Lang, to fill an unexpired term ending December 31, 2024.",
+                ),
+                ("Public comment", "", "Speakers are limited to three minutes each."),
+                ("Adjournment", "", ""),
+            ),
+        ),
+    ),
+)
 
 
 def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
     when = A.date_text(agenda.date)
-    doc = DocBuilder(agenda.file, "Meeting agenda", "Government", title=f"City Council Agenda, {when}",
-                     author="City of Millbrook, Office of the City Clerk", rng=rng,
-                     created=f"D:{agenda.date:%Y%m%d}090000Z")
+    doc = DocBuilder(
+        agenda.file,
+        "Meeting agenda",
+        "Government",
+        title=f"City Council Agenda, {when}",
+        author="City of Millbrook, Office of the City Clerk",
+        rng=rng,
+        created=f"D:{agenda.date:%Y%m%d}090000Z",
+    )
     number = 0
     for index, items in enumerate(agenda.pages):
         page = doc.page()
@@ -89,9 +153,13 @@ def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
             page.title("City of Millbrook", "Regular Meeting of the City Council - Agenda", center=True)
             page.line(f"{when} at {agenda.time}", size=11.5, bold=True, center=True)
             page.line(agenda.location, size=11, center=True, gap=12)
-            page.paragraph("Members of the public may address the Council on any listed item when it is called. "
-                           "Written comments received by the City Clerk before noon on the meeting day are "
-                           "distributed to all Councilmembers.", size=9.5, font=ITALIC)
+            page.paragraph(
+                "Members of the public may address the Council on any listed item when it is called. "
+                "Written comments received by the City Clerk before noon on the meeting day are "
+                "distributed to all Councilmembers.",
+                size=9.5,
+                font=ITALIC,
+            )
         else:
             page.title("Agenda (continued)")
         for title, presenter, details in items:
@@ -101,8 +169,11 @@ def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
             if text:
                 page.paragraph(text, size=10.5, indent=18)
         if index == len(agenda.pages) - 1:
-            page.paragraph("Agenda materials are available for review at the Office of the City Clerk. "
-                           "Persons needing accommodation should contact the Clerk in advance.", size=9.5)
+            page.paragraph(
+                "Agenda materials are available for review at the Office of the City Clerk. "
+                "Persons needing accommodation should contact the Clerk in advance.",
+                size=9.5,
+            )
     return doc
 
 
@@ -113,39 +184,86 @@ def build(seed: int) -> Cluster:
     cluster.documents.extend(_agenda(a, rng).build() for a in AGENDAS)
     ask = cluster.ask
     jan, mar, apr, jun = AGENDAS
-    ask("At what time was the Millbrook council's January 2022 meeting called to order?",
-        A.text_variants("7:00 PM", "7 PM", "7:00 p.m."), (jan.file, 1))
-    ask("Who was scheduled to present the water utility's capital plan to the Millbrook council?",
-        A.text_variants("Marcus Delgado", "Delgado"), (jan.file, 1))
-    ask("How much would the winter snow and ice removal contract approved in January cost Millbrook?",
-        A.money_variants(148000), (jan.file, 1))
-    ask("What time did the March 2022 Millbrook council meeting begin?", A.text_variants("6:30 PM", "6:30 p.m."),
-        (mar.file, 1))
-    ask("How many metered parking spaces on Harbor Street would become free two-hour parking?",
-        A.text_variants("twenty-two", "22", "twenty-two spaces"), (mar.file, 1))
-    ask("What maximum rear-yard fence height does Ordinance 2022-07 propose?",
-        A.text_variants("seven feet", "7 feet", "seven"), (mar.file, 2))
-    ask("Who read the Arbor Day proclamation at the March council session?",
-        A.text_variants("Celeste Vandermeer", "Mayor Celeste Vandermeer"), (mar.file, 1))
-    ask("Where did the Millbrook council hold its April 2022 meeting?",
+    ask(
+        "At what time was the Millbrook council's January 2022 meeting called to order?",
+        A.text_variants("7:00 PM", "7 PM", "7:00 p.m."),
+        (jan.file, 1),
+    )
+    ask(
+        "Who was scheduled to present the water utility's capital plan to the Millbrook council?",
+        A.text_variants("Marcus Delgado", "Delgado"),
+        (jan.file, 1),
+    )
+    ask(
+        "How much would the winter snow and ice removal contract approved in January cost Millbrook?",
+        A.money_variants(148000),
+        (jan.file, 1),
+    )
+    ask(
+        "What time did the March 2022 Millbrook council meeting begin?",
+        A.text_variants("6:30 PM", "6:30 p.m."),
+        (mar.file, 1),
+    )
+    ask(
+        "How many metered parking spaces on Harbor Street would become free two-hour parking?",
+        A.text_variants("twenty-two", "22", "twenty-two spaces"),
+        (mar.file, 1),
+    )
+    ask(
+        "What maximum rear-yard fence height does Ordinance 2022-07 propose?",
+        A.text_variants("seven feet", "7 feet", "seven"),
+        (mar.file, 2),
+    )
+    ask(
+        "Who read the Arbor Day proclamation at the March council session?",
+        A.text_variants("Celeste Vandermeer", "Mayor Celeste Vandermeer"),
+        (mar.file, 1),
+    )
+    ask(
+        "Where did the Millbrook council hold its April 2022 meeting?",
         A.text_variants("Millbrook Public Library, Community Room", "Millbrook Public Library", "25 Elm Avenue"),
-        (apr.file, 1))
+        (apr.file, 1),
+    )
     ask("Who led the preliminary budget workshop for fiscal 2023?", A.text_variants("Omar Haddad"), (apr.file, 2))
-    ask("Who filed the appeal over a fee waiver that the council heard in April?", A.text_variants("Yolanda Pierce"),
-        (apr.file, 1))
-    ask("For what amount was the Harbor Street resurfacing contract recommended?", A.money_variants(1284500),
-        (jun.file, 1))
-    ask("Who was nominated to the Millbrook Planning Commission in June 2022?", A.text_variants("Beatrice Lang"),
-        (jun.file, 1))
-    ask("When does the planning commission term of the June 2022 nominee end?",
-        A.date_variants(dt.date(2024, 12, 31)), (jun.file, 1))
+    ask(
+        "Who filed the appeal over a fee waiver that the council heard in April?",
+        A.text_variants("Yolanda Pierce"),
+        (apr.file, 1),
+    )
+    ask(
+        "For what amount was the Harbor Street resurfacing contract recommended?",
+        A.money_variants(1284500),
+        (jun.file, 1),
+    )
+    ask(
+        "Who was nominated to the Millbrook Planning Commission in June 2022?",
+        A.text_variants("Beatrice Lang"),
+        (jun.file, 1),
+    )
+    ask(
+        "When does the planning commission term of the June 2022 nominee end?",
+        A.date_variants(dt.date(2024, 12, 31)),
+        (jun.file, 1),
+    )
     # cross-page
-    ask("When did the March 2022 council meeting start, and who presented the fence height ordinance?",
-        A.list_variants(["6:30 PM", "Rosalind Greer"]), (mar.file, 1), (mar.file, 2))
-    ask("Where was the April 2022 council meeting held, and who ran its budget workshop?",
-        A.list_variants(["Millbrook Public Library", "Omar Haddad"]), (apr.file, 1), (apr.file, 2))
+    ask(
+        "When did the March 2022 council meeting start, and who presented the fence height ordinance?",
+        A.list_variants(["6:30 PM", "Rosalind Greer"]),
+        (mar.file, 1),
+        (mar.file, 2),
+    )
+    ask(
+        "Where was the April 2022 council meeting held, and who ran its budget workshop?",
+        A.list_variants(["Millbrook Public Library", "Omar Haddad"]),
+        (apr.file, 1),
+        (apr.file, 2),
+    )
     # cross-document: agenda -> permit
     maple = permits.BY_NUMBER["BP-2022-0152"]
-    ask("Which contractor is named on the permit whose fee waiver denial was appealed before the council in April?",
-        A.text_variants(maple.contractor, "Hartwell Construction"), (apr.file, 1), (maple.file, 1))
+    ask(
+        "Which contractor is named on the permit whose fee waiver denial was appealed before the council in April?",
+        A.text_variants(maple.contractor, "Hartwell Construction"),
+        (apr.file, 1),
+        (maple.file, 1),
+    )
     return cluster

@@ -57,44 +57,130 @@ class Report:
 
 
 REPORTS: tuple[Report, ...] = (
-    Report("heron", "harlan_county_inspection_blue_heron_bistro.pdf", "FE-2291", dt.date(2022, 5, 17), "2:10 pm",
-           "3:45 pm", "Routine", "Dana Whitfield", "Colin Ashby",
-           {"Cold holding at 41 F or below": "The walk-in cooler read 46 F at the time of inspection. Potentially "
-            "hazardous foods were moved to the reach-in unit and a refrigeration technician was called."},
-           (), 8, "A", False),
-    Report("marisol", "harlan_county_inspection_casa_marisol.pdf", "FE-2307", dt.date(2022, 6, 3), "11:05 am",
-           "12:50 pm", "Complaint", "Raymond Osei", "Lucia Serrano",
-           {"Handwashing sinks stocked and accessible": "The hand sink at the prep line was blocked by a stack of "
+    Report(
+        "heron",
+        "harlan_county_inspection_blue_heron_bistro.pdf",
+        "FE-2291",
+        dt.date(2022, 5, 17),
+        "2:10 pm",
+        "3:45 pm",
+        "Routine",
+        "Dana Whitfield",
+        "Colin Ashby",
+        {
+            "Cold holding at 41 F or below": "The walk-in cooler read 46 F at the time of inspection. Potentially "
+            "hazardous foods were moved to the reach-in unit and a refrigeration technician was called."
+        },
+        (),
+        8,
+        "A",
+        False,
+    ),
+    Report(
+        "marisol",
+        "harlan_county_inspection_casa_marisol.pdf",
+        "FE-2307",
+        dt.date(2022, 6, 3),
+        "11:05 am",
+        "12:50 pm",
+        "Complaint",
+        "Raymond Osei",
+        "Lucia Serrano",
+        {
+            "Handwashing sinks stocked and accessible": "The hand sink at the prep line was blocked by a stack of "
             "sheet pans and had no paper towels.",
             "Pest control": "Droppings were found under the dry storage shelving. A licensed pest control "
-            "operator must service the premises within seven days."},
-           (), 19, "B", True),
-    Report("saffron", "harlan_county_inspection_saffron_house.pdf", "FE-2315", dt.date(2022, 5, 24), "3:30 pm",
-           "4:40 pm", "Routine", "Dana Whitfield", "Arjun Mehta", {}, (), 2, "A", False),
-    Report("lantern", "harlan_county_inspection_lantern_noodle_bar.pdf", "FE-2342", dt.date(2022, 6, 14),
-           "10:20 am", "11:35 am", "Routine", "Raymond Osei", "Mei Tanaka",
-           {"Hot holding at 135 F or above": "Pork broth on the steam table measured 122 F. The broth was reheated "
+            "operator must service the premises within seven days.",
+        },
+        (),
+        19,
+        "B",
+        True,
+    ),
+    Report(
+        "saffron",
+        "harlan_county_inspection_saffron_house.pdf",
+        "FE-2315",
+        dt.date(2022, 5, 24),
+        "3:30 pm",
+        "4:40 pm",
+        "Routine",
+        "Dana Whitfield",
+        "Arjun Mehta",
+        {},
+        (),
+        2,
+        "A",
+        False,
+    ),
+    Report(
+        "lantern",
+        "harlan_county_inspection_lantern_noodle_bar.pdf",
+        "FE-2342",
+        dt.date(2022, 6, 14),
+        "10:20 am",
+        "11:35 am",
+        "Routine",
+        "Raymond Osei",
+        "Mei Tanaka",
+        {
+            "Hot holding at 135 F or above": "Pork broth on the steam table measured 122 F. The broth was reheated "
             "to 165 F and the steam table thermostat was adjusted.",
             "Date marking of prepared foods": "Containers of marinated eggs in the reach-in cooler carried no "
-            "preparation date."},
-           (), 13, "B", True),
-    Report("driftwood", "harlan_county_inspection_driftwood_coffee.pdf", "FE-2276", dt.date(2022, 4, 28),
-           "7:45 am", "8:30 am", "Routine", "Dana Whitfield", "Noah Brennan",
-           {"Food handler certification on file": "No certified food handler was on duty during the opening shift."},
-           ("Hot holding at 135 F or above",), 5, "A", False, scanned=True),
-)  # fmt: skip
+            "preparation date.",
+        },
+        (),
+        13,
+        "B",
+        True,
+    ),
+    Report(
+        "driftwood",
+        "harlan_county_inspection_driftwood_coffee.pdf",
+        "FE-2276",
+        dt.date(2022, 4, 28),
+        "7:45 am",
+        "8:30 am",
+        "Routine",
+        "Dana Whitfield",
+        "Noah Brennan",
+        {"Food handler certification on file": "No certified food handler was on duty during the opening shift."},
+        ("Hot holding at 135 F or above",),
+        5,
+        "A",
+        False,
+        scanned=True,
+    ),
+)
 
 
 def _report(report: Report, rng: random.Random) -> DocBuilder:
     restaurant = menus.BY_KEY[report.restaurant]
-    doc = DocBuilder(report.file, "Inspection report", "Government", title="Food Establishment Inspection Report",
-                     author="Harlan County Public Health", rng=rng, created="D:20220701100000Z")
+    doc = DocBuilder(
+        report.file,
+        "Inspection report",
+        "Government",
+        title="Food Establishment Inspection Report",
+        author="Harlan County Public Health",
+        rng=rng,
+        created="D:20220701100000Z",
+    )
     page = doc.page(scanned=report.scanned)
-    page.title("Harlan County Public Health", "Environmental Health Division - Food Establishment Inspection Report",
-               size=15)
-    page.fields([("Establishment", restaurant.name), ("Permit No.", report.permit),
-                 ("Address", f"{restaurant.address}, Millbrook"), ("Date", A.date_text(report.date)),
-                 ("Time in", report.time_in), ("Time out", report.time_out)], per_row=2, size=10.5)
+    page.title(
+        "Harlan County Public Health", "Environmental Health Division - Food Establishment Inspection Report", size=15
+    )
+    page.fields(
+        [
+            ("Establishment", restaurant.name),
+            ("Permit No.", report.permit),
+            ("Address", f"{restaurant.address}, Millbrook"),
+            ("Date", A.date_text(report.date)),
+            ("Time in", report.time_in),
+            ("Time out", report.time_out),
+        ],
+        per_row=2,
+        size=10.5,
+    )
     page.checkboxes("Purpose of inspection", PURPOSES, [report.purpose], size=10.5)
     page.space(4)
     rows = []
@@ -112,11 +198,15 @@ def _report(report: Report, rng: random.Random) -> DocBuilder:
             page.heading(f"Observation {number}", size=11)
             page.paragraph(note, size=10.5)
     else:
-        page.paragraph("All items observed were in compliance. The operator was commended for good practices.",
-                       size=10.5)
+        page.paragraph(
+            "All items observed were in compliance. The operator was commended for good practices.", size=10.5
+        )
     page.paragraph(paragraph(rng, "health", (2, 3)), size=10.5)
-    page.fields([("Demerits", str(report.demerits)), ("Score", f"{report.score}/100"), ("Grade", report.grade)],
-                per_row=3, size=11)
+    page.fields(
+        [("Demerits", str(report.demerits)), ("Score", f"{report.score}/100"), ("Grade", report.grade)],
+        per_row=3,
+        size=11,
+    )
     page.checkboxes("Follow-up inspection required", ("Yes", "No"), ["Yes" if report.follow_up else "No"], size=10.5)
     page.fields([("Person in charge", report.person_in_charge)], size=10.5)
     page.signature("Environmental Health Specialist", report.inspector, size=10.5)
@@ -132,59 +222,113 @@ def build(seed: int) -> Cluster:
     cluster.documents.extend(_report(r, rng).build() for r in REPORTS)
     ask = cluster.ask
     by = {r.restaurant: r for r in REPORTS}
-    heron, marisol, saffron, lantern, driftwood = (by[k] for k in ("heron", "marisol", "saffron", "lantern",
-                                                                    "driftwood"))
+    heron, marisol, saffron, lantern, driftwood = (
+        by[k] for k in ("heron", "marisol", "saffron", "lantern", "driftwood")
+    )
 
     def score(r: Report) -> list[list[str]]:
         return A.text_variants(f"{r.score}/100", str(r.score), f"{r.score} out of 100")
 
-    ask("When did the county health department inspect the Blue Heron Bistro?", A.date_variants(heron.date),
-        (heron.file, 1))
-    ask("Did the Blue Heron pass the cold-holding check in its county food inspection?", A.yes_no(False),
-        (heron.file, 1))
-    ask("What temperature did the inspector record in the Blue Heron's walk-in cooler?",
-        A.text_variants("46 F", "46 degrees F", "46 degrees Fahrenheit"), (heron.file, 2))
-    ask("What prompted the health inspector's visit to Casa Marisol?", A.text_variants("Complaint", "a complaint"),
-        (marisol.file, 1))
-    ask("Which compliance items did Casa Marisol fail in its county inspection?",
-        A.list_variants(list(marisol.failed)), (marisol.file, 1))
+    ask(
+        "When did the county health department inspect the Blue Heron Bistro?",
+        A.date_variants(heron.date),
+        (heron.file, 1),
+    )
+    ask(
+        "Did the Blue Heron pass the cold-holding check in its county food inspection?",
+        A.yes_no(False),
+        (heron.file, 1),
+    )
+    ask(
+        "What temperature did the inspector record in the Blue Heron's walk-in cooler?",
+        A.text_variants("46 F", "46 degrees F", "46 degrees Fahrenheit"),
+        (heron.file, 2),
+    )
+    ask(
+        "What prompted the health inspector's visit to Casa Marisol?",
+        A.text_variants("Complaint", "a complaint"),
+        (marisol.file, 1),
+    )
+    ask(
+        "Which compliance items did Casa Marisol fail in its county inspection?",
+        A.list_variants(list(marisol.failed)),
+        (marisol.file, 1),
+    )
     ask("Is Casa Marisol due for another visit from the health inspector?", A.yes_no(True), (marisol.file, 2))
-    ask("Within how many days must Casa Marisol have a pest control operator service the premises?",
-        A.text_variants("seven days", "7 days", "seven"), (marisol.file, 2))
+    ask(
+        "Within how many days must Casa Marisol have a pest control operator service the premises?",
+        A.text_variants("seven days", "7 days", "seven"),
+        (marisol.file, 2),
+    )
     ask("What score out of 100 did Saffron House earn at its food inspection?", score(saffron), (saffron.file, 2))
     ask("Was the sanitizer concentration at Saffron House found in compliance?", A.yes_no(True), (saffron.file, 1))
-    ask("What is the food establishment permit number of Saffron House?", A.text_variants(saffron.permit),
-        (saffron.file, 1))
-    ask("Which items were marked out of compliance at the noodle bar's county inspection?",
-        A.list_variants(list(lantern.failed)), (lantern.file, 1))
-    ask("How hot was the pork broth when the inspector checked the noodle bar's steam table?",
-        A.text_variants("122 F", "122 degrees F", "122 degrees Fahrenheit"), (lantern.file, 2))
-    ask("How many demerits did the Lantern Noodle Bar receive?", A.text_variants("13", "13 demerits"),
-        (lantern.file, 2))
-    ask("Which inspector signed the report on Driftwood Coffee?", A.text_variants("Dana Whitfield", "Whitfield"),
-        (driftwood.file, 2))
-    ask("On which date was Driftwood Coffee Co. inspected by the county?", A.date_variants(driftwood.date),
-        (driftwood.file, 1))
-    ask("How many points out of 100 did the county award Driftwood Coffee Co.?", score(driftwood),
-        (driftwood.file, 2))
+    ask(
+        "What is the food establishment permit number of Saffron House?",
+        A.text_variants(saffron.permit),
+        (saffron.file, 1),
+    )
+    ask(
+        "Which items were marked out of compliance at the noodle bar's county inspection?",
+        A.list_variants(list(lantern.failed)),
+        (lantern.file, 1),
+    )
+    ask(
+        "How hot was the pork broth when the inspector checked the noodle bar's steam table?",
+        A.text_variants("122 F", "122 degrees F", "122 degrees Fahrenheit"),
+        (lantern.file, 2),
+    )
+    ask(
+        "How many demerits did the Lantern Noodle Bar receive?",
+        A.text_variants("13", "13 demerits"),
+        (lantern.file, 2),
+    )
+    ask(
+        "Which inspector signed the report on Driftwood Coffee?",
+        A.text_variants("Dana Whitfield", "Whitfield"),
+        (driftwood.file, 2),
+    )
+    ask(
+        "On which date was Driftwood Coffee Co. inspected by the county?",
+        A.date_variants(driftwood.date),
+        (driftwood.file, 1),
+    )
+    ask("How many points out of 100 did the county award Driftwood Coffee Co.?", score(driftwood), (driftwood.file, 2))
     # cross-page within one report
-    ask("What grade did Casa Marisol receive, and what was the purpose of that inspection?",
+    ask(
+        "What grade did Casa Marisol receive, and what was the purpose of that inspection?",
         A.list_variants([marisol.grade, marisol.purpose], [f"Grade {marisol.grade}", "a complaint"]),
-        (marisol.file, 2), (marisol.file, 1))
-    ask("On what date was the Lantern Noodle Bar inspected, and what score did it get?",
-        A.list_variants([A.date_text(lantern.date), f"{lantern.score}/100"],
-                        [lantern.date.isoformat(), str(lantern.score)]), (lantern.file, 1), (lantern.file, 2))
+        (marisol.file, 2),
+        (marisol.file, 1),
+    )
+    ask(
+        "On what date was the Lantern Noodle Bar inspected, and what score did it get?",
+        A.list_variants(
+            [A.date_text(lantern.date), f"{lantern.score}/100"], [lantern.date.isoformat(), str(lantern.score)]
+        ),
+        (lantern.file, 1),
+        (lantern.file, 2),
+    )
     # cross-document: bridge from a dish on a menu to the inspection of the restaurant serving it
     rogan = menus.BY_KEY["saffron"]
-    ask("What inspection score did the Harbor Street restaurant that serves lamb rogan josh receive?",
-        score(saffron), (rogan.file, menus.item_page(rogan, "Lamb Rogan Josh")), (saffron.file, 2))
+    ask(
+        "What inspection score did the Harbor Street restaurant that serves lamb rogan josh receive?",
+        score(saffron),
+        (rogan.file, menus.item_page(rogan, "Lamb Rogan Josh")),
+        (saffron.file, 2),
+    )
     osei = [r for r in REPORTS if r.inspector == "Raymond Osei"]
-    ask("Which Harbor Street restaurants were inspected by Raymond Osei?",
-        A.list_variants([menus.BY_KEY[r.restaurant].name for r in osei]), *[(r.file, 2) for r in osei])
+    ask(
+        "Which Harbor Street restaurants were inspected by Raymond Osei?",
+        A.list_variants([menus.BY_KEY[r.restaurant].name for r in osei]),
+        *[(r.file, 2) for r in osei],
+    )
     whitfield = [r for r in REPORTS if r.inspector == "Dana Whitfield"]
     lowest = min(whitfield, key=lambda r: r.score)
-    ask("Of the restaurants Dana Whitfield inspected, which received the lowest score?",
-        A.text_variants(menus.BY_KEY[lowest.restaurant].name,
-                        menus.BY_KEY[lowest.restaurant].name.removeprefix("The ")),
-        *[(r.file, 2) for r in whitfield])
+    ask(
+        "Of the restaurants Dana Whitfield inspected, which received the lowest score?",
+        A.text_variants(
+            menus.BY_KEY[lowest.restaurant].name, menus.BY_KEY[lowest.restaurant].name.removeprefix("The ")
+        ),
+        *[(r.file, 2) for r in whitfield],
+    )
     return cluster

@@ -55,26 +55,70 @@ class Invoice:
 
 
 INVOICES: tuple[Invoice, ...] = (
-    Invoice("NDS-1041", "Casa Marisol", "204 Harbor Street, Millbrook", dt.date(2022, 2, 14),
-            "Menu and signage refresh",
-            (("Menu layout and typesetting (hours)", 18, 95.0, False), ("Exterior sign design", 1, 1200.0, False),
-             ("Printed menu proofs", 4, 35.0, True)), "Credit card"),
-    Invoice("NDS-1047", "Riverton Water Utility", "1 Reservoir Road, Riverton", dt.date(2022, 3, 21),
-            "2021 annual report design",
-            (("Annual report layout (hours)", 42, 95.0, False), ("Infographic illustrations", 6, 180.0, False),
-             ("Print coordination", 1, 450.0, False)), "ACH transfer", scanned=True),
-    Invoice("NDS-1052", "Oakridge Middle School", "410 Oakridge Drive, Millbrook", dt.date(2022, 4, 6),
-            "Science fair materials",
-            (("Poster template design (hours)", 12, 85.0, False), ("Vinyl banners", 2, 140.0, True)), "Check",
-            scanned=True),
-    Invoice("NDS-1058", "Millbrook Public Library", "25 Elm Avenue, Millbrook", dt.date(2022, 5, 9),
-            "Summer reading program",
-            (("Brochure design (hours)", 16, 85.0, False), ("Bookmark design", 1, 300.0, False),
-             ("Printed brochures, 1,000 copies", 1, 640.0, True)), "Check"),
-    Invoice("NDS-1063", "Saffron House", "231 Harbor Street, Millbrook", dt.date(2022, 6, 27), "Brand refresh",
-            (("Logo refresh", 1, 1800.0, False), ("Menu photo retouching (hours)", 10, 95.0, False),
-             ("Business cards, 500 count", 1, 135.0, True)), "ACH transfer"),
-)  # fmt: skip
+    Invoice(
+        "NDS-1041",
+        "Casa Marisol",
+        "204 Harbor Street, Millbrook",
+        dt.date(2022, 2, 14),
+        "Menu and signage refresh",
+        (
+            ("Menu layout and typesetting (hours)", 18, 95.0, False),
+            ("Exterior sign design", 1, 1200.0, False),
+            ("Printed menu proofs", 4, 35.0, True),
+        ),
+        "Credit card",
+    ),
+    Invoice(
+        "NDS-1047",
+        "Riverton Water Utility",
+        "1 Reservoir Road, Riverton",
+        dt.date(2022, 3, 21),
+        "2021 annual report design",
+        (
+            ("Annual report layout (hours)", 42, 95.0, False),
+            ("Infographic illustrations", 6, 180.0, False),
+            ("Print coordination", 1, 450.0, False),
+        ),
+        "ACH transfer",
+        scanned=True,
+    ),
+    Invoice(
+        "NDS-1052",
+        "Oakridge Middle School",
+        "410 Oakridge Drive, Millbrook",
+        dt.date(2022, 4, 6),
+        "Science fair materials",
+        (("Poster template design (hours)", 12, 85.0, False), ("Vinyl banners", 2, 140.0, True)),
+        "Check",
+        scanned=True,
+    ),
+    Invoice(
+        "NDS-1058",
+        "Millbrook Public Library",
+        "25 Elm Avenue, Millbrook",
+        dt.date(2022, 5, 9),
+        "Summer reading program",
+        (
+            ("Brochure design (hours)", 16, 85.0, False),
+            ("Bookmark design", 1, 300.0, False),
+            ("Printed brochures, 1,000 copies", 1, 640.0, True),
+        ),
+        "Check",
+    ),
+    Invoice(
+        "NDS-1063",
+        "Saffron House",
+        "231 Harbor Street, Millbrook",
+        dt.date(2022, 6, 27),
+        "Brand refresh",
+        (
+            ("Logo refresh", 1, 1800.0, False),
+            ("Menu photo retouching (hours)", 10, 95.0, False),
+            ("Business cards, 500 count", 1, 135.0, True),
+        ),
+        "ACH transfer",
+    ),
+)
 
 
 def _cash(value: float) -> str:
@@ -82,29 +126,65 @@ def _cash(value: float) -> str:
 
 
 def _invoice(invoice: Invoice, rng: random.Random) -> DocBuilder:
-    doc = DocBuilder(invoice.file, "Invoice", "Financial", title=f"Invoice {invoice.number}",
-                     author="Northgate Design Studio", rng=rng, footer=None,
-                     created=f"D:{invoice.issued:%Y%m%d}160000Z")
+    doc = DocBuilder(
+        invoice.file,
+        "Invoice",
+        "Financial",
+        title=f"Invoice {invoice.number}",
+        author="Northgate Design Studio",
+        rng=rng,
+        footer=None,
+        created=f"D:{invoice.issued:%Y%m%d}160000Z",
+    )
     page = doc.page(scanned=invoice.scanned)
-    page.title("Northgate Design Studio", "Graphic design - print - signage  |  77 Foundry Row, Millbrook  |  "
-               "billing@northgatedesign.example", size=20)
+    page.title(
+        "Northgate Design Studio",
+        "Graphic design - print - signage  |  77 Foundry Row, Millbrook  |  billing@northgatedesign.example",
+        size=20,
+    )
     page.line("INVOICE", size=16, bold=True, gap=10)
-    page.fields([("Invoice No.", invoice.number), ("Invoice date", A.date_text(invoice.issued)),
-                 ("Bill to", invoice.client), ("Due date", A.date_text(invoice.due)),
-                 ("Client address", invoice.client_address), ("Terms", "Net 30"),
-                 ("Project", invoice.project)], per_row=2, size=10.5)
+    page.fields(
+        [
+            ("Invoice No.", invoice.number),
+            ("Invoice date", A.date_text(invoice.issued)),
+            ("Bill to", invoice.client),
+            ("Due date", A.date_text(invoice.due)),
+            ("Client address", invoice.client_address),
+            ("Terms", "Net 30"),
+            ("Project", invoice.project),
+        ],
+        per_row=2,
+        size=10.5,
+    )
     rows = [[desc, str(qty), _cash(price), _cash(qty * price)] for desc, qty, price, _ in invoice.lines]
     page.table(["Description", "Qty", "Rate", "Amount"], rows, [264, 60, 90, 90], size=10.5)
-    page.table(["Summary", "Amount"],
-               [["Subtotal", _cash(invoice.subtotal)], ["Sales tax, printed goods (6.5%)", _cash(invoice.tax)],
-                ["Total due", _cash(invoice.total)]], [414, 90], size=10.5)
+    page.table(
+        ["Summary", "Amount"],
+        [
+            ["Subtotal", _cash(invoice.subtotal)],
+            ["Sales tax, printed goods (6.5%)", _cash(invoice.tax)],
+            ["Total due", _cash(invoice.total)],
+        ],
+        [414, 90],
+        size=10.5,
+    )
     page.checkboxes("Payment method", METHODS, [invoice.method], size=10.5)
-    page.paragraph("Please include the invoice number with your payment. Balances unpaid after the due date "
-                   "accrue a late fee of 1.5% per month. Thank you for your business.", size=9.5)
+    page.paragraph(
+        "Please include the invoice number with your payment. Balances unpaid after the due date "
+        "accrue a late fee of 1.5% per month. Thank you for your business.",
+        size=9.5,
+    )
     if invoice.scanned:
-        doc.probe(invoice.client, invoice.number, _cash(invoice.total)[1:], _cash(invoice.tax)[1:], invoice.method,
-                  A.date_text(invoice.due), *[desc for desc, *_ in invoice.lines],
-                  *[_cash(price)[1:] for _, _, price, _ in invoice.lines])
+        doc.probe(
+            invoice.client,
+            invoice.number,
+            _cash(invoice.total)[1:],
+            _cash(invoice.tax)[1:],
+            invoice.method,
+            A.date_text(invoice.due),
+            *[desc for desc, *_ in invoice.lines],
+            *[_cash(price)[1:] for _, _, price, _ in invoice.lines],
+        )
     return doc
 
 
@@ -122,36 +202,79 @@ def build(seed: int) -> Cluster:
     def page(invoice: Invoice) -> tuple[str, int]:
         return (invoice.file, 1)
 
-    ask("How many hours of menu typesetting did Northgate bill the tapas restaurant for?",
-        A.quantity_variants("18", "hours"), page(marisol))
-    ask("How did Casa Marisol pay the design studio's invoice?", A.text_variants("Credit card", "by credit card"),
-        page(marisol))
-    ask("What did Northgate charge Casa Marisol for designing its outdoor sign?", A.money_variants(1200, True),
-        page(marisol))
-    ask("What was the total amount due on Northgate's invoice for the water utility's 2021 annual report?",
-        total(water), page(water))
-    ask("What did the design studio charge the Riverton water utility per infographic?",
-        A.money_variants(180, True), page(water))
-    ask("By what date did the water utility have to pay Northgate for the annual report design?",
-        A.date_variants(water.due), page(water))
-    ask("What hourly rate did Northgate charge Oakridge Middle School for poster templates?",
-        A.money_variants(85, True), page(school))
-    ask("How was the school's bill for science fair materials paid?", A.text_variants("Check", "by check"),
-        page(school))
-    ask("What was the sales tax on the school's science fair invoice?", A.money_variants(school.tax, True),
-        page(school))
-    ask("How much did the library owe Northgate in total for the summer reading program work?",
-        total(library), page(library))
+    ask(
+        "How many hours of menu typesetting did Northgate bill the tapas restaurant for?",
+        A.quantity_variants("18", "hours"),
+        page(marisol),
+    )
+    ask(
+        "How did Casa Marisol pay the design studio's invoice?",
+        A.text_variants("Credit card", "by credit card"),
+        page(marisol),
+    )
+    ask(
+        "What did Northgate charge Casa Marisol for designing its outdoor sign?",
+        A.money_variants(1200, True),
+        page(marisol),
+    )
+    ask(
+        "What was the total amount due on Northgate's invoice for the water utility's 2021 annual report?",
+        total(water),
+        page(water),
+    )
+    ask(
+        "What did the design studio charge the Riverton water utility per infographic?",
+        A.money_variants(180, True),
+        page(water),
+    )
+    ask(
+        "By what date did the water utility have to pay Northgate for the annual report design?",
+        A.date_variants(water.due),
+        page(water),
+    )
+    ask(
+        "What hourly rate did Northgate charge Oakridge Middle School for poster templates?",
+        A.money_variants(85, True),
+        page(school),
+    )
+    ask(
+        "How was the school's bill for science fair materials paid?",
+        A.text_variants("Check", "by check"),
+        page(school),
+    )
+    ask(
+        "What was the sales tax on the school's science fair invoice?",
+        A.money_variants(school.tax, True),
+        page(school),
+    )
+    ask(
+        "How much did the library owe Northgate in total for the summer reading program work?",
+        total(library),
+        page(library),
+    )
     ask("How much did Saffron House's logo refresh cost?", A.money_variants(1800, True), page(saffron))
-    ask("What was the subtotal before tax on Northgate's brand refresh invoice for Saffron House?",
-        A.money_variants(saffron.subtotal, True), page(saffron))
-    ask("Which payment method was selected on the Saffron House invoice?",
-        A.text_variants("ACH transfer", "ACH", "bank transfer"), page(saffron))
+    ask(
+        "What was the subtotal before tax on Northgate's brand refresh invoice for Saffron House?",
+        A.money_variants(saffron.subtotal, True),
+        page(saffron),
+    )
+    ask(
+        "Which payment method was selected on the Saffron House invoice?",
+        A.text_variants("ACH transfer", "ACH", "bank transfer"),
+        page(saffron),
+    )
     # cross-document
     largest = max(INVOICES, key=lambda i: i.total)
-    ask("Which client received the largest bill from Northgate Design Studio in 2022?",
-        A.text_variants(largest.client), *[page(i) for i in INVOICES])
+    ask(
+        "Which client received the largest bill from Northgate Design Studio in 2022?",
+        A.text_variants(largest.client),
+        *[page(i) for i in INVOICES],
+    )
     casa = menus.BY_KEY["marisol"]
-    ask("What was the total due on the design invoice sent to the Harbor Street restaurant that serves paella?",
-        total(marisol), (casa.file, 1), page(marisol))
+    ask(
+        "What was the total due on the design invoice sent to the Harbor Street restaurant that serves paella?",
+        total(marisol),
+        (casa.file, 1),
+        page(marisol),
+    )
     return cluster

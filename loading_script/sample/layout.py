@@ -67,13 +67,27 @@ class PageWriter:
         """Move the cursor down by ``height`` points."""
         self.y += height
 
-    def line(self, text: str, *, size: float = 10.5, bold: bool = False, x: float | None = None,
-             center: bool = False, color: tuple[float, float, float] = (0, 0, 0), gap: float = 4.0) -> None:
+    def line(
+        self,
+        text: str,
+        *,
+        size: float = 10.5,
+        bold: bool = False,
+        x: float | None = None,
+        center: bool = False,
+        color: tuple[float, float, float] = (0, 0, 0),
+        gap: float = 4.0,
+    ) -> None:
         """One line of text (no wrapping)."""
         if center:
             x = (PAGE_W - text_width(text, size, bold)) / 2
-        self.page.insert_text((self.left if x is None else x, self.y + size), text,
-                              fontname=BOLD if bold else REGULAR, fontsize=size, color=color)
+        self.page.insert_text(
+            (self.left if x is None else x, self.y + size),
+            text,
+            fontname=BOLD if bold else REGULAR,
+            fontsize=size,
+            color=color,
+        )
         self.y += size + gap
 
     def title(self, text: str, subtitle: str | None = None, *, size: float = 18.0, center: bool = False) -> None:
@@ -89,16 +103,25 @@ class PageWriter:
         self.y += 4
         self.line(text, size=size, bold=True, color=(0.08, 0.16, 0.32), gap=6)
 
-    def textbox(self, text: str, rect: pymupdf.Rect, *, size: float, font: str = REGULAR,
-                align: int = pymupdf.TEXT_ALIGN_LEFT) -> float:
+    def textbox(
+        self, text: str, rect: pymupdf.Rect, *, size: float, font: str = REGULAR, align: int = pymupdf.TEXT_ALIGN_LEFT
+    ) -> float:
         """Wrap ``text`` into ``rect``; returns the height used. Raises :class:`LayoutError` if it overflows."""
         unused = self.page.insert_textbox(rect, text, fontname=font, fontsize=size, align=align)
         if unused < 0:
             raise LayoutError(f"text overflows by {-unused:.0f}pt: {text[:60]!r}")
         return rect.height - unused
 
-    def paragraph(self, text: str, *, size: float = 10.5, indent: float = 0.0, font: str = REGULAR,
-                  gap: float = 7.0, tag: str | None = "running_text") -> None:
+    def paragraph(
+        self,
+        text: str,
+        *,
+        size: float = 10.5,
+        indent: float = 0.0,
+        font: str = REGULAR,
+        gap: float = 7.0,
+        tag: str | None = "running_text",
+    ) -> None:
         """A wrapped paragraph across the text width."""
         rect = pymupdf.Rect(self.left + indent, self.y, self.right, BOTTOM)
         self.y += self.textbox(text, rect, size=size, font=font, align=pymupdf.TEXT_ALIGN_JUSTIFY) + gap
@@ -108,8 +131,9 @@ class PageWriter:
     def try_paragraph(self, text: str, *, size: float = 10.5) -> bool:
         """Add a paragraph if it fits; returns whether it did (nothing is written otherwise)."""
         rect = pymupdf.Rect(self.left, self.y, self.right, BOTTOM)
-        unused = self.page.insert_textbox(rect, text, fontname=REGULAR, fontsize=size,
-                                          align=pymupdf.TEXT_ALIGN_JUSTIFY)
+        unused = self.page.insert_textbox(
+            rect, text, fontname=REGULAR, fontsize=size, align=pymupdf.TEXT_ALIGN_JUSTIFY
+        )
         if unused < 0:
             return False
         self.y += rect.height - unused + 7.0
@@ -136,13 +160,20 @@ class PageWriter:
         mid = self.left + (self.right - self.left) * split
         used_left = self.textbox(left, pymupdf.Rect(self.left, self.y, mid - gap / 2, BOTTOM), size=size)
         used_right = self.textbox(right, pymupdf.Rect(mid + gap / 2, self.y, self.right, BOTTOM), size=size)
-        self.page.draw_line((mid, self.y), (mid, self.y + max(used_left, used_right)), color=(0.7, 0.7, 0.7),
-                            width=0.5)
+        self.page.draw_line(
+            (mid, self.y), (mid, self.y + max(used_left, used_right)), color=(0.7, 0.7, 0.7), width=0.5
+        )
         self.y += max(used_left, used_right) + 18
         self.tag("multi_column")
 
-    def fields(self, pairs: Sequence[tuple[str, str]], *, size: float = 10.0, per_row: int = 1,
-               label_width: float | None = None) -> None:
+    def fields(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        size: float = 10.0,
+        per_row: int = 1,
+        label_width: float | None = None,
+    ) -> None:
         """Form fields: a bold ``Label:`` and its value on an underline, ``per_row`` fields per row."""
         cell = (self.right - self.left) / per_row
         shape = self.page.new_shape()
@@ -161,9 +192,17 @@ class PageWriter:
         self.y += 4
         self.tag("form")
 
-    def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[float], *,
-              size: float = 9.5, right: Sequence[int] | None = None, row_height: float | None = None,
-              boxed: bool | None = None) -> None:
+    def table(
+        self,
+        headers: Sequence[str],
+        rows: Sequence[Sequence[str]],
+        widths: Sequence[float],
+        *,
+        size: float = 9.5,
+        right: Sequence[int] | None = None,
+        row_height: float | None = None,
+        boxed: bool | None = None,
+    ) -> None:
         """A ruled table; body cells of the ``right`` columns (default: all but the first) are right-aligned.
 
         Tables are fully boxed with a shaded header unless ``boxed`` is false (default: only on pages that stay
@@ -181,8 +220,7 @@ class PageWriter:
         if top + height * (len(rows) + 1) > BOTTOM:
             raise LayoutError("table taller than the page")
         if boxed:
-            self.page.draw_rect(pymupdf.Rect(x_edges[0], top, x_edges[-1], top + height), color=None,
-                                fill=HEADER_FILL)
+            self.page.draw_rect(pymupdf.Rect(x_edges[0], top, x_edges[-1], top + height), color=None, fill=HEADER_FILL)
         shape = self.page.new_shape()
         for r, row in enumerate([list(headers), *[list(row) for row in rows]]):
             baseline = top + r * height + height / 2 + size * 0.35
@@ -207,11 +245,23 @@ class PageWriter:
     def _box(self, shape: pymupdf.Shape, x: float, top: float, side: float, ticked: bool) -> None:
         shape.draw_rect(pymupdf.Rect(x, top, x + side, top + side))
         if ticked:
-            shape.draw_polyline([(x + side * 0.18, top + side * 0.52), (x + side * 0.42, top + side * 0.82),
-                                 (x + side * 0.86, top + side * 0.14)])
+            shape.draw_polyline(
+                [
+                    (x + side * 0.18, top + side * 0.52),
+                    (x + side * 0.42, top + side * 0.82),
+                    (x + side * 0.86, top + side * 0.14),
+                ]
+            )
 
-    def checkboxes(self, prompt: str, options: Sequence[str], selected: Sequence[str], *, size: float = 10.0,
-                   per_row: int | None = None) -> None:
+    def checkboxes(
+        self,
+        prompt: str,
+        options: Sequence[str],
+        selected: Sequence[str],
+        *,
+        size: float = 10.0,
+        per_row: int | None = None,
+    ) -> None:
         """A prompt followed by drawn boxes with option labels; boxes in ``selected`` get a drawn tick."""
         unknown = set(selected) - set(options)
         if unknown:
@@ -232,8 +282,9 @@ class PageWriter:
         self.y += ((len(options) - 1) // per_row + 1) * (size + 10) + 4
         self.tag("checkbox")
 
-    def checkbox_table(self, headers: Sequence[str], rows: Sequence[tuple[str, int]], widths: Sequence[float], *,
-                       size: float = 9.5) -> None:
+    def checkbox_table(
+        self, headers: Sequence[str], rows: Sequence[tuple[str, int]], widths: Sequence[float], *, size: float = 9.5
+    ) -> None:
         """A ruled table whose first column labels each row and whose other columns hold one box each.
 
         Args:
@@ -243,8 +294,9 @@ class PageWriter:
             size: font size.
         """
         height = size * 2.0
-        self.table(headers, [(label,) + ("",) * (len(headers) - 1) for label, _ in rows], widths, size=size,
-                   row_height=height)
+        self.table(
+            headers, [(label,) + ("",) * (len(headers) - 1) for label, _ in rows], widths, size=size, row_height=height
+        )
         top = self.y - 12 - height * len(rows)
         side = size * 0.95
         shape = self.page.new_shape()
@@ -261,9 +313,14 @@ class PageWriter:
         """A signature line with the signer's printed name, role and optional date."""
         self.y += 18
         self.page.draw_line((self.left, self.y), (self.left + 220, self.y), color=(0, 0, 0), width=0.6)
-        self.page.draw_bezier((self.left + 10, self.y - 4), (self.left + 60, self.y - 26),
-                              (self.left + 90, self.y + 6), (self.left + 150, self.y - 12), width=0.9,
-                              color=(0.1, 0.1, 0.45))
+        self.page.draw_bezier(
+            (self.left + 10, self.y - 4),
+            (self.left + 60, self.y - 26),
+            (self.left + 90, self.y + 6),
+            (self.left + 150, self.y - 12),
+            width=0.9,
+            color=(0.1, 0.1, 0.45),
+        )
         self.y += 4
         self.line(f"{name}, {role}", size=size)
         if date:
@@ -273,8 +330,18 @@ class PageWriter:
 class DocBuilder:
     """Assembles one PDF page by page and finishes it into a :class:`BuiltDocument`."""
 
-    def __init__(self, name: str, category: str, domain: str, *, title: str, author: str, rng: random.Random,
-                 footer: str | None = "{title} | Page {page} of {pages}", created: str = "D:20230301120000Z") -> None:
+    def __init__(
+        self,
+        name: str,
+        category: str,
+        domain: str,
+        *,
+        title: str,
+        author: str,
+        rng: random.Random,
+        footer: str | None = "{title} | Page {page} of {pages}",
+        created: str = "D:20230301120000Z",
+    ) -> None:
         self.name = name
         self.category = category
         self.domain = domain
@@ -318,8 +385,13 @@ class DocBuilder:
             for number in range(1, pages + 1):
                 text = self._footer.format(title=self._title, page=number, pages=pages)
                 page = self._doc[number - 1]
-                page.insert_text(((PAGE_W - text_width(text, 8)) / 2, PAGE_H - 34), text, fontname=REGULAR,
-                                 fontsize=8, color=(0.3, 0.3, 0.3))
+                page.insert_text(
+                    ((PAGE_W - text_width(text, 8)) / 2, PAGE_H - 34),
+                    text,
+                    fontname=REGULAR,
+                    fontsize=8,
+                    color=(0.3, 0.3, 0.3),
+                )
         for number in self._scanned:
             image = rasterise(self._doc[number - 1], self._rng)
             self._doc.delete_page(number - 1)
@@ -328,11 +400,18 @@ class DocBuilder:
             self._layouts[number - 1] = ["scanned", *self._layouts[number - 1]]
             if not self._probes[number]:
                 raise LayoutError(f"{self.name}: scanned page {number} has no OCR probes")
-        self._doc.set_metadata({
-            "title": self._title, "author": self._author, "subject": self.category, "keywords": "",
-            "creator": "MADQA sample generator", "producer": "PyMuPDF",
-            "creationDate": self._created, "modDate": self._created,
-        })  # fmt: skip
+        self._doc.set_metadata(
+            {
+                "title": self._title,
+                "author": self._author,
+                "subject": self.category,
+                "keywords": "",
+                "creator": "MADQA sample generator",
+                "producer": "PyMuPDF",
+                "creationDate": self._created,
+                "modDate": self._created,
+            }
+        )
         pdf = self._doc.tobytes(garbage=3, deflate=True, no_new_id=True)
         self._doc.close()
         return BuiltDocument(

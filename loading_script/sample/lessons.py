@@ -40,55 +40,141 @@ class Lesson:
 
 
 LESSONS: tuple[Lesson, ...] = (
-    Lesson("density_buoyancy", "Janelle Brooks", "Grade 7", "Properties of Matter", "Density and Buoyancy",
-           dt.date(2022, 9, 20), 50, "MS-PS1-2",
-           ("Measure the mass and volume of irregular objects.", "Calculate density from measured values.",
-            "Predict whether an object floats from its density."),
-           ("graduated cylinders", "digital scale", "modeling clay", "aluminum foil", "tub of water"),
-           (("Warm-up", 5, "Sink or float predictions"), ("Mini-lesson", 10, "Mass, volume and density"),
-            ("Lab investigation", 25, "Clay boat challenge in pairs"), ("Share-out", 10, "Gallery walk of boats")),
-           (("Claim", (4, 3, 2, 1)), ("Evidence", (6, 4, 2, 1)), ("Reasoning", (6, 5, 3, 1)),
-            ("Data table", (4, 3, 2, 0)))),
-    Lesson("water_treatment", "Janelle Brooks", "Grade 7", "Earth's Resources", "From River to Tap",
-           dt.date(2022, 10, 18), 90, "MS-ESS3-3",
-           ("Describe the stages of drinking water treatment.", "Build and test a model filter.",
-            "Relate treatment steps to what students see on a plant tour."),
-           ("plastic bottles cut in half", "coffee filters", "sand", "gravel", "activated charcoal", "muddy water"),
-           (("Hook", 10, "Jar of river water observation"), ("Filter build", 35, "Teams build layered filters"),
+    Lesson(
+        "density_buoyancy",
+        "Janelle Brooks",
+        "Grade 7",
+        "Properties of Matter",
+        "Density and Buoyancy",
+        dt.date(2022, 9, 20),
+        50,
+        "MS-PS1-2",
+        (
+            "Measure the mass and volume of irregular objects.",
+            "Calculate density from measured values.",
+            "Predict whether an object floats from its density.",
+        ),
+        ("graduated cylinders", "digital scale", "modeling clay", "aluminum foil", "tub of water"),
+        (
+            ("Warm-up", 5, "Sink or float predictions"),
+            ("Mini-lesson", 10, "Mass, volume and density"),
+            ("Lab investigation", 25, "Clay boat challenge in pairs"),
+            ("Share-out", 10, "Gallery walk of boats"),
+        ),
+        (
+            ("Claim", (4, 3, 2, 1)),
+            ("Evidence", (6, 4, 2, 1)),
+            ("Reasoning", (6, 5, 3, 1)),
+            ("Data table", (4, 3, 2, 0)),
+        ),
+    ),
+    Lesson(
+        "water_treatment",
+        "Janelle Brooks",
+        "Grade 7",
+        "Earth's Resources",
+        "From River to Tap",
+        dt.date(2022, 10, 18),
+        90,
+        "MS-ESS3-3",
+        (
+            "Describe the stages of drinking water treatment.",
+            "Build and test a model filter.",
+            "Relate treatment steps to what students see on a plant tour.",
+        ),
+        ("plastic bottles cut in half", "coffee filters", "sand", "gravel", "activated charcoal", "muddy water"),
+        (
+            ("Hook", 10, "Jar of river water observation"),
+            ("Filter build", 35, "Teams build layered filters"),
             ("Plant tour briefing", 15, "Cedar Creek Plant field trip preview"),
-            ("Reflection", 30, "Compare filtered samples and discuss"))),
-    Lesson("plate_tectonics", "Daniel Reyes", "Grade 8", "Earth's Systems", "Moving Plates",
-           dt.date(2022, 9, 27), 45, "MS-ESS2-3",
-           ("Interpret maps of earthquakes and volcanoes.", "Explain evidence for plate motion."),
-           ("world map printouts", "colored pencils", "earthquake data cards", "puzzle-piece continents"),
-           (("Do now", 5, "Continent puzzle"), ("Data analysis", 20, "Plot recent earthquakes"),
-            ("Discussion", 15, "Patterns along plate edges"), ("Exit ticket", 5, "Three facts about boundaries")),
-           note="Students who were absent can complete the plotting activity from the online map."),
-    Lesson("chemical_reactions", "Daniel Reyes", "Grade 8", "Chemical Reactions", "Signs of a Chemical Change",
-           dt.date(2022, 11, 8), 45, "MS-PS1-2",
-           ("Identify evidence that a chemical reaction occurred.", "Measure temperature change during a reaction."),
-           ("baking soda", "vinegar", "zip-top bags", "thermometers", "safety goggles", "graduated cylinders"),
-           (("Safety review", 5, "Goggles and spill procedure"), ("Demonstration", 10, "Teacher mixes reactants"),
-            ("Lab stations", 20, "Bag reaction and temperature log"), ("Wrap-up", 10, "Evidence chart")),
-           (("Observations", (4, 3, 2, 1)), ("Temperature data", (5, 4, 2, 1)), ("Safety", (3, 2, 1, 0)))),
-    Lesson("photosynthesis", "Amelia Chen", "Grade 6", "Living Systems", "Light and Photosynthesis",
-           dt.date(2022, 10, 4), 55, "MS-LS1-6",
-           ("Observe oxygen production by an aquatic plant.", "Relate light intensity to photosynthesis rate."),
-           ("elodea sprigs", "test tubes", "desk lamps", "baking soda solution", "stopwatches"),
-           (("Engage", 10, "Why do leaves face the sun?"), ("Explore", 25, "Count bubbles at three distances"),
-            ("Explain", 12, "Graph bubble counts"), ("Evaluate", 8, "Quick write")),
-           (("Graph", (5, 4, 3, 1)), ("Explanation", (5, 4, 2, 1)))),
-)  # fmt: skip
+            ("Reflection", 30, "Compare filtered samples and discuss"),
+        ),
+    ),
+    Lesson(
+        "plate_tectonics",
+        "Daniel Reyes",
+        "Grade 8",
+        "Earth's Systems",
+        "Moving Plates",
+        dt.date(2022, 9, 27),
+        45,
+        "MS-ESS2-3",
+        ("Interpret maps of earthquakes and volcanoes.", "Explain evidence for plate motion."),
+        ("world map printouts", "colored pencils", "earthquake data cards", "puzzle-piece continents"),
+        (
+            ("Do now", 5, "Continent puzzle"),
+            ("Data analysis", 20, "Plot recent earthquakes"),
+            ("Discussion", 15, "Patterns along plate edges"),
+            ("Exit ticket", 5, "Three facts about boundaries"),
+        ),
+        note="Students who were absent can complete the plotting activity from the online map.",
+    ),
+    Lesson(
+        "chemical_reactions",
+        "Daniel Reyes",
+        "Grade 8",
+        "Chemical Reactions",
+        "Signs of a Chemical Change",
+        dt.date(2022, 11, 8),
+        45,
+        "MS-PS1-2",
+        ("Identify evidence that a chemical reaction occurred.", "Measure temperature change during a reaction."),
+        ("baking soda", "vinegar", "zip-top bags", "thermometers", "safety goggles", "graduated cylinders"),
+        (
+            ("Safety review", 5, "Goggles and spill procedure"),
+            ("Demonstration", 10, "Teacher mixes reactants"),
+            ("Lab stations", 20, "Bag reaction and temperature log"),
+            ("Wrap-up", 10, "Evidence chart"),
+        ),
+        (("Observations", (4, 3, 2, 1)), ("Temperature data", (5, 4, 2, 1)), ("Safety", (3, 2, 1, 0))),
+    ),
+    Lesson(
+        "photosynthesis",
+        "Amelia Chen",
+        "Grade 6",
+        "Living Systems",
+        "Light and Photosynthesis",
+        dt.date(2022, 10, 4),
+        55,
+        "MS-LS1-6",
+        ("Observe oxygen production by an aquatic plant.", "Relate light intensity to photosynthesis rate."),
+        ("elodea sprigs", "test tubes", "desk lamps", "baking soda solution", "stopwatches"),
+        (
+            ("Engage", 10, "Why do leaves face the sun?"),
+            ("Explore", 25, "Count bubbles at three distances"),
+            ("Explain", 12, "Graph bubble counts"),
+            ("Evaluate", 8, "Quick write"),
+        ),
+        (("Graph", (5, 4, 3, 1)), ("Explanation", (5, 4, 2, 1))),
+    ),
+)
 
 
 def _lesson(lesson: Lesson, rng: random.Random) -> DocBuilder:
-    doc = DocBuilder(lesson.file, "Lesson plan", "Education", title=f"Lesson Plan: {lesson.title}",
-                     author=lesson.teacher, rng=rng, created=f"D:{lesson.date:%Y%m%d}070000Z")
+    doc = DocBuilder(
+        lesson.file,
+        "Lesson plan",
+        "Education",
+        title=f"Lesson Plan: {lesson.title}",
+        author=lesson.teacher,
+        rng=rng,
+        created=f"D:{lesson.date:%Y%m%d}070000Z",
+    )
     page = doc.page()
     page.title("Oakridge Middle School", "Science Department - Lesson Plan")
-    page.fields([("Teacher", lesson.teacher), ("Grade", lesson.grade), ("Unit", lesson.unit),
-                 ("Lesson", lesson.title), ("Date", A.date_text(lesson.date)),
-                 ("Time", f"{lesson.minutes} minutes"), ("Standard", lesson.standard)], per_row=2, size=10.5)
+    page.fields(
+        [
+            ("Teacher", lesson.teacher),
+            ("Grade", lesson.grade),
+            ("Unit", lesson.unit),
+            ("Lesson", lesson.title),
+            ("Date", A.date_text(lesson.date)),
+            ("Time", f"{lesson.minutes} minutes"),
+            ("Standard", lesson.standard),
+        ],
+        per_row=2,
+        size=10.5,
+    )
     page.heading("Learning objectives", size=11.5)
     page.bullets(lesson.objectives)
     page.heading("Background for the teacher", size=11.5)
@@ -99,8 +185,13 @@ def _lesson(lesson: Lesson, rng: random.Random) -> DocBuilder:
     page.heading("Materials", size=11.5)
     page.bullets(lesson.materials)
     page.heading("Procedure", size=11.5)
-    page.table(["Phase", "Minutes", "Activity"], [[p, str(m), a] for p, m, a in lesson.procedure], [120, 60, 324],
-               size=10.5, right=(1,))
+    page.table(
+        ["Phase", "Minutes", "Activity"],
+        [[p, str(m), a] for p, m, a in lesson.procedure],
+        [120, 60, 324],
+        size=10.5,
+        right=(1,),
+    )
     page.paragraph(paragraph(rng, "school", (2, 3)))
     if lesson.note:
         page.paragraph(lesson.note)
@@ -125,46 +216,98 @@ def build(seed: int) -> Cluster:
         value = dict((p, m) for p, m, _ in lesson.procedure)[phase]
         return A.quantity_variants(str(value), "minutes", "min")
 
-    ask("How long is Ms. Brooks's density and buoyancy lesson?", A.quantity_variants("50", "minutes", "min"),
-        (density.file, 1))
-    ask("How much class time is set aside for the clay boat lab in the density lesson?",
-        minutes(density, "Lab investigation"), (density.file, 2))
-    ask("In the density lesson's rubric, how many points does proficient reasoning earn?",
-        A.quantity_variants("5", "pts", "points"), (density.file, 3))
-    ask("Which science standard does Ms. Brooks's water treatment lesson address?", A.text_variants(water.standard),
-        (water.file, 1))
-    ask("What filter layers do students need for the river-to-tap activity?",
-        A.list_variants(["sand", "gravel", "activated charcoal"]), (water.file, 2))
-    ask("How many minutes do teams spend building their filters in the water treatment lesson?",
-        minutes(water, "Filter build"), (water.file, 2))
-    ask("Which grade is Mr. Reyes teaching in the plate tectonics lesson?",
+    ask(
+        "How long is Ms. Brooks's density and buoyancy lesson?",
+        A.quantity_variants("50", "minutes", "min"),
+        (density.file, 1),
+    )
+    ask(
+        "How much class time is set aside for the clay boat lab in the density lesson?",
+        minutes(density, "Lab investigation"),
+        (density.file, 2),
+    )
+    ask(
+        "In the density lesson's rubric, how many points does proficient reasoning earn?",
+        A.quantity_variants("5", "pts", "points"),
+        (density.file, 3),
+    )
+    ask(
+        "Which science standard does Ms. Brooks's water treatment lesson address?",
+        A.text_variants(water.standard),
+        (water.file, 1),
+    )
+    ask(
+        "What filter layers do students need for the river-to-tap activity?",
+        A.list_variants(["sand", "gravel", "activated charcoal"]),
+        (water.file, 2),
+    )
+    ask(
+        "How many minutes do teams spend building their filters in the water treatment lesson?",
+        minutes(water, "Filter build"),
+        (water.file, 2),
+    )
+    ask(
+        "Which grade is Mr. Reyes teaching in the plate tectonics lesson?",
         A.text_variants("Grade 8", "8th grade", "8"),
-        (plates.file, 1))
-    ask("What do students plot during the data analysis phase of the Moving Plates lesson?",
-        A.text_variants("recent earthquakes", "earthquakes"), (plates.file, 2))
-    ask("What are students asked to state on their exit ticket in the plate tectonics lesson?",
-        A.text_variants("Three facts about boundaries", "three facts about plate boundaries"), (plates.file, 2))
-    ask("What protective equipment is on the materials list for the chemical change lab?",
-        A.text_variants("safety goggles", "goggles"), (reactions.file, 2))
-    ask("How many points can a student earn for safety at the exemplary level in the chemical reactions rubric?",
-        A.quantity_variants("3", "pts", "points"), (reactions.file, 3))
+        (plates.file, 1),
+    )
+    ask(
+        "What do students plot during the data analysis phase of the Moving Plates lesson?",
+        A.text_variants("recent earthquakes", "earthquakes"),
+        (plates.file, 2),
+    )
+    ask(
+        "What are students asked to state on their exit ticket in the plate tectonics lesson?",
+        A.text_variants("Three facts about boundaries", "three facts about plate boundaries"),
+        (plates.file, 2),
+    )
+    ask(
+        "What protective equipment is on the materials list for the chemical change lab?",
+        A.text_variants("safety goggles", "goggles"),
+        (reactions.file, 2),
+    )
+    ask(
+        "How many points can a student earn for safety at the exemplary level in the chemical reactions rubric?",
+        A.quantity_variants("3", "pts", "points"),
+        (reactions.file, 3),
+    )
     ask("On what date is the chemical reactions lesson planned?", A.date_variants(reactions.date), (reactions.file, 1))
-    ask("Which aquatic plant do students observe in the photosynthesis lesson?", A.text_variants("elodea"),
-        (light.file, 2))
-    ask("How many points does a developing graph earn in the photosynthesis rubric?",
-        A.quantity_variants("3", "pts", "points"), (light.file, 3))
+    ask(
+        "Which aquatic plant do students observe in the photosynthesis lesson?",
+        A.text_variants("elodea"),
+        (light.file, 2),
+    )
+    ask(
+        "How many points does a developing graph earn in the photosynthesis rubric?",
+        A.quantity_variants("3", "pts", "points"),
+        (light.file, 3),
+    )
     # cross-page
-    ask("How long is the whole photosynthesis lesson, and how much of it is spent exploring bubble counts?",
-        A.list_variants(["55 minutes", "25 minutes"], ["55", "25"]), (light.file, 1), (light.file, 2))
-    ask("Which standard does the density lesson target, and what is the highest score for its data table?",
-        A.list_variants([density.standard, "4 pts"], [density.standard, "4 points"]), (density.file, 1),
-        (density.file, 3))
+    ask(
+        "How long is the whole photosynthesis lesson, and how much of it is spent exploring bubble counts?",
+        A.list_variants(["55 minutes", "25 minutes"], ["55", "25"]),
+        (light.file, 1),
+        (light.file, 2),
+    )
+    ask(
+        "Which standard does the density lesson target, and what is the highest score for its data table?",
+        A.list_variants([density.standard, "4 pts"], [density.standard, "4 points"]),
+        (density.file, 1),
+        (density.file, 3),
+    )
     # cross-document
     both = [lesson for lesson in LESSONS if "graduated cylinders" in lesson.materials]
-    ask("Which Oakridge science lessons call for graduated cylinders?",
-        A.list_variants([lesson.title for lesson in both]), *[(lesson.file, 2) for lesson in both])
+    ask(
+        "Which Oakridge science lessons call for graduated cylinders?",
+        A.list_variants([lesson.title for lesson in both]),
+        *[(lesson.file, 2) for lesson in both],
+    )
     manager = utility.facility_manager(2022, "Cedar Creek Plant")
-    ask("According to the water utility's 2022 annual report, who manages the plant that Ms. Brooks's class "
-        "is preparing to tour?", A.text_variants(manager, manager.split()[-1]), (water.file, 2),
-        (utility.report_file(2022), 6))
+    ask(
+        "According to the water utility's 2022 annual report, who manages the plant that Ms. Brooks's class "
+        "is preparing to tour?",
+        A.text_variants(manager, manager.split()[-1]),
+        (water.file, 2),
+        (utility.report_file(2022), 6),
+    )
     return cluster

@@ -51,55 +51,170 @@ def _d(month: int, day: int) -> dt.date:
 
 
 PERMITS: tuple[Permit, ...] = (
-    Permit("BP-2022-0147", _d(3, 8), "14 Orchard Lane", "07-114-022", "Gregory Halloran", "Ridgeline Builders LLC",
-           "MB-40218", "Deck", "Build a 14 ft by 20 ft pressure-treated deck with stairs at the rear of the house.",
-           18500, 412.0, "Not requested", "Teresa Quinlan",
-           (("Footing", _d(3, 22)), ("Framing", _d(4, 12)), ("Final", _d(5, 3)))),
-    Permit("BP-2022-0152", _d(3, 15), "7 Maple Court", "04-208-117", "Yolanda Pierce", "Hartwell Construction Co.",
-           "MB-39107", "Fence", "Install a six-foot cedar privacy fence along the side and rear property lines.",
-           6200, 95.0, "Denied", "Howard Pike", (("Post hole", _d(3, 29)), ("Final", _d(4, 19)))),
-    Permit("BP-2022-0163", _d(4, 2), "301 Linden Avenue", "02-033-004", "Millbrook Senior Center",
-           "Ridgeline Builders LLC", "MB-40218", "Deck",
-           "Replace the front entry deck and add an accessible ramp with handrails.",
-           42750, 688.0, "Approved", "Teresa Quinlan",
-           (("Footing", _d(4, 18)), ("Framing", _d(5, 9)), ("Final", _d(6, 6))), scanned=True),
-    Permit("BP-2022-0178", _d(4, 19), "52 Birch Hollow Road", "09-415-061", "Samantha Lindgren", "Summit Roofing Inc.",
-           "MB-41530", "Roofing", "Tear off and replace the asphalt shingle roof, about 2,400 square feet.",
-           21300, 298.0, "Not requested", "Howard Pike", (("Sheathing", _d(5, 4)), ("Final", _d(5, 25))),
-           scanned=True),
-    Permit("BP-2022-0191", _d(5, 10), "19 Cooper Street", "05-102-089", "Daniel Okoro", "Owner-builder", "None",
-           "Accessory structure", "Place a 12 ft by 16 ft storage shed on a concrete slab in the back yard.",
-           9800, 160.0, "Denied", "Teresa Quinlan", (("Slab", _d(5, 24)), ("Final", _d(6, 21)))),
-    Permit("BP-2022-0204", _d(6, 1), "118 Harbor Street", "01-006-013", "Harbor Street Partners LLC",
-           "Hartwell Construction Co.", "MB-39107", "Addition",
-           "Single-story rear addition to enlarge the restaurant kitchen and walk-in cooler room.",
-           236000, 2870.0, "Not requested", "Howard Pike",
-           (("Footing", _d(6, 15)), ("Foundation", _d(6, 29)), ("Framing", _d(7, 27)),
-            ("Electrical rough-in", _d(8, 10)), ("Final", _d(9, 14)))),
-    Permit("BP-2022-0219", _d(6, 21), "23 Willow Bend", "08-321-045", "Harold Benson", "Ridgeline Builders LLC",
-           "MB-40218", "Deck", "Build a 16 ft by 24 ft composite deck attached to the back of the house.",
-           27900, 534.0, "Not requested", "Teresa Quinlan",
-           (("Footing", _d(7, 6)), ("Framing", _d(7, 20)), ("Final", _d(8, 17)))),
-)  # fmt: skip
+    Permit(
+        "BP-2022-0147",
+        _d(3, 8),
+        "14 Orchard Lane",
+        "07-114-022",
+        "Gregory Halloran",
+        "Ridgeline Builders LLC",
+        "MB-40218",
+        "Deck",
+        "Build a 14 ft by 20 ft pressure-treated deck with stairs at the rear of the house.",
+        18500,
+        412.0,
+        "Not requested",
+        "Teresa Quinlan",
+        (("Footing", _d(3, 22)), ("Framing", _d(4, 12)), ("Final", _d(5, 3))),
+    ),
+    Permit(
+        "BP-2022-0152",
+        _d(3, 15),
+        "7 Maple Court",
+        "04-208-117",
+        "Yolanda Pierce",
+        "Hartwell Construction Co.",
+        "MB-39107",
+        "Fence",
+        "Install a six-foot cedar privacy fence along the side and rear property lines.",
+        6200,
+        95.0,
+        "Denied",
+        "Howard Pike",
+        (("Post hole", _d(3, 29)), ("Final", _d(4, 19))),
+    ),
+    Permit(
+        "BP-2022-0163",
+        _d(4, 2),
+        "301 Linden Avenue",
+        "02-033-004",
+        "Millbrook Senior Center",
+        "Ridgeline Builders LLC",
+        "MB-40218",
+        "Deck",
+        "Replace the front entry deck and add an accessible ramp with handrails.",
+        42750,
+        688.0,
+        "Approved",
+        "Teresa Quinlan",
+        (("Footing", _d(4, 18)), ("Framing", _d(5, 9)), ("Final", _d(6, 6))),
+        scanned=True,
+    ),
+    Permit(
+        "BP-2022-0178",
+        _d(4, 19),
+        "52 Birch Hollow Road",
+        "09-415-061",
+        "Samantha Lindgren",
+        "Summit Roofing Inc.",
+        "MB-41530",
+        "Roofing",
+        "Tear off and replace the asphalt shingle roof, about 2,400 square feet.",
+        21300,
+        298.0,
+        "Not requested",
+        "Howard Pike",
+        (("Sheathing", _d(5, 4)), ("Final", _d(5, 25))),
+        scanned=True,
+    ),
+    Permit(
+        "BP-2022-0191",
+        _d(5, 10),
+        "19 Cooper Street",
+        "05-102-089",
+        "Daniel Okoro",
+        "Owner-builder",
+        "None",
+        "Accessory structure",
+        "Place a 12 ft by 16 ft storage shed on a concrete slab in the back yard.",
+        9800,
+        160.0,
+        "Denied",
+        "Teresa Quinlan",
+        (("Slab", _d(5, 24)), ("Final", _d(6, 21))),
+    ),
+    Permit(
+        "BP-2022-0204",
+        _d(6, 1),
+        "118 Harbor Street",
+        "01-006-013",
+        "Harbor Street Partners LLC",
+        "Hartwell Construction Co.",
+        "MB-39107",
+        "Addition",
+        "Single-story rear addition to enlarge the restaurant kitchen and walk-in cooler room.",
+        236000,
+        2870.0,
+        "Not requested",
+        "Howard Pike",
+        (
+            ("Footing", _d(6, 15)),
+            ("Foundation", _d(6, 29)),
+            ("Framing", _d(7, 27)),
+            ("Electrical rough-in", _d(8, 10)),
+            ("Final", _d(9, 14)),
+        ),
+    ),
+    Permit(
+        "BP-2022-0219",
+        _d(6, 21),
+        "23 Willow Bend",
+        "08-321-045",
+        "Harold Benson",
+        "Ridgeline Builders LLC",
+        "MB-40218",
+        "Deck",
+        "Build a 16 ft by 24 ft composite deck attached to the back of the house.",
+        27900,
+        534.0,
+        "Not requested",
+        "Teresa Quinlan",
+        (("Footing", _d(7, 6)), ("Framing", _d(7, 20)), ("Final", _d(8, 17))),
+    ),
+)
 
 BY_NUMBER = {p.number: p for p in PERMITS}
 
 
 def _permit(permit: Permit, rng: random.Random) -> DocBuilder:
-    doc = DocBuilder(permit.file, "Building permit", "Government", title=f"Building Permit {permit.number}",
-                     author="City of Millbrook", rng=rng, created=f"D:{permit.issued:%Y%m%d}083000Z")
+    doc = DocBuilder(
+        permit.file,
+        "Building permit",
+        "Government",
+        title=f"Building Permit {permit.number}",
+        author="City of Millbrook",
+        rng=rng,
+        created=f"D:{permit.issued:%Y%m%d}083000Z",
+    )
     page = doc.page(scanned=permit.scanned)
     page.title("City of Millbrook", "Department of Building and Safety - Residential Building Permit", size=16)
-    page.fields([("Permit No.", permit.number), ("Date issued", A.date_text(permit.issued)),
-                 ("Property address", permit.address), ("Parcel ID", permit.parcel), ("Owner", permit.owner),
-                 ("Contractor", permit.contractor), ("Contractor license", permit.license)], per_row=2, size=10.5)
+    page.fields(
+        [
+            ("Permit No.", permit.number),
+            ("Date issued", A.date_text(permit.issued)),
+            ("Property address", permit.address),
+            ("Parcel ID", permit.parcel),
+            ("Owner", permit.owner),
+            ("Contractor", permit.contractor),
+            ("Contractor license", permit.license),
+        ],
+        per_row=2,
+        size=10.5,
+    )
     page.checkboxes("Type of work", WORK_TYPES, [permit.work], size=10.5, per_row=4)
     page.heading("Description of work", size=11)
     page.paragraph(permit.description, size=10.5)
-    page.fields([("Estimated valuation", A.money(permit.valuation)), ("Permit fee", A.money(permit.fee, True))],
-                per_row=2, size=10.5)
-    page.checkboxes("Applicant requests a waiver of permit fees", ("Yes", "No"),
-                    ["No" if permit.waiver == "Not requested" else "Yes"], size=10.5)
+    page.fields(
+        [("Estimated valuation", A.money(permit.valuation)), ("Permit fee", A.money(permit.fee, True))],
+        per_row=2,
+        size=10.5,
+    )
+    page.checkboxes(
+        "Applicant requests a waiver of permit fees",
+        ("Yes", "No"),
+        ["No" if permit.waiver == "Not requested" else "Yes"],
+        size=10.5,
+    )
     page.paragraph("This permit becomes void if work is not started within 180 days of issuance.", size=9.5)
     if permit.scanned:
         doc.probe(permit.number, permit.address, permit.owner, permit.contractor, f"{permit.valuation:,}", permit.work)
@@ -110,9 +225,13 @@ def _permit(permit: Permit, rng: random.Random) -> DocBuilder:
         page.paragraph(paragraph(rng, "civic", (3, 4)), size=10.5)
     page.heading("Required inspections", size=11)
     page.paragraph("Call the inspection line at least one business day before each scheduled visit.", size=10)
-    page.table(["Inspection", "Scheduled", "Result"],
-               [[kind, A.date_text(day), ""] for kind, day in permit.inspections], [180, 160, 164], size=10.5,
-               right=())
+    page.table(
+        ["Inspection", "Scheduled", "Result"],
+        [[kind, A.date_text(day), ""] for kind, day in permit.inspections],
+        [180, 160, 164],
+        size=10.5,
+        right=(),
+    )
     page.heading("Office use only", size=11)
     page.checkboxes("Fee waiver", WAIVER, [permit.waiver], size=10.5)
     page.signature("Plans Examiner", permit.examiner, size=10.5)
@@ -139,59 +258,122 @@ def build(seed: int) -> Cluster:
     def two(permit: Permit) -> tuple[str, int]:
         return (permit.file, 2)
 
-    ask("What is the declared value of the deck project at 14 Orchard Lane?", A.money_variants(orchard.valuation),
-        one(orchard))
-    ask("Which company is building the deck at 14 Orchard Lane?",
+    ask(
+        "What is the declared value of the deck project at 14 Orchard Lane?",
+        A.money_variants(orchard.valuation),
+        one(orchard),
+    )
+    ask(
+        "Which company is building the deck at 14 Orchard Lane?",
         A.text_variants(orchard.contractor, "Ridgeline Builders"),
-        one(orchard))
-    ask("Who checked and signed off the Orchard Lane deck plans for the city?", A.text_variants(orchard.examiner),
-        two(orchard))
-    ask("When is the framing inspection for the Orchard Lane deck scheduled?",
-        A.date_variants(dict(orchard.inspections)["Framing"]), two(orchard))
-    ask("How tall is the privacy fence planned at 7 Maple Court?", A.text_variants("six-foot", "six feet", "6 feet"),
-        one(maple))
+        one(orchard),
+    )
+    ask(
+        "Who checked and signed off the Orchard Lane deck plans for the city?",
+        A.text_variants(orchard.examiner),
+        two(orchard),
+    )
+    ask(
+        "When is the framing inspection for the Orchard Lane deck scheduled?",
+        A.date_variants(dict(orchard.inspections)["Framing"]),
+        two(orchard),
+    )
+    ask(
+        "How tall is the privacy fence planned at 7 Maple Court?",
+        A.text_variants("six-foot", "six feet", "6 feet"),
+        one(maple),
+    )
     ask("Did Millbrook grant the fee waiver for the fence at Maple Court?", A.yes_no(False), two(maple))
     ask("What license number does the Maple Court fence contractor hold?", A.text_variants(maple.license), one(maple))
-    ask("Who owns the property where Ridgeline is rebuilding an entry deck with an accessible ramp?",
-        A.text_variants(linden.owner), one(linden))
-    ask("What is the estimated value of the work at the senior center on Linden Avenue?",
-        A.money_variants(linden.valuation), one(linden))
+    ask(
+        "Who owns the property where Ridgeline is rebuilding an entry deck with an accessible ramp?",
+        A.text_variants(linden.owner),
+        one(linden),
+    )
+    ask(
+        "What is the estimated value of the work at the senior center on Linden Avenue?",
+        A.money_variants(linden.valuation),
+        one(linden),
+    )
     ask("Did the city waive the permit fees for the Linden Avenue senior center project?", A.yes_no(True), two(linden))
-    ask("On what date is the final inspection of the senior center's new deck scheduled?",
-        A.date_variants(_final(linden)), two(linden))
-    ask("What type of work does the permit for 52 Birch Hollow Road cover?",
+    ask(
+        "On what date is the final inspection of the senior center's new deck scheduled?",
+        A.date_variants(_final(linden)),
+        two(linden),
+    )
+    ask(
+        "What type of work does the permit for 52 Birch Hollow Road cover?",
         A.text_variants("Roofing", "roof replacement"),
-        one(birch))
-    ask("Which roofer holds the permit for the Birch Hollow Road job?",
+        one(birch),
+    )
+    ask(
+        "Which roofer holds the permit for the Birch Hollow Road job?",
         A.text_variants(birch.contractor, "Summit Roofing"),
-        one(birch))
+        one(birch),
+    )
     ask("Which plans examiner approved the Birch Hollow Road permit?", A.text_variants(birch.examiner), two(birch))
     ask("Was a fee waiver requested for the reroofing job at 52 Birch Hollow Road?", A.yes_no(False), one(birch))
-    ask("Who is doing the construction work on the shed at 19 Cooper Street?",
-        A.text_variants("Owner-builder", "the owner", "Daniel Okoro"), one(cooper))
-    ask("What are the planned dimensions of the shed on Cooper Street?",
-        A.text_variants("12 ft by 16 ft", "12 by 16 feet", "12 x 16 ft"), one(cooper))
+    ask(
+        "Who is doing the construction work on the shed at 19 Cooper Street?",
+        A.text_variants("Owner-builder", "the owner", "Daniel Okoro"),
+        one(cooper),
+    )
+    ask(
+        "What are the planned dimensions of the shed on Cooper Street?",
+        A.text_variants("12 ft by 16 ft", "12 by 16 feet", "12 x 16 ft"),
+        one(cooper),
+    )
     ask("Was the Cooper Street shed's request for a fee waiver approved?", A.yes_no(False), two(cooper))
-    ask("What is the estimated valuation of the kitchen addition at 118 Harbor Street?",
-        A.money_variants(harbor.valuation), one(harbor))
-    ask("How much was the permit fee for the restaurant kitchen addition on Harbor Street?",
-        A.money_variants(harbor.fee, True), one(harbor))
-    ask("When is the electrical rough-in inspection planned for the Harbor Street kitchen addition?",
-        A.date_variants(dict(harbor.inspections)["Electrical rough-in"]), two(harbor))
-    ask("How big is the composite deck permitted at 23 Willow Bend?",
-        A.text_variants("16 ft by 24 ft", "16 by 24 feet", "16 x 24 ft"), one(willow))
-    ask("On what date was the permit for the deck at 23 Willow Bend issued?", A.date_variants(willow.issued),
-        one(willow))
+    ask(
+        "What is the estimated valuation of the kitchen addition at 118 Harbor Street?",
+        A.money_variants(harbor.valuation),
+        one(harbor),
+    )
+    ask(
+        "How much was the permit fee for the restaurant kitchen addition on Harbor Street?",
+        A.money_variants(harbor.fee, True),
+        one(harbor),
+    )
+    ask(
+        "When is the electrical rough-in inspection planned for the Harbor Street kitchen addition?",
+        A.date_variants(dict(harbor.inspections)["Electrical rough-in"]),
+        two(harbor),
+    )
+    ask(
+        "How big is the composite deck permitted at 23 Willow Bend?",
+        A.text_variants("16 ft by 24 ft", "16 by 24 feet", "16 x 24 ft"),
+        one(willow),
+    )
+    ask(
+        "On what date was the permit for the deck at 23 Willow Bend issued?",
+        A.date_variants(willow.issued),
+        one(willow),
+    )
     # cross-page
-    ask("Who approved the shed permit on Cooper Street for the city, and what valuation does it list?",
-        A.list_variants([cooper.examiner, A.money(cooper.valuation)]), two(cooper), one(cooper))
-    ask("What permit fee applies to the Orchard Lane deck, and when is its final inspection?",
-        A.list_variants([A.money(orchard.fee, True), A.date_text(_final(orchard))]), one(orchard), two(orchard))
+    ask(
+        "Who approved the shed permit on Cooper Street for the city, and what valuation does it list?",
+        A.list_variants([cooper.examiner, A.money(cooper.valuation)]),
+        two(cooper),
+        one(cooper),
+    )
+    ask(
+        "What permit fee applies to the Orchard Lane deck, and when is its final inspection?",
+        A.list_variants([A.money(orchard.fee, True), A.date_text(_final(orchard))]),
+        one(orchard),
+        two(orchard),
+    )
     # cross-document
     decks = [p for p in PERMITS if p.work == "Deck"]
-    ask("Which properties in Millbrook received 2022 residential permits for deck work?",
-        A.list_variants([p.address for p in decks]), *[one(p) for p in decks])
+    ask(
+        "Which properties in Millbrook received 2022 residential permits for deck work?",
+        A.list_variants([p.address for p in decks]),
+        *[one(p) for p in decks],
+    )
     heron = menus.BY_KEY["heron"]
-    ask("What is the estimated valuation of the building work permitted at the Blue Heron Bistro's address?",
-        A.money_variants(harbor.valuation), (heron.file, 1), one(harbor))
+    ask(
+        "What is the estimated valuation of the building work permitted at the Blue Heron Bistro's address?",
+        A.money_variants(harbor.valuation),
+        (heron.file, 1),
+        one(harbor),
+    )
     return cluster

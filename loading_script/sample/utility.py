@@ -38,24 +38,36 @@ _BREAKS = {2019: 57, 2020: 49, 2021: 62, 2022: 44}
 _BASE_RATE = {2019: 17.85, 2020: 18.40, 2021: 19.10, 2022: 19.75}
 _VOLUME_RATE = {2019: 3.92, 2020: 4.05, 2021: 4.21, 2022: 4.38}
 _PROJECTS = {
-    2019: (("Elm Avenue water main replacement", 2146000, "October"),
-           ("North Plant filter media replacement", 687500, "May"),
-           ("Hillcrest pump station standby generator", 412900, "August")),
-    2020: (("Cedar Creek intake screen upgrade", 1329000, "September"),
-           ("Lakeview Well 4 rehabilitation", 538200, "June"),
-           ("Automated meter reading, phase one", 2874000, "December")),
-    2021: (("Riverside Drive main relocation", 3118400, "November"),
-           ("Automated meter reading, phase two", 2460000, "October"),
-           ("North Plant chlorine contact basin", 1755300, "July")),
-    2022: (("Cedar Creek residuals drying beds", 964700, "April"),
-           ("Oak Street storage tank recoating", 1212800, "September"),
-           ("Lead service line replacement program", 2980000, "December")),
-}  # fmt: skip
+    2019: (
+        ("Elm Avenue water main replacement", 2146000, "October"),
+        ("North Plant filter media replacement", 687500, "May"),
+        ("Hillcrest pump station standby generator", 412900, "August"),
+    ),
+    2020: (
+        ("Cedar Creek intake screen upgrade", 1329000, "September"),
+        ("Lakeview Well 4 rehabilitation", 538200, "June"),
+        ("Automated meter reading, phase one", 2874000, "December"),
+    ),
+    2021: (
+        ("Riverside Drive main relocation", 3118400, "November"),
+        ("Automated meter reading, phase two", 2460000, "October"),
+        ("North Plant chlorine contact basin", 1755300, "July"),
+    ),
+    2022: (
+        ("Cedar Creek residuals drying beds", 964700, "April"),
+        ("Oak Street storage tank recoating", 1212800, "September"),
+        ("Lead service line replacement program", 2980000, "December"),
+    ),
+}
 _FIN_ROWS = (
-    ("Water sales", 23.4e6), ("Connection and permit fees", 1.9e6), ("Grants and other income", 0.8e6),
-    ("Operations and treatment", 11.6e6), ("Maintenance and repairs", 4.3e6), ("Debt service", 3.5e6),
+    ("Water sales", 23.4e6),
+    ("Connection and permit fees", 1.9e6),
+    ("Grants and other income", 0.8e6),
+    ("Operations and treatment", 11.6e6),
+    ("Maintenance and repairs", 4.3e6),
+    ("Debt service", 3.5e6),
     ("Capital outlay", 5.2e6),
-)  # fmt: skip
+)
 _PLAN_YEARS = ("2023", "2024", "2025", "2026", "2027")
 
 
@@ -88,8 +100,7 @@ def _draw(rng: random.Random) -> dict[int, _Year]:
         for label, scale in _FIN_ROWS:
             budget = round(scale * (1 + 0.04 * (year - 2019)) * rng.uniform(0.97, 1.03), -2)
             finance[label] = (int(budget), int(round(budget * rng.uniform(0.93, 1.06), -2)))
-        plan = {name: tuple(rng.randrange(150, 2400) * 1000 for _ in _PLAN_YEARS)
-                for name, _, _ in _PROJECTS[2022]}
+        plan = {name: tuple(rng.randrange(150, 2400) * 1000 for _ in _PLAN_YEARS) for name, _, _ in _PROJECTS[2022]}
         years[year] = _Year(production, finance, plan)
     return years
 
@@ -100,37 +111,56 @@ def _mg(value: float) -> str:
 
 def _report(year: int, data: _Year, rng: random.Random) -> DocBuilder:
     title = f"Riverton Water Utility {year} Annual Report"
-    doc = DocBuilder(report_file(year), "Annual Report", "Financial", title=title,
-                     author="Riverton Water Utility", rng=rng, created=f"D:{year + 1}0415090000Z")
+    doc = DocBuilder(
+        report_file(year),
+        "Annual Report",
+        "Financial",
+        title=title,
+        author="Riverton Water Utility",
+        rng=rng,
+        created=f"D:{year + 1}0415090000Z",
+    )
     # 1: letter from the general manager
     page = doc.page()
     page.title("Riverton Water Utility", f"Annual Report {year} - Safe, reliable water for the Riverton valley")
     page.heading("Message from the General Manager")
-    page.paragraph(f"To our customers and community partners: this report describes what our staff of "
-                   f"{_EMPLOYEES[year]} employees accomplished over the past year. "
-                   + paragraph(rng, "utility", (2, 3)))
+    page.paragraph(
+        f"To our customers and community partners: this report describes what our staff of "
+        f"{_EMPLOYEES[year]} employees accomplished over the past year. " + paragraph(rng, "utility", (2, 3))
+    )
     for _ in range(3):
         page.paragraph(paragraph(rng, "utility"))
     page.signature("General Manager", _GM[year])
     # 2: highlights in two columns
     page = doc.page()
     page.title(f"{year} at a Glance")
-    left = (f"SERVICE AND INFRASTRUCTURE\n\nActive service connections: {_CONNECTIONS[year]}\n"
-            f"Average daily demand: {_DEMAND[year]} million gallons per day\n"
-            f"Water main replaced: {_MAIN_MILES[year]} miles\nMain breaks repaired: {_BREAKS[year]}\n\n"
-            + paragraph(rng, "utility", (3, 4)))
-    right = (f"WATER QUALITY\n\nLaboratory samples analyzed: {_SAMPLES[year]}\n"
-             f"Lead service lines replaced: {_LEAD_LINES[year]}\n\n" + paragraph(rng, "utility", (4, 5)))
+    left = (
+        f"SERVICE AND INFRASTRUCTURE\n\nActive service connections: {_CONNECTIONS[year]}\n"
+        f"Average daily demand: {_DEMAND[year]} million gallons per day\n"
+        f"Water main replaced: {_MAIN_MILES[year]} miles\nMain breaks repaired: {_BREAKS[year]}\n\n"
+        + paragraph(rng, "utility", (3, 4))
+    )
+    right = (
+        f"WATER QUALITY\n\nLaboratory samples analyzed: {_SAMPLES[year]}\n"
+        f"Lead service lines replaced: {_LEAD_LINES[year]}\n\n" + paragraph(rng, "utility", (4, 5))
+    )
     page.columns(left, right)
     page.paragraph(paragraph(rng, "utility", (3, 4)))
     # 3: production table
     page = doc.page()
     page.title(f"Water Production by Facility, {year}", "All figures in million gallons (MG)")
     page.paragraph(paragraph(rng, "utility", (2, 3)))
-    rows = [[plant, *[_mg(data.production[plant][q]) for q in QUARTERS],
-             _mg(sum(data.production[plant].values()))] for plant in PLANTS]
-    rows.append(["Total", *[_mg(sum(data.production[p][q] for p in PLANTS)) for q in QUARTERS],
-                 _mg(sum(sum(data.production[p].values()) for p in PLANTS))])
+    rows = [
+        [plant, *[_mg(data.production[plant][q]) for q in QUARTERS], _mg(sum(data.production[plant].values()))]
+        for plant in PLANTS
+    ]
+    rows.append(
+        [
+            "Total",
+            *[_mg(sum(data.production[p][q] for p in PLANTS)) for q in QUARTERS],
+            _mg(sum(sum(data.production[p].values()) for p in PLANTS)),
+        ]
+    )
     page.table(["Facility", *QUARTERS, "Year"], rows, [150, 68, 68, 68, 68, 82])
     page.paragraph(paragraph(rng, "utility", (3, 4)))
     # 4: finance table
@@ -143,26 +173,31 @@ def _report(year: int, data: _Year, rng: random.Random) -> DocBuilder:
         shown = f"{variance:,}" if variance >= 0 else f"({-variance:,})"
         fin_rows.append([label, f"{budget:,}", f"{actual:,}", shown])
     page.table(["Line item", "Budget", "Actual", "Variance"], fin_rows, [204, 100, 100, 100])
-    page.paragraph("Figures in parentheses indicate actual amounts below budget. "
-                   + paragraph(rng, "utility", (2, 3)))
+    page.paragraph("Figures in parentheses indicate actual amounts below budget. " + paragraph(rng, "utility", (2, 3)))
     # 5: capital projects and rates
     page = doc.page()
     page.title("Capital Improvement Program")
     for name, cost, month in _PROJECTS[year]:
         page.heading(name, size=11)
-        page.paragraph(paragraph(rng, "utility", (2, 3)) + f" Work was finished in {month} {year} at a total "
-                       f"cost of {A.money(cost)}.")
+        page.paragraph(
+            paragraph(rng, "utility", (2, 3)) + f" Work was finished in {month} {year} at a total "
+            f"cost of {A.money(cost)}."
+        )
     page.heading("Rates")
-    page.paragraph(f"Throughout {year}, residential customers paid a monthly base charge of "
-                   f"{A.money(_BASE_RATE[year], True)} for a standard meter, plus "
-                   f"{A.money(_VOLUME_RATE[year], True)} for every thousand gallons used.")
+    page.paragraph(
+        f"Throughout {year}, residential customers paid a monthly base charge of "
+        f"{A.money(_BASE_RATE[year], True)} for a standard meter, plus "
+        f"{A.money(_VOLUME_RATE[year], True)} for every thousand gallons used."
+    )
     # 6: leadership in two columns
     page = doc.page()
     page.title("Leadership")
     board = "\n".join([f"{_CHAIRS[year]}, Chair", *[f"{name}, Director" for name in _BOARD]])
     managers = "\n".join(f"{plant}: {name}" for plant, name in zip(PLANTS, _MANAGERS[year], strict=True))
-    page.columns(f"BOARD OF DIRECTORS\n\n{board}\n\n" + paragraph(rng, "utility", (2, 3)),
-                 f"FACILITY MANAGERS\n\n{managers}\n\n" + paragraph(rng, "utility", (2, 3)))
+    page.columns(
+        f"BOARD OF DIRECTORS\n\n{board}\n\n" + paragraph(rng, "utility", (2, 3)),
+        f"FACILITY MANAGERS\n\n{managers}\n\n" + paragraph(rng, "utility", (2, 3)),
+    )
     if year == 2022:
         page = doc.page()
         page.title("Five-Year Capital Plan", "Planned spending by project and year, in U.S. dollars")
@@ -190,73 +225,152 @@ def build(seed: int) -> Cluster:
         return A.money_variants(data[year].finance[label][column])
 
     # 2019
-    ask("Who signed the general manager's letter in the Riverton water utility's report for 2019?",
-        A.text_variants("Helen Okafor", "Okafor"), (name[2019], 1))
-    ask("How many active customer connections did Riverton's water provider count in 2019?",
-        A.text_variants("40,812", "40812"), (name[2019], 2))
-    ask("How much water did Riverton's North Plant produce from January through March 2019?",
-        cell(2019, "North Plant", "Q1"), (name[2019], 3))
-    ask("What did the water utility actually collect from water sales in fiscal 2019?",
-        money(2019, "Water sales", 1), (name[2019], 4))
-    ask("What was the final cost of the standby generator installed at the Hillcrest pump station?",
-        A.money_variants(412900), (name[2019], 5))
-    ask("In 2019, what fixed monthly amount did a Riverton household pay for water service before usage?",
-        A.money_variants(17.85, True), (name[2019], 5))
+    ask(
+        "Who signed the general manager's letter in the Riverton water utility's report for 2019?",
+        A.text_variants("Helen Okafor", "Okafor"),
+        (name[2019], 1),
+    )
+    ask(
+        "How many active customer connections did Riverton's water provider count in 2019?",
+        A.text_variants("40,812", "40812"),
+        (name[2019], 2),
+    )
+    ask(
+        "How much water did Riverton's North Plant produce from January through March 2019?",
+        cell(2019, "North Plant", "Q1"),
+        (name[2019], 3),
+    )
+    ask(
+        "What did the water utility actually collect from water sales in fiscal 2019?",
+        money(2019, "Water sales", 1),
+        (name[2019], 4),
+    )
+    ask(
+        "What was the final cost of the standby generator installed at the Hillcrest pump station?",
+        A.money_variants(412900),
+        (name[2019], 5),
+    )
+    ask(
+        "In 2019, what fixed monthly amount did a Riverton household pay for water service before usage?",
+        A.money_variants(17.85, True),
+        (name[2019], 5),
+    )
     ask("Who was chair of the water utility's board in 2019?", A.text_variants("Walter Nguyen"), (name[2019], 6))
     # 2020
-    ask("According to the general manager, how many people worked for the Riverton water utility in 2020?",
-        A.quantity_variants("184", "employees", "staff"), (name[2020], 1))
-    ask("How many miles of water main did Riverton's utility replace during 2020?",
-        A.quantity_variants("5.6", "miles"), (name[2020], 2))
-    ask("How much water came from the Cedar Creek facility between July and September 2020?",
-        cell(2020, "Cedar Creek Plant", "Q3"), (name[2020], 3))
-    ask("What did the Riverton water utility actually pay for debt service in its 2020 fiscal year?",
-        money(2020, "Debt service", 1), (name[2020], 4))
-    ask("What did the first phase of the automated meter reading project cost?",
-        A.money_variants(2874000), (name[2020], 5))
-    ask("What usage charge per thousand gallons applied to Riverton residential water customers in 2020?",
-        A.money_variants(4.05, True), (name[2020], 5))
+    ask(
+        "According to the general manager, how many people worked for the Riverton water utility in 2020?",
+        A.quantity_variants("184", "employees", "staff"),
+        (name[2020], 1),
+    )
+    ask(
+        "How many miles of water main did Riverton's utility replace during 2020?",
+        A.quantity_variants("5.6", "miles"),
+        (name[2020], 2),
+    )
+    ask(
+        "How much water came from the Cedar Creek facility between July and September 2020?",
+        cell(2020, "Cedar Creek Plant", "Q3"),
+        (name[2020], 3),
+    )
+    ask(
+        "What did the Riverton water utility actually pay for debt service in its 2020 fiscal year?",
+        money(2020, "Debt service", 1),
+        (name[2020], 4),
+    )
+    ask(
+        "What did the first phase of the automated meter reading project cost?",
+        A.money_variants(2874000),
+        (name[2020], 5),
+    )
+    ask(
+        "What usage charge per thousand gallons applied to Riverton residential water customers in 2020?",
+        A.money_variants(4.05, True),
+        (name[2020], 5),
+    )
     # 2021
-    ask("Who led the Riverton water utility as general manager in 2021?",
-        A.text_variants("Marcus Delgado", "Delgado"), (name[2021], 1))
-    ask("How many lab samples did the water utility analyze in 2021?",
-        A.text_variants("3,412", "3412", "3,412 samples"), (name[2021], 2))
-    ask("What was the Lakeview Wellfield's output in the final quarter of 2021?",
-        cell(2021, "Lakeview Wellfield", "Q4"), (name[2021], 3))
-    ask("How much had the water utility budgeted for maintenance and repairs in fiscal 2021?",
-        money(2021, "Maintenance and repairs", 0), (name[2021], 4))
-    ask("What did relocating the water main along Riverside Drive cost?",
-        A.money_variants(3118400), (name[2021], 5))
-    ask("Who managed the Cedar Creek facility according to the utility's 2021 report?",
-        A.text_variants("Renee Castillo", "Castillo"), (name[2021], 6))
+    ask(
+        "Who led the Riverton water utility as general manager in 2021?",
+        A.text_variants("Marcus Delgado", "Delgado"),
+        (name[2021], 1),
+    )
+    ask(
+        "How many lab samples did the water utility analyze in 2021?",
+        A.text_variants("3,412", "3412", "3,412 samples"),
+        (name[2021], 2),
+    )
+    ask(
+        "What was the Lakeview Wellfield's output in the final quarter of 2021?",
+        cell(2021, "Lakeview Wellfield", "Q4"),
+        (name[2021], 3),
+    )
+    ask(
+        "How much had the water utility budgeted for maintenance and repairs in fiscal 2021?",
+        money(2021, "Maintenance and repairs", 0),
+        (name[2021], 4),
+    )
+    ask("What did relocating the water main along Riverside Drive cost?", A.money_variants(3118400), (name[2021], 5))
+    ask(
+        "Who managed the Cedar Creek facility according to the utility's 2021 report?",
+        A.text_variants("Renee Castillo", "Castillo"),
+        (name[2021], 6),
+    )
     # 2022
-    ask("What was Riverton's average daily water demand in 2022?",
-        A.quantity_variants("14.3", "million gallons per day", "MGD"), (name[2022], 2))
-    ask("How many lead service lines were replaced by the Riverton utility in 2022?",
-        A.text_variants("388", "388 lead service lines"), (name[2022], 2))
-    ask("How much water did the North Plant deliver in the second quarter of 2022?",
-        cell(2022, "North Plant", "Q2"), (name[2022], 3))
-    ask("What were the water utility's actual operations and treatment costs in fiscal 2022?",
-        money(2022, "Operations and treatment", 1), (name[2022], 4))
+    ask(
+        "What was Riverton's average daily water demand in 2022?",
+        A.quantity_variants("14.3", "million gallons per day", "MGD"),
+        (name[2022], 2),
+    )
+    ask(
+        "How many lead service lines were replaced by the Riverton utility in 2022?",
+        A.text_variants("388", "388 lead service lines"),
+        (name[2022], 2),
+    )
+    ask(
+        "How much water did the North Plant deliver in the second quarter of 2022?",
+        cell(2022, "North Plant", "Q2"),
+        (name[2022], 3),
+    )
+    ask(
+        "What were the water utility's actual operations and treatment costs in fiscal 2022?",
+        money(2022, "Operations and treatment", 1),
+        (name[2022], 4),
+    )
     ask("How much did recoating the Oak Street storage tank cost?", A.money_variants(1212800), (name[2022], 5))
-    ask("How much does the Riverton utility plan to spend on replacing lead service lines in 2025?",
-        A.money_variants(data[2022].plan["Lead service line replacement program"][2]), (name[2022], 7))
+    ask(
+        "How much does the Riverton utility plan to spend on replacing lead service lines in 2025?",
+        A.money_variants(data[2022].plan["Lead service line replacement program"][2]),
+        (name[2022], 7),
+    )
     # cross-page: busiest facility in a quarter (table) -> its manager (leadership page)
     for year, quarter in ((2019, "Q3"), (2021, "Q2"), (2022, "Q4")):
         top = max(PLANTS, key=lambda p, y=year, q=quarter: data[y].production[p][q])
         manager = _MANAGERS[year][PLANTS.index(top)]
-        ask(f"Who managed the Riverton facility that produced the most water from "
+        ask(
+            f"Who managed the Riverton facility that produced the most water from "
             f"{_QUARTER_WORDS[quarter].replace(' through ', ' to ')} {year}?",
-            A.text_variants(manager, manager.split()[-1]), (name[year], 3), (name[year], 6))
+            A.text_variants(manager, manager.split()[-1]),
+            (name[year], 3),
+            (name[year], 6),
+        )
     # cross-document
     most = max(YEARS, key=lambda y: float(_MAIN_MILES[y]))
-    ask("Between 2019 and 2022, in which year did the Riverton water utility replace the most miles of main?",
-        A.text_variants(str(most)), *[(name[y], 2) for y in YEARS])
+    ask(
+        "Between 2019 and 2022, in which year did the Riverton water utility replace the most miles of main?",
+        A.text_variants(str(most)),
+        *[(name[y], 2) for y in YEARS],
+    )
     rose = data[2021].finance["Maintenance and repairs"][1] > data[2020].finance["Maintenance and repairs"][1]
-    ask("Did the water utility's actual maintenance and repair spending go up from fiscal 2020 to fiscal 2021?",
-        A.yes_no(rose), (name[2020], 4), (name[2021], 4))
-    ask("Who signed the general manager's message in the earliest and in the latest of the Riverton water "
+    ask(
+        "Did the water utility's actual maintenance and repair spending go up from fiscal 2020 to fiscal 2021?",
+        A.yes_no(rose),
+        (name[2020], 4),
+        (name[2021], 4),
+    )
+    ask(
+        "Who signed the general manager's message in the earliest and in the latest of the Riverton water "
         "utility's annual reports?",
-        A.list_variants(["Helen Okafor", "Marcus Delgado"], ["Okafor", "Delgado"]), (name[2019], 1),
-        (name[2022], 1))
+        A.list_variants(["Helen Okafor", "Marcus Delgado"], ["Okafor", "Delgado"]),
+        (name[2019], 1),
+        (name[2022], 1),
+    )
     return cluster

@@ -16,8 +16,12 @@ from madqa.loading_script.sample.layout import ITALIC, DocBuilder
 from madqa.loading_script.sample.model import Cluster
 from madqa.loading_script.sample.text import paragraph
 
-DAMAGE_ROWS = ("Past medical expenses", "Future medical expenses", "Past lost earnings",
-               "Past and future pain and suffering")  # fmt: skip
+DAMAGE_ROWS = (
+    "Past medical expenses",
+    "Future medical expenses",
+    "Past lost earnings",
+    "Past and future pain and suffering",
+)
 
 
 @dataclass(frozen=True)
@@ -48,37 +52,98 @@ class Verdict:
 
 
 VERDICTS: tuple[Verdict, ...] = (
-    Verdict("alvarez_v_brightline", "CV-2021-0418", "Rosa Alvarez", "Brightline Freight, Inc.", True, (80, 20),
-            (84250, 120000, 46800, 250000), False, "Gail Thornton", dt.date(2022, 11, 18)),
-    Verdict("okonkwo_v_lakeside", "CV-2021-0977", "Chidi Okonkwo", "Lakeside Apartments LLC", True, (65, 35),
-            (38900, 12500, 9400, 75000), False, "Harold Kim", dt.date(2023, 2, 3), scanned_last=True),
-    Verdict("henley_v_marsh", "CV-2022-0153", "Martin Henley", "Marsh Pharmacy, Inc.", False, (0, 0), (), False,
-            "Irene Castellanos", dt.date(2023, 4, 21)),
-)  # fmt: skip
+    Verdict(
+        "alvarez_v_brightline",
+        "CV-2021-0418",
+        "Rosa Alvarez",
+        "Brightline Freight, Inc.",
+        True,
+        (80, 20),
+        (84250, 120000, 46800, 250000),
+        False,
+        "Gail Thornton",
+        dt.date(2022, 11, 18),
+    ),
+    Verdict(
+        "okonkwo_v_lakeside",
+        "CV-2021-0977",
+        "Chidi Okonkwo",
+        "Lakeside Apartments LLC",
+        True,
+        (65, 35),
+        (38900, 12500, 9400, 75000),
+        False,
+        "Harold Kim",
+        dt.date(2023, 2, 3),
+        scanned_last=True,
+    ),
+    Verdict(
+        "henley_v_marsh",
+        "CV-2022-0153",
+        "Martin Henley",
+        "Marsh Pharmacy, Inc.",
+        False,
+        (0, 0),
+        (),
+        False,
+        "Irene Castellanos",
+        dt.date(2023, 4, 21),
+    ),
+)
 
 
 def _verdict(verdict: Verdict, rng: random.Random) -> DocBuilder:
-    doc = DocBuilder(verdict.file, "Verdict form", "Legal", title=f"{verdict.caption} - Special Verdict",
-                     author="Harlan County Superior Court", rng=rng, footer="Special Verdict | Page {page} of {pages}",
-                     created=f"D:{verdict.signed:%Y%m%d}170000Z")
+    doc = DocBuilder(
+        verdict.file,
+        "Verdict form",
+        "Legal",
+        title=f"{verdict.caption} - Special Verdict",
+        author="Harlan County Superior Court",
+        rng=rng,
+        footer="Special Verdict | Page {page} of {pages}",
+        created=f"D:{verdict.signed:%Y%m%d}170000Z",
+    )
     page = doc.page()
     page.title("Superior Court of the State, County of Harlan", "Civil Division", center=True, size=15)
-    page.fields([("Plaintiff", verdict.plaintiff), ("Defendant", verdict.defendant), ("Case No.", verdict.case_no)],
-                size=10.5, label_width=70)
+    page.fields(
+        [("Plaintiff", verdict.plaintiff), ("Defendant", verdict.defendant), ("Case No.", verdict.case_no)],
+        size=10.5,
+        label_width=70,
+    )
     page.line("SPECIAL VERDICT FORM", size=13, bold=True, center=True, gap=10)
-    page.paragraph("We, the jury in the above case, answer the questions submitted to us as follows. "
-                   + paragraph(rng, "legal", (2, 3)), size=10.5)
-    page.checkboxes(f"Question 1. Was {verdict.defendant} negligent?", ("Yes", "No"),
-                    ["Yes" if verdict.negligent else "No"], size=10.5)
-    page.paragraph("If you answered No to Question 1, stop here, answer no further questions, and have the presiding "
-                   "juror sign and date this form.", size=10, font=ITALIC, tag=None)
-    page.checkboxes(f"Question 2. Was that negligence a substantial factor in causing harm to {verdict.plaintiff}?",
-                    ("Yes", "No"), ["Yes"] if verdict.negligent else [], size=10.5)
+    page.paragraph(
+        "We, the jury in the above case, answer the questions submitted to us as follows. "
+        + paragraph(rng, "legal", (2, 3)),
+        size=10.5,
+    )
+    page.checkboxes(
+        f"Question 1. Was {verdict.defendant} negligent?",
+        ("Yes", "No"),
+        ["Yes" if verdict.negligent else "No"],
+        size=10.5,
+    )
+    page.paragraph(
+        "If you answered No to Question 1, stop here, answer no further questions, and have the presiding "
+        "juror sign and date this form.",
+        size=10,
+        font=ITALIC,
+        tag=None,
+    )
+    page.checkboxes(
+        f"Question 2. Was that negligence a substantial factor in causing harm to {verdict.plaintiff}?",
+        ("Yes", "No"),
+        ["Yes"] if verdict.negligent else [],
+        size=10.5,
+    )
     page.paragraph(paragraph(rng, "legal", (2, 3)), size=10.5)
     page = doc.page(scanned=verdict.scanned_last and not verdict.negligent)
     page.title(f"{verdict.caption} - Special Verdict (continued)", size=13)
-    page.line("Question 3. What percentage of responsibility for the harm do you assign to each party?", size=10.5,
-              bold=True, gap=8)
+    page.line(
+        "Question 3. What percentage of responsibility for the harm do you assign to each party?",
+        size=10.5,
+        bold=True,
+        gap=8,
+    )
     shares = [f"{verdict.fault[0]}%", f"{verdict.fault[1]}%"] if verdict.negligent else ["", ""]
     page.fields([(verdict.defendant, shares[0]), (verdict.plaintiff, shares[1])], size=10.5, label_width=190)
     page.line("Question 4. What are the plaintiff's total damages?", size=10.5, bold=True, gap=8)
@@ -89,8 +154,12 @@ def _verdict(verdict: Verdict, rng: random.Random) -> DocBuilder:
     if verdict.negligent:
         page = doc.page(scanned=verdict.scanned_last)
         page.title(f"{verdict.caption} - Special Verdict (continued)", size=13)
-        page.checkboxes(f"Question 5. Did {verdict.defendant} act with malice, oppression or fraud?", ("Yes", "No"),
-                        ["Yes" if verdict.malice else "No"], size=10.5)
+        page.checkboxes(
+            f"Question 5. Did {verdict.defendant} act with malice, oppression or fraud?",
+            ("Yes", "No"),
+            ["Yes" if verdict.malice else "No"],
+            size=10.5,
+        )
         page.paragraph(paragraph(rng, "legal", (2, 3)), size=10.5)
     page.signature("Presiding Juror", verdict.presiding, A.date_text(verdict.signed), size=10.5)
     if verdict.scanned_last:
@@ -105,35 +174,74 @@ def build(seed: int) -> Cluster:
     cluster.documents.extend(_verdict(v, rng).build() for v in VERDICTS)
     ask = cluster.ask
     alvarez, okonkwo, henley = VERDICTS
-    ask("Did the jury find the freight company negligent in the suit brought by Rosa Alvarez?", A.yes_no(True),
-        (alvarez.file, 1))
-    ask("What share of responsibility did the jury assign to Rosa Alvarez herself?", A.percent_variants(20),
-        (alvarez.file, 2))
-    ask("How much did the jury award Rosa Alvarez for future medical care?", A.money_variants(120000),
-        (alvarez.file, 2))
+    ask(
+        "Did the jury find the freight company negligent in the suit brought by Rosa Alvarez?",
+        A.yes_no(True),
+        (alvarez.file, 1),
+    )
+    ask(
+        "What share of responsibility did the jury assign to Rosa Alvarez herself?",
+        A.percent_variants(20),
+        (alvarez.file, 2),
+    )
+    ask(
+        "How much did the jury award Rosa Alvarez for future medical care?",
+        A.money_variants(120000),
+        (alvarez.file, 2),
+    )
     ask("Did the Alvarez jury find that the trucking company acted with malice?", A.yes_no(False), (alvarez.file, 3))
     ask("Who signed the Alvarez verdict as presiding juror?", A.text_variants("Gail Thornton"), (alvarez.file, 3))
-    ask("What percentage of fault did the jury place on the apartment complex in the Okonkwo lawsuit?",
-        A.percent_variants(65), (okonkwo.file, 2))
-    ask("What total damages did the jury find for the tenant who sued Lakeside Apartments?",
-        A.money_variants(sum(okonkwo.damages)), (okonkwo.file, 2))
-    ask("Did the Okonkwo jury find that the landlord's negligence was a substantial factor in the tenant's harm?",
-        A.yes_no(True), (okonkwo.file, 1))
-    ask("On what date was the verdict in the Lakeside Apartments case signed?", A.date_variants(okonkwo.signed),
-        (okonkwo.file, 3))
-    ask("Did the jury conclude that Marsh Pharmacy was negligent toward Martin Henley?", A.yes_no(False),
-        (henley.file, 1))
+    ask(
+        "What percentage of fault did the jury place on the apartment complex in the Okonkwo lawsuit?",
+        A.percent_variants(65),
+        (okonkwo.file, 2),
+    )
+    ask(
+        "What total damages did the jury find for the tenant who sued Lakeside Apartments?",
+        A.money_variants(sum(okonkwo.damages)),
+        (okonkwo.file, 2),
+    )
+    ask(
+        "Did the Okonkwo jury find that the landlord's negligence was a substantial factor in the tenant's harm?",
+        A.yes_no(True),
+        (okonkwo.file, 1),
+    )
+    ask(
+        "On what date was the verdict in the Lakeside Apartments case signed?",
+        A.date_variants(okonkwo.signed),
+        (okonkwo.file, 3),
+    )
+    ask(
+        "Did the jury conclude that Marsh Pharmacy was negligent toward Martin Henley?",
+        A.yes_no(False),
+        (henley.file, 1),
+    )
     ask("Who was the presiding juror in the pharmacy case?", A.text_variants("Irene Castellanos"), (henley.file, 2))
-    ask("What is the case number of Henley's lawsuit against the pharmacy?", A.text_variants(henley.case_no),
-        (henley.file, 1))
+    ask(
+        "What is the case number of Henley's lawsuit against the pharmacy?",
+        A.text_variants(henley.case_no),
+        (henley.file, 1),
+    )
     # cross-page
-    ask("What is the case number of the lawsuit against Lakeside Apartments, and who presided over its jury?",
-        A.list_variants([okonkwo.case_no, okonkwo.presiding]), (okonkwo.file, 1), (okonkwo.file, 3))
+    ask(
+        "What is the case number of the lawsuit against Lakeside Apartments, and who presided over its jury?",
+        A.list_variants([okonkwo.case_no, okonkwo.presiding]),
+        (okonkwo.file, 1),
+        (okonkwo.file, 3),
+    )
     # cross-document
     more = max((alvarez, okonkwo), key=lambda v: v.damages[0])
-    ask("Who was awarded more for past medical bills: Rosa Alvarez or the tenant who sued Lakeside Apartments?",
-        A.text_variants(more.plaintiff), (alvarez.file, 2), (okonkwo.file, 2))
-    ask("According to its employee handbook, how soon must drivers of the company sued by Rosa Alvarez report an "
-        "accident in a company vehicle?", A.text_variants("within 24 hours", "24 hours"), (alvarez.file, 1),
-        handbook.accident_page())
+    ask(
+        "Who was awarded more for past medical bills: Rosa Alvarez or the tenant who sued Lakeside Apartments?",
+        A.text_variants(more.plaintiff),
+        (alvarez.file, 2),
+        (okonkwo.file, 2),
+    )
+    ask(
+        "According to its employee handbook, how soon must drivers of the company sued by Rosa Alvarez report an "
+        "accident in a company vehicle?",
+        A.text_variants("within 24 hours", "24 hours"),
+        (alvarez.file, 1),
+        handbook.accident_page(),
+    )
     return cluster

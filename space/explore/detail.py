@@ -53,10 +53,15 @@ def page_flags(ref: Reference, document: Any, page: Any) -> dict[str, Any]:
 def _search(ref: Reference, entry: Any) -> dict[str, Any]:
     entry = entry if isinstance(entry, Mapping) else {"query": entry}
     results = entry.get("results") if isinstance(entry.get("results"), list) else []
-    pages = [page_flags(ref, r.get("document") or r.get("file"), r.get("page"))
-             for r in results if isinstance(r, Mapping)]  # fmt: skip
-    return {"query": _cut(entry.get("query"), 1000), "results": pages, "count": entry.get("count"),
-            "error": entry.get("error")}  # fmt: skip
+    pages = [
+        page_flags(ref, r.get("document") or r.get("file"), r.get("page")) for r in results if isinstance(r, Mapping)
+    ]
+    return {
+        "query": _cut(entry.get("query"), 1000),
+        "results": pages,
+        "count": entry.get("count"),
+        "error": entry.get("error"),
+    }
 
 
 def _code_of(arguments: Any) -> str:
@@ -79,11 +84,19 @@ def steps_of(ref: Reference, record: Mapping[str, Any] | None) -> list[dict[str,
         if not isinstance(entry, Mapping):
             continue
         step: dict[str, Any] = {
-            "kind": "model", "step": entry.get("step", n), "thought": _cut(entry.get("model_output")),
-            "input_tokens": entry.get("input_tokens"), "output_tokens": entry.get("output_tokens"),
-            "duration_s": entry.get("duration_s"), "error": entry.get("error"), "final": bool(entry.get("final")),
-            "searches": [], "code": [], "calls": [], "observation": _cut(entry.get("observation")),
-        }  # fmt: skip
+            "kind": "model",
+            "step": entry.get("step", n),
+            "thought": _cut(entry.get("model_output")),
+            "input_tokens": entry.get("input_tokens"),
+            "output_tokens": entry.get("output_tokens"),
+            "duration_s": entry.get("duration_s"),
+            "error": entry.get("error"),
+            "final": bool(entry.get("final")),
+            "searches": [],
+            "code": [],
+            "calls": [],
+            "observation": _cut(entry.get("observation")),
+        }
         for call in entry.get("tool_calls") or []:
             if not isinstance(call, Mapping):
                 continue
@@ -108,8 +121,11 @@ def question_view(ws: Workspace, qid: str, run: RunData) -> dict[str, Any]:
     record = run.records.get(qid)
     answer = record.get("answer") if record else None
     answer = [answer] if isinstance(answer, str) else [str(a) for a in answer or []]
-    citations = [page_flags(ref, c.get("document") or c.get("file"), c.get("page"))
-                 for c in (record or {}).get("citations") or [] if isinstance(c, Mapping)]  # fmt: skip
+    citations = [
+        page_flags(ref, c.get("document") or c.get("file"), c.get("page"))
+        for c in (record or {}).get("citations") or []
+        if isinstance(c, Mapping)
+    ]
     usage = (record or {}).get("usage")
     return {
         "run": run.name,

@@ -19,11 +19,13 @@ from .runs import Workspace
 from .table import outcome, table_rows
 from .thumbs import Thumbnails
 
-STYLE = ("body{font-family:sans-serif;margin:16px;max-width:1400px} table.questions td,table.questions th"
-         "{border-bottom:1px solid #ddd;padding:2px 6px;font-size:13px;text-align:left} details{margin:2px 0}"
-         " table.questions th{cursor:pointer;user-select:none;background:#f3f3f3;position:sticky;top:0}"
-         " table.questions th[data-sorted]::after{content:attr(data-sorted)} #q-filter{width:min(420px,90vw);"
-         "padding:4px;font-size:14px} header p{margin:2px 0}")
+STYLE = (
+    "body{font-family:sans-serif;margin:16px;max-width:1400px} table.questions td,table.questions th"
+    "{border-bottom:1px solid #ddd;padding:2px 6px;font-size:13px;text-align:left} details{margin:2px 0}"
+    " table.questions th{cursor:pointer;user-select:none;background:#f3f3f3;position:sticky;top:0}"
+    " table.questions th[data-sorted]::after{content:attr(data-sorted)} #q-filter{width:min(420px,90vw);"
+    "padding:4px;font-size:14px} header p{margin:2px 0}"
+)
 #: The export's only script, inline (the file must work offline, without a CDN): the text box keeps the question
 #: rows (and their trajectories) that contain its words; a click on a column header sorts by it, again reverses.
 SCRIPT = """
@@ -65,20 +67,26 @@ def header_html(ws: Workspace) -> str:
     for r in ws.runs:
         solved = sum(1 for it in r.items.values() if outcome(it) == "correct")
         settings = " · ".join(f"{k} {v}" for k, v in run_settings(r) if k != "dataset")
-        runs.append(f"<li><b>{escape(r.name)}</b> ({escape(r.source)}): {solved} of {len(ws.references)} correct"
-                    f"{' · ' + escape(settings) if settings else ''}</li>")
+        runs.append(
+            f"<li><b>{escape(r.name)}</b> ({escape(r.source)}): {solved} of {len(ws.references)} correct"
+            f"{' · ' + escape(settings) if settings else ''}</li>"
+        )
     written = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"<header><h1>MADQA run report</h1><p id='report-meta'>Dataset <b id='report-dataset'>"
-            f"{escape(dataset)}</b> · {escape(ws.split)} split · {len(ws.references)} questions · {len(ws.runs)} "
-            f"run(s) · written {written}</p><ul id='report-runs'>{''.join(runs)}</ul></header>")
+    return (
+        f"<header><h1>MADQA run report</h1><p id='report-meta'>Dataset <b id='report-dataset'>"
+        f"{escape(dataset)}</b> · {escape(ws.split)} split · {len(ws.references)} questions · {len(ws.runs)} "
+        f"run(s) · written {written}</p><ul id='report-runs'>{''.join(runs)}</ul></header>"
+    )
 
 
 def export_html(ws: Workspace, *, thumbs: Thumbnails | None = None, details: bool = True) -> str:
     """The whole report as one HTML document (see the module docstring)."""
     headers, rows = table_rows(ws, [r.id for r in ws.references])
     head = "".join(f"<th title='click to sort'>{escape(h)}</th>" for h in headers)
-    body = "".join(f"<tr data-id='{escape(str(row[0]))}'>" + "".join(f"<td>{escape(str(c))}</td>" for c in row)
-                   + "</tr>" for row in rows)  # fmt: skip
+    body = "".join(
+        f"<tr data-id='{escape(str(row[0]))}'>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>"
+        for row in rows
+    )
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'><title>MADQA run report</title>",
@@ -95,9 +103,11 @@ def export_html(ws: Workspace, *, thumbs: Thumbnails | None = None, details: boo
         for ref in ws.references:
             marks = " ".join(f"{r.name}: {outcome(r.items[ref.id])}" for r in ws.runs)
             cols = "".join(run_column(ws, ref.id, r.name, thumbs) for r in ws.runs)
-            parts.append(f"<details id='q-{escape(ref.id)}'><summary>{escape(ref.id)}: {escape(ref.question)} "
-                         f"<small>({escape(marks)})</small></summary><div style='display:flex;gap:8px;"
-                         f"flex-wrap:wrap'>{cols}</div></details>")  # fmt: skip
+            parts.append(
+                f"<details id='q-{escape(ref.id)}'><summary>{escape(ref.id)}: {escape(ref.question)} "
+                f"<small>({escape(marks)})</small></summary><div style='display:flex;gap:8px;"
+                f"flex-wrap:wrap'>{cols}</div></details>"
+            )
     parts.append(f"<script>{SCRIPT}</script></body></html>")
     return "".join(parts)
 

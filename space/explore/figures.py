@@ -46,8 +46,12 @@ def kuiper_figure(runs: Sequence[RunData]) -> str:
     for run in runs:
         curve = run.report.get("kuiper_curve") or {}
         n = max(1, int(run.report.get("kuiper_n") or 1))
-        ax.step([k / n for k in curve.get("k", [0])], curve.get("d", [0.0]), where="post",
-                label=f"{run.name} (K={_num(run.report.get('kuiper'), 3)})")  # fmt: skip
+        ax.step(
+            [k / n for k in curve.get("k", [0])],
+            curve.get("d", [0.0]),
+            where="post",
+            label=f"{run.name} (K={_num(run.report.get('kuiper'), 3)})",
+        )
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xlabel("share of items, by increasing effort")
     ax.set_ylabel("cumulative difference D")
@@ -61,8 +65,14 @@ def budget_figure(runs: Sequence[RunData]) -> str:
     ax = (fig := Figure(figsize=FIG_SIZE)).subplots()
     for run in runs:
         curve = run.report.get("budget_curve") or []
-        ax.plot([p["budget"] for p in curve], [100 * p["accuracy"] for p in curve], drawstyle="steps-post",
-                marker="o", markersize=3, label=run.name)  # markers: a one-budget curve is a single point
+        ax.plot(
+            [p["budget"] for p in curve],
+            [100 * p["accuracy"] for p in curve],
+            drawstyle="steps-post",
+            marker="o",
+            markersize=3,
+            label=run.name,
+        )  # markers: a one-budget curve is a single point
     ax.set_xlabel("step budget N")
     ax.set_ylabel("accuracy within budget (%)")
     ax.set_title("Accuracy vs step budget")
@@ -78,11 +88,16 @@ def cascade_figure(runs: Sequence[RunData]) -> str:
     width = 0.8 / max(1, len(runs))
     for i, run in enumerate(runs):
         shares = cascade_values(run)
-        left.bar([j + i * width for j in range(len(CASCADE))], [100 * shares[k] for k, _ in CASCADE], width,
-                 label=run.name)  # fmt: skip
+        left.bar(
+            [j + i * width for j in range(len(CASCADE))], [100 * shares[k] for k, _ in CASCADE], width, label=run.name
+        )
         counts = (run.report.get("errors") or {}).get("counts") or {}
-        right.bar([j + i * width for j in range(len(ERROR_TYPES))], [counts.get(e, 0) for e in ERROR_TYPES], width,
-                  label=run.name)  # fmt: skip
+        right.bar(
+            [j + i * width for j in range(len(ERROR_TYPES))],
+            [counts.get(e, 0) for e in ERROR_TYPES],
+            width,
+            label=run.name,
+        )
     offset = width * (len(runs) - 1) / 2
     left.set_xticks([j + offset for j in range(len(CASCADE))], [label for _, label in CASCADE], fontsize=8)
     left.set_ylabel("% of gold items")

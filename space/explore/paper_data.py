@@ -27,19 +27,23 @@ from madqa.space.disclosure import cascade_shares
 
 #: Table 3's columns: (key, label, kind); ``pct`` values are shares shown as percentages.
 TABLE_COLUMNS = (
-    ("accuracy", "Accuracy", "pct_se"), ("x_page", "X-Page", "pct_se"), ("x_doc", "X-Doc", "pct_se"),
-    ("page_f1", "Page F1", "pct"), ("doc_f1", "Doc F1", "pct"), ("kuiper", "Kuiper ↓", "num"),
+    ("accuracy", "Accuracy", "pct_se"),
+    ("x_page", "X-Page", "pct_se"),
+    ("x_doc", "X-Doc", "pct_se"),
+    ("page_f1", "Page F1", "pct"),
+    ("doc_f1", "Doc F1", "pct"),
+    ("kuiper", "Kuiper ↓", "num"),
     ("mean_steps", "Mean steps", "num"),
-)  # fmt: skip
+)
 
 #: How Table 3's Kuiper column was read, by ``--kuiper-order`` (shown under the table and in ``figures.json``).
 KUIPER_ORDER_NOTES = {
     "block": "Kuiper: raw K with tied efforts read as blocks (--kuiper-order block, the default: D read only where "
-             "the effort changes, independent of line order); the paper's F.3 reads D at every k "
-             "(--kuiper-order file), which gives a K at least as large",
+    "the effort changes, independent of line order); the paper's F.3 reads D at every k "
+    "(--kuiper-order file), which gives a K at least as large",
     "file": "Kuiper: raw K with D read at every k, tied efforts in file order (--kuiper-order file: the paper's F.3 "
-            "reading; reordering tied lines can change K)",
-}  # fmt: skip
+    "reading; reordering tied lines can change K)",
+}
 
 
 @dataclass
@@ -124,18 +128,33 @@ def table3(runs: PaperRuns) -> Figure:
         rep = runs.reports[name]
         hop = rep.get("by_hop") or {}
         xp, xd = hop.get("cross_page") or {}, hop.get("cross_doc") or {}
-        rows.append({
-            "name": name, "human": runs.human[name], "n": rep["n"], "accuracy": rep["accuracy"],
-            "accuracy_se": rep["accuracy_se"], "accuracy_ci": rep["accuracy_ci"],
-            "x_page": xp.get("accuracy"), "x_page_n": xp.get("n"), "x_page_se": _se(xp.get("accuracy"), xp.get("n")),
-            "x_doc": xd.get("accuracy"), "x_doc_n": xd.get("n"), "x_doc_se": _se(xd.get("accuracy"), xd.get("n")),
-            "page_f1": rep["page_f1"], "doc_f1": rep["doc_f1"], "kuiper": rep["kuiper"],
-            "kuiper_ci": rep["kuiper_ci"], "mean_steps": rep["mean_steps"],
-        })  # fmt: skip
+        rows.append(
+            {
+                "name": name,
+                "human": runs.human[name],
+                "n": rep["n"],
+                "accuracy": rep["accuracy"],
+                "accuracy_se": rep["accuracy_se"],
+                "accuracy_ci": rep["accuracy_ci"],
+                "x_page": xp.get("accuracy"),
+                "x_page_n": xp.get("n"),
+                "x_page_se": _se(xp.get("accuracy"), xp.get("n")),
+                "x_doc": xd.get("accuracy"),
+                "x_doc_n": xd.get("n"),
+                "x_doc_se": _se(xd.get("accuracy"), xd.get("n")),
+                "page_f1": rep["page_f1"],
+                "doc_f1": rep["doc_f1"],
+                "kuiper": rep["kuiper"],
+                "kuiper_ci": rep["kuiper_ci"],
+                "mean_steps": rep["mean_steps"],
+            }
+        )
     orders = {runs.reports[name]["kuiper_order"] for name in runs.names}
     order = orders.pop() if len(orders) == 1 else "mixed"  # one --kuiper-order scores every run
-    note = ("SE: the report's accuracy_se; X-Page/X-Doc SE: the binomial SE sqrt(p(1-p)/n) over the subset's items. "
-            + KUIPER_ORDER_NOTES.get(order, f"Kuiper order: {order}"))  # fmt: skip
+    note = (
+        "SE: the report's accuracy_se; X-Page/X-Doc SE: the binomial SE sqrt(p(1-p)/n) over the subset's items. "
+        + KUIPER_ORDER_NOTES.get(order, f"Kuiper order: {order}")
+    )
     return Figure("table3", "Main results", "Table 3", data={"rows": rows, "kuiper_order": order, "note": note})
 
 
@@ -156,9 +175,17 @@ def accuracy_vs_cost(runs: PaperRuns, prices: PriceTable | None, prices_reason: 
         if reason is not None:
             fig.skipped_systems[name] = reason
             continue
-        points.append({"name": name, "human": runs.human[name], "accuracy": runs.reports[name]["accuracy"],
-                       "usd_per_question": cost.per_question_usd, "usd_total": cost.total_usd,
-                       "input_tokens": cost.input_tokens, "output_tokens": cost.output_tokens})  # fmt: skip
+        points.append(
+            {
+                "name": name,
+                "human": runs.human[name],
+                "accuracy": runs.reports[name]["accuracy"],
+                "usd_per_question": cost.per_question_usd,
+                "usd_total": cost.total_usd,
+                "input_tokens": cost.input_tokens,
+                "output_tokens": cost.output_tokens,
+            }
+        )
     fig.data.update(points=points, prices=prices.source)
     if not points:
         return fig.skip("no run is fully priced: " + "; ".join(f"{k}: {v}" for k, v in fig.skipped_systems.items()))
@@ -172,11 +199,23 @@ def failures_by_system(runs: PaperRuns) -> Figure:
         items = runs.items[name]
         errors = error_breakdown(items)
         n, counts = len(items), errors["counts"]
-        rows.append({"name": name, "human": runs.human[name], "n": n, "n_incorrect": errors["n_incorrect"],
-                     "counts": counts, "share_of_errors": errors["shares"],
-                     "share_of_items": {e: (counts[e] / n if n else None) for e in ERROR_TYPES}})  # fmt: skip
-    return Figure("failures_by_system", "Failure classes per system (H.3)", "Figs. 8, 17",
-                  data={"classes": list(ERROR_TYPES), "rows": rows})  # fmt: skip
+        rows.append(
+            {
+                "name": name,
+                "human": runs.human[name],
+                "n": n,
+                "n_incorrect": errors["n_incorrect"],
+                "counts": counts,
+                "share_of_errors": errors["shares"],
+                "share_of_items": {e: (counts[e] / n if n else None) for e in ERROR_TYPES},
+            }
+        )
+    return Figure(
+        "failures_by_system",
+        "Failure classes per system (H.3)",
+        "Figs. 8, 17",
+        data={"classes": list(ERROR_TYPES), "rows": rows},
+    )
 
 
 def failures_by_domain(runs: PaperRuns) -> Figure:
@@ -190,11 +229,17 @@ def failures_by_domain(runs: PaperRuns) -> Figure:
         scored = [it for it in items if it.correct is not None]
         errors = error_breakdown(items)
         per_system = {name: error_breakdown([runs.items[name][i] for i in idx])["counts"] for name in runs.names}
-        rows.append({"domain": domain, "n_questions": len(idx), "n_pooled": len(items),
-                     "accuracy": (sum(bool(it.correct) for it in scored) / len(scored)) if scored else None,
-                     "counts": errors["counts"],
-                     "share_of_items": {e: errors["counts"][e] / len(items) if items else None for e in ERROR_TYPES},
-                     "per_system_counts": per_system})  # fmt: skip
+        rows.append(
+            {
+                "domain": domain,
+                "n_questions": len(idx),
+                "n_pooled": len(items),
+                "accuracy": (sum(bool(it.correct) for it in scored) / len(scored)) if scored else None,
+                "counts": errors["counts"],
+                "share_of_items": {e: errors["counts"][e] / len(items) if items else None for e in ERROR_TYPES},
+                "per_system_counts": per_system,
+            }
+        )
     note = "accuracy: share of pooled (system, question) pairs correct (binary, ANLS* >= 0.5)"
     data = {"pooled_systems": pooled, "classes": list(ERROR_TYPES), "rows": rows, "note": note}
     fig = Figure("failures_by_domain", "Failure classes per domain (H.3)", "Fig. 19", data=data)
@@ -203,17 +248,25 @@ def failures_by_domain(runs: PaperRuns) -> Figure:
 
 def cascade(runs: PaperRuns) -> Figure:
     """Fig. 20: shares of all gold items whose document was cited → whose page was cited → answered correctly."""
-    rows = [{"name": n, "human": runs.human[n], **cascade_shares([vars(it) for it in runs.items[n]])}
-            for n in runs.names]  # fmt: skip
+    rows = [
+        {"name": n, "human": runs.human[n], **cascade_shares([vars(it) for it in runs.items[n]])} for n in runs.names
+    ]
     return Figure("cascade", "Failure cascade", "Fig. 20", data={"rows": rows})
 
 
 def budget_curves(runs: PaperRuns) -> Figure:
     """Fig. 9: accuracy within a step budget N, per run (``madqa compare``'s curves)."""
     systems = runs.comparison["systems"]
-    fig = Figure("budget_curves", "Accuracy vs step budget", "Fig. 9",
-                 data={"max_budget": runs.comparison["max_budget"], "table": runs.comparison["budget_table"],
-                       "curves": {s["name"]: s["budget_curve"] for s in systems}})  # fmt: skip
+    fig = Figure(
+        "budget_curves",
+        "Accuracy vs step budget",
+        "Fig. 9",
+        data={
+            "max_budget": runs.comparison["max_budget"],
+            "table": runs.comparison["budget_table"],
+            "curves": {s["name"]: s["budget_curve"] for s in systems},
+        },
+    )
     for s in systems:
         if all(it.steps is None for it in runs.items[s["name"]]):
             fig.skipped_systems[s["name"]] = "no effort recorded (no search_history or steps)"
@@ -239,19 +292,32 @@ def difficulty(runs: PaperRuns) -> Figure:
     pv = item_p_values(outcomes)
     accuracy = {n: runs.reports[n]["accuracy"] for n in models}
     fig.data = {
-        "systems": models, "p_values": plain(pv.items), "unobserved_ids": list(pv.unobserved_ids),
+        "systems": models,
+        "p_values": plain(pv.items),
+        "unobserved_ids": list(pv.unobserved_ids),
         "spectrum": plain(difficulty_spectrum(pv)),
         "anomalous": plain(anomalous_items(outcomes, accuracy=accuracy)),
-        "human_only_failures": {n: plain(human_only_failures(pv, {it.id: it.correct for it in runs.items[n]}))
-                                for n in runs.names if runs.human[n]},
-    }  # fmt: skip
+        "human_only_failures": {
+            n: plain(human_only_failures(pv, {it.id: it.correct for it in runs.items[n]}))
+            for n in runs.names
+            if runs.human[n]
+        },
+    }
     return fig
 
 
 def build_static(runs: PaperRuns, prices: PriceTable | None, prices_reason: str | None = None) -> list[Figure]:
     """The figures that need nothing beyond the runs and the price table."""
-    return [table3(runs), accuracy_vs_cost(runs, prices, prices_reason), failures_by_system(runs),
-            failures_by_domain(runs), cascade(runs), budget_curves(runs), kappa(runs), difficulty(runs)]  # fmt: skip
+    return [
+        table3(runs),
+        accuracy_vs_cost(runs, prices, prices_reason),
+        failures_by_system(runs),
+        failures_by_domain(runs),
+        cascade(runs),
+        budget_curves(runs),
+        kappa(runs),
+        difficulty(runs),
+    ]
 
 
 def gold_records(lines: Sequence[Mapping[str, Any]], references: Sequence[Reference]) -> dict[str, dict[str, Any]]:

@@ -133,20 +133,29 @@ def drift(runs: PaperRuns, embed: Embed | None, embed_reason: str | None = None)
             qs = [s.query for s in t.searches or ()]
             values.append(trajectory_drift([vectors[q] for q in qs]) if all(q in vectors for q in qs) else None)
         drifts[name] = values
-        per_item[name] = {t.id: {"drift": d, "correct": t.correct, "queries": len(t.searches or ())}
-                          for t, d in zip(traj, values, strict=True)}  # fmt: skip
+        per_item[name] = {
+            t.id: {"drift": d, "correct": t.correct, "queries": len(t.searches or ())}
+            for t, d in zip(traj, values, strict=True)
+        }
     summaries = drift_by_system(drifts)
     for name, summary in summaries.items():
         if summary.n == 0:
             dist.skipped_systems[name] = corr.skipped_systems[name] = "no trajectory with two or more queries"
     kept = {n: s for n, s in summaries.items() if s.n > 0}
     accuracy = {n: runs.reports[n]["accuracy"] for n in kept}
-    dist.data = {"summaries": plain(kept), "items": per_item, "definition": "mean over consecutive query pairs "
-                 "of 1 - cos(q_i, q_i+1); None with fewer than two queries"}  # fmt: skip
-    corr.data = {"points": {n: {"median_drift": s.median, "mean_drift": s.mean, "accuracy": accuracy[n],
-                                "human": runs.human[n]} for n, s in kept.items()},
-                 "median": plain(drift_accuracy_correlation(kept, accuracy, statistic="median")),
-                 "mean": plain(drift_accuracy_correlation(kept, accuracy, statistic="mean"))}  # fmt: skip
+    dist.data = {
+        "summaries": plain(kept),
+        "items": per_item,
+        "definition": "mean over consecutive query pairs of 1 - cos(q_i, q_i+1); None with fewer than two queries",
+    }
+    corr.data = {
+        "points": {
+            n: {"median_drift": s.median, "mean_drift": s.mean, "accuracy": accuracy[n], "human": runs.human[n]}
+            for n, s in kept.items()
+        },
+        "median": plain(drift_accuracy_correlation(kept, accuracy, statistic="median")),
+        "mean": plain(drift_accuracy_correlation(kept, accuracy, statistic="mean")),
+    }
     if not kept:
         reason = "no run has a trajectory with two or more queries"
         return dist.skip(reason), corr.skip(reason)
@@ -162,15 +171,23 @@ def response_time(runs: PaperRuns) -> Figure:
         if all(s is None for s in seconds):
             fig.skipped_systems[name] = "no elapsed_s (or started_at/ended_at) in its lines"
             continue
-        fig.data[name] = {"human": runs.human[name],
-                          **plain(time_vs_accuracy(seconds, [it.correct for it in runs.items[name]]))}  # fmt: skip
+        fig.data[name] = {
+            "human": runs.human[name],
+            **plain(time_vs_accuracy(seconds, [it.correct for it in runs.items[name]])),
+        }
     if not fig.data:
         return fig.skip("no run records response times")
     return fig
 
 
-def evidence_distance(runs: PaperRuns, embed: Embed | None, page_texts: Mapping[tuple[str, int], str] | None,
-                      *, embed_reason: str | None = None, pages_reason: str | None = None) -> Figure:  # fmt: skip
+def evidence_distance(
+    runs: PaperRuns,
+    embed: Embed | None,
+    page_texts: Mapping[tuple[str, int], str] | None,
+    *,
+    embed_reason: str | None = None,
+    pages_reason: str | None = None,
+) -> Figure:
     """H.1: accuracy (share of model runs correct) by semantic distance of multi-hop evidence, and page gap."""
     fig = Figure("evidence_distance", "Semantic vs physical distance of multi-hop evidence", "H.1 (Fig. 15)")
     if embed is None:
@@ -189,21 +206,37 @@ def evidence_distance(runs: PaperRuns, embed: Embed | None, page_texts: Mapping[
     pv = item_p_values({n: {it.id: it.correct for it in runs.items[n]} for n in systems}).by_id()
     accuracy = {q: pv[q].p if q in pv else None for q in distances}
     fig.data = {
-        "systems": systems, "n_multi_hop": len(multi), "n_pages_without_text": len(wanted) - len(texts),
-        "questions": {q: None if d is None else {"same_document": d.same_document, "semantic": d.semantic,
-                                                 "physical": d.physical, "accuracy": accuracy[q]}
-                      for q, d in distances.items()},
+        "systems": systems,
+        "n_multi_hop": len(multi),
+        "n_pages_without_text": len(wanted) - len(texts),
+        "questions": {
+            q: None
+            if d is None
+            else {
+                "same_document": d.same_document,
+                "semantic": d.semantic,
+                "physical": d.physical,
+                "accuracy": accuracy[q],
+            }
+            for q, d in distances.items()
+        },
         "same_document": plain(distance_vs_accuracy(distances, accuracy, same_document=True)),
         "cross_document": plain(distance_vs_accuracy(distances, accuracy, same_document=False)),
         "note": "accuracy of a question: the share of the model runs that answered it correctly",
-    }  # fmt: skip
+    }
     if all(d is None for d in distances.values()):
         return fig.skip("no multi-hop question has text on two or more of its evidence pages")
     return fig
 
 
-def build_dynamics(runs: PaperRuns, embed: Embed | None, page_texts: Mapping[tuple[str, int], str] | None, *,
-                   embed_reason: str | None = None, pages_reason: str | None = None) -> list[Figure]:  # fmt: skip
+def build_dynamics(
+    runs: PaperRuns,
+    embed: Embed | None,
+    page_texts: Mapping[tuple[str, int], str] | None,
+    *,
+    embed_reason: str | None = None,
+    pages_reason: str | None = None,
+) -> list[Figure]:
     """Every figure of this module, in the paper's order."""
     curves, recovery = retrieval(runs)
     dist, corr = drift(runs, embed, embed_reason)

@@ -66,8 +66,13 @@ def draw_cost(fig: Figure, runs: PaperRuns) -> MplFigure:
     ax = (out := MplFigure(figsize=SIZE)).subplots()
     for p in fig.data["points"]:
         ax.scatter(p["usd_per_question"], _pct(p["accuracy"]), marker="*" if p["human"] else "o", s=60)
-        ax.annotate(runs.label(p["name"]), (p["usd_per_question"], _pct(p["accuracy"])), fontsize=7,
-                    xytext=(4, 4), textcoords="offset points")  # fmt: skip
+        ax.annotate(
+            runs.label(p["name"]),
+            (p["usd_per_question"], _pct(p["accuracy"])),
+            fontsize=7,
+            xytext=(4, 4),
+            textcoords="offset points",
+        )
     ax.set_xlabel("inference cost per question (USD)")
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 100)
@@ -137,8 +142,14 @@ def draw_budget(fig: Figure, runs: PaperRuns) -> MplFigure:
     for name, curve in fig.data["curves"].items():
         if name in fig.skipped_systems:
             continue
-        ax.plot([p["budget"] for p in curve], [_pct(p["accuracy"]) for p in curve], drawstyle="steps-post",
-                marker="o", markersize=3, **_style(runs, name))  # fmt: skip
+        ax.plot(
+            [p["budget"] for p in curve],
+            [_pct(p["accuracy"]) for p in curve],
+            drawstyle="steps-post",
+            marker="o",
+            markersize=3,
+            **_style(runs, name),
+        )
     ax.set_xlabel("step budget N (searches or model calls)")
     ax.set_ylabel("accuracy within budget (%)")
     ax.set_ylim(0, 100)
@@ -150,8 +161,9 @@ def draw_kappa(fig: Figure, runs: PaperRuns) -> MplFigure:
     names = fig.data["names"]
     matrix = [[fig.data["kappa"][a][b] for b in names] for a in names]
     ax = (out := MplFigure(figsize=(1.6 + 0.8 * len(names), 1.2 + 0.7 * len(names)))).subplots()
-    image = ax.imshow([[float("nan") if v is None else v for v in row] for row in matrix], vmin=-1, vmax=1,
-                      cmap="Blues")  # fmt: skip
+    image = ax.imshow(
+        [[float("nan") if v is None else v for v in row] for row in matrix], vmin=-1, vmax=1, cmap="Blues"
+    )
     for i, row in enumerate(matrix):
         for j, v in enumerate(row):
             ax.text(j, i, "–" if v is None else f"{v:.2f}", ha="center", va="center", fontsize=8)
@@ -170,8 +182,11 @@ def draw_difficulty(fig: Figure, runs: PaperRuns) -> MplFigure:
         ax.axvline(edge, color="grey", linestyle=":")
     s, anomalous = fig.data["spectrum"], fig.data["anomalous"]
     n_anom = len(anomalous["items"]) if anomalous else 0
-    ax.set_title(f"{len(s['easy'])} easy (p > 0.9) · {len(s['discriminating'])} discriminating · {len(s['hard'])} "
-                 f"hard (p < 0.1) · {n_anom} anomalous", fontsize=8)  # fmt: skip
+    ax.set_title(
+        f"{len(s['easy'])} easy (p > 0.9) · {len(s['discriminating'])} discriminating · {len(s['hard'])} "
+        f"hard (p < 0.1) · {n_anom} anomalous",
+        fontsize=8,
+    )
     ax.set_xlabel(f"p-value: share of {len(fig.data['systems'])} model runs correct")
     ax.set_ylabel("items")
     return out
@@ -183,8 +198,13 @@ def draw_retrieval(fig: Figure, runs: PaperRuns) -> MplFigure:
     for ax, key, title in zip(axes, ("doc_found", "page_found"), ("gold document", "gold page"), strict=True):
         for name, curve in fig.data.items():
             pts = curve["points"]
-            ax.plot([q["iteration"] for q in pts], [_pct(q[key]) for q in pts], marker="o", markersize=3,
-                    **_style(runs, name))  # fmt: skip
+            ax.plot(
+                [q["iteration"] for q in pts],
+                [_pct(q[key]) for q in pts],
+                marker="o",
+                markersize=3,
+                **_style(runs, name),
+            )
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_xlabel("search iteration")
         ax.set_ylabel(f"% of items with the {title} found so far")
@@ -199,8 +219,14 @@ def draw_recovery(fig: Figure, runs: PaperRuns) -> MplFigure:
     for name in names:
         doc = fig.data[name]["document"]
         ax.bar(runs.label(name), _pct(doc["recovery_rate"]), **_bar_style(runs, name))
-        ax.annotate(f"{doc['n_recovered']}/{doc['n_failed_first']}", (runs.label(name), _pct(doc["recovery_rate"])),
-                    ha="center", fontsize=7, xytext=(0, 3), textcoords="offset points")  # fmt: skip
+        ax.annotate(
+            f"{doc['n_recovered']}/{doc['n_failed_first']}",
+            (runs.label(name), _pct(doc["recovery_rate"])),
+            ha="center",
+            fontsize=7,
+            xytext=(0, 3),
+            textcoords="offset points",
+        )
     ax.set_ylabel("% found the gold document later")
     ax.set_ylim(0, 105)
     ax.tick_params(axis="x", labelrotation=30, labelsize=7)
@@ -234,8 +260,13 @@ def draw_drift_accuracy(fig: Figure, runs: PaperRuns) -> MplFigure:
     ax = (out := MplFigure(figsize=SIZE)).subplots()
     for name, p in fig.data["points"].items():
         ax.scatter(p["median_drift"], _pct(p["accuracy"]), marker="*" if p["human"] else "o", s=60)
-        ax.annotate(runs.label(name), (p["median_drift"], _pct(p["accuracy"])), fontsize=7, xytext=(4, 4),
-                    textcoords="offset points")  # fmt: skip
+        ax.annotate(
+            runs.label(name),
+            (p["median_drift"], _pct(p["accuracy"])),
+            fontsize=7,
+            xytext=(4, 4),
+            textcoords="offset points",
+        )
     r = fig.data["median"]["pearson"]
     ax.set_title(f"Pearson r = {'–' if r is None else f'{r:.2f}'} over {fig.data['median']['n']} systems", fontsize=9)
     ax.set_xlabel("median drift per step")
@@ -252,8 +283,12 @@ def draw_time(fig: Figure, runs: PaperRuns) -> MplFigure:
     ax = (out := MplFigure(figsize=SIZE)).subplots()
     for name, value in fig.data.items():
         bins = value["bins"]["bins"]
-        ax.plot([_bin_label(b, " s") for b in bins], [None if b["accuracy"] is None else _pct(b["accuracy"])
-                for b in bins], marker="o", **_style(runs, name))  # fmt: skip
+        ax.plot(
+            [_bin_label(b, " s") for b in bins],
+            [None if b["accuracy"] is None else _pct(b["accuracy"]) for b in bins],
+            marker="o",
+            **_style(runs, name),
+        )
     ax.set_xlabel("response time (elapsed_s)")
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 100)
@@ -273,8 +308,14 @@ def draw_distance(fig: Figure, runs: PaperRuns) -> MplFigure:
         xs = [i + 0.4 * k for i in range(len(bins))]
         left.bar(xs, [_pct(b["accuracy"]) for b in bins], 0.4, label=key.replace("_", " "))
         for x, b in zip(xs, bins, strict=True):
-            left.annotate(f"n={b['n']}", (x, _pct(b["accuracy"])), ha="center", fontsize=6, xytext=(0, 2),
-                          textcoords="offset points")  # fmt: skip
+            left.annotate(
+                f"n={b['n']}",
+                (x, _pct(b["accuracy"])),
+                ha="center",
+                fontsize=6,
+                xytext=(0, 2),
+                textcoords="offset points",
+            )
     left.set_xticks([i + 0.2 for i in range(len(bins))], [_bin_label(b) for b in bins], fontsize=7)
     left.set_xlabel("semantic distance of the evidence pages (1 - cosine)")
     left.set_ylabel("accuracy (% of model runs)")
@@ -285,8 +326,11 @@ def draw_distance(fig: Figure, runs: PaperRuns) -> MplFigure:
         kept = [q for q in questions if q["same_document"] is same]
         right.scatter([q["semantic"] for q in kept], [_pct(q["accuracy"]) for q in kept], marker=marker, label=label)
     sd, cd = fig.data["same_document"], fig.data["cross_document"]
-    right.set_title(f"same-doc r: semantic {_r(sd['semantic_r'])}, page gap {_r(sd['physical_r'])} · cross-doc r: "
-                    f"semantic {_r(cd['semantic_r'])}", fontsize=8)  # fmt: skip
+    right.set_title(
+        f"same-doc r: semantic {_r(sd['semantic_r'])}, page gap {_r(sd['physical_r'])} · cross-doc r: "
+        f"semantic {_r(cd['semantic_r'])}",
+        fontsize=8,
+    )
     right.set_xlabel("semantic distance of the evidence pages")
     right.set_ylabel("accuracy (% of model runs)")
     right.legend(fontsize=7)
@@ -294,12 +338,22 @@ def draw_distance(fig: Figure, runs: PaperRuns) -> MplFigure:
 
 
 DRAWERS: dict[str, Callable[[Figure, PaperRuns], MplFigure]] = {
-    "table3": draw_table3, "accuracy_vs_cost": draw_cost, "failures_by_system": draw_failures,
-    "failures_by_domain": draw_domains, "cascade": draw_cascade, "budget_curves": draw_budget, "kappa": draw_kappa,
-    "difficulty": draw_difficulty, "retrieval_by_iteration": draw_retrieval, "recovery": draw_recovery,
-    "single_vs_multi_query": draw_single_multi, "drift": draw_drift, "drift_vs_accuracy": draw_drift_accuracy,
-    "response_time": draw_time, "evidence_distance": draw_distance,
-}  # fmt: skip
+    "table3": draw_table3,
+    "accuracy_vs_cost": draw_cost,
+    "failures_by_system": draw_failures,
+    "failures_by_domain": draw_domains,
+    "cascade": draw_cascade,
+    "budget_curves": draw_budget,
+    "kappa": draw_kappa,
+    "difficulty": draw_difficulty,
+    "retrieval_by_iteration": draw_retrieval,
+    "recovery": draw_recovery,
+    "single_vs_multi_query": draw_single_multi,
+    "drift": draw_drift,
+    "drift_vs_accuracy": draw_drift_accuracy,
+    "response_time": draw_time,
+    "evidence_distance": draw_distance,
+}
 
 
 def png_uri(fig: Figure, runs: PaperRuns) -> str:

@@ -18,10 +18,12 @@ from typing import Any
 from .paper_data import Figure, PaperRuns, plain
 from .paper_figures import png_uri, table_cells
 
-STYLE = ("body{font-family:sans-serif;margin:16px;max-width:1200px} table{border-collapse:collapse}"
-         "td,th{border-bottom:1px solid #ddd;padding:2px 8px;font-size:13px;text-align:right}"
-         "th:first-child,td:first-child{text-align:left} .skipped{color:#b3261e} img{max-width:100%}"
-         "section{margin:18px 0;border-top:1px solid #ccc}")  # fmt: skip
+STYLE = (
+    "body{font-family:sans-serif;margin:16px;max-width:1200px} table{border-collapse:collapse}"
+    "td,th{border-bottom:1px solid #ddd;padding:2px 8px;font-size:13px;text-align:right}"
+    "th:first-child,td:first-child{text-align:left} .skipped{color:#b3261e} img{max-width:100%}"
+    "section{margin:18px 0;border-top:1px solid #ccc}"
+)
 
 
 def figures_json(figures: Sequence[Figure], meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -32,8 +34,10 @@ def figures_json(figures: Sequence[Figure], meta: Mapping[str, Any]) -> dict[str
 def _table_html(fig: Figure, runs: PaperRuns) -> str:
     head, rows = table_cells(fig.data, runs)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return ("<table id='table3'><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + f"</tr>{body}</table>"
-            f"<p><small>{escape(fig.data['note'])}</small></p>")  # fmt: skip
+    return (
+        "<table id='table3'><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + f"</tr>{body}</table>"
+        f"<p><small>{escape(fig.data['note'])}</small></p>"
+    )
 
 
 def _extras(fig: Figure) -> str:
@@ -42,18 +46,27 @@ def _extras(fig: Figure) -> str:
     if fig.id == "difficulty" and fig.status == "ok":
         anomalous = fig.data.get("anomalous") or {}
         ids = [it["id"] for it in anomalous.get("items") or []]
-        out.append(f"<p>Anomalous items (easy for the weak half, hard for the strong half): "
-                   f"<span class='anomalous'>{escape(', '.join(ids)) or 'none'}</span></p>")  # fmt: skip
+        out.append(
+            f"<p>Anomalous items (easy for the weak half, hard for the strong half): "
+            f"<span class='anomalous'>{escape(', '.join(ids)) or 'none'}</span></p>"
+        )
         for name, value in (fig.data.get("human_only_failures") or {}).items():
-            out.append(f"<p>{escape(name)} (human) failed on {len(value['ids'])} item(s) that at least "
-                       f"{100 * value['min_p']:.0f}% of the models solve: {escape(', '.join(value['ids'])) or 'none'}"
-                       "</p>")  # fmt: skip
+            out.append(
+                f"<p>{escape(name)} (human) failed on {len(value['ids'])} item(s) that at least "
+                f"{100 * value['min_p']:.0f}% of the models solve: {escape(', '.join(value['ids'])) or 'none'}"
+                "</p>"
+            )
     if fig.id == "accuracy_vs_cost" and fig.data.get("cost"):
-        rows = "".join(f"<tr><td>{escape(n)}</td><td>{_usd(c['total_usd'])}</td><td>{_usd(c['per_question_usd'])}"
-                       f"</td><td>{c['input_tokens']}</td><td>{c['output_tokens']}</td><td>{c['n_priced']}/"
-                       f"{c['n_lines']}</td></tr>" for n, c in fig.data["cost"].items())  # fmt: skip
-        out.append("<table class='cost'><tr><th>run</th><th>USD total</th><th>USD / question</th><th>input tokens"
-                   f"</th><th>output tokens</th><th>lines priced</th></tr>{rows}</table>")  # fmt: skip
+        rows = "".join(
+            f"<tr><td>{escape(n)}</td><td>{_usd(c['total_usd'])}</td><td>{_usd(c['per_question_usd'])}"
+            f"</td><td>{c['input_tokens']}</td><td>{c['output_tokens']}</td><td>{c['n_priced']}/"
+            f"{c['n_lines']}</td></tr>"
+            for n, c in fig.data["cost"].items()
+        )
+        out.append(
+            "<table class='cost'><tr><th>run</th><th>USD total</th><th>USD / question</th><th>input tokens"
+            f"</th><th>output tokens</th><th>lines priced</th></tr>{rows}</table>"
+        )
     return "".join(out)
 
 
@@ -63,8 +76,10 @@ def _usd(value: Any) -> str:
 
 def section(fig: Figure, runs: PaperRuns, uri: str | None) -> str:
     """One figure's section: title, image (or the reason it is skipped), left-out runs, extras."""
-    parts = [f"<section id='fig-{escape(fig.id)}' data-status='{fig.status}'><h2>{escape(fig.paper)}: "
-             f"{escape(fig.title)}</h2>"]  # fmt: skip
+    parts = [
+        f"<section id='fig-{escape(fig.id)}' data-status='{fig.status}'><h2>{escape(fig.paper)}: "
+        f"{escape(fig.title)}</h2>"
+    ]
     if fig.id == "table3":
         parts.append(_table_html(fig, runs))
     if fig.status == "skipped":
@@ -80,8 +95,9 @@ def section(fig: Figure, runs: PaperRuns, uri: str | None) -> str:
 
 def page_html(figures: Sequence[Figure], runs: PaperRuns, uris: Mapping[str, str], meta: Mapping[str, Any]) -> str:
     """The whole page (see the module docstring)."""
-    listed = "".join(f"<li><b>{escape(runs.label(r['name']))}</b>: {escape(str(r['path']))}</li>"
-                     for r in meta["runs"])  # fmt: skip
+    listed = "".join(
+        f"<li><b>{escape(runs.label(r['name']))}</b>: {escape(str(r['path']))}</li>" for r in meta["runs"]
+    )
     drawn = sum(f.status == "ok" for f in figures)
     keys = ("kuiper_order", "prices", "embedder", "pages")
     info = " · ".join(escape(f"{k.replace('_', ' ')} {meta[k]}") for k in keys if meta.get(k))

@@ -20,10 +20,23 @@ from madqa.metric.schema import Reference
 from .runs import RunData, Workspace
 
 #: Settings shown first and under a readable name; every other recorded setting follows under its own name.
-LABELS = {"agent": "agent", "model": "model", "dataset": "dataset", "oracle": "oracle", "top_k": "top-k",
-          "max_steps": "max steps T", "observe": "observe", "search_backend": "search backend",
-          "retriever": "retriever", "split": "split", "annotator": "annotator", "mode": "mode", "batch": "batch",
-          "k": "k", "seed": "seed"}  # fmt: skip
+LABELS = {
+    "agent": "agent",
+    "model": "model",
+    "dataset": "dataset",
+    "oracle": "oracle",
+    "top_k": "top-k",
+    "max_steps": "max steps T",
+    "observe": "observe",
+    "search_backend": "search backend",
+    "retriever": "retriever",
+    "split": "split",
+    "annotator": "annotator",
+    "mode": "mode",
+    "batch": "batch",
+    "k": "k",
+    "seed": "seed",
+}
 #: Line fields that describe the run (the same in every line of a run), beside ``config``.
 LINE_FIELDS = ("agent", "model", "annotator", "mode", "batch", "split", "system_type")
 
@@ -96,7 +109,7 @@ def run_settings(run: RunData) -> list[tuple[str, str]]:
         if label:
             add("dataset", label)
         config = record.get("config")
-        for key, value in (config.items() if isinstance(config, Mapping) else ()):
+        for key, value in config.items() if isinstance(config, Mapping) else ():
             if key in ("agent", "model", "dataset") and key in values:
                 continue  # already shown from the line itself
             add(str(key), value)
@@ -136,7 +149,14 @@ def page_views(ref: Reference, record: Mapping[str, Any] | None) -> list[dict[st
         if not isinstance(view, Mapping):
             continue
         document, page = str(view.get("document", "")), view.get("page")
-        out.append({"document": document, "page": page, "via": view.get("via"),
-                    "at_s": _seconds(record.get("started_at"), view.get("timestamp")),
-                    "gold": (document, page) in gold, "gold_doc": document in gold_docs})  # fmt: skip
+        out.append(
+            {
+                "document": document,
+                "page": page,
+                "via": view.get("via"),
+                "at_s": _seconds(record.get("started_at"), view.get("timestamp")),
+                "gold": (document, page) in gold,
+                "gold_doc": document in gold_docs,
+            }
+        )
     return out

@@ -145,8 +145,11 @@ def load_run(
             f"be explored against {split} gold"
         )
     report = build_report(scored, references, ReportOptions(n_resamples=resamples, seed=seed))
-    records = {ref.id: raw[pred.line] for ref, pred in zip(references, scored.matching.predictions, strict=True)
-               if pred is not None and pred.line in raw}  # fmt: skip
+    records = {
+        ref.id: raw[pred.line]
+        for ref, pred in zip(references, scored.matching.predictions, strict=True)
+        if pred is not None and pred.line in raw
+    }
     items = {it.id: it for it in scored.items}
     label = name or Path(source).name.removesuffix(".jsonl").removesuffix(".json") or "run"
     return RunData(label, source, scored, report, items, records, _meta(raw))
@@ -178,8 +181,10 @@ def open_workspace(
     if not sources:
         raise ExploreError("no results file given")
     names = unique_names([Path(s).name.removesuffix(".jsonl").removesuffix(".json") or "run" for s, _ in sources])
-    runs = [load_run(text, source, references, name=name, split=split, resamples=resamples)
-            for (source, text), name in zip(sources, names, strict=True)]  # fmt: skip
+    runs = [
+        load_run(text, source, references, name=name, split=split, resamples=resamples)
+        for (source, text), name in zip(sources, names, strict=True)
+    ]
     return Workspace(split, list(references), runs, dataset)
 
 
@@ -209,8 +214,10 @@ def load_gold_references(split: str, dataset: str | None = None, *, public_only:
         ExploreError: a refused or unavailable split.
     """
     if public_only and split not in PUBLIC_SPLITS:
-        raise ExploreError(f"only the {' and '.join(PUBLIC_SPLITS)} splits can be explored here; the {split} "
-                           "split's labels are hidden (score test results on the leaderboard)")  # fmt: skip
+        raise ExploreError(
+            f"only the {' and '.join(PUBLIC_SPLITS)} splits can be explored here; the {split} "
+            "split's labels are hidden (score test results on the leaderboard)"
+        )
     from madqa.loading_script import load
 
     try:

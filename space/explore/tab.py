@@ -74,8 +74,14 @@ def build_explore_tab(config: SpaceConfig) -> None:
     thumbs = Thumbnails(config.dataset)
     gr.Markdown(content.EXPLORE_HELP)
     with gr.Row():
-        upload = gr.File(label="results JSONL (dev or train)", file_types=list(RESULTS_SUFFIXES), type="filepath",
-                         file_count="multiple", elem_id="explore-upload", scale=3)  # fmt: skip
+        upload = gr.File(
+            label="results JSONL (dev or train)",
+            file_types=list(RESULTS_SUFFIXES),
+            type="filepath",
+            file_count="multiple",
+            elem_id="explore-upload",
+            scale=3,
+        )
         split = gr.Dropdown(list(PUBLIC_SPLITS), value="dev", label="Split", elem_id="explore-split", scale=1)
     load = gr.Button("Explore", variant="primary", elem_id="explore-load")
     status = gr.Markdown(elem_id="explore-status")
@@ -87,4 +93,5 @@ def build_explore_tab(config: SpaceConfig) -> None:
         return load_uploads(paths, chosen, config, registry)
 
     load.click(on_load, [upload, split], [status, key], api_name="explore_load").then(
-        ui.updates_for, [key], ui.refresh_outputs(), api_name=False)  # fmt: skip
+        ui.updates_for, [key], ui.refresh_outputs(), api_name=False
+    )

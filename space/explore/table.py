@@ -20,8 +20,13 @@ from .runs import RunData, Workspace
 
 OUTCOMES = ("correct", "incorrect", "unscored", "missing")
 AGREEMENTS = ("both", "only_a", "only_b", "neither", "unscored")
-AGREEMENT_LABELS = {"both": "solved by both", "only_a": "only A", "only_b": "only B", "neither": "neither",
-                    "unscored": "unscored in one"}  # fmt: skip
+AGREEMENT_LABELS = {
+    "both": "solved by both",
+    "only_a": "only A",
+    "only_b": "only B",
+    "neither": "neither",
+    "unscored": "unscored in one",
+}
 #: Longest question text shown in a table cell.
 QUESTION_CELL_CHARS = 80
 
@@ -39,18 +44,27 @@ def agreement_class(a: ItemScore, b: ItemScore) -> str:
     """How runs A and B fared on one item (see the module docstring)."""
     if a.correct is None or b.correct is None:
         return "unscored"
-    return {(True, True): "both", (True, False): "only_a", (False, True): "only_b"}.get((a.correct, b.correct),
-                                                                                          "neither")  # fmt: skip
+    return {(True, True): "both", (True, False): "only_a", (False, True): "only_b"}.get(
+        (a.correct, b.correct), "neither"
+    )
 
 
 def agreement(a: RunData, b: RunData) -> dict[str, Any]:
     """Counts of each agreement class, and Cohen's κ on the items scored in both runs."""
     counts = Counter(agreement_class(a.items[i], b.items[i]) for i in a.items)
-    pairs = [(a.items[i].correct, b.items[i].correct) for i in a.items
-             if a.items[i].correct is not None and b.items[i].correct is not None]  # fmt: skip
+    pairs = [
+        (a.items[i].correct, b.items[i].correct)
+        for i in a.items
+        if a.items[i].correct is not None and b.items[i].correct is not None
+    ]
     kappa = cohen_kappa([bool(x) for x, _ in pairs], [bool(y) for _, y in pairs])
-    return {"a": a.name, "b": b.name, "counts": {k: counts.get(k, 0) for k in AGREEMENTS}, "kappa": kappa,
-            "n": len(a.items)}  # fmt: skip
+    return {
+        "a": a.name,
+        "b": b.name,
+        "counts": {k: counts.get(k, 0) for k in AGREEMENTS},
+        "kappa": kappa,
+        "n": len(a.items),
+    }
 
 
 def kappas(ws: Workspace) -> dict[str, dict[str, float | None]]:
@@ -157,8 +171,9 @@ def table_rows(ws: Workspace, ids: Sequence[str]) -> tuple[list[str], list[list[
         question = ref.question
         if len(question) > QUESTION_CELL_CHARS:
             question = question[:QUESTION_CELL_CHARS] + "…"
-        rows.append([qid, *[_cell(r.items[qid]) for r in ws.runs], ref.hop_type, ref.domain, ref.document_category,
-                     question])  # fmt: skip
+        rows.append(
+            [qid, *[_cell(r.items[qid]) for r in ws.runs], ref.hop_type, ref.domain, ref.document_category, question]
+        )
     return headers, rows
 
 

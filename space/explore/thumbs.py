@@ -64,8 +64,9 @@ class Thumbnails:
             else:
                 from madqa.agents.render import PageRenderer
 
-                self._large_renderer = PageRenderer(self._source, dpi=LARGE_DPI, max_side=LARGE_SIDE, cache_mb=0,
-                                                    max_bytes=None)  # fmt: skip
+                self._large_renderer = PageRenderer(
+                    self._source, dpi=LARGE_DPI, max_side=LARGE_SIDE, cache_mb=0, max_bytes=None
+                )
         return self._large_renderer
 
     def uri(self, document: str, page: int | None) -> str | None:
@@ -80,8 +81,15 @@ class Thumbnails:
             return None
         return self._cached(self._large, LARGE_ITEMS, str(document or ""), number, large=True)
 
-    def _cached(self, cache: OrderedDict[tuple[str, int], str | None], limit: int, document: str, page: int | None,
-                *, large: bool) -> str | None:  # fmt: skip
+    def _cached(
+        self,
+        cache: OrderedDict[tuple[str, int], str | None],
+        limit: int,
+        document: str,
+        page: int | None,
+        *,
+        large: bool,
+    ) -> str | None:
         if not self.enabled or page is None or not document:
             return None
         key = (document, int(page))

@@ -115,12 +115,33 @@ def _num(value: Any) -> float | None:
         return None
 
 
-def filters_of(run: Any, other: Any, outcome: Any, hop: Any, domain: Any, category: Any, error: Any, agree: Any,
-               min_steps: Any, max_steps: Any, text: Any) -> Filters:  # fmt: skip
+def filters_of(
+    run: Any,
+    other: Any,
+    outcome: Any,
+    hop: Any,
+    domain: Any,
+    category: Any,
+    error: Any,
+    agree: Any,
+    min_steps: Any,
+    max_steps: Any,
+    text: Any,
+) -> Filters:
     """:class:`Filters` from the widgets' values (``(any)``, blanks and ``None`` mean any)."""
-    return Filters(run=_opt(run) or None, other=_opt(other) or None, outcome=_opt(outcome), hop=_opt(hop),
-                   domain=_opt(domain), category=_opt(category), error=_opt(error), agreement=_opt(agree),
-                   min_steps=_num(min_steps), max_steps=_num(max_steps), text=str(text or "")[:200])  # fmt: skip
+    return Filters(
+        run=_opt(run) or None,
+        other=_opt(other) or None,
+        outcome=_opt(outcome),
+        hop=_opt(hop),
+        domain=_opt(domain),
+        category=_opt(category),
+        error=_opt(error),
+        agreement=_opt(agree),
+        min_steps=_num(min_steps),
+        max_steps=_num(max_steps),
+        text=str(text or "")[:200],
+    )
 
 
 def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tuple[str, str]], str]:
@@ -130,8 +151,12 @@ def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tup
     ids = filter_ids(ws, filters)
     headers, rows = table_rows(ws, ids)
     count = f"**{len(ids)}** of {len(ws.references)} questions"
-    return count, pd.DataFrame(rows, columns=headers), question_choices(ws, ids), compare_html(
-        ws, filters.run, filters.other)
+    return (
+        count,
+        pd.DataFrame(rows, columns=headers),
+        question_choices(ws, ids),
+        compare_html(ws, filters.run, filters.other),
+    )
 
 
 #: Widths of the explorer table's first columns: the id, then up to three runs' outcome cells (``✓ · 12 st``).
@@ -184,28 +209,44 @@ class ExplorerUI:
 
     def build(self, ws: Workspace | None = None) -> None:
         """Create the components; ``ws`` gives the initial values (``None``: empty until a run is loaded)."""
-        f = facets(ws) if ws is not None else {k: [] for k in ("outcome", "hop", "domain", "category", "error",
-                                                               "agreement")}  # fmt: skip
+        f = (
+            facets(ws)
+            if ws is not None
+            else {k: [] for k in ("outcome", "hop", "domain", "category", "error", "agreement")}
+        )
         names = ws.names if ws is not None else []
         with gr.Tab("Questions", elem_id="explore-tab-questions"):
             with gr.Row():
                 # custom values allowed: handlers validate names and ids themselves (API callers send anything)
-                self.run_a = gr.Dropdown(names, value=names[0] if names else None, label="Run A (filtered)",
-                                         allow_custom_value=True, elem_id="explore-run-a")  # fmt: skip
-                self.run_b = gr.Dropdown(names, value=names[1] if len(names) > 1 else None, label="Run B",
-                                         allow_custom_value=True,
-                                         elem_id="explore-run-b")  # fmt: skip
-                self.outcome = gr.Dropdown(_choices(f["outcome"]), value=ANY, label="Outcome (A)",
-                                           elem_id="explore-outcome")  # fmt: skip
-                self.error = gr.Dropdown(_choices(f["error"]), value=ANY, label="Error class (A)",
-                                         elem_id="explore-error")  # fmt: skip
-                self.agree = gr.Dropdown(_choices(f["agreement"]), value=ANY, label="Agreement A/B",
-                                         elem_id="explore-agree")  # fmt: skip
+                self.run_a = gr.Dropdown(
+                    names,
+                    value=names[0] if names else None,
+                    label="Run A (filtered)",
+                    allow_custom_value=True,
+                    elem_id="explore-run-a",
+                )
+                self.run_b = gr.Dropdown(
+                    names,
+                    value=names[1] if len(names) > 1 else None,
+                    label="Run B",
+                    allow_custom_value=True,
+                    elem_id="explore-run-b",
+                )
+                self.outcome = gr.Dropdown(
+                    _choices(f["outcome"]), value=ANY, label="Outcome (A)", elem_id="explore-outcome"
+                )
+                self.error = gr.Dropdown(
+                    _choices(f["error"]), value=ANY, label="Error class (A)", elem_id="explore-error"
+                )
+                self.agree = gr.Dropdown(
+                    _choices(f["agreement"]), value=ANY, label="Agreement A/B", elem_id="explore-agree"
+                )
             with gr.Row():
                 self.hop = gr.Dropdown(_choices(f["hop"]), value=ANY, label="Hop type", elem_id="explore-hop")
                 self.domain = gr.Dropdown(_choices(f["domain"]), value=ANY, label="Domain", elem_id="explore-domain")
-                self.category = gr.Dropdown(_choices(f["category"]), value=ANY, label="Category",
-                                            elem_id="explore-category")  # fmt: skip
+                self.category = gr.Dropdown(
+                    _choices(f["category"]), value=ANY, label="Category", elem_id="explore-category"
+                )
                 # Textboxes, not gr.Number: an empty Number reaches the handler as 0, which would filter
                 self.min_steps = gr.Textbox(label="Min steps (A)", placeholder="any", elem_id="explore-min")
                 self.max_steps = gr.Textbox(label="Max steps (A)", placeholder="any", elem_id="explore-max")
@@ -214,43 +255,88 @@ class ExplorerUI:
             start = filtered(ws, Filters()) if ws is not None else None
             self.count = gr.Markdown(start[0] if start else "No run loaded.", elem_id="explore-count")
             # the id and the first runs' outcome cells get fixed narrow widths, so that two runs' ✓/✗ fit a phone
-            self.table = gr.Dataframe(value=start[1] if start else None, interactive=False, wrap=True,
-                                      max_height=260, elem_id="explore-table",
-                                      column_widths=list(OUTCOME_WIDTHS))  # fmt: skip
+            self.table = gr.Dataframe(
+                value=start[1] if start else None,
+                interactive=False,
+                wrap=True,
+                max_height=260,
+                elem_id="explore-table",
+                column_widths=list(OUTCOME_WIDTHS),
+            )
             with gr.Row():
                 first = start[2][0][1] if start and start[2] else None
-                self.pick = gr.Dropdown(start[2] if start else [], value=first, label="Question",
-                                        allow_custom_value=True,
-                                        elem_id="explore-pick", scale=3)  # fmt: skip
-                self.shown = gr.CheckboxGroup(names, value=names[:DEFAULT_SHOWN], label="Runs side by side",
-                                              elem_id="explore-shown", scale=2)  # fmt: skip
-            self.link = gr.Textbox(deep_link(first, names[:DEFAULT_SHOWN]), label="Link to this view",
-                                   interactive=False, buttons=["copy"], elem_id="explore-link")  # fmt: skip
-            self.detail = gr.HTML(question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs) if ws else "",
-                                  js_on_load=ZOOM_JS, server_functions=[self._server_page_image()],
-                                  elem_id="explore-detail")  # fmt: skip
+                self.pick = gr.Dropdown(
+                    start[2] if start else [],
+                    value=first,
+                    label="Question",
+                    allow_custom_value=True,
+                    elem_id="explore-pick",
+                    scale=3,
+                )
+                self.shown = gr.CheckboxGroup(
+                    names, value=names[:DEFAULT_SHOWN], label="Runs side by side", elem_id="explore-shown", scale=2
+                )
+            self.link = gr.Textbox(
+                deep_link(first, names[:DEFAULT_SHOWN]),
+                label="Link to this view",
+                interactive=False,
+                buttons=["copy"],
+                elem_id="explore-link",
+            )
+            self.detail = gr.HTML(
+                question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs) if ws else "",
+                js_on_load=ZOOM_JS,
+                server_functions=[self._server_page_image()],
+                elem_id="explore-detail",
+            )
         # The summary's figures take about half a second per run: drawn when the tab is first opened (then cached),
         # so they do not delay the first page.
         with gr.Tab("Summary", elem_id="explore-tab-summary") as summary_tab:
-            self.summary = gr.HTML("<div id='explore-summary-wait'><p>Drawing the summary…</p></div>",
-                                   elem_id="explore-summary-panel")
+            self.summary = gr.HTML(
+                "<div id='explore-summary-wait'><p>Drawing the summary…</p></div>", elem_id="explore-summary-panel"
+            )
         with gr.Tab("Compare runs", elem_id="explore-tab-compare"):
             self.compare = gr.HTML(start[3] if start else compare_html_empty(), elem_id="explore-compare-panel")
-        inputs = [self.run_a, self.run_b, self.outcome, self.hop, self.domain, self.category, self.error, self.agree,
-                  self.min_steps, self.max_steps, self.text, self.key]  # fmt: skip
+        inputs = [
+            self.run_a,
+            self.run_b,
+            self.outcome,
+            self.hop,
+            self.domain,
+            self.category,
+            self.error,
+            self.agree,
+            self.min_steps,
+            self.max_steps,
+            self.text,
+            self.key,
+        ]
         outputs = [self.count, self.table, self.pick, self.compare]
-        events = [apply.click, self.text.submit, self.min_steps.submit, self.max_steps.submit, self.run_a.input,
-                  self.run_b.input, self.outcome.input, self.error.input, self.agree.input, self.hop.input,
-                  self.domain.input, self.category.input]
+        events = [
+            apply.click,
+            self.text.submit,
+            self.min_steps.submit,
+            self.max_steps.submit,
+            self.run_a.input,
+            self.run_b.input,
+            self.outcome.input,
+            self.error.input,
+            self.agree.input,
+            self.hop.input,
+            self.domain.input,
+            self.category.input,
+        ]
         gr.on(events, self.on_filter, inputs, outputs, api_name="explore_filter")
         self.pick.change(self.on_question, [self.pick, self.shown, self.key], self.detail, api_name="explore_question")
         self.shown.change(self.on_question, [self.pick, self.shown, self.key], self.detail, api_name=False)
         self.table.select(self.on_select, [self.key], self.pick, api_name=False)
         for event in (self.pick.change, self.shown.change):
             event(deep_link, [self.pick, self.shown], self.link, api_name=False).then(
-                None, [self.link], [self.link], js=LINK_JS, api_name=False)  # fmt: skip
+                None, [self.link], [self.link], js=LINK_JS, api_name=False
+            )
         gr.on(None, self.on_load, None, [self.pick, self.shown, self.link], api_name=False).then(
-            None, [self.link], [self.link], js=LINK_JS, api_name=False)  # fmt: skip
+            None, [self.link], [self.link], js=LINK_JS, api_name=False
+        )
         summary_tab.select(self.registry.summary, [self.key], self.summary, api_name=False)
 
     def on_filter(self, *values: Any) -> tuple[Any, ...]:
@@ -314,20 +400,42 @@ class ExplorerUI:
         count, frame, choices, compare = filtered(ws, Filters())
         first = choices[0][1] if choices else None
         return [
-            gr.update(choices=names, value=names[0]), gr.update(choices=names, value=names[1] if len(names) > 1
-                                                                else None),
-            gr.update(choices=_choices(f["outcome"]), value=ANY), gr.update(choices=_choices(f["error"]), value=ANY),
-            gr.update(choices=_choices(f["agreement"]), value=ANY), gr.update(choices=_choices(f["hop"]), value=ANY),
-            gr.update(choices=_choices(f["domain"]), value=ANY), gr.update(choices=_choices(f["category"]), value=ANY),
-            count, frame, gr.update(choices=choices, value=first),
+            gr.update(choices=names, value=names[0]),
+            gr.update(choices=names, value=names[1] if len(names) > 1 else None),
+            gr.update(choices=_choices(f["outcome"]), value=ANY),
+            gr.update(choices=_choices(f["error"]), value=ANY),
+            gr.update(choices=_choices(f["agreement"]), value=ANY),
+            gr.update(choices=_choices(f["hop"]), value=ANY),
+            gr.update(choices=_choices(f["domain"]), value=ANY),
+            gr.update(choices=_choices(f["category"]), value=ANY),
+            count,
+            frame,
+            gr.update(choices=choices, value=first),
             gr.update(choices=names, value=names[:DEFAULT_SHOWN]),
-            question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs), self.registry.summary(key), compare,
-        ]  # fmt: skip
+            question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs),
+            self.registry.summary(key),
+            compare,
+        ]
 
     def refresh_outputs(self) -> list[Any]:
         """The components :meth:`updates_for` updates, in its order."""
-        return [self.run_a, self.run_b, self.outcome, self.error, self.agree, self.hop, self.domain, self.category,
-                self.count, self.table, self.pick, self.shown, self.detail, self.summary, self.compare]  # fmt: skip
+        return [
+            self.run_a,
+            self.run_b,
+            self.outcome,
+            self.error,
+            self.agree,
+            self.hop,
+            self.domain,
+            self.category,
+            self.count,
+            self.table,
+            self.pick,
+            self.shown,
+            self.detail,
+            self.summary,
+            self.compare,
+        ]
 
 
 def build_view_app(ws: Workspace, thumbs: Thumbnails | None = None, *, title: str = "MADQA run explorer") -> gr.Blocks:
@@ -336,8 +444,10 @@ def build_view_app(ws: Workspace, thumbs: Thumbnails | None = None, *, title: st
     key = registry.put(ws, "local")
     runs = ", ".join(f"**{r.name}**" for r in ws.runs)
     with gr.Blocks(title=title) as demo:
-        gr.Markdown(f"# {title}\n{runs} on the **{ws.split}** split ({len(ws.references)} questions). Filter the "
-                    "questions, pick one to see each run's steps, pages (gold evidence framed green) and answer.")
+        gr.Markdown(
+            f"# {title}\n{runs} on the **{ws.split}** split ({len(ws.references)} questions). Filter the "
+            "questions, pick one to see each run's steps, pages (gold evidence framed green) and answer."
+        )
         state = gr.State(key)
         ExplorerUI(registry, thumbs, state).build(ws)
     return demo
