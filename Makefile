@@ -18,7 +18,7 @@ test:
 suite:
 	.venv/bin/python -m pytest -q -n 2 --dist loadfile
 
-# Lint (ruff format, with no `fmt: skip`; ruff: E, F, I, W, B, UP, and D on metric/) and types (mypy --strict on metric/ and agents/search/);
+# Lint (ruff format, with no `fmt: skip`; ruff: E, F, I, W, B, UP, and D on metric/) and types (mypy --strict on metric/ and agents/corpus/search/);
 # configuration in pyproject.toml. Part of `make test`, so CI runs both.
 lint:
 	.venv/bin/ruff check .

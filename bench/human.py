@@ -1,6 +1,6 @@
 """``madqa bench human``: latency of the human-study app as a person feels it, in a real browser.
 
-Launches the app (:mod:`madqa.agents.human.app`) and drives headless Chromium (Debian's ``/usr/bin/chromium`` via
+Launches the app (:mod:`madqa.space.human.app`) and drives headless Chromium (Debian's ``/usr/bin/chromium`` via
 Playwright; never ``playwright install``): for each query, the time from the click on Search until every result
 image has loaded in the page (search, thumbnails, sent, fetched and decoded); for each navigation step (next /
 previous / first / last / jump, and opening a result), the time from the click until the new page image has loaded
@@ -72,7 +72,7 @@ class CyclingRenderer:
         """Render the PDFs of ``folder`` at ``dpi``."""
         import pymupdf
 
-        from madqa.agents.render import PageRenderer
+        from madqa.agents.corpus.render import PageRenderer
 
         self.inner = PageRenderer.from_folder(folder, dpi=dpi)
         self.pages = {p.name: pymupdf.open(p).page_count for p in sorted(folder.glob("*.pdf"))}
@@ -87,9 +87,9 @@ class CyclingRenderer:
 
 
 def _sample_service(folder: Path, backend: str) -> tuple[Any, list[str]]:
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
     from madqa.loading_script.load import load_pages
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     from .search_corpus import synthetic_queries
 
@@ -98,10 +98,10 @@ def _sample_service(folder: Path, backend: str) -> tuple[Any, list[str]]:
 
 
 def _bench_service(folder: Path, pages_n: int, backend: str) -> tuple[Any, list[str]]:
-    from madqa.agents.human.corpus import THUMB_DPI, VIEW_DPI, HumanCorpus, page_counts_of
-    from madqa.agents.human.service import HumanService, build_plan
-    from madqa.agents.search import open_index
+    from madqa.agents.corpus.search import open_index
     from madqa.loading_script.paths import Layout
+    from madqa.space.human.corpus import THUMB_DPI, VIEW_DPI, HumanCorpus, page_counts_of
+    from madqa.space.human.service import HumanService, build_plan
 
     from .search_corpus import CorpusSpec, synthetic_pages, synthetic_queries
 
@@ -218,7 +218,7 @@ def _summary(values: list[float]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print its figures."""
-    from madqa.agents.human.app import launch_human
+    from madqa.space.human.app import launch_human
 
     from . import BenchError
 

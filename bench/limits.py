@@ -1,9 +1,10 @@
 """``madqa bench limits``: whom the search's work limits refuse, and what an accepted query costs at most.
 
-The limits on a query (:class:`madqa.agents.search.SearchLimits`) count work, not seconds: words its patterns
+The limits on a query (:class:`madqa.agents.corpus.search.SearchLimits`) count work, not seconds: words its patterns
 expand to (``max_terms``) and page entries its words read (``max_postings``). On the synthetic corpus of
 :mod:`.search_corpus` (MADQA's 18,619 pages by default; ``--pages`` scales it) this counts both for the 300 bench
-queries and for 24-word OR queries (the shape the seed baselines send, :func:`madqa.agents.search.query.or_query`):
+queries and for 24-word OR queries (the shape the seed baselines send,
+:func:`madqa.agents.corpus.search.query.or_query`):
 50 of random page words and one of the corpus's 24 most frequent words. Then it times, on each backend with the
 default limits, the costliest queries the limits still accept: the heaviest of those, an OR of the most frequent
 words grown to just under ``max_postings``, and the prefix whose expansion comes closest under ``max_terms``. Those
@@ -43,7 +44,7 @@ class _Count:
     """The work a query would do under the default limits' units, counted without refusing (index internals)."""
 
     def __init__(self, index: Any) -> None:
-        from madqa.agents.search import SearchLimits, query
+        from madqa.agents.corpus.search import SearchLimits, query
 
         self.index, self.seen = index, []
         seen = self.seen
@@ -67,7 +68,7 @@ class _Count:
 
 
 def _queries(pages: list[dict[str, Any]], df: Counter[str], seed: int = 39) -> dict[str, list[str]]:
-    from madqa.agents.search.query import analyze, or_query
+    from madqa.agents.corpus.search.query import analyze, or_query
 
     from .search_corpus import synthetic_queries
 
@@ -85,7 +86,7 @@ def _queries(pages: list[dict[str, Any]], df: Counter[str], seed: int = 39) -> d
 def _at_limits(df: Counter[str], words: list[str], max_terms: int, max_postings: int) -> tuple[str, str]:
     """An OR of the most frequent words just under ``max_postings`` (and under the longest query accepted), and the
     prefix whose expansion comes closest under ``max_terms``."""
-    from madqa.agents.search import MAX_QUERY_CHARS
+    from madqa.agents.corpus.search import MAX_QUERY_CHARS
 
     parts: list[str] = []
     total = 0
@@ -110,8 +111,8 @@ def _at_limits(df: Counter[str], words: list[str], max_terms: int, max_postings:
 
 def run(args: argparse.Namespace) -> int:
     """Count, then time; print the table (or JSON)."""
-    from madqa.agents.search import QueryTooBroadError, SearchLimits, open_index
-    from madqa.agents.search.query import analyze
+    from madqa.agents.corpus.search import QueryTooBroadError, SearchLimits, open_index
+    from madqa.agents.corpus.search.query import analyze
 
     from .search_corpus import CorpusSpec, synthetic_pages
 

@@ -50,7 +50,7 @@ def llama_server(
     log_dir: Path, *, n_ctx: int = 8192, threads: int = 1, startup_s: float = 120.0
 ) -> Iterator[LlamaServer]:
     """Start the server, wait until ``/v1/models`` answers, yield it, and stop it (killed if it lingers)."""
-    from madqa.agents.llamacpp import bundled_gguf
+    from madqa.agents.models.llamacpp import bundled_gguf
 
     port = free_port()
     log = log_dir / f"llama-server-{port}.log"

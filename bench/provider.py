@@ -33,15 +33,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _answer_all(api_base: str, model_id: str, questions: int, max_steps: int) -> list[tuple[float, float, int]]:
     """``(question wall s, model-call wall s, calls)`` per question."""
-    from madqa.agents.bm25.prepare import AGENT
-    from madqa.agents.config import RunConfig
+    from madqa.agents.harness.config import RunConfig
+    from madqa.agents.harness.registry import get_agent
     from madqa.loading_script.load import load_questions
 
     config = RunConfig(model=f"openai:{model_id}", split="dev", max_steps=max_steps, top_k=2, page_chars=300)
     # tool_choice "none" (tools in the prompt only): llama-cpp-python's "auto" replies ignore max_tokens and can run
     # to the end of the context, which would time the server's runaway generation, not the runner.
     options = {"api_base": api_base, "api_key": "x", "tool_choice": "none", "temperature": 0.0, "max_tokens": 256}
-    prepared = AGENT.prepare(config, slots=1, model_options=options)
+    prepared = get_agent("bm25").prepare(config, slots=1, model_options=options)
     try:
         model: Any = prepared._slots.queue[0]  # the one slot's model: its client times each HTTP call
         out = []

@@ -1,7 +1,7 @@
 """Page rendering and image-encoder measurements (the render part of `madqa bench search`, :mod:`.search`).
 
-Renders the first pages of each PDF with :class:`madqa.agents.render.PageRenderer` (cache off) and encodes every
-image with each candidate encoder; the figures chose :data:`madqa.agents.render.ENCODER`.
+Renders the first pages of each PDF with :class:`madqa.agents.corpus.render.PageRenderer` (cache off) and encodes every
+image with each candidate encoder; the figures chose :data:`madqa.agents.corpus.render.ENCODER`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from madqa.agents.render import DEFAULT_DPI, PageRenderer
+from madqa.agents.corpus.render import DEFAULT_DPI, PageRenderer
 
 from .measure import percentile
 
@@ -59,7 +59,7 @@ def bench_render(
     Returns:
         ``pages``, ``image_size`` (of the first page), ``render_p50_ms``/``render_p95_ms`` (PDF page to PIL image,
         size cap included) and ``encoders``: name → ``median_ms``, ``mean_kib``, ``max_kib``; the renderer's own
-        :meth:`~madqa.agents.render.PageRenderer.encode` is listed as ``madqa encode()``.
+        :meth:`~madqa.agents.corpus.render.PageRenderer.encode` is listed as ``madqa encode()``.
     """
     import pymupdf
 

@@ -42,7 +42,7 @@ def _size(folder: Path) -> int:
 
 def bench_retrieval(specs: list[str], pages: int, queries: int) -> dict[str, Any]:
     """Build and query each spec on one synthetic corpus; returns the figures."""
-    from madqa.agents.retrieval.spec import make_retrievers
+    from madqa.agents.corpus.retrieval.spec import make_retrievers
     from madqa.loading_script.load import DatasetUnavailableError, load_pages
 
     from . import BenchError

@@ -7,7 +7,8 @@ latency per call (:mod:`.scale_model`) at ``--workers`` threads and again on a l
 the results, submit them to a local Space whose board holds ``--submissions`` entries. ``--scale`` and
 ``--questions`` shrink it for a quick look (the targets are for the full size).
 
-The run stages use the real runner loop (:mod:`madqa.agents.run`, its results writer with one fsync per line) and
+The run stages use the real runner loop (:mod:`madqa.agents.harness.runner`, its results writer with one fsync per
+line) and
 the real search agent with the sample dataset's index (``madqa setup`` first), fed the synthetic questions; the
 runner's overhead per question is ``wall × workers / questions − calls × latency``. Peak RSS is this process's
 ``VmHWM``, reset before each stage (``/proc/self/clear_refs``); worker processes (extraction pool, Ray workers) are
@@ -77,7 +78,7 @@ def _stage(figures: dict[str, Any], name: str, fn: Callable[[], Any]) -> Any:
 
 def run_questions(n: int, workers: int, latency: float, out: Path, backend: Any = None) -> dict[str, Any]:
     """Answer ``n`` synthetic questions with the sleepy model through the runner; wall, ideal and overhead."""
-    from madqa.agents.run import LocalBackend, RunConfig, RunSummary, write_records
+    from madqa.agents.harness.runner import LocalBackend, RunConfig, RunSummary, write_records
 
     from .scale_model import CALLS
 
@@ -119,7 +120,7 @@ def run_on_ray(n: int, workers: int, latency: float, out: Path) -> dict[str, Any
     import ray
     from ray.cluster_utils import Cluster
 
-    from madqa.agents.ray_run import RayBackend
+    from madqa.agents.harness.ray_run import RayBackend
 
     store = 80 * 2**20
     nodes = Cluster(

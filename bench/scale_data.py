@@ -96,7 +96,7 @@ def measure_ocr(pages: int, workers: int, texts: Sequence[str]) -> dict[str, Any
 
 def build_index(pages: list[dict[str, Any]], backend: str, folder: Path) -> dict[str, Any]:
     """Build the ``backend`` index of ``pages`` from scratch in ``folder``."""
-    from madqa.agents.search import open_index
+    from madqa.agents.corpus.search import open_index
 
     start = time.perf_counter()
     index = open_index(pages, index_dir=folder, backend=backend, progress=False)  # type: ignore[arg-type]

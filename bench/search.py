@@ -6,7 +6,7 @@ processes and prints build time, index size, peak RSS, query latency and top-k a
 render and encode times on the sample's PDFs when `madqa setup` has been run. The full-scale run takes 10 to 15
 minutes on two cores, most of it the two Whoosh builds (about 4 minutes each).
 
-Then the search limits (:class:`madqa.agents.search.SearchLimits`): the match-everything queries of
+Then the search limits (:class:`madqa.agents.corpus.search.SearchLimits`): the match-everything queries of
 :data:`BROAD_QUERIES` are timed on the same corpus for each backend with no limits (the state before the limits,
 as the harness runs them: 7 to 27 s each on Whoosh at 6,000 pages), with the wall-clock safety net alone (work
 limits off), and with the default limits, with what each returned. This builds the backends' indexes once more
@@ -109,7 +109,7 @@ def _broad_figures(spec: Any, backends: list[str], workdir: str | None) -> dict[
     import time
     from pathlib import Path
 
-    from madqa.agents.search import UNLIMITED, QuerySyntaxError, SearchLimits, open_index
+    from madqa.agents.corpus.search import UNLIMITED, QuerySyntaxError, SearchLimits, open_index
 
     from .search_corpus import synthetic_pages
 

@@ -168,7 +168,7 @@ def synthetic_queries(pages: list[dict[str, Any]], n: int = 300, seed: int = 0) 
     Mix: 15% single words, 25% two or three words (implicit AND), 10% ``AND``, 10% ``OR``, 10% ``NOT``, 15% phrases,
     10% prefix wildcards (``abc*``, three to five letters) and 5% ``?`` wildcards.
     """
-    from madqa.agents.search.query import analyze
+    from madqa.agents.corpus.search.query import analyze
 
     rng = random.Random(seed)
     texts = [analyze(str(p["text"])) for p in rng.sample(pages, min(len(pages), 4 * n))]

@@ -5,7 +5,7 @@ Set-ups, each measured in its own fresh process (so peak RSS is its own) on the 
 
 * ``harness``: the public MADQA harness's Whoosh use, re-created here: its schema, ``writer(limitmb=512, procs=1,
   multisegment=False)``, and a new searcher and parser per query;
-* ``whoosh`` and ``tantivy``: :func:`madqa.agents.search.open_index` with that backend.
+* ``whoosh`` and ``tantivy``: :func:`madqa.agents.corpus.search.open_index` with that backend.
 
 For each: build time, index size on disk, peak RSS (and RSS once the pages are loaded), query latency p50/p95/max
 at ``k``, and top-k agreement with the harness set-up (identical ordered lists and mean Jaccard of the page sets).
@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from madqa.agents.search import PageHit, QuerySyntaxError
+from madqa.agents.corpus.search import PageHit, QuerySyntaxError
 
 from .measure import current_rss_mib, max_rss_mib, percentile
 from .search_corpus import CorpusSpec, synthetic_pages, synthetic_queries
@@ -85,7 +85,7 @@ def _size_mib(folder: Path) -> float:
 
 def measure_setup(name: str, pages_file: str, folder: str, queries: list[str], k: int) -> dict[str, Any]:
     """Build one set-up's index and time its queries (run in a fresh process by :func:`bench_search`)."""
-    from madqa.agents.search import open_index
+    from madqa.agents.corpus.search import open_index
 
     with open(pages_file, "rb") as f:
         pages = pickle.load(f)

@@ -6,7 +6,7 @@ Kuiper (in the ``--kuiper-order`` it names: ``block`` by default, ``file`` for t
 Page F1; then the pairwise Cohen's κ matrix on per-item correctness, the "solved only by A / only by B"
 counts of every pair, and the accuracy-vs-step-budget curve of each run as a table (``--plot``: a PNG). Each run's
 inference cost (:mod:`madqa.metric.cost`: USD per question and per run) is shown when the price table (shipped
-``agents/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not.
+``agents/harness/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not.
 
 A run whose lines carry ``system_type: "human"`` (written by ``madqa human``) is labelled ``(human)`` everywhere.
 The pure parts (:func:`pair_counts`, :func:`budget_table`, :func:`is_human`) take plain data and are tested with
@@ -66,7 +66,7 @@ def add_prices_argument(parser: argparse.ArgumentParser) -> None:
 
 def price_table(path: Path | None) -> Any:
     """The price table of ``--prices`` (or the shipped one); a bad file is a one-line error naming it."""
-    from madqa.agents.prices import load_prices
+    from madqa.agents.harness.prices import load_prices
     from madqa.metric.cost import PriceError
 
     try:

@@ -14,7 +14,7 @@ metric knows; lines from another dataset name or revision, or of a newer ``schem
 counts, and every report gets a ``provenance`` entry (:func:`madqa.metric.report.provenance_summary`). Lines
 without provenance (older files) are never rejected.
 
-Judge: ``--judge SPEC`` is a model spec of the agents package (``madqa.agents.models.make_model``), or
+Judge: ``--judge SPEC`` is a model spec of the agents package (``madqa.agents.models.factory.make_model``), or
 ``py:MODULE:NAME`` for any importable ``complete(prompt) -> str`` callable (or object with ``generate``).
 """
 
@@ -116,17 +116,17 @@ def load_references(args: argparse.Namespace) -> list[Any]:
 def resolve_judge(spec: str, options: dict[str, Any] | None = None) -> Any:
     """A judge object from ``--judge``: ``py:MODULE:NAME`` or a model spec of the agents package."""
     if spec.startswith("py:"):
-        from madqa.agents.resolve import load_object
+        from madqa.agents.harness.resolve import load_object
 
         try:
             return load_object(spec)
         except ValueError as exc:
             raise UserError(f"--judge {spec}: {exc}") from None
     try:
-        from madqa.agents.models import make_model
+        from madqa.agents.models.factory import make_model
     except ImportError:
         hint = "use --judge py:MODULE:CALLABLE"
-        raise UserError(f"--judge SPEC needs madqa.agents.models (not available); {hint}") from None
+        raise UserError(f"--judge SPEC needs madqa.agents.models.factory (not available); {hint}") from None
     try:
         return make_model(spec, **(options or {}))
     except (ValueError, KeyError) as exc:

@@ -68,19 +68,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def embedder(spec: str) -> tuple[Any, str | None]:
     """``(embedder, None)``, or ``(None, why not)``: figures that need it are skipped, not failed.
 
-    ``spec`` is an :mod:`madqa.agents.embeddings` spec (``wordllama``, ``st:MODEL``), ``none``, or
+    ``spec`` is an :mod:`madqa.agents.corpus.embeddings` spec (``wordllama``, ``st:MODEL``), ``none``, or
     ``py:MODULE:NAME``: an object with ``embed(texts)``, or a callable that returns one.
     """
     if spec.lower() == "none":
         return None, "--embedder none"
     try:
         if spec.startswith("py:"):
-            from madqa.agents.resolve import load_object
+            from madqa.agents.harness.resolve import load_object
 
             found = load_object(spec)
             model = found() if isinstance(found, type) or not hasattr(found, "embed") else found
         else:
-            from madqa.agents.embeddings import make_embedder
+            from madqa.agents.corpus.embeddings import make_embedder
 
             model = make_embedder(spec)
     except Exception as exc:  # an unknown spec, a missing extra or model: the figures say why

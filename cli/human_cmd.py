@@ -52,12 +52,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def build_service(args: argparse.Namespace):  # noqa: ANN201 - lazy import of the service type
-    """The :class:`~madqa.agents.human.service.HumanService` for the arguments (user mistakes → UserError)."""
-    from madqa.agents.human.batches import DEFAULT_SEED, BatchError
-    from madqa.agents.human.corpus import DEFAULT_K, HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
-    from madqa.agents.human.study import StudyError
+    """The :class:`~madqa.space.human.service.HumanService` for the arguments (user mistakes → UserError)."""
     from madqa.loading_script.load import DatasetUnavailableError
+    from madqa.space.human.batches import DEFAULT_SEED, BatchError
+    from madqa.space.human.corpus import DEFAULT_K, HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
+    from madqa.space.human.study import StudyError
 
     if args.output is not None and not args.annotator:
         raise UserError("-o FILE is one annotator's file: also pass --annotator ID")
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write("".join(f"{b['name']}\t{b['questions']}\n" for b in batches))
         return 0
     try:
-        from madqa.agents.human.app import launch_human
+        from madqa.space.human.app import launch_human
     except ImportError as exc:
         raise UserError(f"the app needs gradio: pip install -e '.[space]' ({exc})") from None
     where = plan.output or plan.out_dir

@@ -2,7 +2,7 @@
 
 Each LOG is an inspect log file (``.eval`` or ``.json``) or a folder of them (its ``*.eval`` and ``*.json`` files,
 inspect's ``logs.json`` listing left out). Every sample of ``--epoch`` (1) becomes one results line
-(:mod:`madqa.agents.inspect_task.lines`) in the format ``madqa run`` writes, which ``madqa evaluate`` and
+(:mod:`madqa.agents.integrations.inspect_task.lines`) in the format ``madqa run`` writes, which ``madqa evaluate`` and
 ``madqa view`` read. All logs must be of one split (``--split`` names it and refuses others) and no question may appear
 twice. ``-o`` is written whole (an existing file only with ``--force``). Needs the ``inspect`` extra.
 """
@@ -50,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
     """Read the logs, check them, write the results lines."""
     if importlib.util.find_spec("inspect_ai") is None:
         raise UserError("madqa import-inspect needs inspect_ai: pip install 'madqa[inspect]'")
-    from madqa.agents.inspect_task.lines import LogError, log_lines, read_log, task_settings
-    from madqa.agents.record import ResultsWriter
+    from madqa.agents.harness.record import ResultsWriter
+    from madqa.agents.integrations.inspect_task.lines import LogError, log_lines, read_log, task_settings
 
     if args.epoch < 1:
         raise UserError("--epoch must be at least 1")

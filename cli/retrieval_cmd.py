@@ -2,11 +2,12 @@
 
 ``madqa retrieval --retriever bm25,dense:wordllama,rrf:bm25+dense:wordllama --split dev [--dataset SPEC]
 [--limit N] [--depth 1000] [--k 10] [--runs-dir DIR] [--json]`` ranks the split's pages for every question's text
-with each retriever (:mod:`madqa.agents.retrieval`) and prints Recall@1/5/10, nDCG@5/10 and MRR@10 at page level
+with each retriever (:mod:`madqa.agents.corpus.retrieval`) and prints Recall@1/5/10, nDCG@5/10 and MRR@10 at page level
 (top 10 pages) and document level (documents of the top ``--depth`` pages) with 95 % Wilson intervals, per hop type
 with ``--by-hop``, and the share of
 questions whose evidence no retriever puts in its top ``k`` (a miss rate; not the paper's Oracle Gap, see
-:mod:`madqa.agents.retrieval.evaluation`). ``--runs-dir`` writes each ranking as TREC runs and the gold as qrels,
+:mod:`madqa.agents.corpus.retrieval.evaluation`). ``--runs-dir`` writes each ranking as TREC runs and the gold as
+qrels,
 from which ``trec_eval`` reproduces the printed table.
 """
 
@@ -68,7 +69,7 @@ def _specs(raw: str) -> list[str]:
 
 
 def _table(results: dict[str, Any], level: str, group: str | None = None) -> list[str]:
-    from madqa.agents.retrieval.evaluation import MEASURES
+    from madqa.agents.corpus.retrieval.evaluation import MEASURES
 
     width = max(len(name) for name in results)  # cells: mean [95 % Wilson interval]
     lines = [f"{'retriever'.ljust(width)}  " + "  ".join(label.rjust(17) for label, _ in MEASURES)]
@@ -87,8 +88,8 @@ def _table(results: dict[str, Any], level: str, group: str | None = None) -> lis
 
 def run(args: argparse.Namespace) -> int:
     """Rank, score and print."""
-    from madqa.agents.retrieval.base import RetrievalError
-    from madqa.agents.retrieval.evaluation import (
+    from madqa.agents.corpus.retrieval.base import RetrievalError
+    from madqa.agents.corpus.retrieval.evaluation import (
         CUTOFF,
         DEFAULT_DEPTH,
         TREC_EVAL_COMMAND,
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         summarise,
         write_runs,
     )
-    from madqa.agents.retrieval.spec import make_retrievers
+    from madqa.agents.corpus.retrieval.spec import make_retrievers
     from madqa.loading_script.load import DatasetUnavailableError, load_gold, load_pages
 
     specs = _specs(args.retriever)

@@ -26,9 +26,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from madqa.agents import registry
-from madqa.agents.deadline import DEFAULT_INTERRUPT_WAIT
-from madqa.agents.search import DEFAULT_SEARCH_TIMEOUT, MAX_EXPANSION_TERMS, MAX_POSTINGS
+from madqa.agents.corpus.search import DEFAULT_SEARCH_TIMEOUT, MAX_EXPANSION_TERMS, MAX_POSTINGS
+from madqa.agents.harness import registry
+from madqa.agents.harness.deadline import DEFAULT_INTERRUPT_WAIT
 from madqa.cli.errors import UserError
 
 HELP = "run an agent over a split's questions and write results JSONL (resumable; score it with `madqa evaluate`)"
@@ -197,7 +197,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def add_model_option_argument(parser: argparse.ArgumentParser) -> None:
     """``--model-option KEY=VALUE`` (repeatable), shared with `madqa evaluate` (the judge)."""
-    from madqa.agents.model_options import KNOWN_OPTIONS
+    from madqa.agents.models.options import KNOWN_OPTIONS
 
     known = "; ".join(f"{k}: {h}" for k, (_, h) in KNOWN_OPTIONS.items() if k not in ("api_key",))
     parser.add_argument(
@@ -211,7 +211,7 @@ def add_model_option_argument(parser: argparse.ArgumentParser) -> None:
 
 def model_options_of(args: argparse.Namespace) -> dict[str, Any]:
     """The typed ``--model-option`` pairs, with ``--api-base`` (raises :class:`UserError` for a bad pair)."""
-    from madqa.agents.model_options import ModelOptionError, parse_model_options
+    from madqa.agents.models.options import ModelOptionError, parse_model_options
 
     base = {"api_base": args.api_base} if getattr(args, "api_base", None) else {}
     try:
@@ -242,10 +242,10 @@ def add_ray_options(parser: argparse.ArgumentParser) -> None:
 
 
 def ray_backend(args: argparse.Namespace) -> Any:
-    """The :class:`~madqa.agents.ray_run.RayBackend` that ``--ray`` asks for, or ``None`` (this machine)."""
+    """The :class:`~madqa.agents.harness.ray_run.RayBackend` that ``--ray`` asks for, or ``None`` (this machine)."""
     if getattr(args, "ray", None) is None:
         return None
-    from madqa.agents.ray_run import RayBackend
+    from madqa.agents.harness.ray_run import RayBackend
     from madqa.loading_script.ray_cluster import RayUnavailableError, require_ray
 
     try:
@@ -372,7 +372,7 @@ def _interrupts(stop: Any, resume: str) -> Iterator[None]:
 
 def _top_k(args: argparse.Namespace) -> int:
     """``--top-k``, else the agent's own default (``default_top_k``: its paper's), else 5."""
-    from madqa.agents.config import DEFAULT_TOP_K
+    from madqa.agents.harness.config import DEFAULT_TOP_K
 
     if args.top_k is not None:
         return int(args.top_k)
@@ -381,7 +381,7 @@ def _top_k(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the agent and report where the results are."""
-    from madqa.agents.run import RunConfig, RunError, StopRequest, run_benchmark
+    from madqa.agents.harness.runner import RunConfig, RunError, StopRequest, run_benchmark
     from madqa.loading_script.load import DatasetUnavailableError
 
     if args.retry_errors and not args.resume:

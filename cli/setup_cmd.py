@@ -152,7 +152,7 @@ def _run_dataset(args: argparse.Namespace) -> int:
     index = None
     pages = [] if args.no_index or not result.stats.get("pages") else load_pages(spec)
     if pages:  # an empty corpus (every fetch failed) has nothing to index
-        from madqa.agents.search import open_index
+        from madqa.agents.corpus.search import open_index
 
         opened = open_index(pages, progress=not args.no_progress)  # built once; `madqa run` reuses it
         getattr(opened, "close", lambda: None)()

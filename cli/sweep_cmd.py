@@ -17,7 +17,8 @@ The configuration file (YAML)::
         oracle: true
       - {name: repl, agent: repl, model: "litellm:anthropic/claude-sonnet-4-5", max_steps: 10}
 
-A configuration's fields are :class:`madqa.agents.run.RunConfig`'s (``model``, ``agent``, ``split``, ``dataset``,
+A configuration's fields are :class:`madqa.agents.harness.runner.RunConfig`'s (``model``, ``agent``, ``split``,
+``dataset``,
 ``limit``, ``max_steps``, ``top_k``, ``observe``, ``oracle``, ``search_backend`` …) plus ``name``, ``output``,
 ``workers`` and ``api_base``. Every configuration is checked before the first question runs (a mistake names the
 file, the configuration and the field). Then each runs in turn, resuming its file when it exists (a sweep that was
@@ -60,7 +61,7 @@ class SweepEntry:
     """One configuration of a sweep: its name, settings, results file, threads/questions in flight, model URL."""
 
     name: str
-    config: Any  # madqa.agents.run.RunConfig
+    config: Any  # madqa.agents.harness.runner.RunConfig
     output: Path
     workers: int = 1
     api_base: str | None = None
@@ -89,9 +90,9 @@ def load_sweep(path: Path) -> list[SweepEntry]:
     """
     import yaml
 
-    from madqa.agents.models import parse_spec
-    from madqa.agents.registry import get_agent
-    from madqa.agents.run import RunConfig, RunError
+    from madqa.agents.harness.registry import get_agent
+    from madqa.agents.harness.runner import RunConfig, RunError
+    from madqa.agents.models.factory import parse_spec
 
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -154,7 +155,7 @@ def run_sweep(
     A configuration that cannot run (its file holds another model's results, its dataset is missing …) gets its
     error in its row, and the sweep goes on.
     """
-    from madqa.agents.run import RunError, run_benchmark
+    from madqa.agents.harness.runner import RunError, run_benchmark
     from madqa.cli.run_cmd import _Bar, _gold_variants
     from madqa.loading_script.load import DatasetUnavailableError
 

@@ -99,8 +99,8 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    from madqa.agents.gradio_launch import launch as launch_gradio
     from madqa.space.explore.ui import build_view_app
+    from madqa.space.gradio_launch import launch as launch_gradio
 
     demo = build_view_app(ws, thumbs)
     assert port is not None

@@ -1,7 +1,7 @@
 """Reaching a Ray cluster: the optional ``ray`` extra, imported only when ``--ray`` is given.
 
 Both distributed paths use this module: extraction (:mod:`.extract_ray`) and batch runs
-(:mod:`madqa.agents.ray_run`); it lives in ``loading_script`` because that is the lowest layer both may import.
+(:mod:`madqa.agents.harness.ray_run`); it lives in ``loading_script`` because that is the lowest layer both may import.
 
 Address semantics (those of ``ray.init``): no address starts a local Ray instance, or joins the cluster named by
 ``RAY_ADDRESS``; ``ADDRESS`` (``HOST:PORT`` of a head started with ``ray start --head``, or ``ray://HOST:10001``

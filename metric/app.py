@@ -384,7 +384,7 @@ def launch(**kwargs: Any) -> Any:
     app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), Middleware(UploadGate, max_bytes=MAX_FILE_BYTES)]
     # gradio's own check of the local URL gives up after one 3 s HEAD, which a busy machine can miss although the
     # server is up (issue 39); launch() has already awaited the server's start-up events. The harness's apps do the
-    # same through madqa.agents.gradio_launch, which this self-contained folder cannot import.
+    # same through madqa.space.gradio_launch, which this self-contained folder cannot import.
     if "_frontend" in inspect.signature(demo.launch).parameters:
         kwargs["_frontend"] = False
     demo.launch(max_file_size=MAX_FILE_BYTES, app_kwargs=app_kwargs, **kwargs)

@@ -2,7 +2,7 @@
 
 Where the tokens are: every line ``madqa run`` writes carries ``model`` (the model spec, e.g. ``openai:gpt-4.1``,
 ``litellm:anthropic/claude-sonnet-4-5``, ``local``) and ``usage`` = ``{input_tokens, output_tokens}`` summed over
-all the question's model calls (``agents/record.py``); each ``trajectory`` entry also holds its own
+all the question's model calls (``agents/harness/record.py``); each ``trajectory`` entry also holds its own
 ``input_tokens``/``output_tokens``, which are used only when a line (from another harness) has no ``usage``. The
 code agent's lines add ``effort`` with ``sub_input_tokens``/``sub_output_tokens``: when ``config.sub_model`` names
 another model, those tokens are priced at the sub-model's price and the rest at the root model's. An optional

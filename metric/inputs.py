@@ -30,7 +30,7 @@ A results line follows the public harness: ``id``, ``question``, ``answer`` (lis
 * caps (``schema.MAX_*``): line length, answer string length, total answer length per line, answer items,
   citations, effort values, ``id``, document name and ``question`` length. They bound the cost of scoring a file
   and are checked here, before any scoring work; a value over a cap is an error naming file, line and field.
-  `madqa run` never writes a value over them (``agents/answer.py`` cuts answers and document names to fit).
+  `madqa run` never writes a value over them (``agents/harness/answer.py`` cuts answers and document names to fit).
 * lines are split on ``\n`` only, and error messages are bounded (see :mod:`.jsonl`).
 """
 

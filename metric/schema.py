@@ -47,7 +47,7 @@ MAX_ANSWER_CHARS = 2000
 # Input caps, enforced by the parser (``inputs.py``) in every mode, before any scoring work, so that the cost of
 # scoring one results file is bounded: ANLS* takes time proportional to answer length x gold length (a 1 MB answer
 # took ~23 s). Each cap is far above what a real agent writes: paper answers are a few words, this project's agents
-# keep at most 50 answer strings / citations of at most 1,000 characters and 8,000 in all (``agents/answer.py``
+# keep at most 50 answer strings / citations of at most 1,000 characters and 8,000 in all (``agents/harness/answer.py``
 # cuts a model's answer to fit, so `madqa run` never writes a refused line), and the judge already calls an answer
 # over MAX_ANSWER_CHARS incorrect. A value over a cap is an input error naming file, line and field (MAX_PAGE is
 # the exception: see there). At the caps,

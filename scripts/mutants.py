@@ -118,7 +118,9 @@ def environment(dest: Path) -> dict[str, str]:
 
 def imported_from_copy(dest: Path) -> str | None:
     """``None`` when ``madqa.*`` resolves into the copy, else where it comes from."""
-    probe = "import madqa.metric, madqa.agents.repl.walls as w, madqa.space; print(madqa.metric.__file__, w.__file__)"
+    probe = (
+        "import madqa.metric, madqa.agents.sandbox.walls as w, madqa.space; print(madqa.metric.__file__, w.__file__)"
+    )
     out = subprocess.run(
         [sys.executable, "-c", probe], cwd=dest / "repo", env=environment(dest), capture_output=True, text=True
     )

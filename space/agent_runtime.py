@@ -144,12 +144,12 @@ class AgentRuntime:
         """The prepared agent ``name`` on model ``spec`` (a search must come before an answer).
 
         Raises:
-            madqa.agents.protocol.AgentUnavailableError: this host cannot run the agent safely.
+            madqa.agents.harness.protocol.AgentUnavailableError: this host cannot run the agent safely.
         """
         if (name, spec) not in self._prepared:
-            from madqa.agents.config import RunConfig
-            from madqa.agents.protocol import Host
-            from madqa.agents.registry import get_agent
+            from madqa.agents.harness.config import RunConfig
+            from madqa.agents.harness.protocol import Host
+            from madqa.agents.harness.registry import get_agent
 
             run = RunConfig(
                 model=spec,
@@ -174,7 +174,7 @@ class AgentRuntime:
     def renderer(self) -> Any:
         """The page renderer of the Space's dataset (thumbnails and cited pages)."""
         if self._renderer is None:
-            from madqa.agents.render import PageRenderer
+            from madqa.agents.corpus.render import PageRenderer
 
             self._renderer = PageRenderer(self.config.dataset)
         return self._renderer

@@ -1,12 +1,13 @@
 """The "Try an agent" tab: run an agent on a dev question (or a typed one) and render its step events.
 
 The agents are looked up in the agent registry and prepared once per (agent, model) for this Space
-(:class:`madqa.agents.protocol.PreparedAgent`); the tab only renders the events their ``stream`` yields: each search
+(:class:`madqa.agents.harness.protocol.PreparedAgent`); the tab only renders the events their ``stream`` yields: each
+search
 as its query and result pages (thumbnails rendered from the PDFs), each code step as its code and printed output,
 and the final answer with its citations and the cited page images; step count and time close the run. For a dev
 question the gold answer (dev labels are public) and the item's score are shown. Test labels are never read here.
 
-The code-REPL agent writes Python that runs in its out-of-process worker (``agents/repl/worker.py``: minimal
+The code-REPL agent writes Python that runs in its out-of-process worker (``agents/sandbox/worker.py``: minimal
 environment, read-only view of Python's own files under Landlock, no sockets or processes under seccomp), never in
 the Space's process, and in a fresh worker for every question. Where the host lacks Landlock or seccomp, the tab
 refuses to run it (``Host(require_isolation=True)``: fail closed).
@@ -163,7 +164,7 @@ def _produce(
     ``stop`` is read after set-up and after each event: closing the agent's stream there ends smolagents' run between
     steps (``PreparedAgent.stream`` closes it in its ``finally``), and ``("stopped", steps)`` tells the renderer.
     """
-    from madqa.agents.protocol import AgentUnavailableError, AnswerEvent
+    from madqa.agents.harness.protocol import AgentUnavailableError, AnswerEvent
 
     stream: Any = None
     try:
@@ -252,7 +253,7 @@ def _render(
     events: queue.Queue[tuple[str, Any]], row: Mapping[str, Any] | None, history: list[Any], stop: threading.Event
 ) -> Iterator[list[Any]]:
     """The chat history as the events arrive, with a pending status message while the run waits."""
-    from madqa.agents.protocol import AnswerEvent, CodeEvent, SearchEvent
+    from madqa.agents.harness.protocol import AnswerEvent, CodeEvent, SearchEvent
 
     renderer: Any = None
     phase, step, since = "start", 1, time.monotonic()

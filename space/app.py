@@ -13,10 +13,10 @@ from typing import Any
 
 import gradio as gr
 
-from madqa.agents.gradio_launch import launch as launch_gradio
 from madqa.space import content
 from madqa.space.board_tab import CSS as BOARD_CSS
 from madqa.space.board_tab import build_board
+from madqa.space.gradio_launch import launch as launch_gradio
 from madqa.space.identity import identity_key
 from madqa.space.leaderboard import official_caption, official_frame, official_heading, system_choices
 from madqa.space.plots import plot_systems
@@ -195,7 +195,7 @@ def build_tabs(
 
         build_explore_tab(config)
     with gr.Tab("Solve it yourself", elem_id="tab-human"):
-        from madqa.agents.human.practice import build_practice_tab
+        from madqa.space.human.practice import build_practice_tab
 
         build_practice_tab(config.dataset, services.practice, client_of=identity_key)
     with gr.Tab("About", elem_id="tab-about"):

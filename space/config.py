@@ -24,7 +24,7 @@ Environment variables (all optional):
                              with an explicit ``part`` keep it).
 ``MADQA_SPACE_LADDER_MARGIN`` the Ladder's margin of the official ranking (default 0.01: one accuracy point).
 ``MADQA_SPACE_PRACTICE_NEW_RUNS`` new practice runs one client may start per hour (default 20; read by the practice
-                             tab, ``agents/human/practice.py``).
+                             tab, ``space/human/practice.py``).
 ``MADQA_SPACE_SNAPSHOT_DAYS`` days between automatic snapshots of the official ranking (default 7; 0: only
                              ``python -m madqa.space.ladder snapshot``).
 ``MADQA_SPACE_ANSWER_GRID_S`` the first point of the submit answer's time grid, in seconds (default 4; 0: answer at

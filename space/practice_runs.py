@@ -132,9 +132,9 @@ class PracticeShelf:
         """:meth:`share` for the visitor of a Gradio request (identity as for submissions).
 
         Raises:
-            madqa.agents.human.practice.ShareRefused: why nothing was stored.
+            madqa.space.human.practice.ShareRefused: why nothing was stored.
         """
-        from madqa.agents.human.practice import ShareRefused
+        from madqa.space.human.practice import ShareRefused
 
         try:
             identity = identity_key(request, profile, login_required=self.login_required)

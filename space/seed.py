@@ -31,8 +31,8 @@ SEED_FORM = {
 
 
 def bm25_query(question: str, max_terms: int = 24) -> str:
-    """An OR query of the question's words (:func:`madqa.agents.search.query.or_query`)."""
-    from madqa.agents.search.query import or_query
+    """An OR query of the question's words (:func:`madqa.agents.corpus.search.query.or_query`)."""
+    from madqa.agents.corpus.search.query import or_query
 
     return or_query(question, max_terms)
 
@@ -88,7 +88,7 @@ def seed_board(scorer: Scorer, dataset: str | None = None, seed_dir: Path | None
     """
     if scorer.store.count():
         return 0
-    from madqa.agents.search import open_index
+    from madqa.agents.corpus.search import open_index
     from madqa.loading_script.load import load_pages, load_questions
 
     test = load_questions("test", dataset)

@@ -45,7 +45,7 @@ def _other_split_ids(dataset: str) -> dict[str, str]:
 def _judge(config: SpaceConfig) -> Any:
     if not config.judge_model:
         return None
-    from madqa.agents.models import make_model
+    from madqa.agents.models.factory import make_model
     from madqa.metric.judge import Judge
 
     cache = config.db_path.parent / "judge_cache.jsonl"

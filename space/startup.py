@@ -423,6 +423,6 @@ def serve(
     else:
         launch(services, port=port, host=host)
         return
-    from madqa.agents.gradio_launch import launch as launch_gradio
+    from madqa.space.gradio_launch import launch as launch_gradio
 
     launch_gradio(error_page(failure, env), server_name=host, server_port=port)

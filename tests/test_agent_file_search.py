@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from provider_standin import StandIn, serve
 
-from madqa.agents.config import RunConfig, RunError
+from madqa.agents.harness.config import RunConfig, RunError
 
 TESTS = Path(__file__).resolve().parent
 FAST_POLL = 0.001  # seconds between indexing polls (the stand-in is done on the second poll)
@@ -46,7 +46,7 @@ def _options(provider: str, base: str) -> dict[str, Any]:
 
 
 def _prepare(provider: str, base: str, **config: Any) -> Any:
-    from madqa.agents.registry import get_agent
+    from madqa.agents.harness.registry import get_agent
 
     entry = get_agent("file-search")
     run = RunConfig(agent="file-search", provider=provider, **config)
@@ -133,7 +133,7 @@ def test_a_chunk_without_a_stated_page_is_placed_by_its_text(layout, keys, stand
 
 @pytest.mark.parametrize("provider", ["openai", "gemini"])
 def test_a_provider_error_becomes_an_error_line_not_a_crash(layout, keys, standin, provider: str) -> None:
-    from madqa.agents.protocol import AnswerEvent
+    from madqa.agents.harness.protocol import AnswerEvent
     from madqa.loading_script.load import load_gold
 
     state, base = standin
@@ -195,7 +195,7 @@ def test_a_missing_key_stops_the_run_before_anything_is_sent(
 
 
 def test_settings_the_agent_cannot_use_are_refused() -> None:
-    from madqa.agents.registry import get_agent
+    from madqa.agents.harness.registry import get_agent
 
     entry = get_agent("file-search")
     with pytest.raises(RunError, match="needs --provider openai or gemini"):
@@ -208,8 +208,8 @@ def test_settings_the_agent_cannot_use_are_refused() -> None:
 
 
 def test_page_recovery_places_every_text_page_of_the_corpus_on_itself(layout) -> None:
-    from madqa.agents.file_search.answers import locate_page
-    from madqa.agents.file_search.store import page_texts
+    from madqa.agents.baselines.file_search.answers import locate_page
+    from madqa.agents.baselines.file_search.store import page_texts
     from madqa.loading_script.load import load_pages
 
     pages = page_texts(load_pages())

@@ -47,8 +47,8 @@ def _env() -> dict[str, str]:
 
 
 def _prepare(**fields: Any) -> Any:
-    from madqa.agents.config import RunConfig
-    from madqa.agents.registry import get_agent
+    from madqa.agents.harness.config import RunConfig
+    from madqa.agents.harness.registry import get_agent
 
     entry = get_agent("mdoc")
     config = RunConfig(agent="mdoc", **fields)

@@ -8,9 +8,17 @@ from typing import Any
 import pytest
 from smolagents import ChatMessage, MessageRole, Model
 
-from madqa.agents import deps, llamacpp, models
-from madqa.agents.answer import FinalAnswerTool
-from madqa.agents.models import MissingDependencyError, bounded_schema, make_model, parse_spec, tool_call_schema
+from madqa.agents.harness import deps
+from madqa.agents.harness.answer import FinalAnswerTool
+from madqa.agents.models import factory as models
+from madqa.agents.models import llamacpp
+from madqa.agents.models.factory import (
+    MissingDependencyError,
+    bounded_schema,
+    make_model,
+    parse_spec,
+    tool_call_schema,
+)
 
 
 @pytest.mark.parametrize(
@@ -121,7 +129,7 @@ def local_model():
 
 
 def test_local_model_always_makes_a_well_formed_tool_call(local_model) -> None:
-    from madqa.agents.bm25.tools import SearchDocumentsTool
+    from madqa.agents.search_loop.tools import SearchDocumentsTool
 
     tool = SearchDocumentsTool(None, None)  # type: ignore[arg-type]  # only its schema is used
     messages = [
@@ -150,15 +158,15 @@ def test_local_model_honours_a_json_schema_response_format(local_model) -> None:
 @pytest.mark.parametrize(
     "name",
     [
-        "madqa.agents.models",
-        "madqa.agents.answer",
-        "madqa.agents.resolve",
-        "madqa.agents.config",
-        "madqa.agents.protocol",
-        "madqa.agents.registry",
+        "madqa.agents.models.factory",
+        "madqa.agents.harness.answer",
+        "madqa.agents.harness.resolve",
+        "madqa.agents.harness.config",
+        "madqa.agents.harness.protocol",
+        "madqa.agents.harness.registry",
         "madqa.agents.prompts",
-        "madqa.agents.repl.corpus",
-        "madqa.agents.repl.agent",
+        "madqa.agents.baselines.repl.corpus",
+        "madqa.agents.baselines.repl.agent",
     ],
 )
 def test_docstring_examples(name: str) -> None:

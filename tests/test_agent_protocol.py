@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from madqa.agents.config import COMMON_FIELDS, RunConfig, RunError
-from madqa.agents.protocol import AgentUnavailableError, AnswerEvent, Citation, CodeEvent, Host, SearchEvent
-from madqa.agents.registry import get_agent, names
-from madqa.agents.resolve import load_object
+from madqa.agents.harness.config import COMMON_FIELDS, RunConfig, RunError
+from madqa.agents.harness.protocol import AgentUnavailableError, AnswerEvent, Citation, CodeEvent, Host, SearchEvent
+from madqa.agents.harness.registry import get_agent, names
+from madqa.agents.harness.resolve import load_object
 
 AGENTS_DIR = Path(__file__).resolve().parents[1] / "agents"
 FAKE = "py:test_agent_runner:fake_model"
@@ -40,8 +40,8 @@ def test_registry_names_and_unknown_agent() -> None:
 
 def test_looking_up_an_agent_imports_no_other_agent() -> None:
     code = (
-        "import sys; from madqa.agents.registry import get_agent; get_agent('bm25'); "
-        "print(sorted(m for m in sys.modules if m.startswith('madqa.agents.repl')))"
+        "import sys; from madqa.agents.harness.registry import get_agent; get_agent('bm25'); "
+        "print(sorted(m for m in sys.modules if m.startswith('madqa.agents.baselines.repl')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -97,7 +97,7 @@ def test_code_agent_streams_code_steps_and_honours_a_fresh_sandbox_per_question(
 
 
 def test_a_host_that_requires_isolation_refuses_before_loading_any_model(monkeypatch) -> None:
-    from madqa.agents.repl import worker as repl_worker
+    from madqa.agents.sandbox import worker as repl_worker
 
     monkeypatch.setattr(repl_worker, "SKIP_WALLS", ("syscalls",))
     # The model spec cannot be loaded: reaching it would raise a ValueError instead.
@@ -118,7 +118,7 @@ def test_agents_check_only_their_own_settings() -> None:
 
 
 def test_one_resolver_for_py_specs(tmp_path: Path) -> None:
-    from madqa.agents.models import make_model
+    from madqa.agents.models.factory import make_model
     from madqa.cli import UserError
     from madqa.cli.evaluate_cmd import resolve_judge
 

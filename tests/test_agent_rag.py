@@ -35,8 +35,8 @@ def _env() -> dict[str, str]:
 
 
 def test_rag_retrieves_once_shows_the_pages_and_answers_in_one_call(layout) -> None:
-    from madqa.agents.config import RunConfig
-    from madqa.agents.registry import get_agent
+    from madqa.agents.harness.config import RunConfig
+    from madqa.agents.harness.registry import get_agent
     from madqa.loading_script.load import load_gold
 
     gold = load_gold("dev")[:3]
@@ -140,8 +140,8 @@ def semantic_searcher(**_: Any) -> ScriptedModel:
 
 
 def test_the_search_agent_can_search_through_a_retriever(layout) -> None:
-    from madqa.agents.config import RunConfig
-    from madqa.agents.registry import get_agent
+    from madqa.agents.harness.config import RunConfig
+    from madqa.agents.harness.registry import get_agent
     from madqa.loading_script.load import load_gold
 
     row = load_gold("dev")[0]

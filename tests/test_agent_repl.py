@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from fakes import Reply, ScriptedModel, code
 
-from madqa.agents.repl.agent import build_repl_agent
-from madqa.agents.repl.corpus import build_corpus
-from madqa.agents.repl.worker import ReplWorker, WorkerLimits
+from madqa.agents.baselines.repl.agent import build_repl_agent
+from madqa.agents.baselines.repl.corpus import build_corpus
+from madqa.agents.sandbox.worker import ReplWorker, WorkerLimits
 from madqa.metric.inputs import parse_results_text
 
 ROOT_USAGE, SUB_USAGE = (100, 10), (20, 3)
@@ -123,7 +123,7 @@ def test_batched_sub_calls_run_under_the_question_budget(corpus, worker) -> None
     that a sub-model call is cut by --question-timeout like any other model call instead of outliving it."""
     import threading
 
-    from madqa.agents.deadline import question_deadline, remaining
+    from madqa.agents.harness.deadline import question_deadline, remaining
 
     seen: list[tuple[str, float | None]] = []
 
@@ -244,7 +244,7 @@ def test_allowed_modules_work_fully_behind_the_walls(worker) -> None:
 
 
 def test_worker_environment_holds_no_keys_or_paths(monkeypatch) -> None:
-    from madqa.agents.repl.worker import WORKER_ENV
+    from madqa.agents.sandbox.worker import WORKER_ENV
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     assert set(WORKER_ENV) == {"PATH", "LANG", "LC_ALL"}
@@ -317,7 +317,7 @@ def fake_repl_model(**_: Any) -> ScriptedModel:
 
 
 def test_runner_writes_metric_ready_repl_lines_and_resumes(layout, tmp_path: Path) -> None:
-    from madqa.agents.run import RunConfig, RunError, run_benchmark
+    from madqa.agents.harness.runner import RunConfig, RunError, run_benchmark
 
     out = tmp_path / "repl.jsonl"
     config = RunConfig(model="py:test_agent_repl:fake_repl_model", agent="repl", limit=2, max_steps=3)
@@ -372,7 +372,7 @@ def test_cli_runs_the_repl_agent_then_evaluate(layout, tmp_path: Path, capsys) -
 
 def test_local_model_smoke_run(layout, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
-    from madqa.agents.run import RunConfig, run_benchmark
+    from madqa.agents.harness.runner import RunConfig, run_benchmark
 
     out = tmp_path / "local.jsonl"
     # one root step with short replies (the 135M model writes ~10 tokens/s here), then the extraction call

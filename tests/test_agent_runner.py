@@ -1,4 +1,5 @@
-"""``madqa run`` / :func:`madqa.agents.run.run_benchmark`: results lines, resume, kill -9 and resume, Ctrl+C once
+"""``madqa run`` / :func:`madqa.agents.harness.runner.run_benchmark`: results lines, resume, kill -9 and resume, Ctrl+C
+once
 (questions in flight finish, exit 130 with the resume command) and twice (exit at once, also with the local model),
 item errors, and one smoke run of the bundled local model."""
 
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from fakes import ScriptedModel, search_then_cite
 
-from madqa.agents.run import RunConfig, RunError, run_benchmark
+from madqa.agents.harness.runner import RunConfig, RunError, run_benchmark
 from madqa.metric.inputs import parse_results_text
 
 TESTS = Path(__file__).parent

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from fakes import ScriptedModel
 
-from madqa.agents.answer import AnswerFormatError, normalise_answer
-from madqa.agents.bm25.agent import build_search_agent
-from madqa.agents.bm25.prepare import record_fields
+from madqa.agents.harness.answer import AnswerFormatError, normalise_answer
+from madqa.agents.harness.record import as_prediction, build_record
 from madqa.agents.prompts import load_prompts
-from madqa.agents.record import as_prediction, build_record
+from madqa.agents.search_loop.agent import build_search_agent
+from madqa.agents.search_loop.resources import record_fields
 from madqa.metric.inputs import parse_prediction
 
 Step = tuple[str, dict[str, Any]] | str
@@ -21,8 +21,8 @@ Step = tuple[str, dict[str, Any]] | str
 
 @pytest.fixture(scope="module")
 def corpus(layout, tmp_path_factory):
-    from madqa.agents.render import PageRenderer
-    from madqa.agents.search import open_index
+    from madqa.agents.corpus.render import PageRenderer
+    from madqa.agents.corpus.search import open_index
     from madqa.loading_script.load import load_pages
 
     pages = load_pages()
@@ -244,7 +244,7 @@ def test_min_searches_offers_only_search_until_done(corpus) -> None:
 
 
 def test_engine_failure_is_an_observation(corpus) -> None:
-    from madqa.agents.bm25.tools import SearchDocumentsTool
+    from madqa.agents.search_loop.tools import SearchDocumentsTool
 
     class Broken:
         def search(self, query: str, k: int = 5):

@@ -78,8 +78,8 @@ def _env() -> dict[str, str]:
 
 
 def _prepare(**fields: Any) -> Any:
-    from madqa.agents.config import RunConfig
-    from madqa.agents.registry import get_agent
+    from madqa.agents.harness.config import RunConfig
+    from madqa.agents.harness.registry import get_agent
 
     entry = get_agent("shell")
     config = RunConfig(agent="shell", **fields)
@@ -131,7 +131,7 @@ def test_the_corpus_is_one_file_per_page_and_commands_run_in_the_walled_worker(l
 
 
 def test_nothing_outside_the_corpus_folder_is_readable(layout, monkeypatch: pytest.MonkeyPatch) -> None:
-    from madqa.agents.shell.corpus import write_corpus
+    from madqa.agents.baselines.shell.corpus import write_corpus
     from madqa.loading_script.load import load_gold, load_pages
 
     home = layout.root
@@ -167,7 +167,7 @@ def test_nothing_outside_the_corpus_folder_is_readable(layout, monkeypatch: pyte
 
 
 def test_commands_behave_like_their_unix_namesakes() -> None:
-    from madqa.agents.shell.coreutils import sh_main
+    from madqa.agents.baselines.shell.coreutils import sh_main
 
     files = {
         "a/page_0001.txt": "Total revenue 12\nother\nnet Revenue 9",
@@ -197,7 +197,7 @@ def test_commands_behave_like_their_unix_namesakes() -> None:
 
 
 def test_the_corpus_reader_takes_regular_files_and_never_follows_a_link(tmp_path: Path) -> None:
-    from madqa.agents.shell.corpus import read_corpus
+    from madqa.agents.baselines.shell.corpus import read_corpus
 
     outside = tmp_path / "secret.txt"
     outside.write_text(SECRET, encoding="utf-8")
@@ -264,7 +264,7 @@ def test_the_space_tab_and_the_explorer_show_the_commands(layout) -> None:
             return prepared
 
         def renderer(self) -> Any:
-            from madqa.agents.render import PageRenderer
+            from madqa.agents.corpus.render import PageRenderer
 
             return PageRenderer()
 

@@ -306,6 +306,29 @@ def test_no_module_over_the_line_cap(graph):
     )
 
 
+#: The one module that may name the agents of ``agents/baselines/``: the registry, by ``MODULE:NAME`` string.
+AGENT_LOOKUP = "madqa.agents.harness.registry"
+BASELINES = "madqa.agents.baselines."
+
+
+def _baseline(module: str) -> str | None:
+    """``bm25`` for ``madqa.agents.baselines.bm25.prepare``; ``None`` outside the baselines."""
+    return module[len(BASELINES) :].split(".")[0] if module.startswith(BASELINES) else None
+
+
+def test_no_agent_imports_another_agent_and_only_the_registry_names_them(graph):
+    """Shared machinery lives in harness/, models/, corpus/, sandbox/ or search_loop/, never inside a peer agent, so
+    an agent can be removed (or added as a plugin) without touching another."""
+    _, edges, _ = graph
+    bad = []
+    for edge in edges:
+        target = _baseline(edge.target)
+        if target is None or _baseline(edge.source) == target or edge.source == AGENT_LOOKUP:
+            continue
+        bad.append(f"  {edge.source} (line {edge.line}) imports the agent {target!r} ({edge.target})")
+    _fail("imports of an agent from outside it (move what they share out of the agent)", bad)
+
+
 def test_no_formatter_escapes():
     """The cap counts formatted lines, so nothing may opt out of ``ruff format`` (``make lint`` checks the rest)."""
     escapes = re.compile(r"#\s*fmt:\s*(skip|off)\b")

@@ -1,4 +1,5 @@
-"""agents/embeddings.py: real wordllama vectors (offline, from its wheel), the spec errors, the sentence-transformers
+"""agents/corpus/embeddings.py: real wordllama vectors (offline, from its wheel), the spec errors, the
+sentence-transformers
 wrapper (on a stand-in model here; on a tiny random model when the package is installed)."""
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from madqa.agents.deps import MissingDependencyError
-from madqa.agents.embeddings import (
+from madqa.agents.corpus.embeddings import (
     Embedder,
     EmbedderSpecError,
     SentenceTransformerEmbedder,
     make_embedder,
 )
+from madqa.agents.harness.deps import MissingDependencyError
 
 SENTENCES = [
     "The cat sat on the mat.",
@@ -103,7 +104,7 @@ def test_matches_the_wordllama_library(wl: Embedder) -> None:
 def test_root_logger_is_left_alone() -> None:
     code = (
         "import logging\n"
-        "from madqa.agents.embeddings import make_embedder\n"
+        "from madqa.agents.corpus.embeddings import make_embedder\n"
         "make_embedder('wordllama').embed(['x'])\n"
         "root = logging.getLogger()\n"
         "print(len(root.handlers), root.level)\n"
@@ -115,7 +116,7 @@ def test_root_logger_is_left_alone() -> None:
 def test_import_loads_nothing_heavy() -> None:
     code = (
         "import sys\n"
-        "import madqa.agents.embeddings\n"
+        "import madqa.agents.corpus.embeddings\n"
         "print(sorted(m for m in ('wordllama', 'sentence_transformers', 'torch', 'tokenizers', 'safetensors', 'tqdm')"
         " if m in sys.modules))\n"
     )
@@ -132,7 +133,7 @@ def blocked(*args, **kwargs):
 socket.getaddrinfo = blocked
 socket.create_connection = blocked
 socket.socket.connect = lambda self, address: blocked(address)
-from madqa.agents.embeddings import make_embedder
+from madqa.agents.corpus.embeddings import make_embedder
 v = make_embedder(sys.argv[1]).embed(["offline sentence one", "offline sentence two"])
 print(json.dumps({"shape": list(v.shape), "attempts": attempts}))
 """
@@ -173,7 +174,7 @@ def test_wordllama_is_cpu_only() -> None:
 
 
 def test_missing_package_names_the_spec_and_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from madqa.agents import embeddings
+    from madqa.agents.corpus import embeddings
 
     real = importlib.util.find_spec
     hide = embeddings.EXTRAS

@@ -33,7 +33,7 @@ def scripted_model(**_: Any) -> ScriptedModel:
 
 def scripted_dev_run(out: Path) -> Path:
     """``madqa run`` on the whole dev split with the scripted model (the sample must be set up)."""
-    from madqa.agents.run import RunConfig, run_benchmark
+    from madqa.agents.harness.runner import RunConfig, run_benchmark
 
     summary = run_benchmark(RunConfig(model=SPEC, split="dev"), out, overwrite=True)
     assert summary.errors == 0 and summary.written > 10
@@ -224,7 +224,7 @@ def _human_line(ref: Any, tmp_path: Path) -> Path:
     """A `madqa human` line (the app's own builder) that opened a gold page, then another page, then answered."""
     from datetime import UTC, datetime, timedelta
 
-    from madqa.agents.human.session import QuestionSession, build_human_record
+    from madqa.space.human.session import QuestionSession, build_human_record
 
     ticks = iter(datetime(2026, 12, 1, 8, 0, 0, tzinfo=UTC) + timedelta(seconds=s) for s in (0, 2, 5, 12.5, 20))
     session = QuestionSession({"id": ref.id, "question": ref.question}, clock=lambda: next(ticks))
@@ -248,7 +248,7 @@ def _human_line(ref: Any, tmp_path: Path) -> Path:
 
 
 def test_detail_shows_the_run_settings_and_a_persons_page_views(ws, runs, tmp_path: Path) -> None:
-    from madqa.agents.config import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
+    from madqa.agents.harness.config import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
     from madqa.space.explore.html import run_column
     from madqa.space.explore.run_info import run_settings
     from madqa.space.explore.runs import open_workspace

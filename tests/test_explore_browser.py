@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from browser_support import ARGS, CHROMIUM, free_port, require_browser, save_screens  # noqa: E402
 
-from madqa.agents.gradio_launch import launch as launch_gradio
+from madqa.space.gradio_launch import launch as launch_gradio
 
 sync_api = require_browser()
 

@@ -79,7 +79,7 @@ def _similarity(a: str, b: str) -> float:
 
 
 def test_vertical_japanese_is_one_line_per_column_and_searchable(tmp_path: Path):
-    from madqa.agents.search import open_index
+    from madqa.agents.corpus.search import open_index
 
     path = _vertical_pdf(tmp_path / "tate.pdf")
     with pymupdf.open(path) as doc:

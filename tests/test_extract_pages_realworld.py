@@ -121,7 +121,7 @@ def test_nfkc_leaves_the_sample_text_layer_unchanged(layout):
 
 @needs_dejavu
 def test_cjk_and_cyrillic_text_layers_are_kept_and_searchable(tmp_path: Path):
-    from madqa.agents.search import open_index
+    from madqa.agents.corpus.search import open_index
 
     doc = pymupdf.open()
     doc.new_page().insert_text((72, 100), CHINESE, fontname="china-s", fontsize=14)

@@ -1,7 +1,7 @@
 """Launching a Gradio app on a machine too busy to answer gradio's own 3-second localhost check (issue 39).
 
 gradio's ``launch()`` gives up when one HEAD of the local URL times out. Here that HEAD always times out, as it
-did at load 10-15: plain ``launch()`` fails, :func:`madqa.agents.gradio_launch.launch` serves.
+did at load 10-15: plain ``launch()`` fails, :func:`madqa.space.gradio_launch.launch` serves.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from madqa.agents.gradio_launch import NotReadyError, launch, wait_ready
+from madqa.space.gradio_launch import NotReadyError, launch, wait_ready
 
 gr = pytest.importorskip("gradio")
 

@@ -1,4 +1,4 @@
-"""The code-REPL walls as documented (agents/repl/walls.py and worker.py docstrings), probed family by family and
+"""The code-REPL walls as documented (agents/sandbox/walls.py and worker.py docstrings), probed family by family and
 path class by path class (issue 29: slips the older tests let through).
 
 a. every syscall family the documentation says seccomp denies gets ``EPERM`` from the filter, on both syscall
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from madqa.agents.repl import walls
-from madqa.agents.repl import worker as repl_worker
-from madqa.agents.repl.worker import ReplWorker, WorkerLimits
+from madqa.agents.sandbox import walls
+from madqa.agents.sandbox import worker as repl_worker
+from madqa.agents.sandbox.worker import ReplWorker, WorkerLimits
 
 WALLS_FILE = Path(repl_worker.__file__).with_name("walls.py")
 needs_walls = pytest.mark.skipif(walls.landlock_abi() < 1, reason="this kernel offers no Landlock")

@@ -1,4 +1,5 @@
-"""The Whoosh collector checks its search's deadline while collecting (agents/search/whoosh_deadline.py; issue 29).
+"""The Whoosh collector checks its search's deadline while collecting (agents/corpus/search/whoosh_deadline.py; issue
+29).
 
 Since issue 39 the deadline is the search's wall-clock safety net (what a query may cost is bounded beforehand by
 work limits, ``tests/test_search_work_limits.py``), and ``SearchTimeoutError`` is an infrastructure error.
@@ -20,8 +21,8 @@ from whoosh.fields import ID, TEXT, Schema  # noqa: E402
 from whoosh.filedb.filestore import RamStorage  # noqa: E402
 from whoosh.query import Term  # noqa: E402
 
-from madqa.agents.search.base import Deadline, SearchTimeoutError  # noqa: E402
-from madqa.agents.search.whoosh_deadline import CHECK_EVERY, deadline_collector_class  # noqa: E402
+from madqa.agents.corpus.search.base import Deadline, SearchTimeoutError  # noqa: E402
+from madqa.agents.corpus.search.whoosh_deadline import CHECK_EVERY, deadline_collector_class  # noqa: E402
 
 PAGES = 5 * CHECK_EVERY
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from madqa.agents.gradio_launch import launch as launch_gradio
 from madqa.metric.upload_gate import UploadGate
+from madqa.space.gradio_launch import launch as launch_gradio
 
 BOUNDARY = "lyingLengthBoundary"
 BODY = (

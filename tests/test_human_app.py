@@ -31,7 +31,7 @@ def free_port() -> int:
 
 @contextmanager
 def launched(service: Any) -> Iterator[str]:
-    from madqa.agents.human.app import launch_human
+    from madqa.space.human.app import launch_human
 
     port = free_port()
     demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True)
@@ -54,8 +54,8 @@ def markdown_with(result: Any, text: str) -> str:
 
 @pytest.fixture(scope="module")
 def dev_service(layout, tmp_path_factory):
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     folder = tmp_path_factory.mktemp("human_runs")
     return HumanService(build_plan("dev", out_dir=folder), HumanCorpus.open(None))
@@ -157,10 +157,10 @@ def test_kill_9_of_the_server_mid_batch_then_restart(layout, tmp_path: Path) -> 
 def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_path: Path) -> None:
     import httpx
 
-    from madqa.agents.human import view
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
     from madqa.loading_script.load import load_gold
+    from madqa.space.human import view
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     gold = {r["id"]: r for r in load_gold("dev")}
     service = HumanService(build_plan("dev", mode="oracle", out_dir=tmp_path), HumanCorpus.open(None, oracle=True))

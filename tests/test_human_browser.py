@@ -96,7 +96,7 @@ class HoldPageLoad:
 def serving(service: Any, sink: list[bytes] | None = None, hold: HoldPageLoad | None = None) -> Iterator[str]:
     from starlette.middleware import Middleware
 
-    from madqa.agents.human.app import launch_human
+    from madqa.space.human.app import launch_human
 
     port = free_port()
     middleware = [Middleware(Recorder, sink=sink)] if sink is not None else []
@@ -141,9 +141,9 @@ def start(page: Any, url: str, annotator: str, batch: str) -> None:
 
 
 def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
     from madqa.cli import main
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     service = HumanService(build_plan("dev", out_dir=tmp_path), HumanCorpus.open(None))
     expected = [service.corpus.search(q).pages for q in QUERIES]
@@ -221,8 +221,8 @@ def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.Cap
 def test_a_start_clicked_before_the_page_load_answer_keeps_its_run(layout, tmp_path: Path) -> None:
     """On a slow server the page-load handler's answer can come after the visitor's Start: it must not take the
     run's panel away again (CI saw this once)."""
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     service = HumanService(build_plan("dev", out_dir=tmp_path), HumanCorpus.open(None))
     release, done = threading.Event(), threading.Event()
@@ -260,8 +260,8 @@ def canary_labels(layout: Any, path: Path) -> list[str]:
 
 
 def test_test_mode_sends_no_label_data(layout, tmp_path: Path) -> None:
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     canaries = canary_labels(layout, tmp_path / "labels.jsonl")
     # A server that has the private labels at hand (as the Space does): test mode must still show none of them.

@@ -14,7 +14,7 @@ pytest.importorskip("gradio")
 def test_each_page_is_rendered_once_and_remade_when_swept(tmp_path: Path) -> None:
     from PIL import Image
 
-    from madqa.agents.human.images import ImageFiles
+    from madqa.space.human.images import ImageFiles
 
     calls: list[tuple[str, int]] = []
 
@@ -42,7 +42,7 @@ def test_a_forgotten_page_file_is_deleted_unless_another_page_shares_it(tmp_path
     """Attack: walking every page of a large corpus. Files on disk stay bounded by the paths remembered."""
     from PIL import Image
 
-    from madqa.agents.human.images import ImageFiles
+    from madqa.space.human.images import ImageFiles
 
     def render(document: str, page: int) -> Image.Image:  # page 9 looks like page 8: the same file
         return Image.new("RGB", (40, 60), ((8 if page == 9 else page) * 20, 10, 10))

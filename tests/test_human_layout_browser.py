@@ -22,9 +22,9 @@ WIDE, PHONE = {"width": 1440, "height": 900}, {"width": 390, "height": 844}
 
 @contextmanager
 def human_app(tmp_path: Path) -> Iterator[tuple[str, Any]]:
-    from madqa.agents.human.app import launch_human
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.space.human.app import launch_human
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     service = HumanService(build_plan("dev", out_dir=tmp_path), HumanCorpus.open(None))
     port = free_port()

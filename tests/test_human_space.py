@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from clients import gradio_client
 
-from madqa.agents.gradio_launch import launch as launch_gradio
+from madqa.space.gradio_launch import launch as launch_gradio
 
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -69,10 +69,10 @@ def free_port() -> int:
 def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, monkeypatch) -> None:
     import gradio as gr
 
-    from madqa.agents.human.app import human_interface
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.practice import build_practice_tab
-    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.space.human.app import human_interface
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.practice import build_practice_tab
+    from madqa.space.human.service import HumanService, build_plan
 
     monkeypatch.chdir(tmp_path)
     with gr.Blocks() as space_like:
@@ -114,15 +114,15 @@ def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, 
 
 
 def test_the_new_runs_limit_is_read_from_the_environment(layout, monkeypatch, caplog) -> None:
-    from madqa.agents.human.practice import ENV_NEW_RUNS, new_runs_per_hour
-    from madqa.agents.human.registry import NEW_RUNS_PER_CLIENT
+    from madqa.space.human.practice import ENV_NEW_RUNS, new_runs_per_hour
+    from madqa.space.human.registry import NEW_RUNS_PER_CLIENT
 
     assert new_runs_per_hour({}) == NEW_RUNS_PER_CLIENT == 20
     assert new_runs_per_hour({ENV_NEW_RUNS: " 5 "}) == 5 and new_runs_per_hour({ENV_NEW_RUNS: "0"}) == 0
     assert new_runs_per_hour({ENV_NEW_RUNS: "-3"}) == NEW_RUNS_PER_CLIENT and ENV_NEW_RUNS in caplog.text
     import gradio as gr
 
-    from madqa.agents.human.practice import build_practice_tab
+    from madqa.space.human.practice import build_practice_tab
 
     monkeypatch.setenv(ENV_NEW_RUNS, "7")
     with gr.Blocks():
@@ -140,9 +140,9 @@ def test_practice_actions_are_queued_with_a_shared_limit(layout) -> None:
 
     import gradio as gr
 
-    from madqa.agents.human.app import PUBLIC_ACTIONS_CONCURRENCY, build_human_app, human_interface
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.space.human.app import PUBLIC_ACTIONS_CONCURRENCY, build_human_app, human_interface
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     corpus = HumanCorpus.open(None)
     search = corpus.search

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from madqa.agents.human.batches import BatchError, code_name, find_batch, make_batches
-from madqa.agents.human.corpus import HumanCorpus
-from madqa.agents.human.registry import StudyRegistry
-from madqa.agents.human.service import HumanService, StudyPlan
-from madqa.agents.human.session import parse_answer_text
-from madqa.agents.human.study import StudyError, StudyRun, StudySettings, default_output
-from madqa.agents.search import PageHit, QuerySyntaxError
+from madqa.agents.corpus.search import PageHit, QuerySyntaxError
 from madqa.metric.inputs import parse_results_text
+from madqa.space.human.batches import BatchError, code_name, find_batch, make_batches
+from madqa.space.human.corpus import HumanCorpus
+from madqa.space.human.registry import StudyRegistry
+from madqa.space.human.service import HumanService, StudyPlan
+from madqa.space.human.session import parse_answer_text
+from madqa.space.human.study import StudyError, StudyRun, StudySettings, default_output
 
 QUESTIONS = [{"id": f"q{i}", "question": f"Question {i}?", "answer_variants": [["SECRET"]]} for i in range(1, 4)]
 
@@ -254,7 +254,7 @@ def test_registry_shares_a_run_per_file_and_keeps_annotators_apart(tmp_path: Pat
 def test_a_run_kept_in_memory_logs_a_bounded_number_of_actions(tmp_path: Path) -> None:
     """The Space's practice runs (no file) stop logging at the cap, across questions; a study's file-backed run
     logs everything. Attack: an endless loop of searches and page turns on one visitor's run."""
-    from madqa.agents.human.session import MEMORY_RUN_MAX_ACTIONS
+    from madqa.space.human.session import MEMORY_RUN_MAX_ACTIONS
 
     service = HumanService(plan(tmp_path, out_dir=None), corpus())
     run = service.start("visitor-1", "Andromeda")
@@ -288,7 +288,7 @@ def test_a_run_kept_in_memory_logs_a_bounded_number_of_actions(tmp_path: Path) -
 
 def test_an_overlong_query_is_refused_and_logged_only_up_to_the_engine_limit(tmp_path: Path) -> None:
     """Attack: a megabyte posted as a query, over and over: each logged search stays small."""
-    from madqa.agents.search import MAX_QUERY_CHARS, open_index
+    from madqa.agents.corpus.search import MAX_QUERY_CHARS, open_index
 
     index = open_index([{"document": "a.pdf", "page": 1, "text": "water rates"}], tmp_path / "idx", progress=False)
     real = HumanCorpus(index, FakeRenderer(), FakeRenderer(), {"a.pdf": 1})  # type: ignore[arg-type]
@@ -344,7 +344,7 @@ def test_registry_limits_new_runs_per_client_and_drops_only_a_fair_share(tmp_pat
     """The policy of the practice tab's registry, on a fake clock (the API attack is tests/test_practice_keys.py):
     new runs per client and window, re-attaching is free, a full registry drops the run of the client holding the
     most, and a fresh run of a one-run client is never dropped for a newcomer (who is refused instead)."""
-    from madqa.agents.human.registry import RunLimitError, new_visitor_key, visitor_name
+    from madqa.space.human.registry import RunLimitError, new_visitor_key, visitor_name
 
     now = [0.0]
     registry = StudyRegistry(max_memory_runs=3, new_runs_per_client=2, window_s=100, fresh_s=50, clock=lambda: now[0])
@@ -388,7 +388,7 @@ def test_registry_limits_new_runs_per_client_and_drops_only_a_fair_share(tmp_pat
 
 def test_registry_remembers_a_bounded_number_of_clients(monkeypatch) -> None:
     """Attack: a new address for every Start (IPv6 rotation): the registry's memory of clients stays bounded."""
-    import madqa.agents.human.registry as registry_module
+    import madqa.space.human.registry as registry_module
 
     monkeypatch.setattr(registry_module, "MAX_TRACKED_CLIENTS", 300)
     registry = StudyRegistry(max_memory_runs=4, new_runs_per_client=1, fresh_s=0)
@@ -432,7 +432,7 @@ def test_oracle_shows_exactly_the_evidence(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["madqa.agents.human.batches", "madqa.agents.human.session", "madqa.agents.human.corpus", "madqa.cli.compare_cmd"],
+    ["madqa.space.human.batches", "madqa.space.human.session", "madqa.space.human.corpus", "madqa.cli.compare_cmd"],
 )
 def test_docstring_examples(name: str) -> None:
     import doctest

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from madqa.agents.human import view
-from madqa.agents.human.corpus import HumanCorpus
-from madqa.agents.search import PageHit
+from madqa.agents.corpus.search import PageHit
+from madqa.space.human import view
+from madqa.space.human.corpus import HumanCorpus
 
 
 class Index:
@@ -39,8 +39,8 @@ def fake_corpus() -> HumanCorpus:
 
 @pytest.mark.parametrize("query", ["*", "?*", '"-"', "((  ))"])
 def test_a_query_without_words_is_told_plainly_and_is_no_step(tmp_path: Path, query: str) -> None:
-    from madqa.agents.human.batches import make_batches
-    from madqa.agents.human.service import HumanService, StudyPlan
+    from madqa.space.human.batches import make_batches
+    from madqa.space.human.service import HumanService, StudyPlan
 
     plan = StudyPlan(
         split="dev",
@@ -103,7 +103,7 @@ def test_the_practice_board_uses_the_main_boards_units() -> None:
 def test_the_practice_board_is_shown_in_percent_with_one_decimal() -> None:
     import pandas as pd
 
-    from madqa.agents.human.practice import shown_board
+    from madqa.space.human.practice import shown_board
     from madqa.space.practice_runs import COLUMNS, SharedRun, practice_row
 
     runs = [
@@ -130,8 +130,8 @@ def test_downloaded_practice_answers_evaluate_without_a_dataset_warning(
 ) -> None:
     import gradio as gr
 
-    from madqa.agents.human.practice import build_practice_tab
     from madqa.cli import main
+    from madqa.space.human.practice import build_practice_tab
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     with gr.Blocks():

@@ -208,8 +208,8 @@ def test_scorer_values_equal_madqa_evaluate_on_the_imported_file(run, capsys) ->
 
 
 def test_the_import_round_trips_every_field_we_use(run) -> None:
-    from madqa.agents.record import as_prediction
-    from madqa.agents.search import open_index
+    from madqa.agents.corpus.search import open_index
+    from madqa.agents.harness.record import as_prediction
     from madqa.loading_script.load import load_pages
     from madqa.loading_script.release import dataset_provenance
 
@@ -304,7 +304,7 @@ def test_page_images_for_vision_models_and_no_answer_by_the_last_step(layout, tm
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, get_model
 
-    from madqa.agents.inspect_task.lines import log_lines
+    from madqa.agents.integrations.inspect_task.lines import log_lines
 
     shown: list[int] = []
 
@@ -322,7 +322,7 @@ def test_page_images_for_vision_models_and_no_answer_by_the_last_step(layout, tm
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-        # by file path, as `inspect eval agents/inspect_task/task.py@bm25` runs it
+        # by file path, as `inspect eval agents/integrations/inspect_task/task.py@bm25` runs it
         args = {"split": "dev", "limit": 1, "max_steps": 2, "top_k": 2, "observe": "image"}
         (log,) = inspect_eval(
             f"{TASK_FILE}@bm25",

@@ -1,4 +1,5 @@
-"""Inference cost (metric/cost.py, agents/prices.py): prices applied to the token counts of constructed lines equal
+"""Inference cost (metric/cost.py, agents/harness/prices.py): prices applied to the token counts of constructed lines
+equal
 hand-computed dollars; an unknown model is counted and named, never free; `--prices` replaces the shipped table;
 a bad price file is one line naming the file, line, model and field (exit 2)."""
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from madqa.agents.prices import load_prices, parse_price_text
+from madqa.agents.harness.prices import load_prices, parse_price_text
 from madqa.cli import main
 from madqa.metric.cost import Price, PriceError, PriceTable, line_usage, run_cost, unpriced_reason
 

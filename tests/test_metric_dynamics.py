@@ -333,8 +333,8 @@ def test_the_writers_lines_are_read():
     """Contract: the lines `madqa human` and the search agent write give trajectories and response times."""
     from datetime import UTC, datetime, timedelta
 
-    from madqa.agents.bm25.tools import SearchRecord
-    from madqa.agents.human.session import QuestionSession, build_human_record
+    from madqa.agents.search_loop.tools import SearchRecord
+    from madqa.space.human.session import QuestionSession, build_human_record
 
     ticks = iter([datetime(2026, 12, 1, 8, 0, tzinfo=UTC) + timedelta(seconds=s) for s in (0, 10, 20, 95)])
     session = QuestionSession({"id": "i1", "question": "q?"}, clock=lambda: next(ticks))

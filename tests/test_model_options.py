@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from madqa.agents.config import public_options
-from madqa.agents.deadline import Deadline, active
-from madqa.agents.errors import QuestionTimeoutError
-from madqa.agents.model_options import (
+from madqa.agents.harness.config import public_options
+from madqa.agents.harness.deadline import Deadline, active
+from madqa.agents.harness.errors import QuestionTimeoutError
+from madqa.agents.models.factory import check_credentials, effective_options, is_text_only, make_model
+from madqa.agents.models.options import (
     ModelOptionError,
     ModelOptions,
     endpoint_profile,
     parse_model_options,
 )
-from madqa.agents.models import check_credentials, effective_options, is_text_only, make_model
-from madqa.agents.server_compat import adapt_request, attempt_budget, is_truncated_reply
+from madqa.agents.models.server_compat import adapt_request, attempt_budget, is_truncated_reply
 
 LOCAL_SERVER = "http://127.0.0.1:8080/v1"
 

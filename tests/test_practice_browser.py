@@ -159,9 +159,9 @@ def look(page: Any) -> dict[str, Any]:
 
 
 def test_the_tab_looks_as_madqa_human_does(space: tuple[str, Path], tmp_path: Path) -> None:
-    from madqa.agents.human.app import launch_human
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.space.human.app import launch_human
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     url, _ = space
     service = HumanService(build_plan("dev", out_dir=tmp_path), HumanCorpus.open(None))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from clients import gradio_client
 
-from madqa.agents.gradio_launch import launch as launch_gradio
+from madqa.space.gradio_launch import launch as launch_gradio
 
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -36,9 +36,9 @@ def practice_fixture(layout, monkeypatch) -> Iterator[tuple[Any, str]]:
     """A launched embedded practice interface (as the Space's tab) and its URL."""
     import gradio as gr
 
-    from madqa.agents.human.app import human_interface
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.space.human.app import human_interface
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     monkeypatch.setenv("FORWARDED_ALLOW_IPS", "127.0.0.1")  # the test plays the trusted proxy
     service = HumanService(build_plan("dev", out_dir=None), HumanCorpus.open(None))
@@ -139,7 +139,7 @@ def test_a_flood_of_starts_from_one_address_is_refused_and_evicts_only_its_own_r
     addresses: they drop the flooder's runs first, then are refused ("full") rather than drop a fresh run."""
     import httpx
 
-    from madqa.agents.human.registry import NEW_RUNS_PER_CLIENT
+    from madqa.space.human.registry import NEW_RUNS_PER_CLIENT
 
     service, url = practice
     service.registry.max_memory_runs = 8

@@ -23,8 +23,8 @@ class FakeClock:
 @pytest.fixture()
 def practice(layout, tmp_path: Path):
     """A dev practice service (in memory, as on the Space) and one visitor's run with two answers."""
-    from madqa.agents.human.corpus import HumanCorpus
-    from madqa.agents.human.service import HumanService, build_plan
+    from madqa.space.human.corpus import HumanCorpus
+    from madqa.space.human.service import HumanService, build_plan
 
     plan = build_plan("dev", out_dir=None)
     service = HumanService(plan, lambda: HumanCorpus.open(None))
@@ -39,7 +39,7 @@ def practice(layout, tmp_path: Path):
 
 
 def test_practice_report_scores_the_answered_questions_only(practice) -> None:
-    from madqa.agents.human.feedback import practice_report
+    from madqa.space.human.feedback import practice_report
 
     plan, _, run = practice
     report = practice_report(run.jsonl(), plan.gold)
@@ -55,7 +55,7 @@ def test_practice_report_scores_the_answered_questions_only(practice) -> None:
 
 
 def test_shelf_stores_on_share_and_refuses_duplicates_names_and_floods(practice, tmp_path: Path) -> None:
-    from madqa.agents.human.feedback import practice_report
+    from madqa.space.human.feedback import practice_report
     from madqa.space.identity import RateLimiter, SubmissionError
     from madqa.space.practice_runs import COLUMNS, PracticeShelf
 
@@ -103,8 +103,8 @@ def test_shelf_stores_on_share_and_refuses_duplicates_names_and_floods(practice,
 def test_share_request_needs_a_login_on_spaces(practice, tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from madqa.agents.human.feedback import practice_report
-    from madqa.agents.human.practice import ShareRefused
+    from madqa.space.human.feedback import practice_report
+    from madqa.space.human.practice import ShareRefused
     from madqa.space.identity import RateLimiter
     from madqa.space.practice_runs import PracticeShelf
 

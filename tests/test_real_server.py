@@ -168,7 +168,7 @@ def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: L
 
 
 def _model(url: str, **options):
-    from madqa.agents.models import make_model
+    from madqa.agents.models.factory import make_model
 
     return make_model(f"openai:{ALIAS}", api_base=url, api_key="x", **{"max_tokens": 4, "timeout": 20, **options})
 
@@ -209,7 +209,7 @@ def test_retries_are_bounded(server: LlamaServer) -> None:
 
 def test_litellm_route_retries_too(server: LlamaServer) -> None:
     """The LiteLLM route gets the same policy (LiteLLM's own retries)."""
-    from madqa.agents.models import make_model
+    from madqa.agents.models.factory import make_model
 
     proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["503"])
     try:

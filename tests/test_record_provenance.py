@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from madqa.agents.run import RunConfig, run_benchmark
+from madqa.agents.harness.runner import RunConfig, run_benchmark
 from madqa.loading_script.release import dataset_provenance
 from madqa.metric.inputs import parse_prediction, parse_results_text
 from madqa.metric.report import provenance_summary

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from madqa.agents import render as render_mod
-from madqa.agents.render import PageNotFoundError, PageRenderer
+from madqa.agents.corpus import render as render_mod
+from madqa.agents.corpus.render import PageNotFoundError, PageRenderer
 
 LETTER = (612, 792)  # points
 POSTER = (2592, 1728)  # 36 x 24 in

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from madqa.agents.repl import worker as repl_worker
-from madqa.agents.repl.walls import landlock_abi
-from madqa.agents.repl.worker import IsolationUnavailableError, ReplWorker, WorkerLimits
+from madqa.agents.sandbox import worker as repl_worker
+from madqa.agents.sandbox.walls import landlock_abi
+from madqa.agents.sandbox.worker import IsolationUnavailableError, ReplWorker, WorkerLimits
 
 WALLS_FILE = Path(repl_worker.__file__).with_name("walls.py")
 KERNEL_WALLS = landlock_abi() >= 1
@@ -224,7 +224,7 @@ def run_harness(tmp_path: Path, secret: dict[str, str], skip: tuple[str, ...], a
     """Run :data:`HARNESS` against a TCP listener that sends the secret to whoever connects."""
     import platform
 
-    from madqa.agents.repl.walls import ARCHES, SYSCALLS
+    from madqa.agents.sandbox.walls import ARCHES, SYSCALLS
 
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(30)
@@ -304,7 +304,7 @@ def test_each_kernel_layer_holds_on_its_own(tmp_path: Path, secret) -> None:
 
 
 def test_no_readable_directory_contains_or_lies_inside_a_protected_path(tmp_path: Path, monkeypatch) -> None:
-    from madqa.agents.repl.walls import readable_dirs
+    from madqa.agents.sandbox.walls import readable_dirs
 
     home = tmp_path / "a" / "home"
     candidates = ["/", str(tmp_path / "a"), str(home), str(home / "venv"), str(tmp_path / "lib")]
@@ -376,7 +376,7 @@ def test_require_isolation_refuses_a_worker_without_a_layer(monkeypatch, layer: 
 def test_without_require_isolation_a_missing_layer_warns_once(monkeypatch, caplog) -> None:
     monkeypatch.setattr(repl_worker, "SKIP_WALLS", ("filesystem",))
     monkeypatch.setattr(repl_worker, "_warned_missing", set())
-    caplog.set_level(logging.WARNING, logger="madqa.agents.repl.worker")
+    caplog.set_level(logging.WARNING, logger="madqa.agents.sandbox.worker")
     for _ in range(2):
         worker = ReplWorker(WorkerLimits(wall_s=10))
         try:
@@ -400,11 +400,11 @@ def test_space_agent_tab_refuses_the_repl_agent_without_isolation(monkeypatch, t
 
 
 def test_local_runs_warn_and_go_on_without_isolation(layout, monkeypatch, caplog, tmp_path: Path) -> None:
-    from madqa.agents.run import RunConfig, run_benchmark
+    from madqa.agents.harness.runner import RunConfig, run_benchmark
 
     monkeypatch.setattr(repl_worker, "SKIP_WALLS", ("filesystem", "syscalls"))
     monkeypatch.setattr(repl_worker, "_warned_missing", set())
-    caplog.set_level(logging.WARNING, logger="madqa.agents.repl.worker")
+    caplog.set_level(logging.WARNING, logger="madqa.agents.sandbox.worker")
     out = tmp_path / "repl.jsonl"
     config = RunConfig(model="py:test_agent_repl:fake_repl_model", agent="repl", limit=1, max_steps=3)
     assert run_benchmark(config, out).written == 1

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from madqa.agents.repl import walls
-from madqa.agents.repl import worker as repl_worker
-from madqa.agents.repl.worker import ReplWorker, WorkerLimits
+from madqa.agents.sandbox import walls
+from madqa.agents.sandbox import worker as repl_worker
+from madqa.agents.sandbox.worker import ReplWorker, WorkerLimits
 
 COLUMN = walls.ARCHES.get(platform.machine().lower(), (0, None))[1]
 needs_walls = pytest.mark.skipif(walls.landlock_abi() < 1 or COLUMN is None, reason="no Landlock or seccomp here")

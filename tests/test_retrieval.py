@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from madqa.agents.retrieval.base import RetrievalError
-from madqa.agents.retrieval.evaluation import (
+from madqa.agents.corpus.retrieval.base import RetrievalError
+from madqa.agents.corpus.retrieval.evaluation import (
     TREC_EVAL_MEASURES,
     Question,
     missed_by_all,
@@ -25,9 +25,9 @@ from madqa.agents.retrieval.evaluation import (
     write_trec_qrels,
     write_trec_run,
 )
-from madqa.agents.retrieval.fusion import HybridRetriever, RRFRetriever
-from madqa.agents.retrieval.spec import make_retriever, make_retrievers
-from madqa.agents.search.base import PageHit
+from madqa.agents.corpus.retrieval.fusion import HybridRetriever, RRFRetriever
+from madqa.agents.corpus.retrieval.spec import make_retriever, make_retrievers
+from madqa.agents.corpus.search.base import PageHit
 
 PAGES = [
     {"document": "zoo.pdf", "page": 1, "text": "The penguins at the city zoo are fed herring twice a day by keepers."},
@@ -65,7 +65,7 @@ def test_bm25_and_wordllama_rank_the_evidence_page_first(tmp_path: Path) -> None
 
 
 def test_page_vectors_are_cached_by_embedder_and_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from madqa.agents import embeddings
+    from madqa.agents.corpus import embeddings
 
     calls: list[int] = []
     real = embeddings.make_embedder

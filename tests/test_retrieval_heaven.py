@@ -1,4 +1,5 @@
-"""HEAVEN's VS-pages (stage 1) and query filter (stage 2) (agents/retrieval/heaven.py, late.py, fusion.py, spec.py).
+"""HEAVEN's VS-pages (stage 1) and query filter (stage 2) (agents/corpus/retrieval/heaven.py, late.py, fusion.py,
+spec.py).
 
 A word-vector encoder (one unit vector per word, seeded by the word) makes the scores computable by hand here;
 the last tests run the same options on the tiny randomly initialised DSE and ColQwen2.5 of
@@ -15,13 +16,13 @@ import pytest
 from PIL import Image
 from word_encoder import WordEncoder
 
-from madqa.agents.retrieval.base import RetrievalError
-from madqa.agents.retrieval.fusion import HybridRetriever
-from madqa.agents.retrieval.heaven import CHUNK_PAGES, VSPageRetriever, key_tokens, vs_groups, vs_page_image
-from madqa.agents.retrieval.late import VectorRetriever
-from madqa.agents.retrieval.spec import make_retriever
-from madqa.agents.retrieval.vectors import maxsim
-from madqa.agents.search.index import prepare_pages
+from madqa.agents.corpus.retrieval.base import RetrievalError
+from madqa.agents.corpus.retrieval.fusion import HybridRetriever
+from madqa.agents.corpus.retrieval.heaven import CHUNK_PAGES, VSPageRetriever, key_tokens, vs_groups, vs_page_image
+from madqa.agents.corpus.retrieval.late import VectorRetriever
+from madqa.agents.corpus.retrieval.spec import make_retriever
+from madqa.agents.corpus.retrieval.vectors import maxsim
+from madqa.agents.corpus.search.index import prepare_pages
 
 PAGES = [
     {"document": "zoo.pdf", "page": 1, "text": "penguins of the zoo\nthey eat herring every day"},
@@ -152,7 +153,7 @@ def test_query_filter_scores_key_tokens_then_completes_the_best(tmp_path: Path) 
 
 
 def test_hybrid_spec_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from madqa.agents.retrieval import encoders
+    from madqa.agents.corpus.retrieval import encoders
 
     monkeypatch.setattr(encoders, "require", lambda *a: None)
     monkeypatch.setattr(encoders, "ColBERTEncoder", lambda model, **kw: Words())

@@ -14,14 +14,14 @@ import pytest
 from PIL import Image
 from word_encoder import WordEncoder
 
-from madqa.agents.retrieval import encoders, spec
-from madqa.agents.retrieval.base import RetrievalError
-from madqa.agents.retrieval.fusion import HybridRetriever, RRFRetriever
-from madqa.agents.retrieval.late import VectorRetriever
-from madqa.agents.retrieval.spec import make_retriever, parse_options
-from madqa.agents.retrieval.vectors import StoreWriter, VectorStore, cache_folder, maxsim, maxsim_scores
-from madqa.agents.search.base import PageHit
-from madqa.agents.search.index import prepare_pages
+from madqa.agents.corpus.retrieval import encoders, spec
+from madqa.agents.corpus.retrieval.base import RetrievalError
+from madqa.agents.corpus.retrieval.fusion import HybridRetriever, RRFRetriever
+from madqa.agents.corpus.retrieval.late import VectorRetriever
+from madqa.agents.corpus.retrieval.spec import make_retriever, parse_options
+from madqa.agents.corpus.retrieval.vectors import StoreWriter, VectorStore, cache_folder, maxsim, maxsim_scores
+from madqa.agents.corpus.search.base import PageHit
+from madqa.agents.corpus.search.index import prepare_pages
 
 PAGES = [
     {"document": "zoo.pdf", "page": 1, "text": "penguins eat herring at the zoo"},

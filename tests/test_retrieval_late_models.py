@@ -1,4 +1,5 @@
-"""The real encoders of ``colbert:``, ``dse:`` and ``colpali:`` (agents/retrieval/encoders.py, qwenvl.py) on tiny
+"""The real encoders of ``colbert:``, ``dse:`` and ``colpali:`` (agents/corpus/retrieval/encoders.py, qwenvl.py) on
+tiny
 randomly initialised models built here from ``transformers`` configs, saved with ``save_pretrained`` into a
 temporary folder and loaded back through the spec strings (``colbert:/tmp/…``), fully offline (no Hub).
 
@@ -32,13 +33,13 @@ from PIL import Image, ImageDraw
 torch = pytest.importorskip("torch", reason="the late-interaction encoders need torch (pip install -e '.[late]')")
 transformers = pytest.importorskip("transformers", reason="the encoders need transformers (pip install -e '.[late]')")
 
-from madqa.agents.retrieval import encoders  # noqa: E402
-from madqa.agents.retrieval.base import RetrievalError  # noqa: E402
-from madqa.agents.retrieval.fusion import HybridRetriever, RRFRetriever  # noqa: E402
-from madqa.agents.retrieval.late import VectorRetriever  # noqa: E402
-from madqa.agents.retrieval.qwenvl import QwenVLInputs, colqwen_class  # noqa: E402
-from madqa.agents.retrieval.spec import make_retriever, make_retrievers  # noqa: E402
-from madqa.agents.retrieval.vectors import maxsim  # noqa: E402
+from madqa.agents.corpus.retrieval import encoders  # noqa: E402
+from madqa.agents.corpus.retrieval.base import RetrievalError  # noqa: E402
+from madqa.agents.corpus.retrieval.fusion import HybridRetriever, RRFRetriever  # noqa: E402
+from madqa.agents.corpus.retrieval.late import VectorRetriever  # noqa: E402
+from madqa.agents.corpus.retrieval.qwenvl import QwenVLInputs, colqwen_class  # noqa: E402
+from madqa.agents.corpus.retrieval.spec import make_retriever, make_retrievers  # noqa: E402
+from madqa.agents.corpus.retrieval.vectors import maxsim  # noqa: E402
 
 PAGES = [
     {"document": "zoo.pdf", "page": 1, "text": "penguins eat herring at the zoo."},
@@ -278,7 +279,7 @@ def test_image_encoders_shapes(models: dict[str, Path], renderer: Renderer) -> N
 
 
 def encoders_prompt() -> str:
-    from madqa.agents.retrieval.qwenvl import COLQWEN_PAGE
+    from madqa.agents.corpus.retrieval.qwenvl import COLQWEN_PAGE
 
     return COLQWEN_PAGE
 

@@ -21,10 +21,10 @@ import ray_fixtures
 from fakes import ScriptedModel, search_then_cite, shown_pages
 from smolagents.utils import AgentGenerationError
 
-from madqa.agents.deadline import Deadline, StopRequest, active, check, question_deadline, remaining
-from madqa.agents.errors import QuestionTimeoutError, classify, kind_of_line, short_error
-from madqa.agents.repl.worker import ReplWorkerError
-from madqa.agents.run import RunConfig, RunError, run_benchmark
+from madqa.agents.harness.deadline import Deadline, StopRequest, active, check, question_deadline, remaining
+from madqa.agents.harness.errors import QuestionTimeoutError, classify, kind_of_line, short_error
+from madqa.agents.harness.runner import RunConfig, RunError, run_benchmark
+from madqa.agents.sandbox.worker import ReplWorkerError
 from madqa.metric.inputs import parse_results_text
 
 TESTS = Path(__file__).parent
@@ -61,7 +61,7 @@ def control_reply(text: str, tools: list[str]) -> Any:
     else:
         time.sleep(delay)
     if os.environ.get("MADQA_CTRL_CHECK"):
-        check()  # as an API model does before sending a call (agents/server_compat.py)
+        check()  # as an API model does before sending a call (agents/models/server_compat.py)
     if _matches("MADQA_CTRL_FAIL", question) and shown_pages(text):  # after its search
         raise provider_error()
     if _matches("MADQA_CTRL_NOANSWER", question):
@@ -388,7 +388,7 @@ def _valid(out: Path) -> list[dict[str, Any]]:
 
 
 class _StopAfterFirst:
-    """A :class:`madqa.agents.run.Progress` that asks the run to stop when the first line is written."""
+    """A :class:`madqa.agents.harness.runner.Progress` that asks the run to stop when the first line is written."""
 
     def __init__(self, stop: StopRequest) -> None:
         self.stop = stop
@@ -407,7 +407,7 @@ def test_a_stop_request_starts_no_new_question(layout, tmp_path: Path, monkeypat
     if backend == "ray":
         pytest.importorskip("ray", reason="Ray is not installed: pip install 'madqa[ray]'")
         request.getfixturevalue("cluster")
-        from madqa.agents.ray_run import RayBackend
+        from madqa.agents.harness.ray_run import RayBackend
 
         chosen = RayBackend()
     monkeypatch.setenv("MADQA_CTRL_DELAY", "0.3")
@@ -420,7 +420,7 @@ def test_a_stop_request_starts_no_new_question(layout, tmp_path: Path, monkeypat
     assert 1 <= summary.written == len(_valid(out)) <= 2  # the first line, and the one in flight with it
 
 
-@pytest.mark.parametrize("name", ["madqa.agents.errors", "madqa.agents.config"])
+@pytest.mark.parametrize("name", ["madqa.agents.harness.errors", "madqa.agents.harness.config"])
 def test_docstring_examples(name: str) -> None:
     import doctest
     import importlib

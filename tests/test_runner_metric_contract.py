@@ -3,12 +3,13 @@
 
 The property test fuzzes model outputs (pages huge, negative, zero, strings, floats; unknown or huge document names;
 huge, empty and non-string answers; missing keys; malformed tool calls) and feeds them through the real runner
-(:func:`madqa.agents.run.run_benchmark`, with a ``py:`` model spec whose factory returns ``ScriptedModel``) into the
+(:func:`madqa.agents.harness.runner.run_benchmark`, with a ``py:`` model spec whose factory returns ``ScriptedModel``)
+into the
 three scoring paths. One hypothesis example is one run of several questions, each with its own script, so that a
 few examples cover many model outputs.
 
 Not fuzzed: NaN/Infinity and lone surrogates in a model's arguments (JSON allows ``\ud800``; Python's json reads
-``NaN``). They end the run before any line is written: an expected failure below, until agents/record.py keeps
+``NaN``). They end the run before any line is written: an expected failure below, until agents/harness/record.py keeps
 them out of the trajectory.
 """
 
@@ -27,7 +28,7 @@ from fakes import ScriptedModel, code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from madqa.agents import answer
+from madqa.agents.harness import answer
 from madqa.metric import schema
 
 MODEL = "py:test_runner_metric_contract:fuzzed_model"
@@ -264,7 +265,7 @@ def test_every_line_the_code_agent_writes_is_scored_by_all_three_paths(dev, tmp_
 
 def check_run(dev: dict[str, Any], tmp: Path, scripts: list[list[Any]], *, agent: str) -> None:
     """One run of the real runner on the questions' scripts, then the three scoring paths on its file."""
-    from madqa.agents.run import RunConfig, run_benchmark
+    from madqa.agents.harness.runner import RunConfig, run_benchmark
 
     SCRIPTS.clear()
     SCRIPTS.update({q["question"].strip(): s for q, s in zip(dev["questions"], scripts, strict=True)})
@@ -288,7 +289,7 @@ def check_run(dev: dict[str, Any], tmp: Path, scripts: list[list[Any]], *, agent
 
 def test_the_issue_22_model_outputs_are_scored_as_wrong_citations_not_refused(dev, tmp_path: Path) -> None:
     """The outputs seen from a real model in issue 22, and the caps where runner and metric disagreed."""
-    from madqa.agents.run import RunConfig, run_benchmark
+    from madqa.agents.harness.runner import RunConfig, run_benchmark
 
     doc = DOCUMENTS[0]
     finals = [
@@ -332,7 +333,7 @@ def test_the_issue_22_model_outputs_are_scored_as_wrong_citations_not_refused(de
     ],
 )
 def test_non_finite_or_surrogate_arguments_do_not_end_the_run(dev, tmp_path: Path, args: dict[str, Any]) -> None:
-    from madqa.agents.run import RunConfig, run_benchmark
+    from madqa.agents.harness.runner import RunConfig, run_benchmark
 
     SCRIPTS.clear()
     SCRIPTS.update({q["question"].strip(): [("final_answer", args)] for q in dev["questions"]})

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from madqa.agents import search as search_mod
-from madqa.agents.search import PageHit, QuerySyntaxError, SearchIndex, open_index, prepare_pages
+from madqa.agents.corpus import search as search_mod
+from madqa.agents.corpus.search import PageHit, QuerySyntaxError, SearchIndex, open_index, prepare_pages
 
 TEXTS = {
     ("alpha.pdf", 1): "Annual report of the Bell 407 helicopter: accessories and engine specifications.",
@@ -120,7 +120,7 @@ def test_reopen_reuses_the_index_and_gives_identical_results(
     first = open_index(PAGES, tmp_path, backend=backend, progress=False)  # type: ignore[arg-type]
     expected = {q: first.search(q, 10) for q in SYNTAX_CASES}
     first.close()  # type: ignore[attr-defined]
-    engine = importlib.import_module(f"madqa.agents.search.{backend}_backend")
+    engine = importlib.import_module(f"madqa.agents.corpus.search.{backend}_backend")
 
     def no_rebuild(*args: object, **kwargs: object) -> None:
         raise AssertionError("the index was rebuilt although the pages did not change")
@@ -188,7 +188,7 @@ def test_whoosh_matches_the_harness_exactly(tmp_path: Path) -> None:
 
 def test_whoosh_wildcards_without_the_word_list(tmp_path: Path) -> None:
     """An index folder without ``words.txt`` expands wildcards from Whoosh's lexicon, with the same results."""
-    from madqa.agents.search.whoosh_backend import WORDS_FILE, WhooshIndex
+    from madqa.agents.corpus.search.whoosh_backend import WORDS_FILE, WhooshIndex
 
     index = open_index(PAGES, tmp_path, progress=False)
     expected = {q: index.search(q, 10) for q in ("report*", "rep?rt", "*port", "colo*r OR lamps")}
@@ -242,7 +242,7 @@ def test_closed_index_refuses_searches(index: SearchIndex) -> None:
 def test_analyzer_equals_whoosh_standard_analyzer() -> None:
     from whoosh.analysis import StandardAnalyzer
 
-    from madqa.agents.search.query import analyze
+    from madqa.agents.corpus.search.query import analyze
 
     samples = [t for t in TEXTS.values()] + ["İstanbul ÜBER straße 3.5kg e.g. a_b __x__ 1.2.3 ﬁne Ⅻ", "x.y. Z"]
     analyzer = StandardAnalyzer()
@@ -285,10 +285,10 @@ def test_bench_helpers_measure_and_report(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "name",
     [
-        "madqa.agents.search",
-        "madqa.agents.search.base",
-        "madqa.agents.search.index",
-        "madqa.agents.search.query",
+        "madqa.agents.corpus.search",
+        "madqa.agents.corpus.search.base",
+        "madqa.agents.corpus.search.index",
+        "madqa.agents.corpus.search.query",
         "madqa.bench.search_index",
     ],
 )

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from madqa.agents.search import (
+from madqa.agents.corpus.search import (
     MAX_EXPANSION_TERMS,
     MAX_POSTINGS,
     UNLIMITED,
@@ -27,7 +27,7 @@ from madqa.agents.search import (
     SearchTimeoutError,
     open_index,
 )
-from madqa.agents.search.query import analyze
+from madqa.agents.corpus.search.query import analyze
 
 BACKENDS = ["whoosh", "tantivy"]
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"][:40]
@@ -243,7 +243,7 @@ class _Renderer:
 
 
 def _tool(index: Any) -> Any:
-    from madqa.agents.bm25.tools import SearchDocumentsTool
+    from madqa.agents.search_loop.tools import SearchDocumentsTool
 
     return SearchDocumentsTool(index, _Renderer(), top_k=3, observe="text")  # type: ignore[arg-type]
 
@@ -291,7 +291,7 @@ def test_limits_are_validated() -> None:
     assert SearchLimits(timeout=None).deadline("q").active is False
 
 
-@pytest.mark.parametrize("module", ["madqa.agents.search.base", "madqa.agents.search.query"])
+@pytest.mark.parametrize("module", ["madqa.agents.corpus.search.base", "madqa.agents.corpus.search.query"])
 def test_docstring_examples(module: str) -> None:
     import importlib
 
@@ -309,9 +309,9 @@ def _run_args(*extra: str) -> argparse.Namespace:
 
 
 def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from madqa.agents import run as run_module
-    from madqa.agents.registry import get_agent
-    from madqa.agents.run import RunConfig, RunSummary
+    from madqa.agents.harness import runner as run_module
+    from madqa.agents.harness.registry import get_agent
+    from madqa.agents.harness.runner import RunConfig, RunSummary
     from madqa.cli import UserError, run_cmd
 
     assert _run_args().search_timeout == 120.0 == RunConfig().search_timeout
@@ -361,8 +361,8 @@ def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 def test_run_opens_the_index_with_the_timeout(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, timeout: float, expected: float | None
 ) -> None:
-    from madqa.agents.bm25.prepare import open_corpus
-    from madqa.agents.config import RunConfig
+    from madqa.agents.harness.config import RunConfig
+    from madqa.agents.search_loop.resources import open_corpus
     from madqa.loading_script import load
 
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from test_search_limits import BACKENDS, synthetic_pages
 
-from madqa.agents.errors import RETRYABLE, classify, kind_of_line
-from madqa.agents.search import (
+from madqa.agents.corpus.search import (
     DEFAULT_SEARCH_TIMEOUT,
     MAX_EXPANSION_TERMS,
     MAX_POSTINGS,
@@ -28,7 +27,8 @@ from madqa.agents.search import (
     SearchTimeoutError,
     open_index,
 )
-from madqa.agents.search.query import analyze
+from madqa.agents.corpus.search.query import analyze
+from madqa.agents.harness.errors import RETRYABLE, classify, kind_of_line
 
 #: The wall-clock limit the searches had before issue 39: a search past it showed the model "narrow the query".
 OLD_LIMIT_S = 5.0
@@ -89,7 +89,7 @@ class _Renderer:
 
 
 def _tool(index: Any) -> Any:
-    from madqa.agents.bm25.tools import SearchDocumentsTool
+    from madqa.agents.search_loop.tools import SearchDocumentsTool
 
     return SearchDocumentsTool(index, _Renderer(), top_k=5, observe="text")  # type: ignore[arg-type]
 
@@ -227,8 +227,8 @@ def test_the_safety_net_is_raised_past_the_model(index: Any) -> None:
 def test_a_safety_net_hit_is_an_infrastructure_error_line(layout, tmp_path: Path, monkeypatch) -> None:
     """End to end: a search past the net ends its question as an error line of kind ``search`` after that one
     model call (the model never sees it); the limits are in the line's ``config``; ``--retry-errors`` reruns it."""
-    from madqa.agents.bm25 import prepare
-    from madqa.agents.run import RunConfig, run_benchmark
+    from madqa.agents.harness.runner import RunConfig, run_benchmark
+    from madqa.agents.search_loop import resources as prepare
 
     fake = "py:test_agent_runner:fake_model"
     normal = prepare.search_limits
@@ -260,7 +260,7 @@ def test_a_safety_net_hit_is_an_infrastructure_error_line(layout, tmp_path: Path
 
 
 def test_the_human_app_asks_to_search_again(index: Any) -> None:
-    from madqa.agents.human.corpus import HumanCorpus
+    from madqa.space.human.corpus import HumanCorpus
 
     index.limits = SearchLimits(timeout=2.0, clock=_Ticks(10.0))
     corpus = HumanCorpus(index, None, None, {})  # type: ignore[arg-type]  # the renderers are not used to search
@@ -275,9 +275,9 @@ def test_the_human_app_asks_to_search_again(index: Any) -> None:
 def test_the_shell_agents_search_lets_the_safety_net_through(index: Any) -> None:
     """The shell agent's ``search`` (over a retriever that may be BM25 on this index) records the net's hit and
     raises it, as ``search_documents`` does; other failures stay observations."""
-    from madqa.agents.retrieval.rankers import BM25Retriever
-    from madqa.agents.shell.corpus import CorpusMap
-    from madqa.agents.shell.tools import FileSearchTool
+    from madqa.agents.baselines.shell.corpus import CorpusMap
+    from madqa.agents.baselines.shell.tools import FileSearchTool
+    from madqa.agents.corpus.retrieval.rankers import BM25Retriever
 
     index.limits = SearchLimits(timeout=2.0, clock=_Ticks(10.0))
     tool = FileSearchTool(BM25Retriever(index), {}, CorpusMap.of(PAGES[:3]))

@@ -323,7 +323,7 @@ def test_a_visitor_who_leaves_frees_the_agent_at_the_next_step(runtime: Any) -> 
 
 def _sandbox_children() -> list[int]:
     """This process's child processes that run the REPL worker's sandbox script."""
-    from madqa.agents.repl.worker import SANDBOX_SCRIPT
+    from madqa.agents.sandbox.worker import SANDBOX_SCRIPT
 
     pids = [int(p) for t in Path("/proc/self/task").iterdir() for p in (t / "children").read_text().split()]
     found = []
@@ -338,7 +338,7 @@ def _sandbox_children() -> list[int]:
 
 def test_stop_ends_the_repl_workers_process(runtime: Any) -> None:
     """Stopping the code-REPL agent leaves no worker process (model-written code's home) behind."""
-    from madqa.agents.protocol import AgentUnavailableError
+    from madqa.agents.harness.protocol import AgentUnavailableError
     from madqa.space.agent_tab import REPL, run_agent
 
     try:

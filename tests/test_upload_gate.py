@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from clients import gradio_client
 
-from madqa.agents.gradio_launch import launch as launch_gradio
+from madqa.space.gradio_launch import launch as launch_gradio
 
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -233,7 +233,7 @@ def test_ungated_gradio_keeps_a_dotfile_it_will_not_use(tmp_path: Path, monkeypa
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
 
-    from madqa.agents.gradio_launch import launch as launch_gradio
+    from madqa.space.gradio_launch import launch as launch_gradio
 
     monkeypatch.chdir(tmp_path)
     folder = tmp_path / "uploads"

@@ -1,6 +1,6 @@
 """One question in one run as plain data: the steps in order, the final answer and citations against the gold.
 
-Steps come from the line's ``trajectory`` (one entry per model call, as :mod:`madqa.agents.record` writes it):
+Steps come from the line's ``trajectory`` (one entry per model call, as :mod:`madqa.agents.harness.record` writes it):
 a ``search_documents`` (or ``search``) call is paired with the next ``search_history`` entry (its query and result
 pages), a code call (the REPL agent's ``python_interpreter``; the shell agent's ``bash``, its command line) shows its
 code and output, and each step carries its model tokens.

@@ -80,7 +80,7 @@ def summary_table(ws: Workspace) -> str:
 
 def cost_html(ws: Workspace) -> str:
     """Each run's inference cost at the shipped prices (:mod:`madqa.metric.cost`), or why it has none."""
-    from madqa.agents.prices import load_prices
+    from madqa.agents.harness.prices import load_prices
     from madqa.metric.cost import run_cost, unpriced_reason
 
     table = load_prices()

@@ -32,7 +32,7 @@ from madqa.metric.scoring import doc_key
 
 from .paper_data import Figure, PaperRuns, plain
 
-#: ``embed(texts)`` → one vector per text (rows), as :mod:`madqa.agents.embeddings` embedders give.
+#: ``embed(texts)`` → one vector per text (rows), as :mod:`madqa.agents.corpus.embeddings` embedders give.
 Embed = Callable[[list[str]], Any]
 
 

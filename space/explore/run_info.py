@@ -2,7 +2,7 @@
 
 A results line of ``madqa run`` carries ``agent``, ``model``, ``dataset`` (``{name, revision}``) and ``config``
 (the run's settings: ``max_steps`` = T, ``top_k``, ``oracle``, ``observe``, ``model_options``, …; see
-:mod:`madqa.agents.record`). A line of ``madqa human`` (:mod:`madqa.agents.human.session`) carries instead
+:mod:`madqa.agents.harness.record`). A line of ``madqa human`` (:mod:`madqa.space.human.session`) carries instead
 ``annotator``, ``mode`` (``search`` or ``oracle``), ``batch``, a study ``config`` (seed, batch size, k) and
 ``page_views``: every page the person opened, with its time and how it was reached. Lines of other harnesses may
 have none of these; what is absent is left out, never guessed.

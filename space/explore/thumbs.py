@@ -1,4 +1,4 @@
-"""Page thumbnails as ``data:`` URIs, rendered by :class:`madqa.agents.render.PageRenderer` and cached.
+"""Page thumbnails as ``data:`` URIs, rendered by :class:`madqa.agents.corpus.render.PageRenderer` and cached.
 
 The renderer draws at a low resolution straight to the thumbnail size (its size cap lowers the zoom, so a page is
 never rendered large and shrunk), and the encoded URIs are kept in an LRU of :data:`CACHE_ITEMS` entries, so
@@ -32,7 +32,7 @@ class Thumbnails:
     """Thumbnails of one document collection.
 
     Args:
-        source: what :class:`~madqa.agents.render.PageRenderer` takes (a dataset spec, ``None`` = default
+        source: what :class:`~madqa.agents.corpus.render.PageRenderer` takes (a dataset spec, ``None`` = default
             dataset), or an object with ``image(document, page)`` and ``encode(image)`` (tests).
         enabled: ``False`` gives placeholders only (no rendering at all).
     """
@@ -52,7 +52,7 @@ class Thumbnails:
             if hasattr(self._source, "image"):
                 self._renderer = self._source
             else:
-                from madqa.agents.render import PageRenderer
+                from madqa.agents.corpus.render import PageRenderer
 
                 self._renderer = PageRenderer(self._source, dpi=THUMB_DPI, max_side=THUMB_SIDE, cache_mb=0)
         return self._renderer
@@ -62,7 +62,7 @@ class Thumbnails:
             if hasattr(self._source, "image"):
                 self._large_renderer = self._source
             else:
-                from madqa.agents.render import PageRenderer
+                from madqa.agents.corpus.render import PageRenderer
 
                 self._large_renderer = PageRenderer(
                     self._source, dpi=LARGE_DPI, max_side=LARGE_SIDE, cache_mb=0, max_bytes=None

@@ -1,0 +1,167 @@
+"""The search agent as a registered :class:`~madqa.agents.harness.protocol.Agent` (``madqa run --agent bm25``).
+
+``prepare`` loads one model per slot, resolves the settings that depend on the model (observation mode, page text
+per result, searches before answering) and opens the page index and renderer, which every slot shares (both are
+thread-safe); each question then gets a fresh :class:`~madqa.agents.search_loop.agent.SearchAgent`, and each of its
+searches becomes a :class:`~madqa.agents.harness.protocol.SearchEvent`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from smolagents import Model
+from smolagents.memory import ActionStep
+
+from madqa.agents.corpus.render import PageRenderer
+from madqa.agents.corpus.search import SearchIndex
+from madqa.agents.harness.config import RunConfig, RunError
+from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
+from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
+from madqa.agents.search_loop.resources import (
+    default_min_searches,
+    default_page_chars,
+    load_models,
+    open_corpus,
+    record_fields,
+)
+from madqa.agents.search_loop.tools import OBSERVE_MODES
+
+
+class PreparedSearchAgent(SmolagentsPrepared[Model]):
+    """The search agent ready for a run: a model per slot, a shared index and renderer.
+
+    With ``oracle``, :attr:`evidence` holds each question's gold evidence pages by id (dev and train labels).
+    """
+
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        models: Sequence[Model],
+        dataset: Mapping[str, Any] | None,
+        index: SearchIndex | None,
+        renderer: PageRenderer,
+        evidence: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    ) -> None:
+        """Hold the models, index, renderer and oracle evidence."""
+        super().__init__(config, settings, models, dataset)
+        self.index, self.renderer, self.evidence = index, renderer, dict(evidence or {})
+
+    def build(self, slot: Model, item: Mapping[str, Any]) -> SearchAgent:
+        """A fresh agent; with ``oracle``, given the question's gold evidence pages."""
+        c = self.config
+        return build_search_agent(
+            slot,
+            self.index,
+            self.renderer,
+            max_steps=c.max_steps,
+            top_k=c.top_k,
+            observe=c.observe,
+            oracle_pages=self.evidence.get(str(item["id"]), item.get("evidence")) if c.oracle else None,
+            page_chars=c.page_chars or 0,
+            image_steps=c.image_steps,
+            min_searches=c.min_searches or 0,
+            semantic=c.retriever is not None,
+        )
+
+    def step_events(self, agent: SearchAgent, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
+        """One :class:`SearchEvent` per search made since the last event."""
+        history = agent.search_tool.history if agent.search_tool is not None else []
+        return [
+            SearchEvent(
+                step=step.step_number,
+                query=rec.query,
+                count=rec.count,
+                error=rec.error,
+                pages=tuple(Citation(str(p["document"]), int(p["page"])) for p in rec.results),
+            )
+            for rec in history[len(shown) :]
+        ]
+
+    def record_fields(self, agent: SearchAgent | None) -> dict[str, Any]:
+        """See :func:`record_fields`."""
+        return record_fields(agent)
+
+
+@dataclass(frozen=True)
+class SearchAgentEntry:
+    """The BM25 search agent of the paper (G.1); see :mod:`madqa.agents.search_loop.agent`."""
+
+    name: str = "bm25"
+    fields: tuple[str, ...] = (
+        "top_k",
+        "observe",
+        "oracle",
+        "search_backend",
+        "page_chars",
+        "image_steps",
+        "min_searches",
+        "search_timeout",
+        "search_max_terms",
+        "search_max_postings",
+        "retriever",
+    )
+
+    def check(self, config: RunConfig) -> None:
+        """Raise :class:`RunError` for search settings that cannot work."""
+        if config.oracle and config.split == "test":
+            raise RunError("--oracle shows the gold evidence pages, which the test split hides: use dev or train")
+        if config.observe is not None and config.observe not in OBSERVE_MODES:
+            raise RunError(f"observe must be one of {', '.join(OBSERVE_MODES)}")
+        for name in ("top_k", "image_steps"):
+            if getattr(config, name) < 1:
+                raise RunError(f"{name.replace('_', '-')} must be at least 1")
+        if config.min_searches is not None and not 0 <= config.min_searches < config.max_steps:
+            raise RunError("min-searches must be between 0 and max-steps - 1")
+        if config.search_timeout is not None and not config.search_timeout >= 0:  # also rejects NaN
+            raise RunError(
+                f"search-timeout must be 0 (no limit) or a positive number of seconds, got {config.search_timeout}"
+            )
+        for name in ("search_max_terms", "search_max_postings"):
+            value = getattr(config, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise RunError(
+                    f"{name.replace('_', '-')} must be 0 (no limit) or a positive whole number, got {value!r}"
+                )
+        if config.sub_model is not None:
+            raise RunError("--sub-model is for --agent repl")
+        if config.retriever is not None and config.oracle:
+            raise RunError("--retriever and --oracle exclude each other (the oracle shows the gold pages)")
+
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int = 1,
+        model_options: Mapping[str, Any] | None = None,
+        dataset: Mapping[str, Any] | None = None,
+        host: Host = Host(),  # noqa: B008
+    ) -> PreparedSearchAgent:
+        """Load ``slots`` models and open the corpus; model-dependent defaults are resolved into the settings.
+
+        Raises:
+            RunError: ``observe="image"`` with a text-only model.
+            ValueError: an invalid model spec or a missing model dependency.
+        """
+        models, observe = load_models(config, slots, model_options)
+        first = models[0]
+        page_chars = config.page_chars or default_page_chars(first, config.top_k, config.max_steps)
+        min_searches = default_min_searches(first) if config.min_searches is None else config.min_searches
+        config = replace(config, observe=observe, page_chars=page_chars, min_searches=min_searches)
+        index, renderer = open_corpus(config, progress=host.progress)
+        if config.retriever is not None:
+            config = replace(config, retriever=getattr(index, "name", config.retriever))  # the full spec
+        evidence = {}
+        if config.oracle:
+            from madqa.loading_script.load import load_gold
+
+            evidence = {str(row["id"]): row["evidence"] for row in load_gold(config.split, config.dataset)}
+        return PreparedSearchAgent(config, config.settings(self.fields), models, dataset, index, renderer, evidence)
+
+
+#: The registered entry (:mod:`madqa.agents.harness.registry`).
+AGENT = SearchAgentEntry()

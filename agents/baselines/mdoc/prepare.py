@@ -1,0 +1,168 @@
+"""MDocAgent (paper §4; Han et al. 2025) as a registered :class:`~madqa.agents.harness.protocol.Agent` (``--agent
+mdoc``).
+
+Per question: a text retrieval (``--retriever SPEC``, default ``bm25``; MDocAgent's is ColBERTv2) and an image
+retrieval (``--image-retriever SPEC``; MDocAgent's is ColPali, not built yet, so by default the image side is the
+renders of the text-retrieved pages), ``top_k`` pages each (default 4, MDocAgent's top-4 setting; the MADQA paper
+states no other), then the five agents of :mod:`.pipeline`, one model call each. A vision model sees the image
+side as page images (``--observe image``, its default); a text-only model sees those pages' texts instead, so the
+image agent degrades to a second text reader (recorded as ``observe: text``). The results line records both
+retrievals as its ``search_history`` (``retriever``: ``text`` / ``image``), the five calls as its ``trajectory``,
+and ``steps`` = 5 model calls (``max_steps`` is 5 whatever ``--max-steps`` says).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from smolagents import Model
+from smolagents.memory import ActionStep
+
+from madqa.agents.baselines.mdoc.pipeline import ROLES, MDocPipeline
+from madqa.agents.corpus.render import PageRenderer
+from madqa.agents.harness.config import RunConfig, RunError
+from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
+from madqa.agents.prompts import load_prompts
+from madqa.agents.search_loop.resources import default_page_chars, load_models
+from madqa.agents.search_loop.tools import OBSERVE_MODES
+
+#: The text retriever when ``--retriever`` is not given (offline).
+DEFAULT_RETRIEVER = "bm25"
+#: Pages per retrieval: MDocAgent's top-4 setting.
+DEFAULT_TOP_K = 4
+
+
+class PreparedMDocAgent(SmolagentsPrepared[Model]):
+    """MDocAgent ready for a run: a model per slot; the retrievers and the renderer shared."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        models: Sequence[Model],
+        dataset: Mapping[str, Any] | None,
+        text_retriever: Any,
+        image_retriever: Any | None,
+        renderer: PageRenderer,
+    ) -> None:
+        """Hold the models, retrievers and renderer."""
+        super().__init__(config, settings, models, dataset)
+        self.text_retriever, self.image_retriever, self.renderer = text_retriever, image_retriever, renderer
+
+    def _pages(self, hits: Sequence[Any]) -> list[dict[str, Any]]:
+        chars = self.config.page_chars or 0
+        return [
+            {"document": h.document, "page": h.page, "text": self.renderer.text(h.document, h.page)[:chars]}
+            for h in hits
+        ]
+
+    def build(self, slot: Model, item: Mapping[str, Any]) -> MDocPipeline:
+        """Both retrievals, then the pipeline over their pages (renders for a vision model)."""
+        c = self.config
+        question = str(item.get("question") or "")
+        text_hits = self.text_retriever.search(question, k=c.top_k)
+        image_hits = self.image_retriever.search(question, k=c.top_k) if self.image_retriever else text_hits
+        text_pages, image_pages = self._pages(text_hits), self._pages(image_hits)
+        images = [self.renderer.image(p["document"], p["page"]) for p in image_pages] if c.observe == "image" else None
+        pipeline = MDocPipeline(slot, load_prompts("mdoc"), text_pages, image_pages, images)
+        pipeline.retrievals = [  # type: ignore[attr-defined]
+            {
+                "query": question,
+                "retriever": kind,
+                "results": [{"document": p["document"], "page": p["page"]} for p in pages],
+                "count": len(pages),
+                "error": None,
+            }
+            for kind, pages in (("text", text_pages), ("image", image_pages))
+        ]
+        return pipeline
+
+    def step_events(self, agent: MDocPipeline, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
+        """The two retrievals, as :class:`SearchEvent` values, with the first step."""
+        if shown:
+            return []
+        return [
+            SearchEvent(
+                step=step.step_number,
+                query=f"{r['retriever']}: {r['query']}",
+                count=r["count"],
+                pages=tuple(Citation(str(p["document"]), int(p["page"])) for p in r["results"]),
+            )
+            for r in getattr(agent, "retrievals", [])
+        ]
+
+    def record_fields(self, agent: MDocPipeline | None) -> dict[str, Any]:
+        """``search_history``: the two retrievals; ``steps``: the agents called."""
+        if agent is None:
+            return {"search_history": []}
+        return {
+            "search_history": [dict(r) for r in getattr(agent, "retrievals", [])],
+            "steps": len(agent.memory.steps),
+        }
+
+
+@dataclass(frozen=True)
+class MDocAgentEntry:
+    """MDocAgent's five-agent pipeline; see :mod:`madqa.agents.baselines.mdoc.prepare`."""
+
+    name: str = "mdoc"
+    fields: tuple[str, ...] = ("retriever", "image_retriever", "top_k", "observe", "page_chars")
+    #: ``madqa run``'s ``--top-k`` when it is not given.
+    default_top_k: int = DEFAULT_TOP_K
+
+    def check(self, config: RunConfig) -> None:
+        """Raise :class:`RunError` for settings MDocAgent cannot use."""
+        if config.top_k < 1:
+            raise RunError("top-k must be at least 1")
+        if config.observe is not None and config.observe not in OBSERVE_MODES:
+            raise RunError(f"observe must be one of {', '.join(OBSERVE_MODES)}")
+        if config.oracle:
+            raise RunError("--oracle is for --agent bm25 (MDocAgent retrieves its pages)")
+        if config.sub_model is not None:
+            raise RunError("--sub-model is for --agent repl")
+
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int = 1,
+        model_options: Mapping[str, Any] | None = None,
+        dataset: Mapping[str, Any] | None = None,
+        host: Host = Host(),  # noqa: B008
+    ) -> PreparedMDocAgent:
+        """Load ``slots`` models and build the retrievers over the dataset's pages.
+
+        Raises:
+            RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
+            ValueError: an invalid model spec or a missing model dependency.
+        """
+        from madqa.agents.corpus.retrieval.base import RetrievalError
+        from madqa.agents.corpus.retrieval.spec import make_retrievers
+        from madqa.loading_script.load import load_pages
+
+        models, observe = load_models(config, slots, model_options)
+        page_chars = config.page_chars or default_page_chars(models[0], config.top_k, 3)
+        pages = load_pages(config.dataset)
+        specs = [config.retriever or DEFAULT_RETRIEVER] + ([config.image_retriever] if config.image_retriever else [])
+        try:
+            retrievers = make_retrievers(specs, pages, progress=host.progress)
+        except RetrievalError as exc:
+            raise RunError(str(exc)) from None
+        image = retrievers[1] if len(retrievers) > 1 else None
+        config = replace(
+            config,
+            max_steps=len(ROLES),
+            observe=observe,
+            page_chars=page_chars,
+            retriever=retrievers[0].name,
+            image_retriever=image.name if image else None,
+        )
+        renderer = PageRenderer(config.dataset, pages=pages)
+        return PreparedMDocAgent(config, config.settings(self.fields), models, dataset, retrievers[0], image, renderer)
+
+
+#: The registered entry (:mod:`madqa.agents.harness.registry`).
+AGENT = MDocAgentEntry()

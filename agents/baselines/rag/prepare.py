@@ -1,0 +1,134 @@
+"""Static RAG as a registered :class:`~madqa.agents.harness.protocol.Agent` (``madqa run --agent rag``).
+
+The paper's non-agentic family (§4: M3DocRAG, HEAVEN, ColBERTv2 + Llama 3): the question's text is the query, one
+retriever (:mod:`madqa.agents.corpus.retrieval`, ``--retriever SPEC``) returns ``top_k`` pages (5: HEAVEN's final
+``k₂``, G.3), and the model sees them (images, or page texts for text-only models) in one call that can only
+answer, with citations (the search agent's given-pages path, :func:`madqa.agents.search_loop.agent.build_search_agent`,
+with the prompts of ``agents/prompts/rag.yaml``). The results line records the retrieval as one
+``search_history`` entry (query = the question), so the explorer and the analyses see what was retrieved; its
+effort (``steps``) is 1, and ``max_steps`` is 1 whatever ``--max-steps`` says. The retrievers of M3DocRAG and
+HEAVEN (ColPali, DSE + ColQwen2.5) are not built yet (``madqa retrieval`` says so); the default is
+``rrf:bm25+dense:wordllama``, which runs offline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from smolagents import Model
+from smolagents.memory import ActionStep
+
+from madqa.agents.corpus.render import PageRenderer
+from madqa.agents.harness.config import RunConfig, RunError
+from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
+from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
+from madqa.agents.search_loop.resources import default_page_chars, load_models
+from madqa.agents.search_loop.tools import OBSERVE_MODES
+
+#: The retriever when ``--retriever`` is not given (offline; see the module docstring).
+DEFAULT_RETRIEVER = "rrf:bm25+dense:wordllama"
+
+
+class PreparedRAGAgent(SmolagentsPrepared[Model]):
+    """The static RAG baseline ready for a run: a model per slot, one shared retriever and renderer."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        models: Sequence[Model],
+        dataset: Mapping[str, Any] | None,
+        retriever: Any,
+        renderer: PageRenderer,
+    ) -> None:
+        """Hold the models, the retriever and the renderer."""
+        super().__init__(config, settings, models, dataset)
+        self.retriever, self.renderer = retriever, renderer
+
+    def build(self, slot: Model, item: Mapping[str, Any]) -> SearchAgent:
+        """Retrieve the question's pages, then an agent that is shown them and can only answer."""
+        c = self.config
+        question = str(item.get("question") or "")
+        hits = self.retriever.search(question, k=c.top_k)
+        pages = [{"document": h.document, "page": h.page} for h in hits]
+        agent = build_search_agent(
+            slot,
+            None,
+            self.renderer,
+            max_steps=1,
+            observe=c.observe,
+            oracle_pages=pages,
+            page_chars=c.page_chars or 0,
+            prompts="rag",
+        )
+        agent.retrieval = {"query": question, "results": pages, "count": len(pages), "error": None}  # type: ignore[attr-defined]
+        return agent
+
+    def step_events(self, agent: SearchAgent, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
+        """The retrieval, as one :class:`SearchEvent`, with the first step."""
+        if shown:
+            return []
+        got = getattr(agent, "retrieval", None) or {"query": "", "results": [], "count": 0}
+        pages = tuple(Citation(str(p["document"]), int(p["page"])) for p in got["results"])
+        return [SearchEvent(step=step.step_number, query=got["query"], pages=pages, count=got["count"])]
+
+    def record_fields(self, agent: SearchAgent | None) -> dict[str, Any]:
+        """``search_history``: the one retrieval; ``steps``: 1 (0 when the question failed before retrieving)."""
+        got = getattr(agent, "retrieval", None)
+        return {"search_history": [dict(got)] if got else [], "steps": 1 if got else 0}
+
+
+@dataclass(frozen=True)
+class RAGAgentEntry:
+    """The static RAG baseline; see :mod:`madqa.agents.baselines.rag.prepare`."""
+
+    name: str = "rag"
+    fields: tuple[str, ...] = ("retriever", "top_k", "observe", "page_chars")
+
+    def check(self, config: RunConfig) -> None:
+        """Raise :class:`RunError` for settings static RAG cannot use."""
+        if config.top_k < 1:
+            raise RunError("top-k must be at least 1")
+        if config.observe is not None and config.observe not in OBSERVE_MODES:
+            raise RunError(f"observe must be one of {', '.join(OBSERVE_MODES)}")
+        if config.oracle:
+            raise RunError("--oracle is for --agent bm25 (static RAG retrieves its pages)")
+        if config.sub_model is not None:
+            raise RunError("--sub-model is for --agent repl")
+
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int = 1,
+        model_options: Mapping[str, Any] | None = None,
+        dataset: Mapping[str, Any] | None = None,
+        host: Host = Host(),  # noqa: B008
+    ) -> PreparedRAGAgent:
+        """Load ``slots`` models and build the retriever over the dataset's pages.
+
+        Raises:
+            RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
+            ValueError: an invalid model spec or a missing model dependency.
+        """
+        from madqa.agents.corpus.retrieval.base import RetrievalError
+        from madqa.agents.corpus.retrieval.spec import make_retriever
+        from madqa.loading_script.load import load_pages
+
+        models, observe = load_models(config, slots, model_options)
+        page_chars = config.page_chars or default_page_chars(models[0], config.top_k, 2)
+        pages = load_pages(config.dataset)
+        try:
+            retriever = make_retriever(config.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
+        except RetrievalError as exc:
+            raise RunError(str(exc)) from None
+        config = replace(config, max_steps=1, observe=observe, page_chars=page_chars, retriever=retriever.name)
+        renderer = PageRenderer(config.dataset, pages=pages)
+        return PreparedRAGAgent(config, config.settings(self.fields), models, dataset, retriever, renderer)
+
+
+#: The registered entry (:mod:`madqa.agents.harness.registry`).
+AGENT = RAGAgentEntry()

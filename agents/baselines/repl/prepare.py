@@ -1,0 +1,208 @@
+"""The code-REPL agent as a registered :class:`~madqa.agents.harness.protocol.Agent` (``madqa run --agent repl``).
+
+``prepare`` builds the corpus variables once, and per slot a root model, a sub-model (the root model itself unless
+``sub_model`` names another spec; a second instance for the local model, whose prompt cache sub-calls would evict)
+and a worker process, reused from question to question (its namespace is reset each time) unless the host asks for
+a fresh one per question. Each code step becomes a :class:`~madqa.agents.harness.protocol.CodeEvent`. A results line
+has no
+``search_history``; ``steps`` = model calls (root + sub + extraction), ``usage`` over all of them, ``effort`` (the
+breakdown) and ``repl`` (the worker's walls and restarts).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from smolagents import Model
+from smolagents.memory import ActionStep
+
+from madqa.agents.baselines.repl.agent import ReplAgent, build_repl_agent
+from madqa.agents.baselines.repl.corpus import build_corpus
+from madqa.agents.baselines.repl.executor import ReplExecutor, default_observation_chars, default_sub_limits
+from madqa.agents.harness.config import RunConfig, RunError
+from madqa.agents.harness.protocol import AgentUnavailableError, CodeEvent, Host, StepEvent
+from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
+from madqa.agents.models.factory import make_model, parse_spec
+from madqa.agents.models.llamacpp import LlamaCppModel
+from madqa.agents.sandbox.worker import IsolationUnavailableError, ReplWorker, WorkerLimits
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Slot:
+    """What one question at a time uses: root model, sub-model, worker process."""
+
+    model: Model
+    sub_model: Model
+    worker: ReplWorker
+
+
+def record_fields(agent: ReplAgent | None) -> dict[str, Any]:
+    """The code agent's part of a results line: effort (as ``steps`` and ``usage`` too) and the worker's walls."""
+    if agent is None:
+        return {}
+    effort = agent.effort()
+    executor = agent.python_executor
+    worker = executor.worker if isinstance(executor, ReplExecutor) else None
+    restarts = worker.restarts - executor.restarts_at_start if worker else 0
+    return {
+        "steps": effort["steps"],
+        "usage": {"input_tokens": effort["input_tokens"], "output_tokens": effort["output_tokens"]},
+        "extra": {"effort": effort, "repl": {"walls": dict(worker.walls) if worker else {}, "restarts": restarts}},
+    }
+
+
+class PreparedReplAgent(SmolagentsPrepared[Slot]):
+    """The code agent ready for a run: slots of models and workers, and the corpus variables."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        settings: dict[str, Any],
+        slots: Sequence[Slot],
+        dataset: Mapping[str, Any] | None,
+        corpus: Mapping[str, Any],
+        host: Host,
+    ) -> None:
+        """Hold the slots and the corpus."""
+        super().__init__(config, settings, slots, dataset)
+        self.corpus, self.host = corpus, host
+
+    def build(self, slot: Slot, item: Mapping[str, Any]) -> ReplAgent:
+        """A fresh agent on the slot's models and worker, with the run's resolved limits."""
+        s = self.settings
+        return build_repl_agent(
+            slot.model,
+            self.corpus,
+            slot.sub_model,
+            max_steps=self.config.max_steps,
+            sub_calls=s["sub_calls"],
+            sub_call_chars=s["sub_call_chars"],
+            observation_chars=s["observation_chars"],
+            worker=slot.worker,
+        )
+
+    def step_events(self, agent: ReplAgent, step: ActionStep, shown: Sequence[StepEvent]) -> list[StepEvent]:
+        """The step's code and what it printed (a step without code, e.g. the extraction, shows nothing)."""
+        code = getattr(step, "code_action", None)
+        if not code:
+            return []
+        error = f"{type(step.error).__name__}: {step.error}" if step.error else None
+        return [CodeEvent(step=step.step_number, code=code, output=str(step.observations or ""), error=error)]
+
+    def record_fields(self, agent: ReplAgent | None) -> dict[str, Any]:
+        """See :func:`record_fields`."""
+        return record_fields(agent)
+
+    def release(self, slot: Slot) -> None:
+        """With ``host.sandbox_per_question``, stop the worker: the next question starts a fresh one."""
+        if self.host.sandbox_per_question:
+            slot.worker.close()
+
+    def close_slot(self, slot: Slot) -> None:
+        """Stop the slot's worker."""
+        slot.worker.close()
+
+
+@dataclass(frozen=True)
+class ReplAgentEntry:
+    """The code-REPL agent of the paper (G.5); see :mod:`madqa.agents.baselines.repl.agent`."""
+
+    name: str = "repl"
+    fields: tuple[str, ...] = ("sub_model", "sub_calls", "sub_call_chars", "observation_chars", "step_timeout")
+
+    def check(self, config: RunConfig) -> None:
+        """Raise :class:`RunError` for code-agent settings that cannot work."""
+        if config.oracle:
+            raise RunError("--oracle is for --agent bm25; the repl agent always sees the whole corpus")
+        if config.sub_calls is not None and config.sub_calls < 0:
+            raise RunError("sub-calls must not be negative")
+        if config.sub_call_chars is not None and config.sub_call_chars < 1:
+            raise RunError("sub-call-chars must be at least 1")
+        if config.observation_chars is not None and config.observation_chars < 100:
+            raise RunError("observation-chars must be at least 100")
+        if not config.step_timeout > 0:
+            raise RunError("step-timeout must be positive")
+        if config.sub_model is not None:
+            parse_spec(config.sub_model)
+
+    def prepare(
+        self,
+        config: RunConfig,
+        *,
+        slots: int = 1,
+        model_options: Mapping[str, Any] | None = None,
+        dataset: Mapping[str, Any] | None = None,
+        host: Host = Host(),  # noqa: B008
+    ) -> PreparedReplAgent:
+        """Start the workers (first: a host that requires isolation refuses before any model is loaded), then
+        load the models and build the corpus variables.
+
+        ``model_options`` go to the root model, and to the sub-model when it has the same provider.
+
+        Raises:
+            AgentUnavailableError: ``host.require_isolation`` and the worker's kernel walls are incomplete.
+            ValueError: an invalid model spec or a missing model dependency.
+        """
+        limits = WorkerLimits(wall_s=config.step_timeout)
+        workers = [
+            ReplWorker(limits, require_isolation=host.require_isolation, protected_paths=host.protected_paths)
+            for _ in range(max(1, slots))
+        ]
+        try:
+            if host.require_isolation:
+                for worker in workers:
+                    worker.start()
+            prepared = self._prepare(config, workers, dict(model_options or {}), dataset, host)
+        except IsolationUnavailableError as exc:
+            for worker in workers:
+                worker.close()
+            raise AgentUnavailableError(str(exc)) from exc
+        except BaseException:
+            for worker in workers:
+                worker.close()
+            raise
+        return prepared
+
+    def _prepare(
+        self,
+        config: RunConfig,
+        workers: list[ReplWorker],
+        options: dict[str, Any],
+        dataset: Mapping[str, Any] | None,
+        host: Host,
+    ) -> PreparedReplAgent:
+        from madqa.loading_script.load import load_pages
+
+        same_provider = config.sub_model is not None and parse_spec(config.sub_model)[0] == parse_spec(config.model)[0]
+        slots = []
+        for worker in workers:
+            model = make_model(config.model, **options)
+            sub = model
+            if config.sub_model is not None and config.sub_model != config.model:
+                sub = make_model(config.sub_model, **(options if same_provider else {}))
+            elif isinstance(model, LlamaCppModel):  # its own instance: sub-calls would evict the root's prompt cache
+                sub = make_model(config.model, **options)
+            slots.append(Slot(model, sub, worker))
+        calls, chars = default_sub_limits(slots[0].sub_model)
+        settings = config.settings(self.fields)
+        settings.update(
+            sub_model=config.sub_model or config.model,
+            sub_calls=calls if config.sub_calls is None else config.sub_calls,
+            sub_call_chars=chars if config.sub_call_chars is None else config.sub_call_chars,
+            observation_chars=(
+                default_observation_chars(slots[0].model)
+                if config.observation_chars is None
+                else config.observation_chars
+            ),
+        )
+        corpus = build_corpus(load_pages(config.dataset))
+        return PreparedReplAgent(config, settings, slots, dataset, corpus, host)
+
+
+#: The registered entry (:mod:`madqa.agents.harness.registry`).
+AGENT = ReplAgentEntry()

@@ -1,0 +1,254 @@
+"""What to run: :class:`RunConfig`, the settings of ``madqa run`` (one flat value the command line fills in).
+
+The fields every agent uses are :data:`COMMON_FIELDS`; the others belong to one agent, which names them in its
+``fields`` (:class:`madqa.agents.harness.protocol.Agent`) and checks them in its ``check``. A results line's ``config``
+holds
+the common fields and the agent's own, so a line of one agent never carries another agent's settings. The runner
+adds ``model_options``: the provider settings the run was given, secrets removed (:func:`public_options`).
+
+``--resume`` adds lines to a file only if its lines were written with the same settings (:func:`check_settings`):
+every recorded field is compared but :data:`RESUME_IGNORED` (and the options of :data:`RESUME_IGNORED_OPTIONS`),
+the settings that do not change a finished line's result.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from madqa.agents.corpus.search import DEFAULT_BACKEND, DEFAULT_SEARCH_TIMEOUT, MAX_EXPANSION_TERMS, MAX_POSTINGS
+
+logger = logging.getLogger(__name__)
+
+#: T, the most model calls per question (both agents), and the search agent's pages per search.
+DEFAULT_MAX_STEPS = 10
+DEFAULT_TOP_K = 5
+#: Fields of every results line's ``config`` (whatever the agent), in :class:`RunConfig` order.
+COMMON_FIELDS: tuple[str, ...] = ("model", "agent", "split", "dataset", "max_steps", "question_timeout")
+
+
+class RunError(ValueError):
+    """A run that cannot start as asked; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What to run (stored, minus the output options, in every results line's ``config``).
+
+    Attributes:
+        model: model spec (:func:`madqa.agents.models.factory.make_model`).
+        agent: a registered agent name (:mod:`madqa.agents.harness.registry`): ``"bm25"`` (search agent, paper G.1) or
+            ``"repl"`` (code-REPL agent, paper G.5).
+        split: ``train``, ``dev`` or ``test``.
+        dataset: dataset spec (``None``: ``MADQA_DATASET`` or the local sample).
+        limit: run only the first ``limit`` questions of the split.
+        max_steps: T, the most model calls per question.
+        question_timeout: wall-clock seconds per question (``None``: no limit); a question that runs out becomes a
+            line with ``error_kind: "timeout"`` (see :mod:`madqa.agents.harness.deadline`).
+        top_k: (bm25) pages per search.
+        observe: (bm25) ``image`` or ``text``; ``None`` picks by model (text for text-only models).
+        oracle: (bm25) show the gold evidence pages instead of searching (not on ``test``).
+        search_backend: (bm25) ``whoosh`` or ``tantivy``.
+        page_chars: (bm25) page text shown per result in text mode; ``None`` picks by model (smaller for small
+            contexts).
+        image_steps: (bm25) searches whose page images stay in the model input.
+        min_searches: (bm25) searches required before ``final_answer`` is offered; ``None`` picks by model (0, the
+            paper's protocol, except 1 for the bundled local model).
+        sub_model: (repl) model spec behind ``llm_query``; ``None``: the root model.
+        sub_calls: (repl) sub-calls per question; ``None``: by sub-model.
+        sub_call_chars: (repl) longest ``llm_query`` prompt in characters; ``None``: by sub-model.
+        observation_chars: (repl) longest observation of a code step in the root prompt; ``None``: by model.
+        step_timeout: (repl) wall-clock seconds per code step (sub-model time excluded).
+        search_timeout: (bm25) a search's wall-clock safety net in seconds (0 or ``None``: none); its hit ends the
+            question as an infrastructure error (``error_kind: "search"``), never an observation; see
+            :class:`madqa.agents.corpus.search.SearchLimits`.
+        search_max_terms: (bm25) most words one query's wildcards, prefixes and ranges may expand to (0 or
+            ``None``: no limit, and match-everything queries run).
+        search_max_postings: (bm25) most page entries one query may read (0 or ``None``: no limit). These two work
+            limits decide what a query gets (pages, or a refusal telling the model to narrow it), the same on every
+            machine, so they are recorded and compared by ``--resume``; the safety net is not compared.
+        retriever: (rag) retriever spec (:mod:`madqa.agents.corpus.retrieval`); ``None``: the agent's default.
+        image_retriever: (mdoc) the image side's retriever spec; ``None``: the text-retrieved pages' renders.
+        provider: (file-search) the managed RAG service, ``openai`` or ``gemini``.
+        refresh_store: (file-search) upload the collection again instead of reusing the cached store (not
+            recorded: it does not change what a question is answered with).
+    """
+
+    model: str = "local"
+    agent: str = "bm25"
+    split: str = "dev"
+    dataset: str | None = None
+    limit: int | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    question_timeout: float | None = None
+    top_k: int = DEFAULT_TOP_K
+    observe: Literal["image", "text"] | None = None
+    oracle: bool = False
+    search_backend: str = DEFAULT_BACKEND
+    page_chars: int | None = None
+    image_steps: int = 1
+    min_searches: int | None = None
+    sub_model: str | None = None
+    sub_calls: int | None = None
+    sub_call_chars: int | None = None
+    observation_chars: int | None = None
+    step_timeout: float = 30.0
+    search_timeout: float | None = DEFAULT_SEARCH_TIMEOUT
+    search_max_terms: int | None = MAX_EXPANSION_TERMS
+    search_max_postings: int | None = MAX_POSTINGS
+    retriever: str | None = None
+    image_retriever: str | None = None
+    provider: str | None = None
+    refresh_store: bool = False
+
+    def check(self) -> None:
+        """Raise :class:`RunError` for common settings that cannot work (the agent checks its own fields)."""
+        if self.max_steps < 1:
+            raise RunError("max-steps must be at least 1")
+        if self.limit is not None and self.limit < 0:
+            raise RunError("limit must not be negative")
+        if self.question_timeout is not None and not self.question_timeout > 0:  # also rejects NaN
+            raise RunError(f"question-timeout must be a positive number of seconds, got {self.question_timeout}")
+
+    def settings(self, fields: tuple[str, ...]) -> dict[str, Any]:
+        """The results line's ``config``: :data:`COMMON_FIELDS` and ``fields``, in field order.
+
+        >>> RunConfig(agent="repl").settings(("step_timeout",))  # doctest: +NORMALIZE_WHITESPACE
+        {'model': 'local', 'agent': 'repl', 'split': 'dev', 'dataset': None, 'max_steps': 10, 'question_timeout': None,
+         'step_timeout': 30.0}
+        """
+        keep = set(COMMON_FIELDS) | set(fields)
+        return {k: v for k, v in asdict(self).items() if k in keep}
+
+
+#: Settings that do not change a finished line's result, so ``--resume`` does not compare them: ``limit`` (which
+#: questions run), ``question_timeout`` (a line that ran out is a ``timeout`` error line, which ``--retry-errors``
+#: runs again, e.g. with a larger budget) and ``search_timeout`` (likewise: a search's safety net only ever makes a
+#: ``search`` error line). Of the model options, the per-call timeout and the retry count.
+RESUME_IGNORED = frozenset({"limit", "question_timeout", "search_timeout"})
+RESUME_IGNORED_OPTIONS = frozenset({"timeout", "request_timeout", "retries", "max_retries", "num_retries"})
+#: A model option whose name has one of these words (``api_key``, ``hf_token``, ``client_secret``, …) is a secret
+#: and never recorded; whole words, so ``max_tokens`` is recorded.
+SECRET_WORDS = (
+    "key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "credentials",
+    "auth",
+    "authorization",
+    "headers",
+    "cookie",
+    "cookies",
+)
+
+
+def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The model options as a results line's ``config["model_options"]`` records them: JSON values, secrets removed
+    (:data:`SECRET_WORDS`, also inside nested mappings), and a URL's user and password (``https://u:p@host``) and
+    query string cut off (a base URL can carry a key).
+
+    >>> public_options({"api_key": "sk-1", "max_tokens": 512, "hf_token": "x", "extra_body": {"AuthToken": "y"}})
+    {'max_tokens': 512, 'extra_body': {}}
+    >>> public_options({"api_base": "https://me:sk-2@host:8000/v1?key=sk-3"})
+    {'api_base': 'https://host:8000/v1'}
+    """
+
+    def secret(name: str) -> bool:
+        words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+        return any(w in SECRET_WORDS for w in words)
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): clean(v) for k, v in value.items() if not secret(str(k))}
+        if isinstance(value, str) and "://" in value:
+            url = urlsplit(value)
+            if url.hostname:
+                host = f"[{url.hostname}]" if ":" in url.hostname else url.hostname  # IPv6
+                netloc = host + (f":{url.port}" if url.port else "")
+                return urlunsplit((url.scheme, netloc, url.path, "", ""))
+        return json.loads(json.dumps(value, default=str))
+
+    return clean(dict(options or {}))
+
+
+def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A line's ``config`` as ``--resume`` compares it: ignored fields out, each model option as its own field."""
+    flat = {k: v for k, v in config.items() if k not in RESUME_IGNORED and k != "model_options"}
+    options = config.get("model_options")
+    if isinstance(options, Mapping):
+        flat.update({f"model_options.{k}": v for k, v in options.items() if k not in RESUME_IGNORED_OPTIONS})
+    return json.loads(json.dumps(flat, default=str))  # the form it has in the file (tuples as lists, …)
+
+
+_UNSET = "(unset)"
+
+
+def mixed_settings(
+    finished: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any], *, resolved: bool = True
+) -> dict[str, tuple[list[Any], Any]]:
+    """The settings in which finished lines differ from this run's: ``{field: (their values, this run's)}``.
+
+    ``settings`` is this run's lines' ``config`` (with ``model_options``). A field a line does not record (written
+    by an older version) is not compared; model options are compared as a whole where a line records them (a
+    missing option is :data:`_UNSET`). With ``resolved=False`` (before the agent resolved its model-dependent
+    defaults) a field left ``None`` in this run is not compared yet.
+    """
+    ours = _comparable(settings)
+    theirs: dict[str, list[Any]] = {}
+    for record in finished.values():
+        config = record.get("config") or {}
+        old = _comparable(config)
+        keys = set(ours) | ({k for k in old if k.startswith("model_options.")} if "model_options" in config else set())
+        for key in sorted(keys):
+            new = ours.get(key, _UNSET)
+            if key.startswith("model_options."):
+                if "model_options" not in config:
+                    continue
+                value = old.get(key, _UNSET)
+            elif key not in old or (not resolved and new is None):
+                continue
+            else:
+                value = old[key]
+            if value != new and value not in theirs.setdefault(key, []):
+                theirs[key].append(value)
+    return {k: (v, ours.get(k, _UNSET)) for k, v in theirs.items() if v}
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def check_settings(
+    path: Path,
+    finished: Mapping[str, Mapping[str, Any]],
+    settings: Mapping[str, Any],
+    *,
+    allow_mixed: bool,
+    resolved: bool = True,
+) -> None:
+    """Refuse (:class:`RunError`) to add lines of other settings to ``path``, naming the fields; or warn."""
+    mixed = mixed_settings(finished, settings, resolved=resolved)
+    if not mixed:
+        return
+    theirs = ", ".join(f"{k}={' or '.join(_show(v) for v in old)}" for k, (old, _) in mixed.items())
+    ours = ", ".join(f"{k}={_show(new)}" for k, (_, new) in mixed.items())
+    if allow_mixed:
+        logger.warning(
+            "%s holds lines written with %s (this run: %s); mixing them, as --allow-mixed-settings asks",
+            path,
+            theirs,
+            ours,
+        )
+        return
+    raise RunError(
+        f"{path} holds lines written with {theirs} (this run: {ours}); rerun with the same settings, or "
+        "add --allow-mixed-settings to mix them in one file"
+    )

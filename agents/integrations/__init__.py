@@ -1,0 +1,1 @@
+"""Other harnesses' views of MADQA: the inspect_ai task (:mod:`.inspect_task`)."""

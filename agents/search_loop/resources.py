@@ -1,0 +1,94 @@
+"""What the shared search loop needs before its first question: one model per slot, the page index and renderer, the
+search limits, and the settings whose defaults depend on the model (page text per result, searches before
+answering). Used by the bm25, rag, mdoc and shell baselines."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from smolagents import Model
+
+from madqa.agents.corpus.render import PageRenderer
+from madqa.agents.corpus.search import Backend, SearchIndex, SearchLimits, open_index
+from madqa.agents.harness.config import RunConfig, RunError
+from madqa.agents.models.factory import is_text_only, make_model
+from madqa.agents.models.llamacpp import LlamaCppModel
+from madqa.agents.search_loop.agent import SearchAgent
+from madqa.agents.search_loop.tools import DEFAULT_PAGE_CHARS
+
+#: Page text per result for the bundled local model: a 135M model gains nothing from more, and each page costs
+#: prefill time (~100 tokens/s on one core here).
+LOCAL_PAGE_CHARS = 600
+
+
+def default_page_chars(model: Model, top_k: int, max_steps: int) -> int:
+    """Page text per result in text mode: :data:`DEFAULT_PAGE_CHARS`; for the local model, what fits its context.
+
+    The local model's whole run should fit its context (~3 characters per token), so that no turn is dropped and
+    llama.cpp's prompt-prefix cache keeps every step's prefill to the new observation.
+    """
+    if isinstance(model, LlamaCppModel):
+        tokens = (model.n_ctx - 1500) // (max(1, max_steps - 1) * top_k)
+        return max(200, min(LOCAL_PAGE_CHARS, tokens * 3))
+    return DEFAULT_PAGE_CHARS
+
+
+def default_min_searches(model: Model) -> int:
+    """Searches required before answering: 1 for the bundled local model (else it answers at once), 0 otherwise."""
+    return 1 if isinstance(model, LlamaCppModel) else 0
+
+
+def open_corpus(config: RunConfig, *, progress: bool = True) -> tuple[SearchIndex | None, PageRenderer]:
+    """The page index (``None`` with ``oracle``: nothing is searched) and the renderer of ``config.dataset``.
+
+    With ``config.retriever`` the "index" is that :mod:`madqa.agents.corpus.retrieval` retriever (a semantic
+    search tool).
+
+    Raises:
+        RunError: a retriever spec that cannot be built.
+    """
+    from madqa.loading_script.load import load_pages
+
+    pages = load_pages(config.dataset)
+    renderer = PageRenderer(config.dataset, pages=pages)
+    if config.oracle:
+        return None, renderer
+    if config.retriever:
+        from madqa.agents.corpus.retrieval.base import RetrievalError
+        from madqa.agents.corpus.retrieval.spec import make_retriever
+
+        try:
+            return make_retriever(config.retriever, pages, progress=progress), renderer  # type: ignore[return-value]
+        except RetrievalError as exc:
+            raise RunError(str(exc)) from None
+    limits = search_limits(config)
+    backend = cast("Backend", config.search_backend)  # open_index refuses an unknown one
+    return open_index(pages, backend=backend, limits=limits, progress=progress), renderer
+
+
+def search_limits(config: RunConfig) -> SearchLimits:
+    """The index's limits from the run's settings (0 or ``None``: that limit off)."""
+    return SearchLimits(
+        timeout=config.search_timeout or None,
+        max_terms=config.search_max_terms or None,
+        max_postings=config.search_max_postings or None,
+    )
+
+
+def load_models(config: RunConfig, slots: int, model_options: Mapping[str, Any] | None) -> tuple[list[Model], str]:
+    """One model per slot and the observation mode (``config.observe``, else text for text-only models).
+
+    Raises:
+        RunError: ``observe="image"`` with a text-only model.
+    """
+    models = [make_model(config.model, **dict(model_options or {})) for _ in range(max(1, slots))]
+    if config.observe == "image" and is_text_only(models[0]):
+        raise RunError(f"model {config.model} takes text only: use --observe text")
+    return models, config.observe or ("text" if is_text_only(models[0]) else "image")
+
+
+def record_fields(agent: SearchAgent | None) -> dict[str, Any]:
+    """The search agent's part of a results line: ``search_history`` and ``steps`` (= the number of searches)."""
+    history = agent.search_tool.history if agent is not None and agent.search_tool is not None else []
+    return {"search_history": [h.as_dict() for h in history], "steps": len(history)}
