@@ -166,7 +166,6 @@ def test_local_model_honours_a_json_schema_response_format(local_model) -> None:
         "madqa.agents.harness.registry",
         "madqa.agents.prompts",
         "madqa.agents.baselines.repl.corpus",
-        "madqa.agents.baselines.repl.agent",
     ],
 )
 def test_docstring_examples(name: str) -> None:

@@ -162,7 +162,8 @@ def _imports(path: Path, module: str) -> set[str]:
     return {f for f in found if f.startswith("madqa.agents")}
 
 
-def test_agents_have_no_import_cycle_and_no_big_module() -> None:
+def test_agents_have_no_import_cycle() -> None:
+    # (the module length cap, on formatted lines, is tests/test_architecture.py's, for every folder)
     modules: dict[str, Path] = {}
     for path in AGENTS_DIR.rglob("*.py"):
         parts = ("madqa", "agents", *path.relative_to(AGENTS_DIR).with_suffix("").parts)
@@ -182,5 +183,3 @@ def test_agents_have_no_import_cycle_and_no_big_module() -> None:
     for module in graph:
         if module not in state:
             visit(module, [])
-    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in modules.items()}
-    assert max(sizes.values()) <= 360, {m: n for m, n in sizes.items() if n > 360}

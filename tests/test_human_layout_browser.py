@@ -131,6 +131,13 @@ def test_on_a_phone_the_next_question_is_scrolled_into_view(layout, tmp_path: Pa
         page.locator("#results img").first.click()
         expect(page.locator("#viewer-title")).to_contain_text("page 5 of 6", timeout=T)
         assert box(page, "#question")["y"] < box(page, "#viewer")["y"]  # on a phone the question comes first
+        # Measure once the page image has arrived and is laid out: on a busy machine it can come after the title
+        # (a load run measured it 0 px wide).
+        page.wait_for_function(
+            "() => { const i = document.querySelector('#viewer img');"
+            " return !!i && i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0; }",
+            timeout=T,
+        )
         # The page just opened is scrolled to the top of the screen, and the answer box is under it, both whole.
         page.wait_for_function(
             "() => { const top = document.getElementById('viewer-title').getBoundingClientRect()"

@@ -27,7 +27,7 @@ pytest.importorskip("inspect_ai")
 LIMIT, MAX_STEPS = 3, 3
 PAGE = re.compile(r"--- 1\. file (\S+), page (\d+) ---")
 LOOPBACK = ("localhost", "127.0.0.1", "::1", None, "")
-TASK_FILE = Path(__file__).resolve().parents[1] / "agents" / "inspect_task" / "task.py"
+TASK_FILE = Path(__file__).resolve().parents[1] / "agents" / "integrations" / "inspect_task" / "task.py"
 
 
 def _usage(step: int) -> Any:
