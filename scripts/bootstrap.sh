@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-rus tesseract-ocr-deu)
-# Headless browser for the Space's UI test (tests/test_space_browser.py): only for `make test` (MADQA_WITH_BROWSER=1).
+# Headless browser for the Space's UI test (tests/space/test_space_browser.py): only for `make test` (MADQA_WITH_BROWSER=1).
 if [ "${MADQA_WITH_BROWSER:-0}" = "1" ]; then APT_PACKAGES+=(chromium); fi
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -29,7 +29,7 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 
-# Extra `late` (the colbert:/colpali:/dse: encoders and tests/test_retrieval_late_models.py) needs torch: its CPU
+# Extra `late` (the colbert:/colpali:/dse: encoders and tests/agents/corpus/test_retrieval_late_models.py) needs torch: its CPU
 # build 2.13.0, pinned, which pip takes from this machine's disk (a 192 MB wheel, 754 MB installed, ~20 s); any other
 # torch, or a range, resolves to a CUDA build of several GB. MADQA_WITH_TORCH=0 leaves torch and `late` out (those
 # tests then skip, saying why).

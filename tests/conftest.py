@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from signal_support import ignores_sigint
+from helpers.signal_support import ignores_sigint
 
 # Tests never reach the network: the Hub clients fail fast instead of retrying.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -17,7 +17,8 @@ from smolagents import Tool
 from madqa.metric.schema import MAX_ANSWER_LINE_CHARS, MAX_ID_CHARS
 
 #: Longest answer string and most answer strings / citations kept by the final-answer normalisation; within the
-#: metric's MAX_ANSWER_STRING_CHARS, MAX_ANSWER_ITEMS and MAX_CITATIONS (tests/test_runner_metric_contract.py).
+#: metric's MAX_ANSWER_STRING_CHARS, MAX_ANSWER_ITEMS and MAX_CITATIONS
+#: (tests/agents/harness/test_runner_metric_contract.py).
 MAX_ANSWER_ITEM_CHARS = 1000
 MAX_LIST_ITEMS = 50
 #: Most characters over all kept answer strings: the metric's per-line cap (it refuses a file over it).

@@ -102,8 +102,8 @@ class IsolationUnavailableError(ReplWorkerError):
 class WorkerLimits:
     """Limits of one worker.
 
-    The defaults are the documented ones (README "The code-REPL agent"; ``tests/test_repl_isolation.py`` pins
-    them, and a started worker reports them in its ``walls``).
+    The defaults are the documented ones (README "The code-REPL agent"; ``tests/agents/sandbox/test_repl_isolation.py``
+    pins them, and a started worker reports them in its ``walls``).
 
     Attributes:
         memory_mb: address-space limit (RLIMIT_AS) of the worker process; default 1024 (1 GiB).

@@ -20,7 +20,8 @@
 
 ``device`` is ``auto`` (CUDA when present), ``cpu`` or ``cuda[:N]``; models run in ``torch.no_grad`` in float32 on
 the CPU and bfloat16 on CUDA. Every encoder can also be built from loaded objects (``model=``, ``processor=``);
-tests/test_retrieval_late_models.py loads tiny randomly initialised checkpoints from a folder through the specs.
+tests/agents/corpus/test_retrieval_late_models.py loads tiny randomly initialised checkpoints from a folder through the
+specs.
 """
 
 from __future__ import annotations

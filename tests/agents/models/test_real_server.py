@@ -1,0 +1,268 @@
+"""`madqa run` and the judge against llama-cpp-python's real OpenAI-compatible server, and the faults providers make.
+
+The server is a real component (:mod:`madqa.bench.llama_server`): the bundled SmolLM2-135M GGUF behind
+``python -m llama_cpp.server --chat_format chatml-function-calling``, reached over HTTP by the ``openai`` SDK and by
+LiteLLM exactly as a user's self-hosted model would be. Model mistakes are expected (a 135M model answers badly);
+provider errors are not. The faults come from a loopback proxy in front of the same server (:mod:`fault_proxy`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.fault_proxy import FaultProxy
+
+from madqa.bench.llama_server import ALIAS, LlamaServer, llama_server
+
+pytestmark = pytest.mark.slow
+
+MADQA = [sys.executable, "-m", "madqa.cli"]
+#: Small prompts keep a 135M model on one CPU thread at a few seconds a call.
+SMALL_RUN = [
+    "--split",
+    "dev",
+    "--limit",
+    "1",
+    "--max-steps",
+    "2",
+    "--top-k",
+    "2",
+    "--page-chars",
+    "300",
+    "--model-option",
+    "max_tokens=256",
+    "--no-progress",
+]
+INFRA_KINDS = {"provider", "transport", "timeout", "worker"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """The server with a 4,096-token context: the search agent's second prompt (~3,000 tokens) and the code agent's
+    first do not fit the default 2,048.
+
+    That context is also what bounds its tool-choice "auto" replies: llama-cpp-python generates those without the
+    request's max_tokens, up to the context's end (a 135M model on one thread: ~40 tokens/s here).
+    """
+    with llama_server(tmp_path_factory.mktemp("llama"), n_ctx=4096) as running:
+        yield running
+
+
+def _madqa(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(MADQA + args, capture_output=True, text=True, env=full_env, timeout=timeout, check=False)
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _assert_complete_line(record: dict, server: LlamaServer) -> None:
+    """A finished line from a real provider: no infrastructure error, tokens counted, a trajectory, settings."""
+    assert record.get("error_kind") not in INFRA_KINDS, (record["error"], server.log_tail())
+    assert record["usage"]["input_tokens"] > 0 and record["usage"]["output_tokens"] > 0
+    assert record["trajectory"] and all(
+        step["input_tokens"]
+        for step in record["trajectory"]
+        if not (step["error"] or "").startswith("AgentMaxStepsError")
+    )
+    options = record["config"]["model_options"]
+    assert options["max_tokens"] == 256 and not any("key" in k for k in options)
+    assert options["content"] == "text" and options["api_base"]  # the endpoint's defaults, as sent, are recorded
+
+
+@pytest.mark.parametrize(
+    ("agent", "spec", "how"),
+    [
+        ("bm25", f"openai:{ALIAS}", "env"),
+        ("bm25", f"litellm:openai/{ALIAS}", "api-base"),
+        ("repl", f"openai:{ALIAS}", "api-base"),
+    ],
+)
+def test_run_completes_against_the_real_server(
+    built_home: Path, request: pytest.FixtureRequest, tmp_path: Path, agent: str, spec: str, how: str
+) -> None:
+    """Each agent, through the openai SDK and LiteLLM, with nothing but the base URL: lines the metric scores."""
+    server: LlamaServer = request.getfixturevalue("server")
+    out = tmp_path / "r.jsonl"
+    env = {"OPENAI_API_KEY": "x"}
+    args = ["run", "--agent", agent, "--model", spec, "-o", str(out), *SMALL_RUN, "--model-option", "temperature=0"]
+    if agent == "bm25" and how == "env":
+        # llama-cpp-python's tool_choice "auto" replies ignore max_tokens and can run to the context's end (a minute
+        # or more on one CPU thread); "none" sends the tools in the prompt only, so every reply is capped. The
+        # LiteLLM case keeps the defaults ("auto"), so both paths run.
+        args += ["--model-option", "tool_choice=none"]
+    if how == "env":
+        env["OPENAI_BASE_URL"] = server.base_url
+    else:
+        args += ["--api-base", server.base_url]
+    started = time.monotonic()
+    proc = _madqa(args, env=env)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]  # 1: every question failed (here: the model's mistakes)
+    (record,) = _lines(out)
+    _assert_complete_line(record, server)
+    assert record["model"] == spec and record["elapsed_s"] <= time.monotonic() - started
+    scored = _madqa(["evaluate", str(out), "--split", "dev", "--json"])
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    report = json.loads(scored.stdout)
+    assert report["n_predicted"] == 1 and report["n_scored"] >= 1 and "accuracy" in report, report
+
+
+def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
+    """`madqa evaluate --mode judge` with the served model: every item is judged (none unscored), in bounded time."""
+    from madqa.loading_script.load import load_gold
+
+    gold = load_gold("dev", None)[:2]
+    out = tmp_path / "hand.jsonl"
+    # Non-empty answers that are not exact matches, so the judge model is really called (exact/empty are decided
+    # without it).
+    out.write_text(
+        "".join(
+            json.dumps({"id": g["id"], "answer": [f"about {g['answer_variants'][0][0]}!"], "citations": []}) + "\n"
+            for g in gold
+        )
+    )
+    cache = tmp_path / "verdicts.jsonl"
+    started = time.monotonic()
+    proc = _madqa(
+        [
+            "evaluate",
+            str(out),
+            "--split",
+            "dev",
+            "--mode",
+            "judge",
+            "--judge",
+            f"openai:{ALIAS}",
+            "--api-base",
+            server.base_url,
+            "--judge-cache",
+            str(cache),
+            "--json",
+            # Room for the whole verdict: the schema sent bounds "reasoning" to 1,000 characters (at most
+            # ~1,000 tokens) before "verdict"; 64 tokens cut it (no verdict, seen in CI).
+            "--model-option",
+            "max_tokens=1536",
+            "--model-option",
+            "temperature=0",
+        ],
+        env={"OPENAI_API_KEY": "x"},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert time.monotonic() - started < 300
+    cached = [json.loads(line) for line in cache.read_text().splitlines()]
+    assert len(cached) == len(gold), proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report.get("n_unscored", 0) == 0, report
+
+
+# --- faults ----------------------------------------------------------------------------------------------------------
+
+
+def _model(url: str, **options):
+    from madqa.agents.models.factory import make_model
+
+    return make_model(f"openai:{ALIAS}", api_base=url, api_key="x", **{"max_tokens": 4, "timeout": 20, **options})
+
+
+def _say_hi(model) -> str:
+    from smolagents import ChatMessage, MessageRole
+
+    reply = model.generate([ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "Say hi."}])])
+    return str(reply.content)
+
+
+@pytest.mark.parametrize("fault", ["429", "429-retry-after", "500", "503", "drop", "truncate", "badjson", "hang"])
+def test_each_transient_fault_is_retried(server: LlamaServer, fault: str) -> None:
+    """One fault, then the real reply: the call succeeds on its second attempt, never a third."""
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), [fault], hang_s=30)
+    try:
+        started = time.monotonic()
+        model = _model(f"{proxy.url}/v1", retries=2, **({"timeout": 3} if fault == "hang" else {}))
+        assert _say_hi(model) is not None
+        assert proxy.seen == [fault, "pass"], proxy.seen
+        assert time.monotonic() - started < 60
+    finally:
+        proxy.close()
+
+
+def test_retries_are_bounded(server: LlamaServer) -> None:
+    """A server that keeps failing: exactly 1 + retries attempts, then the provider's error."""
+    import openai
+
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["500"] * 10)
+    try:
+        with pytest.raises(openai.InternalServerError):
+            _say_hi(_model(f"{proxy.url}/v1", retries=2))
+        assert proxy.seen == ["500"] * 3
+    finally:
+        proxy.close()
+
+
+def test_litellm_route_retries_too(server: LlamaServer) -> None:
+    """The LiteLLM route gets the same policy (LiteLLM's own retries)."""
+    from madqa.agents.models.factory import make_model
+
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["503"])
+    try:
+        model = make_model(
+            f"litellm:openai/{ALIAS}", api_base=f"{proxy.url}/v1", api_key="x", max_tokens=4, retries=2, timeout=20
+        )
+        assert _say_hi(model) is not None
+        assert proxy.seen[:2] == ["503", "pass"], proxy.seen
+    finally:
+        proxy.close()
+
+
+def test_question_timeout_ends_a_hanging_question(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
+    """A server that stops answering: each question ends at its budget with a timeout line, and the run ends."""
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["hang"] * 20, hang_s=60)
+    out = tmp_path / "r.jsonl"
+    try:
+        started = time.monotonic()
+        proc = _madqa(
+            [
+                "run",
+                "--model",
+                f"openai:{ALIAS}",
+                "--api-base",
+                f"{proxy.url}/v1",
+                "-o",
+                str(out),
+                "--question-timeout",
+                "5",
+                *SMALL_RUN[:2],
+                "--limit",
+                "2",
+                *SMALL_RUN[4:],
+            ],
+            env={"OPENAI_API_KEY": "x"},
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        proxy.close()
+    lines = _lines(out)
+    assert [line["error_kind"] for line in lines] == ["timeout", "timeout"], [line["error"] for line in lines]
+    assert all(line["elapsed_s"] < 15 for line in lines)
+    assert proc.returncode == 1 and elapsed < 120, proc.stderr[-2000:]  # 1: every question failed
+
+
+def test_bench_provider_prints_the_runner_overhead(built_home: Path, server: LlamaServer) -> None:
+    """`madqa bench provider` against a running server: the figures are there and add up (no timing asserted)."""
+    proc = _madqa(
+        ["bench", "provider", "--api-base", server.base_url, "--questions", "1", "--max-steps", "1", "--json"],
+        env={"OPENAI_API_KEY": "x"},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(proc.stdout)
+    assert figures["questions"] == 1 and figures["model_calls"] >= 1
+    assert 0 <= figures["runner_overhead_s_median"] <= figures["question_s_median"]
+    assert figures["model_s_median"] > 0

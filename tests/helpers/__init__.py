@@ -1,0 +1,1 @@
+"""What the tests share: stand-ins (models, Hub, providers), servers, browsers, ports and fixtures."""

@@ -1,0 +1,46 @@
+"""The scripted models that runs in tests answer with, by ``py:`` spec (also in subprocesses and Ray workers,
+which find ``helpers`` on ``PYTHONPATH``): :data:`FAKE` for the search agent, :data:`FAKE_REPL` for the code agent."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from helpers.fakes import ScriptedModel, code, search_then_cite
+
+FAKE = "py:helpers.fake_runs:fake_model"
+FAKE_REPL = "py:helpers.fake_runs:fake_repl_model"
+
+
+def fake_reply(text: str, tools: list[str]) -> Any:
+    """One fixed search, then an answer citing the first page shown; ``MADQA_FAKE_DELAY`` (seconds) slows every
+    call (a file named by ``MADQA_FAKE_DELAY_FILE``, once written, overrides it: a test slows the calls that start
+    after it, so that waiting for them and not waiting differ by far more than a loaded machine's noise), and a
+    question containing ``MADQA_FAKE_FAIL`` makes the call raise."""
+    later = Path(os.environ.get("MADQA_FAKE_DELAY_FILE", "/nonexistent"))
+    time.sleep(float(later.read_text() if later.is_file() else os.environ.get("MADQA_FAKE_DELAY", "0")))
+    question = re.search(r"Question: (.*)", text).group(1)
+    fail = os.environ.get("MADQA_FAKE_FAIL")
+    if fail and fail in question:
+        raise RuntimeError("provider exploded")
+    return search_then_cite("17.85", "riverton OR invoice OR menu")(text, tools)
+
+
+def fake_model(**_: Any) -> ScriptedModel:
+    """The stateless fake of ``madqa run`` tests (:data:`FAKE`)."""
+    return ScriptedModel([fake_reply], text_only=True, usage=lambda text, n: (len(text) // 4, 12), model_id="fake")
+
+
+def fake_repl_model(**_: Any) -> ScriptedModel:
+    """Root model of the code agent for runner tests: one sub-call on the first page, then a structured answer
+    citing it (usage 100/10 per call)."""
+
+    def reply(text: str, tools: list[str]) -> str:
+        if "Observation:" not in text:
+            return code("d = documents[0]\nprint(d, llm_query(pages[d][0][:200]))")
+        return code("final_answer(answer=['17.85'], citations=[{'document': d, 'page': 1}])")
+
+    return ScriptedModel([reply], text_only=True, usage=(100, 10))
