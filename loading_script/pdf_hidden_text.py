@@ -36,8 +36,8 @@ from typing import Any
 
 #: Hidden text is kept only when at least this share of its words also appear in OCR of the rendered page.
 #: Measured on the generated scans of ``tests/loading_script/test_extract_content_hidden.py`` (OCR at 300 dpi): a
-#: faithful layer 1.0, one with 25 % of its words garbled 0.74, one with other text than the scan 0.08; a real OCR layer from
-#: another engine differs from Tesseract's reading by a few words in a hundred.
+#: faithful layer 1.0, one with 25 % of its words garbled 0.74, one with other text than the scan 0.08; a real OCR
+#: layer from another engine differs from Tesseract's reading by a few words in a hundred.
 KEEP_SIMILARITY = 0.85
 #: A span of text smaller than this (points) counts as hidden.
 TINY_POINTS = 1.0
