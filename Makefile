@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (main job on the embedded sample; `make demo PORT=8000`, or
 # GRADIO_SERVER_PORT=8000, to serve elsewhere than 7860) and `make test`.
-.PHONY: demo test suite lint setup bench install clean
+.PHONY: demo test test-fast suite lint setup bench install clean
 
 install:
 	bash scripts/bootstrap.sh
@@ -17,6 +17,10 @@ test:
 # The test suite alone, on what is installed (`make test` installs first; scripts/load_test.sh runs lint + suite).
 suite:
 	.venv/bin/python -m pytest -q -n 2 --dist loadfile
+
+# The unit layer, for the edit-test loop: no browser, no started server, no test marked slow (markers: pyproject).
+test-fast:
+	.venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not browser and not server"
 
 # Lint (ruff format, with no `fmt: skip`; ruff: E, F, I, W, B, UP, and D on metric/) and types (mypy --strict on metric/ and agents/corpus/search/);
 # configuration in pyproject.toml. Part of `make test`, so CI runs both.

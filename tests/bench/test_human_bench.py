@@ -9,6 +9,8 @@ import json
 import pytest
 from helpers.browser_support import require_browser  # noqa: E402
 
+pytestmark = pytest.mark.browser
+
 require_browser()
 
 

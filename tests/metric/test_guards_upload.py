@@ -22,6 +22,8 @@ import pytest
 from madqa.metric.upload_gate import UploadGate
 from madqa.space.gradio_launch import launch as launch_gradio
 
+pytestmark = pytest.mark.server
+
 BOUNDARY = "lyingLengthBoundary"
 BODY = (
     f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="results.jsonl"\r\n'

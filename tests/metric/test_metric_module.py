@@ -15,6 +15,8 @@ import pytest
 from madqa.metric import install
 from madqa.metric.install import install_offline_module, relative_imports
 
+pytestmark = pytest.mark.server
+
 METRIC_DIR = Path(install.__file__).resolve().parent
 
 REFS = [

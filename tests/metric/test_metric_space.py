@@ -25,6 +25,8 @@ from madqa.cli.publish_metric import card_header, publish_metric
 from madqa.metric import install
 from madqa.metric.install import relative_imports
 
+pytestmark = pytest.mark.server
+
 METRIC_DIR = Path(install.__file__).resolve().parent
 SPACE_README = METRIC_DIR.parent / "space" / "README.md"
 EXPECTED = {"madqa.py", "app.py", "README.md", "requirements.txt"} | {

@@ -26,6 +26,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import httpx  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
+pytestmark = pytest.mark.server
+
 BOUNDARY = "gateTestBoundary"
 HEADERS = {"content-type": f"multipart/form-data; boundary={BOUNDARY}"}
 CD = 'Content-Disposition: form-data; name="files"; '

@@ -20,6 +20,8 @@ gr = pytest.importorskip("gradio")
 
 from helpers.ports import free_port  # noqa: E402
 
+pytestmark = pytest.mark.server
+
 
 @pytest.fixture()
 def head_times_out(monkeypatch: pytest.MonkeyPatch) -> None:

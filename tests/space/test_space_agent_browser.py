@@ -18,6 +18,8 @@ from helpers.browser_support import browser_page, chromium, require_browser, sav
 from helpers.fakes import ScriptedModel, search_then_cite  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
+pytestmark = pytest.mark.browser
+
 sync_api = require_browser()
 
 SPEC = "py:test_space_agent_browser:gated_model"

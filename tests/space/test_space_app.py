@@ -22,6 +22,8 @@ from helpers.fakes import ScriptedModel, code, search_then_cite  # noqa: E402
 from helpers.ports import free_port
 from helpers.space_fixtures import gold as gold_rows
 
+pytestmark = pytest.mark.server
+
 #: A submitter's contact is stored but must never reach a visitor: it is checked like a test label.
 CONTACT = "contact-secret-5b1e@example.org"
 FORM = ["sys", "tester", "agent", "model", CONTACT, "none", "none", "1 CPU-minute"]

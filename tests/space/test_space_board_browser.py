@@ -14,6 +14,8 @@ import pytest
 from helpers.browser_support import chromium, require_browser, save_screens, watched_page  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
+pytestmark = pytest.mark.browser
+
 sync_api = require_browser()
 
 TABS = ("Leaderboard", "Submit", "Try an agent", "Explore (dev)", "Solve it yourself", "About")

@@ -13,6 +13,8 @@ import pytest
 from helpers.browser_support import ARGS, CHROMIUM, require_browser  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
+pytestmark = pytest.mark.browser
+
 sync_api = require_browser()
 
 

@@ -19,6 +19,8 @@ from gradio_client import Client, handle_file  # noqa: E402
 from helpers.guarded_space import FORM, Clock, Space
 from helpers.space_fixtures import gold as gold_rows  # noqa: E402
 
+pytestmark = pytest.mark.server
+
 
 @pytest.fixture()
 def space(layout, tmp_path: Path) -> Iterator[Space]:

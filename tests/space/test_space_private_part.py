@@ -30,6 +30,8 @@ from madqa.space.private_part import PrivateResult  # noqa: E402
 from madqa.space.storage import SubmissionStore  # noqa: E402
 from madqa.space.submission import Scorer, SubmissionError  # noqa: E402
 
+pytestmark = pytest.mark.server
+
 
 def _rows(n: int) -> list[dict[str, Any]]:
     hops, domains = ("single", "cross_page", "cross_doc"), ("Financial", "Legal", "Technical", "Government")

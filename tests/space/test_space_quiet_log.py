@@ -24,6 +24,8 @@ from helpers.paths import TESTS
 
 from madqa.space.scoring_pool import STOPPING_MESSAGE, PoolClosed
 
+pytestmark = pytest.mark.server
+
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
 HERE = Path(__file__).resolve().parent
 

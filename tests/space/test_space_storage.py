@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from helpers.paths import ROOT
+from helpers.space_fixtures import gold
 from smolagents import ChatMessage, MessageRole, Model
 
 pytest.importorskip("gradio")
@@ -25,10 +26,6 @@ FORM = {
     "training_data": "none",
     "compute": "1h",
 }
-
-
-def gold(layout) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
 @pytest.fixture()

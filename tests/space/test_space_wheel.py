@@ -27,7 +27,7 @@ from helpers.paths import ROOT
 
 pytest.importorskip("gradio")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 REPO = ROOT
 #: What a Space repository holds: the module code comes from the wheel named in requirements.txt.

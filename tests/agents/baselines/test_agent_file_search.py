@@ -19,6 +19,8 @@ from helpers.provider_standin import StandIn, serve
 
 from madqa.agents.harness.config import RunConfig, RunError
 
+pytestmark = pytest.mark.server
+
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
 HERE = Path(__file__).resolve().parent
 

@@ -21,7 +21,7 @@ from helpers.fault_proxy import FaultProxy
 
 from madqa.bench.llama_server import ALIAS, LlamaServer, llama_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 MADQA = [sys.executable, "-m", "madqa.cli"]
 #: Small prompts keep a 135M model on one CPU thread at a few seconds a call.

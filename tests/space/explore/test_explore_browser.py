@@ -23,6 +23,8 @@ sync_api = require_browser()
 
 from helpers.explore_runs import QUERY, derived_runs, scripted_dev_run  # noqa: E402
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture(scope="module")
 def runs(layout, tmp_path_factory) -> dict[str, Any]:

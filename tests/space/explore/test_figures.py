@@ -32,6 +32,8 @@ import pytest
 
 from madqa.cli import main
 
+pytestmark = pytest.mark.browser
+
 pytest.importorskip("matplotlib")
 
 S1, CP, S2, CD = "q0006", "q0028", "q0034", "q0072"

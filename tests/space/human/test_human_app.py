@@ -20,6 +20,8 @@ import pytest
 from helpers.clients import gradio_client
 from helpers.ports import free_port
 
+pytestmark = pytest.mark.server
+
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 

@@ -26,6 +26,8 @@ from helpers.browser_support import browser_page, require_browser  # noqa: E402
 from helpers.paths import ROOT
 from helpers.ports import free_port  # noqa: E402
 
+pytestmark = pytest.mark.browser
+
 sync_api = require_browser()
 DOCS = ROOT / "docs"
 #: The README's screenshot is re-taken into docs/ only when asked (MADQA_UPDATE_SCREENSHOTS=1): a test run leaves

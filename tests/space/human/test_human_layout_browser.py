@@ -12,8 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers.browser_support import browser_page, require_browser, save_screens  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
+
+pytestmark = pytest.mark.browser
 
 sync_api = require_browser()
 expect = sync_api.expect

@@ -14,6 +14,8 @@ from helpers.ports import free_port
 
 from madqa.space.gradio_launch import launch as launch_gradio
 
+pytestmark = pytest.mark.server
+
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 

@@ -17,6 +17,8 @@ import pytest
 from helpers.browser_support import browser_page, require_browser, save_screens  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
+pytestmark = pytest.mark.browser
+
 sync_api = require_browser()
 T = 60_000
 WIDE, PHONE = {"width": 1440, "height": 900}, {"width": 390, "height": 844}
