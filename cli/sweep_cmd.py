@@ -20,8 +20,9 @@ The configuration file (YAML)::
 A configuration's fields are :class:`madqa.agents.harness.runner.RunConfig`'s (``model``, ``agent``, ``split``,
 ``dataset``, ``limit``, ``max_steps``, ``question_timeout``), its agent's options (``top_k``, ``observe``,
 ``oracle``, ``search_backend`` …: ``madqa run --agent NAME -h``) plus ``name``, ``output``, ``workers`` and
-``api_base``. An agent option among the defaults applies to the configurations whose agent has it. Every configuration is checked before the first question runs (a mistake names the
-file, the configuration and the field). Then each runs in turn, resuming its file when it exists (a sweep that was
+``api_base``. An agent option among the defaults applies to the configurations whose agent has it. Every
+configuration is checked before the first question runs (a mistake names the file, the configuration and the
+field). Then each runs in turn, resuming its file when it exists (a sweep that was
 stopped is completed by running the same command again; ``--retry-errors`` also reruns failed questions), and a
 configuration that fails to start is reported while the others go on. The job ends with the ``madqa compare`` table
 of all configurations on the split's gold (train/dev), or, where the gold is hidden, each file's line counts.
