@@ -49,7 +49,7 @@ def _prepare(provider: str, base: str, **config: Any) -> Any:
     from madqa.agents.harness.registry import get_agent
 
     entry = get_agent("file-search")
-    run = RunConfig(agent="file-search", **config, options={"provider": provider})
+    run = RunConfig(agent="file-search", options={"provider": provider, **config})
     entry.check(run)
     return entry.prepare(run, model_options=_options(provider, base), dataset={"name": "sample", "revision": None})
 

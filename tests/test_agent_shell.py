@@ -93,7 +93,7 @@ def test_the_corpus_is_one_file_per_page_and_commands_run_in_the_walled_worker(l
     from madqa.loading_script.load import load_gold, load_pages
 
     row = load_gold("dev")[0]
-    prepared = _prepare(model=FAKE, max_steps=6)
+    prepared = _prepare(model=FAKE, max_steps=6, top_k=5)  # the flat RunConfig's 5, not the shell agent's 3
     try:
         pages = load_pages()
         assert len(prepared.files) == len(pages)
