@@ -20,7 +20,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from madqa.agents.harness import registry
-from madqa.agents.harness.options import AgentOptions, OptionError, flag_of, option_type, parse_option_value
+from madqa.agents.harness.options import (
+    AgentOptions,
+    OptionError,
+    RunError,
+    flag_of,
+    option_type,
+    parse_option_value,
+)
 from madqa.cli.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -69,7 +76,7 @@ def agent_help(names: Sequence[str], prog: str) -> str:
     for name in names:
         try:
             cls = registry.options_class(name)
-        except registry.RunError as exc:
+        except RunError as exc:
             sections.append(f"--agent {name}: cannot show its options ({exc})\n")
             continue
         shown = argparse.ArgumentParser(prog=prog, usage=argparse.SUPPRESS, add_help=False)
@@ -87,7 +94,7 @@ def agent_choice_help() -> str:
     for name in registry.names():
         try:
             summary = registry.options_class(name).summary
-        except registry.RunError:
+        except RunError:
             summary = "cannot be loaded"
         parts.append(f"{name}: {summary}" if summary else name)
     return "; ".join(parts) + " (default: %(default)s)"
@@ -122,7 +129,7 @@ class RunParser(argparse.ArgumentParser):
         if self.help_agent is not None and self.help_agent not in registry.AGENTS:
             try:
                 add_parsing_flags(self, [registry.options_class(self.help_agent)])
-            except registry.RunError as exc:
+            except RunError as exc:
                 self.error(str(exc))
         parsed, rest = super().parse_known_args(words, namespace)
         given = {}
@@ -134,7 +141,7 @@ class RunParser(argparse.ArgumentParser):
         if agent in registry.names():
             try:
                 defaults = registry.options_class(agent)().as_dict()
-            except (registry.RunError, TypeError):
+            except (RunError, TypeError):
                 defaults = {}
             for key, value in defaults.items():
                 if not hasattr(parsed, key):
@@ -162,7 +169,7 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
         for pair in pairs:
             key, value = parse_option_value(cls, pair, registry.option_owners())
             given[key] = value
-    except (OptionError, registry.RunError) as exc:
+    except (OptionError, RunError) as exc:
         raise UserError(str(exc)) from None
     return given
 

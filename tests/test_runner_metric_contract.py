@@ -271,7 +271,7 @@ def check_run(dev: dict[str, Any], tmp: Path, scripts: list[list[Any]], *, agent
     SCRIPTS.update({q["question"].strip(): s for q, s in zip(dev["questions"], scripts, strict=True)})
     out = tmp / "r.jsonl"
     config = RunConfig(
-        model=MODEL, agent=agent, limit=QUESTIONS, max_steps=3, **({"top_k": 1} if agent == "bm25" else {})
+        model=MODEL, agent=agent, limit=QUESTIONS, max_steps=3, options={"top_k": 1} if agent == "bm25" else {}
     )
     summary = run_benchmark(config, out)
     text = out.read_text(encoding="utf-8")
