@@ -6,6 +6,9 @@ Example (offline, the bundled model)::
     madqa run --agent repl --model local --split dev --limit 1 -o repl.jsonl
     madqa evaluate r.jsonl --split dev
 
+An agent's options are flags generated from its options class (``madqa run --agent X --help`` lists X's), or
+``--agent-option KEY=VALUE`` (a plugin agent's too): :mod:`madqa.cli.agent_options`.
+
 The progress bar shows the running accuracy when the split's gold answers are available (train/dev): the share
 of answered questions whose ANLS* against the gold variants reaches ``CORRECT_THRESHOLD`` — the metric's
 ``anls``-mode correctness, computed here in the command-line layer because ``agents/`` may import only

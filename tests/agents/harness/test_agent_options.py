@@ -17,6 +17,7 @@ from madqa.cli import build_parser, main
 from madqa.cli.agent_options import options_of
 from madqa.cli.errors import UserError
 
+COMMON_ORDER = ("model", "agent", "split", "dataset", "max_steps", "question_timeout")
 COMMON = {"model": "local", "split": "dev", "dataset": None, "max_steps": 10, "question_timeout": None}
 #: Each built-in agent's ``config`` of a default run before the agent resolves its model-dependent defaults, as the
 #: flat RunConfig gave it (captured from the code before the options classes: ``RunConfig(agent=NAME,
@@ -159,3 +160,17 @@ def test_run_help_lists_every_agents_options_and_every_agent() -> None:
         assert f"--agent {name} options" in text, name
     assert "file-search: managed RAG" in text  # --agent's own help comes from the registry
     assert "pages per retrieval (MDocAgent's top-4) (default: 4)" in text and "pages per search (default: 5)" in text
+
+
+def test_a_real_default_run_writes_the_same_config_keys_in_the_same_order(layout, tmp_path) -> None:
+    from madqa.agents.harness.runner import run_benchmark
+
+    out = tmp_path / "r.jsonl"
+    run_benchmark(RunConfig(model="py:test_agent_runner:fake_model", limit=1), out)
+    config = json.loads(out.read_text(encoding="utf-8").splitlines()[0])["config"]
+    assert list(config) == [*COMMON_ORDER, *EXPECTED["bm25"], "model_options"]
+    resolved = {"observe", "page_chars", "min_searches"}  # the model-dependent defaults, resolved in prepare
+    assert {k: v for k, v in config.items() if k in EXPECTED["bm25"] and k not in resolved} == {
+        k: v for k, v in EXPECTED["bm25"].items() if k not in resolved
+    }
+    assert config["observe"] in ("image", "text") and config["page_chars"] > 0 and config["min_searches"] == 0
