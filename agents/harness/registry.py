@@ -17,6 +17,7 @@ loaded is one :class:`RunError` naming its entry point.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
@@ -66,8 +67,20 @@ AGENTS: dict[str, AgentEntry] = {
 _warned: set[str] = set()
 
 
+#: The plugins found, by the ``sys.path`` they were looked up on (a folder added later is looked at).
+_found: dict[tuple[str, ...], dict[str, AgentEntry]] = {}
+
+
 def plugins() -> dict[str, AgentEntry]:
     """The agents registered by installed distributions under :data:`ENTRY_POINT_GROUP` (built-in names left out)."""
+    key = tuple(sys.path)
+    if key not in _found:
+        _found.clear()
+        _found[key] = _scan()
+    return dict(_found[key])
+
+
+def _scan() -> dict[str, AgentEntry]:
     found: dict[str, AgentEntry] = {}
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = getattr(getattr(ep, "dist", None), "name", None) or "?"

@@ -174,3 +174,23 @@ def test_a_real_default_run_writes_the_same_config_keys_in_the_same_order(layout
         k: v for k, v in EXPECTED["bm25"].items() if k not in resolved
     }
     assert config["observe"] in ("image", "text") and config["page_chars"] > 0 and config["min_searches"] == 0
+
+
+def test_a_sweep_reads_each_configurations_options_through_its_agents_class(tmp_path) -> None:
+    from madqa.cli.sweep_cmd import load_sweep
+
+    path = tmp_path / "sweep.yaml"
+    path.write_text(
+        "top_k: 2\nconfigurations:\n  - {name: a, agent: bm25}\n  - {name: b, agent: repl, step_timeout: 5}\n"
+        "  - {name: c, agent: mdoc}\n",
+        encoding="utf-8",
+    )
+    a, b, c = load_sweep(path)
+    assert a.config.options == {"top_k": 2} and c.config.options == {"top_k": 2}  # a default, where the agent has it
+    assert b.config.options == {"step_timeout": 5}  # repl has no top_k: the default does not apply to it
+    path.write_text("configurations:\n  - {name: a, agent: repl, oracle: true}\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"configurations\[0\] \(a\): --oracle is for --agent bm25; --agent repl"):
+        load_sweep(path)
+    path.write_text("configurations:\n  - {name: a, top_kk: 3}\n", encoding="utf-8")
+    with pytest.raises(UserError, match="unknown field 'top_kk'; did you mean 'top_k'?"):
+        load_sweep(path)
