@@ -37,7 +37,9 @@ def _answer_all(api_base: str, model_id: str, questions: int, max_steps: int) ->
     from madqa.agents.harness.registry import get_agent
     from madqa.loading_script.load import load_questions
 
-    config = RunConfig(model=f"openai:{model_id}", split="dev", max_steps=max_steps, top_k=2, page_chars=300)
+    config = RunConfig(
+        model=f"openai:{model_id}", split="dev", max_steps=max_steps, options={"top_k": 2, "page_chars": 300}
+    )
     # tool_choice "none" (tools in the prompt only): llama-cpp-python's "auto" replies ignore max_tokens and can run
     # to the end of the context, which would time the server's runaway generation, not the runner.
     options = {"api_base": api_base, "api_key": "x", "tool_choice": "none", "temperature": 0.0, "max_tokens": 256}

@@ -6,6 +6,9 @@ Example (offline, the bundled model)::
     madqa run --agent repl --model local --split dev --limit 1 -o repl.jsonl
     madqa evaluate r.jsonl --split dev
 
+An agent's options are flags generated from its options class (``madqa run --agent X --help`` lists X's), or
+``--agent-option KEY=VALUE`` (a plugin agent's too): :mod:`madqa.cli.agent_options`.
+
 The progress bar shows the running accuracy when the split's gold answers are available (train/dev): the share
 of answered questions whose ANLS* against the gold variants reaches ``CORRECT_THRESHOLD`` — the metric's
 ``anls``-mode correctness, computed here in the command-line layer because ``agents/`` may import only
@@ -26,9 +29,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from madqa.agents.corpus.search import DEFAULT_SEARCH_TIMEOUT, MAX_EXPANSION_TERMS, MAX_POSTINGS
 from madqa.agents.harness import registry
+from madqa.agents.harness.config import DEFAULT_MAX_STEPS
 from madqa.agents.harness.deadline import DEFAULT_INTERRUPT_WAIT
+from madqa.cli import agent_options
 from madqa.cli.errors import UserError
 
 HELP = "run an agent over a split's questions and write results JSONL (resumable; score it with `madqa evaluate`)"
@@ -38,14 +42,8 @@ logger = logging.getLogger(__name__)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``run`` arguments."""
-    parser.add_argument(
-        "--agent",
-        default="bm25",
-        choices=registry.names(),
-        help="bm25: search agent (paper G.1, default); repl: code-REPL agent (paper G.5); rag: "
-        "static RAG, one retrieval and one model call (§4); mdoc: MDocAgent's five agents (§4); "
-        "shell: Semtools-style search and read-only ls/grep/cat/head (G.4)",
-    )
+    agent_options.configure(parser)
+    parser.add_argument("--agent", default="bm25", choices=registry.names(), help=agent_options.agent_choice_help())
     parser.add_argument(
         "--model",
         default="local",
@@ -71,7 +69,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="questions answered in parallel")
-    parser.add_argument("--max-steps", type=int, default=10, metavar="T", help="model calls per question (10)")
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=DEFAULT_MAX_STEPS,
+        metavar="T",
+        help="model calls per question (default: %(default)s)",
+    )
     parser.add_argument(
         "--question-timeout",
         type=float,
@@ -85,109 +89,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="on Ctrl+C, seconds to wait for the questions in flight before stopping (default: "
         f"{DEFAULT_INTERRUPT_WAIT:g}; a second Ctrl+C stops at once)",
-    )
-    parser.add_argument(
-        "--top-k", type=int, metavar="K", help="pages per search (default: 5; mdoc 4, shell 3, as in their papers)"
-    )
-    parser.add_argument(
-        "--observe",
-        choices=("image", "text"),
-        help="show result pages as images or texts (default: text for text-only models)",
-    )
-    parser.add_argument("--oracle", action="store_true", help="show the gold evidence pages instead of searching")
-    parser.add_argument(
-        "--search-backend",
-        choices=("whoosh", "tantivy"),
-        default="whoosh",
-        help="search engine (default: whoosh, the paper's)",
-    )
-    parser.add_argument("--page-chars", type=int, metavar="N", help="page text shown per result in text mode")
-    parser.add_argument(
-        "--min-searches",
-        type=int,
-        metavar="N",
-        help="searches before answering is allowed (default: 0; 1 for the local model)",
-    )
-    parser.add_argument(
-        "--image-steps",
-        type=int,
-        default=1,
-        metavar="N",
-        help="searches whose page images stay in the model input (default: 1)",
-    )
-    parser.add_argument(
-        "--search-timeout",
-        type=float,
-        default=DEFAULT_SEARCH_TIMEOUT,
-        metavar="S",
-        help="safety net of one search in wall-clock seconds: a search past it ends the question as "
-        "an infrastructure error (kind 'search', rerun by --retry-errors), never an observation "
-        f"(default: {DEFAULT_SEARCH_TIMEOUT:g}; 0: none)",
-    )
-    parser.add_argument(
-        "--search-max-terms",
-        type=int,
-        default=MAX_EXPANSION_TERMS,
-        metavar="N",
-        help="work limit: most words one query's wildcards and ranges may expand to; a wider "
-        "query is refused, the agent told to narrow it "
-        f"(default: {MAX_EXPANSION_TERMS}; 0: none)",
-    )
-    parser.add_argument(
-        "--search-max-postings",
-        type=int,
-        default=MAX_POSTINGS,
-        metavar="N",
-        help="work limit: most page entries one query may read (its words' page counts summed; "
-        f"default: {MAX_POSTINGS}; 0: none)",
-    )
-    parser.add_argument(
-        "--retriever",
-        metavar="SPEC",
-        help="rag: page retriever (bm25, dense:wordllama, rrf:A+B, hybrid:A>B; default "
-        "rrf:bm25+dense:wordllama; mdoc: its text side, default bm25; shell: its search "
-        "tool, default dense:wordllama)",
-    )
-    parser.add_argument(
-        "--image-retriever",
-        metavar="SPEC",
-        help="mdoc: image-side retriever (default: renders of the text side's pages)",
-    )
-    managed = parser.add_argument_group("file-search agent (pip install 'madqa[file-search]')")
-    managed.add_argument(
-        "--provider",
-        choices=("openai", "gemini"),
-        help="file-search: the managed RAG service (paper G.2); its key from OPENAI_API_KEY or "
-        "GOOGLE_API_KEY/GEMINI_API_KEY",
-    )
-    managed.add_argument(
-        "--refresh-store",
-        action="store_true",
-        help="file-search: upload the collection again, not reusing the cached store",
-    )
-    repl = parser.add_argument_group("repl agent")
-    repl.add_argument("--sub-model", metavar="SPEC", help="model behind llm_query in the code (default: --model)")
-    repl.add_argument(
-        "--sub-calls", type=int, metavar="N", help="llm_query calls per question (default: 50; 5 for the local model)"
-    )
-    repl.add_argument(
-        "--sub-call-chars",
-        type=int,
-        metavar="N",
-        help="longest llm_query prompt in characters (default: 200000; 3000 for the local model)",
-    )
-    repl.add_argument(
-        "--observation-chars",
-        type=int,
-        metavar="N",
-        help="longest code-step observation shown to the model (default: 20000; 1500 for local)",
-    )
-    repl.add_argument(
-        "--step-timeout",
-        type=float,
-        default=30.0,
-        metavar="S",
-        help="wall-clock seconds per code step, sub-model time excluded (default: 30)",
     )
     parser.add_argument("--api-base", help="model server URL (openai:/litellm: specs)")
     add_model_option_argument(parser)
@@ -370,15 +271,6 @@ def _interrupts(stop: Any, resume: str) -> Iterator[None]:
             signal.signal(signal.SIGINT, previous)
 
 
-def _top_k(args: argparse.Namespace) -> int:
-    """``--top-k``, else the agent's own default (``default_top_k``: its paper's), else 5."""
-    from madqa.agents.harness.config import DEFAULT_TOP_K
-
-    if args.top_k is not None:
-        return int(args.top_k)
-    return int(getattr(registry.get_agent(args.agent), "default_top_k", DEFAULT_TOP_K))
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the agent and report where the results are."""
     from madqa.agents.harness.runner import RunConfig, RunError, StopRequest, run_benchmark
@@ -393,26 +285,8 @@ def run(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         limit=args.limit,
         max_steps=args.max_steps,
-        top_k=_top_k(args),
-        observe=args.observe,
-        oracle=args.oracle,
-        search_backend=args.search_backend,
-        page_chars=args.page_chars,
-        image_steps=args.image_steps,
-        min_searches=args.min_searches,
-        sub_model=args.sub_model,
-        sub_calls=args.sub_calls,
-        sub_call_chars=args.sub_call_chars,
-        observation_chars=args.observation_chars,
-        step_timeout=args.step_timeout,
-        search_timeout=args.search_timeout,
-        search_max_terms=args.search_max_terms,
-        search_max_postings=args.search_max_postings,
         question_timeout=args.question_timeout,
-        retriever=args.retriever,
-        image_retriever=args.image_retriever,
-        provider=args.provider,
-        refresh_store=args.refresh_store,
+        options=agent_options.options_of(args),
     )
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)

@@ -18,10 +18,11 @@ The configuration file (YAML)::
       - {name: repl, agent: repl, model: "litellm:anthropic/claude-sonnet-4-5", max_steps: 10}
 
 A configuration's fields are :class:`madqa.agents.harness.runner.RunConfig`'s (``model``, ``agent``, ``split``,
-``dataset``,
-``limit``, ``max_steps``, ``top_k``, ``observe``, ``oracle``, ``search_backend`` …) plus ``name``, ``output``,
-``workers`` and ``api_base``. Every configuration is checked before the first question runs (a mistake names the
-file, the configuration and the field). Then each runs in turn, resuming its file when it exists (a sweep that was
+``dataset``, ``limit``, ``max_steps``, ``question_timeout``), its agent's options (``top_k``, ``observe``,
+``oracle``, ``search_backend`` …: ``madqa run --agent NAME -h``) plus ``name``, ``output``, ``workers`` and
+``api_base``. An agent option among the defaults applies to the configurations whose agent has it. Every
+configuration is checked before the first question runs (a mistake names the file, the configuration and the
+field). Then each runs in turn, resuming its file when it exists (a sweep that was
 stopped is completed by running the same command again; ``--retry-errors`` also reruns failed questions), and a
 configuration that fails to start is reported while the others go on. The job ends with the ``madqa compare`` table
 of all configurations on the split's gold (train/dev), or, where the gold is hidden, each file's line counts.
@@ -82,6 +83,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_ray_options(parser)
 
 
+def _close(key: str, allowed: set[str]) -> str:
+    """A did-you-mean for a misspelt field, and the list of fields."""
+    from madqa.agents.harness.options import suggest
+
+    close = suggest(key, sorted(allowed))
+    return (f"; did you mean {close!r}?" if close else "") + f" (allowed: {', '.join(sorted(allowed))})"
+
+
 def load_sweep(path: Path) -> list[SweepEntry]:
     """The configurations of a sweep file, each checked (settings, agent, model spec).
 
@@ -90,7 +99,7 @@ def load_sweep(path: Path) -> list[SweepEntry]:
     """
     import yaml
 
-    from madqa.agents.harness.registry import get_agent
+    from madqa.agents.harness.registry import check_config, option_owners
     from madqa.agents.harness.runner import RunConfig, RunError
     from madqa.agents.models.factory import parse_spec
 
@@ -104,30 +113,34 @@ def load_sweep(path: Path) -> list[SweepEntry]:
         raise UserError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("configurations"), list) or not data["configurations"]:
         raise UserError(f"{path}: expected a mapping with a non-empty list `configurations`")
-    run_fields = {f.name for f in dataclasses.fields(RunConfig)}
-    allowed = run_fields | set(EXTRA_FIELDS)
+    run_fields = {f.name for f in dataclasses.fields(RunConfig)} - {"options"}
+    owners = option_owners()
+    allowed = run_fields | set(EXTRA_FIELDS) | set(owners)
     defaults = {k: v for k, v in data.items() if k not in TOP_FIELDS}
     for key in defaults:
         if key not in allowed or key in ("name", "output"):
-            raise UserError(f"{path}: unknown top-level field {key!r} (allowed: {', '.join(sorted(allowed))})")
+            raise UserError(f"{path}: unknown top-level field {key!r}{_close(key, allowed)}")
     out_dir = path.parent / str(data.get("output_dir") or ".")
     entries: list[SweepEntry] = []
     for index, raw in enumerate(data["configurations"]):
         where = f"{path}: configurations[{index}]"
         if not isinstance(raw, dict):
             raise UserError(f"{where}: expected a mapping of fields")
-        merged = {**defaults, **raw}
+        agent = str(raw.get("agent", defaults.get("agent", "bm25")))
+        # a default agent option applies where the configuration's agent has it
+        shared = {k: v for k, v in defaults.items() if k not in owners or agent in owners[k]}
+        merged = {**shared, **raw}
         name = str(merged.get("name") or f"{merged.get('agent', 'bm25')}-{index + 1}")
         if not _NAME.fullmatch(name):
             raise UserError(f"{where}: name {name!r} must be letters, digits, '.', '_' or '-' (it names a file)")
         where = f"{where} ({name})"
         unknown = sorted(set(merged) - allowed)
         if unknown:
-            raise UserError(f"{where}: unknown field {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+            raise UserError(f"{where}: unknown field {unknown[0]!r}{_close(unknown[0], allowed)}")
         try:
-            config = RunConfig(**{k: v for k, v in merged.items() if k in run_fields})
-            config.check()
-            get_agent(config.agent).check(config)
+            options = {k: v for k, v in merged.items() if k not in run_fields and k not in EXTRA_FIELDS}
+            config = RunConfig(**{k: v for k, v in merged.items() if k in run_fields}, options=options)
+            check_config(config)
             parse_spec(str(config.model))
         except (RunError, ValueError, TypeError) as exc:
             raise UserError(f"{where}: {exc}") from None

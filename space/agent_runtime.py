@@ -42,6 +42,18 @@ MAX_WAITING_RUNS = 3
 CLAIM_WAIT_S = 120.0
 
 
+def space_options(name: str) -> dict[str, Any]:
+    """The options of agent ``name`` here: its class's defaults, but one search before answering (where it has
+    that option) and, for the static RAG and shell agents, the page index as retriever."""
+    from madqa.agents.harness.registry import options_class
+
+    names = options_class(name).names()
+    options: dict[str, Any] = {"min_searches": 1} if "min_searches" in names else {}
+    if name in ("rag", "shell"):
+        options["retriever"] = SPACE_RAG_RETRIEVER
+    return options
+
+
 class RunRefused(Exception):
     """A run that was not admitted; ``str()`` is the message shown to the visitor."""
 
@@ -149,15 +161,10 @@ class AgentRuntime:
         if (name, spec) not in self._prepared:
             from madqa.agents.harness.config import RunConfig
             from madqa.agents.harness.protocol import Host
-            from madqa.agents.harness.registry import get_agent
+            from madqa.agents.harness.registry import check_config, get_agent
 
             run = RunConfig(
-                model=spec,
-                agent=name,
-                dataset=self.config.dataset,
-                max_steps=MAX_STEPS,
-                min_searches=1,
-                retriever=SPACE_RAG_RETRIEVER if name in ("rag", "shell") else None,
+                model=spec, agent=name, dataset=self.config.dataset, max_steps=MAX_STEPS, options=space_options(name)
             )
             host = Host(
                 require_isolation=True,
@@ -165,9 +172,8 @@ class AgentRuntime:
                 progress=False,
                 protected_paths=(str(self.config.db_path), str(self.config.labels_path)),
             )
+            check_config(run)
             agent = get_agent(name)
-            run.check()
-            agent.check(run)
             self._prepared[(name, spec)] = agent.prepare(run, host=host)
         return self._prepared[(name, spec)]
 

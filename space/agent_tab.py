@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 BM25, REPL, RAG = "BM25 search agent", "code-REPL agent", "static RAG (one retrieval)"
 MDOC, SHELL = "MDocAgent (five agents)", "shell agent (search, grep, cat)"
-#: The agents offered, by label: their registry names.
+#: The built-in agents offered, by label: their registry names (file-search is not: see its module).
 AGENTS = {BM25: "bm25", REPL: "repl", RAG: "rag", MDOC: "mdoc", SHELL: "shell"}
 MAX_CODE_CHARS = 1500
 THUMB_SIDE = 320
@@ -50,6 +50,22 @@ REPL_REFUSED = (
     "(Landlock and seccomp) that model-written code must run under, so no code is run. The BM25 search "
     "agent works."
 )
+
+
+def agent_choices() -> dict[str, str]:
+    """The agents offered, by label: the built-ins of :data:`AGENTS`, then every plugin agent (entry point group
+    ``madqa.agents``), labelled by its name and its options class's summary."""
+    from madqa.agents.harness.registry import RunError, options_class, plugins
+
+    offered = dict(AGENTS)
+    for name in plugins():
+        try:
+            summary = options_class(name).summary
+        except RunError as exc:
+            logger.warning("agent plugin %r left out of the agent tab: %s", name, exc)
+            continue
+        offered[f"{name}: {summary}" if summary else name] = name
+    return offered
 
 
 def dev_questions(config: SpaceConfig) -> dict[str, dict[str, Any]]:
@@ -104,7 +120,8 @@ def run_agent(
     if not question:
         yield [gr.ChatMessage(role="assistant", content="Pick a dev question or type one.")]
         return
-    if agent_name not in AGENTS:
+    offered = agent_choices()
+    if agent_name not in offered:
         yield [gr.ChatMessage(role="assistant", content=f"Unknown agent {agent_name!r}.")]
         return
     history.append(gr.ChatMessage(role="user", content=question))
@@ -135,7 +152,7 @@ def run_agent(
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
     worker = threading.Thread(
         target=_produce,
-        args=(runtime, AGENTS[agent_name], model_spec, question, row, events, stop),
+        args=(runtime, offered[agent_name], model_spec, question, row, events, stop),
         name="agent-tab-run",
         daemon=True,
     )
@@ -391,7 +408,7 @@ def build_agent_tab(config: SpaceConfig) -> None:
             scale=3,
         )
         typed = gr.Textbox(label="…or type a question", elem_id="typed", scale=3)
-        agent = gr.Dropdown(label="Agent", choices=list(AGENTS), value=BM25, elem_id="agent-pick", scale=1)
+        agent = gr.Dropdown(label="Agent", choices=list(agent_choices()), value=BM25, elem_id="agent-pick", scale=1)
         model = gr.Dropdown(label="Model", choices=list(config.agent_models), value=config.agent_model, scale=1)
     with gr.Row():
         go = gr.Button(RUN, variant="primary", elem_id="run-agent", scale=4)

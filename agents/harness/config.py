@@ -1,10 +1,14 @@
-"""What to run: :class:`RunConfig`, the settings of ``madqa run`` (one flat value the command line fills in).
+"""What to run: :class:`RunConfig`, the settings of ``madqa run``: what the runner owns, plus the agent's options.
 
-The fields every agent uses are :data:`COMMON_FIELDS`; the others belong to one agent, which names them in its
-``fields`` (:class:`madqa.agents.harness.protocol.Agent`) and checks them in its ``check``. A results line's ``config``
-holds
-the common fields and the agent's own, so a line of one agent never carries another agent's settings. The runner
-adds ``model_options``: the provider settings the run was given, secrets removed (:func:`public_options`).
+The runner's fields (model, agent, split, dataset, limit, max_steps, question_timeout) are :class:`RunConfig`'s;
+everything else belongs to one agent and is declared by its options class
+(:class:`madqa.agents.harness.options.AgentOptions`, ``agents/baselines/<agent>/options.py``). ``RunConfig.options``
+holds the options given (a mapping, or the typed instance); the agent's class gives the rest their defaults
+(:meth:`RunConfig.typed`), and the framework refuses an option the agent does not have
+(:func:`madqa.agents.harness.registry.check_config`). A results line's ``config`` holds :data:`COMMON_FIELDS` and
+the agent's recorded options (:meth:`RunConfig.settings`), so a line of one agent never carries another agent's
+settings. The runner adds ``model_options``: the provider settings the run was given, secrets removed
+(:func:`public_options`).
 
 ``--resume`` adds lines to a file only if its lines were written with the same settings (:func:`check_settings`):
 every recorded field is compared but :data:`RESUME_IGNORED` (and the options of :data:`RESUME_IGNORED_OPTIONS`),
@@ -17,67 +21,52 @@ import json
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from madqa.agents.corpus.search import DEFAULT_BACKEND, DEFAULT_SEARCH_TIMEOUT, MAX_EXPANSION_TERMS, MAX_POSTINGS
+from madqa.agents.harness.options import AgentOptions, RunError
+
+__all__ = [
+    "COMMON_FIELDS",
+    "DEFAULT_MAX_STEPS",
+    "DEFAULT_TOP_K",
+    "RunConfig",
+    "RunError",
+    "check_settings",
+    "public_options",
+]
 
 logger = logging.getLogger(__name__)
 
-#: T, the most model calls per question (both agents), and the search agent's pages per search.
+#: T, the most model calls per question (every agent), and the search loop's pages per search (the paper's k).
 DEFAULT_MAX_STEPS = 10
 DEFAULT_TOP_K = 5
 #: Fields of every results line's ``config`` (whatever the agent), in :class:`RunConfig` order.
 COMMON_FIELDS: tuple[str, ...] = ("model", "agent", "split", "dataset", "max_steps", "question_timeout")
 
-
-class RunError(ValueError):
-    """A run that cannot start as asked; the message says what to change."""
+OptionsT = TypeVar("OptionsT", bound=AgentOptions)
 
 
 @dataclass(frozen=True)
 class RunConfig:
     """What to run (stored, minus the output options, in every results line's ``config``).
 
+    >>> RunConfig(agent="rag", options={"top_k": 3}).options
+    {'top_k': 3}
+
     Attributes:
         model: model spec (:func:`madqa.agents.models.factory.make_model`).
-        agent: a registered agent name (:mod:`madqa.agents.harness.registry`): ``"bm25"`` (search agent, paper G.1) or
-            ``"repl"`` (code-REPL agent, paper G.5).
+        agent: a registered agent name (:func:`madqa.agents.harness.registry.names`), e.g. ``"bm25"`` (search
+            agent, paper G.1) or ``"repl"`` (code-REPL agent, paper G.5).
         split: ``train``, ``dev`` or ``test``.
         dataset: dataset spec (``None``: ``MADQA_DATASET`` or the local sample).
         limit: run only the first ``limit`` questions of the split.
         max_steps: T, the most model calls per question.
         question_timeout: wall-clock seconds per question (``None``: no limit); a question that runs out becomes a
             line with ``error_kind: "timeout"`` (see :mod:`madqa.agents.harness.deadline`).
-        top_k: (bm25) pages per search.
-        observe: (bm25) ``image`` or ``text``; ``None`` picks by model (text for text-only models).
-        oracle: (bm25) show the gold evidence pages instead of searching (not on ``test``).
-        search_backend: (bm25) ``whoosh`` or ``tantivy``.
-        page_chars: (bm25) page text shown per result in text mode; ``None`` picks by model (smaller for small
-            contexts).
-        image_steps: (bm25) searches whose page images stay in the model input.
-        min_searches: (bm25) searches required before ``final_answer`` is offered; ``None`` picks by model (0, the
-            paper's protocol, except 1 for the bundled local model).
-        sub_model: (repl) model spec behind ``llm_query``; ``None``: the root model.
-        sub_calls: (repl) sub-calls per question; ``None``: by sub-model.
-        sub_call_chars: (repl) longest ``llm_query`` prompt in characters; ``None``: by sub-model.
-        observation_chars: (repl) longest observation of a code step in the root prompt; ``None``: by model.
-        step_timeout: (repl) wall-clock seconds per code step (sub-model time excluded).
-        search_timeout: (bm25) a search's wall-clock safety net in seconds (0 or ``None``: none); its hit ends the
-            question as an infrastructure error (``error_kind: "search"``), never an observation; see
-            :class:`madqa.agents.corpus.search.SearchLimits`.
-        search_max_terms: (bm25) most words one query's wildcards, prefixes and ranges may expand to (0 or
-            ``None``: no limit, and match-everything queries run).
-        search_max_postings: (bm25) most page entries one query may read (0 or ``None``: no limit). These two work
-            limits decide what a query gets (pages, or a refusal telling the model to narrow it), the same on every
-            machine, so they are recorded and compared by ``--resume``; the safety net is not compared.
-        retriever: (rag) retriever spec (:mod:`madqa.agents.corpus.retrieval`); ``None``: the agent's default.
-        image_retriever: (mdoc) the image side's retriever spec; ``None``: the text-retrieved pages' renders.
-        provider: (file-search) the managed RAG service, ``openai`` or ``gemini``.
-        refresh_store: (file-search) upload the collection again instead of reusing the cached store (not
-            recorded: it does not change what a question is answered with).
+        options: the agent's options given (names of its options class; the others take the class's defaults).
     """
 
     model: str = "local"
@@ -87,28 +76,15 @@ class RunConfig:
     limit: int | None = None
     max_steps: int = DEFAULT_MAX_STEPS
     question_timeout: float | None = None
-    top_k: int = DEFAULT_TOP_K
-    observe: Literal["image", "text"] | None = None
-    oracle: bool = False
-    search_backend: str = DEFAULT_BACKEND
-    page_chars: int | None = None
-    image_steps: int = 1
-    min_searches: int | None = None
-    sub_model: str | None = None
-    sub_calls: int | None = None
-    sub_call_chars: int | None = None
-    observation_chars: int | None = None
-    step_timeout: float = 30.0
-    search_timeout: float | None = DEFAULT_SEARCH_TIMEOUT
-    search_max_terms: int | None = MAX_EXPANSION_TERMS
-    search_max_postings: int | None = MAX_POSTINGS
-    retriever: str | None = None
-    image_retriever: str | None = None
-    provider: str | None = None
-    refresh_store: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Keep a copy of the options as a plain mapping (a typed instance becomes its values)."""
+        given = self.options.as_dict() if isinstance(self.options, AgentOptions) else dict(self.options or {})
+        object.__setattr__(self, "options", given)
 
     def check(self) -> None:
-        """Raise :class:`RunError` for common settings that cannot work (the agent checks its own fields)."""
+        """Raise :class:`RunError` for runner settings that cannot work (the framework checks the options)."""
         if self.max_steps < 1:
             raise RunError("max-steps must be at least 1")
         if self.limit is not None and self.limit < 0:
@@ -116,15 +92,27 @@ class RunConfig:
         if self.question_timeout is not None and not self.question_timeout > 0:  # also rejects NaN
             raise RunError(f"question-timeout must be a positive number of seconds, got {self.question_timeout}")
 
-    def settings(self, fields: tuple[str, ...]) -> dict[str, Any]:
-        """The results line's ``config``: :data:`COMMON_FIELDS` and ``fields``, in field order.
+    def typed(self, cls: type[OptionsT]) -> OptionsT:
+        """The agent's options as its class ``cls``: the given ones, the class's defaults for the rest."""
+        return cls.of(self.options)
 
-        >>> RunConfig(agent="repl").settings(("step_timeout",))  # doctest: +NORMALIZE_WHITESPACE
+    def with_options(self, **changes: Any) -> RunConfig:
+        """This config with some options set (an agent resolving its model-dependent defaults)."""
+        return replace(self, options={**self.options, **changes})
+
+    def settings(self, cls: type[AgentOptions]) -> dict[str, Any]:
+        """The results line's ``config``: :data:`COMMON_FIELDS`, then the options ``cls`` records, in order.
+
+        >>> from madqa.agents.harness.options import AgentOptions, option
+        >>> @dataclass(frozen=True)
+        ... class Steps(AgentOptions):
+        ...     step_timeout: float = option(30.0, help="seconds per step")
+        >>> RunConfig(agent="repl").settings(Steps)  # doctest: +NORMALIZE_WHITESPACE
         {'model': 'local', 'agent': 'repl', 'split': 'dev', 'dataset': None, 'max_steps': 10, 'question_timeout': None,
          'step_timeout': 30.0}
         """
-        keep = set(COMMON_FIELDS) | set(fields)
-        return {k: v for k, v in asdict(self).items() if k in keep}
+        common = {name: getattr(self, name) for name in COMMON_FIELDS}
+        return {**common, **self.typed(cls).recorded()}
 
 
 #: Settings that do not change a finished line's result, so ``--resume`` does not compare them: ``limit`` (which

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from madqa.agents.harness.config import RunConfig, RunError
+from madqa.agents.harness.options import AgentOptions
 from madqa.metric.schema import Citation
 
 __all__ = [
@@ -150,19 +151,21 @@ class PreparedAgent(Protocol):
 
 
 class Agent(Protocol):
-    """A registered agent: checks its settings and prepares itself for a run.
+    """A registered agent: its options class, its own checks, and its preparation for a run.
 
     Attributes:
         name: the name ``madqa run --agent`` takes (and results lines' ``agent``).
-        fields: the :class:`~madqa.agents.harness.config.RunConfig` fields it uses beyond
-            :data:`~madqa.agents.harness.config.COMMON_FIELDS` (stored in its results lines' ``config``).
+        options: its options class (:class:`~madqa.agents.harness.options.AgentOptions`): the settings beyond the
+            runner's, their defaults, help and validation; its recorded fields follow
+            :data:`~madqa.agents.harness.config.COMMON_FIELDS` in its results lines' ``config``.
     """
 
     name: str
-    fields: tuple[str, ...]
+    options: type[AgentOptions]
 
     def check(self, config: RunConfig) -> None:
-        """Raise :class:`~madqa.agents.harness.config.RunError` for settings of ``config`` this agent cannot run."""
+        """Raise :class:`~madqa.agents.harness.config.RunError` for settings this agent cannot run that its options
+        class cannot judge alone (e.g. a model spec); the framework has checked the options already."""
         ...
 
     def prepare(

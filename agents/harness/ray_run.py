@@ -133,7 +133,7 @@ class _RayAnswering:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self.ray, self.stack, self.config = ray, stack, config
-        self.settings: dict[str, Any] = config.settings(get_agent(config.agent).fields)  # until an actor says
+        self.settings: dict[str, Any] = config.settings(get_agent(config.agent).options)  # until an actor says
         self.dataset = dict(dataset or {})
         remote = ray.remote(AnswerWorker)
         self.actors: list[Any] = []

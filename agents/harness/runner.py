@@ -41,7 +41,7 @@ from madqa.agents.harness.config import RunConfig, RunError, check_settings, pub
 from madqa.agents.harness.deadline import StopRequest
 from madqa.agents.harness.errors import RETRYABLE, kind_of_line
 from madqa.agents.harness.record import ResultsWriter, read_finished, rewrite_without
-from madqa.agents.harness.registry import get_agent
+from madqa.agents.harness.registry import check_config, get_agent
 from madqa.agents.models.factory import effective_options, parse_spec
 
 __all__ = [
@@ -285,16 +285,15 @@ def run_benchmark(
         (:func:`madqa.agents.models.factory.make_model`).
         madqa.loading_script.load.DatasetUnavailableError: the split cannot be read.
     """
+    check_config(config)
     agent = get_agent(config.agent)
-    config.check()
-    agent.check(config)
     parse_spec(config.model)
     if workers < 1:
         raise RunError("workers must be at least 1")
     path = Path(output)
     # What the model runs with (the endpoint's defaults filled in), so that --resume compares real settings.
     options = public_options(effective_options(config.model, model_options))
-    settings = {**config.settings(agent.fields), "model_options": options}
+    settings = {**config.settings(agent.options), "model_options": options}
     items = select_items(config)
     try:
         resumed = prepare_output(

@@ -39,10 +39,11 @@ def default_min_searches(model: Model) -> int:
     return 1 if isinstance(model, LlamaCppModel) else 0
 
 
-def open_corpus(config: RunConfig, *, progress: bool = True) -> tuple[SearchIndex | None, PageRenderer]:
-    """The page index (``None`` with ``oracle``: nothing is searched) and the renderer of ``config.dataset``.
+def open_corpus(config: RunConfig, options: Any, *, progress: bool = True) -> tuple[SearchIndex | None, PageRenderer]:
+    """The page index (``None`` with ``options.oracle``: nothing is searched) and the renderer of
+    ``config.dataset``; ``options`` holds the search settings (the search agent's options class).
 
-    With ``config.retriever`` the "index" is that :mod:`madqa.agents.corpus.retrieval` retriever (a semantic
+    With ``options.retriever`` the "index" is that :mod:`madqa.agents.corpus.retrieval` retriever (a semantic
     search tool).
 
     Raises:
@@ -52,40 +53,42 @@ def open_corpus(config: RunConfig, *, progress: bool = True) -> tuple[SearchInde
 
     pages = load_pages(config.dataset)
     renderer = PageRenderer(config.dataset, pages=pages)
-    if config.oracle:
+    if options.oracle:
         return None, renderer
-    if config.retriever:
+    if options.retriever:
         from madqa.agents.corpus.retrieval.base import RetrievalError
         from madqa.agents.corpus.retrieval.spec import make_retriever
 
         try:
-            return make_retriever(config.retriever, pages, progress=progress), renderer  # type: ignore[return-value]
+            return make_retriever(options.retriever, pages, progress=progress), renderer  # type: ignore[return-value]
         except RetrievalError as exc:
             raise RunError(str(exc)) from None
-    limits = search_limits(config)
-    backend = cast("Backend", config.search_backend)  # open_index refuses an unknown one
+    limits = search_limits(options)
+    backend = cast("Backend", options.search_backend)  # open_index refuses an unknown one
     return open_index(pages, backend=backend, limits=limits, progress=progress), renderer
 
 
-def search_limits(config: RunConfig) -> SearchLimits:
-    """The index's limits from the run's settings (0 or ``None``: that limit off)."""
+def search_limits(options: Any) -> SearchLimits:
+    """The index's limits from the search settings (0 or ``None``: that limit off)."""
     return SearchLimits(
-        timeout=config.search_timeout or None,
-        max_terms=config.search_max_terms or None,
-        max_postings=config.search_max_postings or None,
+        timeout=options.search_timeout or None,
+        max_terms=options.search_max_terms or None,
+        max_postings=options.search_max_postings or None,
     )
 
 
-def load_models(config: RunConfig, slots: int, model_options: Mapping[str, Any] | None) -> tuple[list[Model], str]:
-    """One model per slot and the observation mode (``config.observe``, else text for text-only models).
+def load_models(
+    config: RunConfig, slots: int, model_options: Mapping[str, Any] | None, observe: str | None = None
+) -> tuple[list[Model], str]:
+    """One model per slot and the observation mode (``observe``, else text for text-only models).
 
     Raises:
         RunError: ``observe="image"`` with a text-only model.
     """
     models = [make_model(config.model, **dict(model_options or {})) for _ in range(max(1, slots))]
-    if config.observe == "image" and is_text_only(models[0]):
+    if observe == "image" and is_text_only(models[0]):
         raise RunError(f"model {config.model} takes text only: use --observe text")
-    return models, config.observe or ("text" if is_text_only(models[0]) else "image")
+    return models, observe or ("text" if is_text_only(models[0]) else "image")
 
 
 def record_fields(agent: SearchAgent | None) -> dict[str, Any]:

@@ -9,15 +9,16 @@ searches becomes a :class:`~madqa.agents.harness.protocol.SearchEvent`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from smolagents import Model
 from smolagents.memory import ActionStep
 
+from madqa.agents.baselines.bm25.options import SearchOptions
 from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.corpus.search import SearchIndex
-from madqa.agents.harness.config import RunConfig, RunError
+from madqa.agents.harness.config import RunConfig
 from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
@@ -28,7 +29,6 @@ from madqa.agents.search_loop.resources import (
     open_corpus,
     record_fields,
 )
-from madqa.agents.search_loop.tools import OBSERVE_MODES
 
 
 class PreparedSearchAgent(SmolagentsPrepared[Model]):
@@ -53,12 +53,12 @@ class PreparedSearchAgent(SmolagentsPrepared[Model]):
 
     def build(self, slot: Model, item: Mapping[str, Any]) -> SearchAgent:
         """A fresh agent; with ``oracle``, given the question's gold evidence pages."""
-        c = self.config
+        c = self.config.typed(SearchOptions)
         return build_search_agent(
             slot,
             self.index,
             self.renderer,
-            max_steps=c.max_steps,
+            max_steps=self.config.max_steps,
             top_k=c.top_k,
             observe=c.observe,
             oracle_pages=self.evidence.get(str(item["id"]), item.get("evidence")) if c.oracle else None,
@@ -92,45 +92,10 @@ class SearchAgentEntry:
     """The BM25 search agent of the paper (G.1); see :mod:`madqa.agents.search_loop.agent`."""
 
     name: str = "bm25"
-    fields: tuple[str, ...] = (
-        "top_k",
-        "observe",
-        "oracle",
-        "search_backend",
-        "page_chars",
-        "image_steps",
-        "min_searches",
-        "search_timeout",
-        "search_max_terms",
-        "search_max_postings",
-        "retriever",
-    )
+    options: type[SearchOptions] = SearchOptions
 
     def check(self, config: RunConfig) -> None:
-        """Raise :class:`RunError` for search settings that cannot work."""
-        if config.oracle and config.split == "test":
-            raise RunError("--oracle shows the gold evidence pages, which the test split hides: use dev or train")
-        if config.observe is not None and config.observe not in OBSERVE_MODES:
-            raise RunError(f"observe must be one of {', '.join(OBSERVE_MODES)}")
-        for name in ("top_k", "image_steps"):
-            if getattr(config, name) < 1:
-                raise RunError(f"{name.replace('_', '-')} must be at least 1")
-        if config.min_searches is not None and not 0 <= config.min_searches < config.max_steps:
-            raise RunError("min-searches must be between 0 and max-steps - 1")
-        if config.search_timeout is not None and not config.search_timeout >= 0:  # also rejects NaN
-            raise RunError(
-                f"search-timeout must be 0 (no limit) or a positive number of seconds, got {config.search_timeout}"
-            )
-        for name in ("search_max_terms", "search_max_postings"):
-            value = getattr(config, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise RunError(
-                    f"{name.replace('_', '-')} must be 0 (no limit) or a positive whole number, got {value!r}"
-                )
-        if config.sub_model is not None:
-            raise RunError("--sub-model is for --agent repl")
-        if config.retriever is not None and config.oracle:
-            raise RunError("--retriever and --oracle exclude each other (the oracle shows the gold pages)")
+        """Nothing beyond its options' own checks (:meth:`SearchOptions.check`)."""
 
     def prepare(
         self,
@@ -147,20 +112,21 @@ class SearchAgentEntry:
             RunError: ``observe="image"`` with a text-only model.
             ValueError: an invalid model spec or a missing model dependency.
         """
-        models, observe = load_models(config, slots, model_options)
+        given = config.typed(SearchOptions)
+        models, observe = load_models(config, slots, model_options, given.observe)
         first = models[0]
-        page_chars = config.page_chars or default_page_chars(first, config.top_k, config.max_steps)
-        min_searches = default_min_searches(first) if config.min_searches is None else config.min_searches
-        config = replace(config, observe=observe, page_chars=page_chars, min_searches=min_searches)
-        index, renderer = open_corpus(config, progress=host.progress)
-        if config.retriever is not None:
-            config = replace(config, retriever=getattr(index, "name", config.retriever))  # the full spec
+        page_chars = given.page_chars or default_page_chars(first, given.top_k, config.max_steps)
+        min_searches = default_min_searches(first) if given.min_searches is None else given.min_searches
+        config = config.with_options(observe=observe, page_chars=page_chars, min_searches=min_searches)
+        index, renderer = open_corpus(config, config.typed(SearchOptions), progress=host.progress)
+        if given.retriever is not None:
+            config = config.with_options(retriever=getattr(index, "name", given.retriever))  # the full spec
         evidence = {}
-        if config.oracle:
+        if given.oracle:
             from madqa.loading_script.load import load_gold
 
             evidence = {str(row["id"]): row["evidence"] for row in load_gold(config.split, config.dataset)}
-        return PreparedSearchAgent(config, config.settings(self.fields), models, dataset, index, renderer, evidence)
+        return PreparedSearchAgent(config, config.settings(self.options), models, dataset, index, renderer, evidence)
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

@@ -35,6 +35,7 @@ from madqa.agents.baselines.file_search.answers import (
     parse_answer,
     search_entry,
 )
+from madqa.agents.baselines.file_search.options import FileSearchOptions
 from madqa.agents.baselines.file_search.services import PROVIDERS, FileSearchService, make_service, service_model
 from madqa.agents.baselines.file_search.store import (
     StoreCache,
@@ -203,19 +204,14 @@ class FileSearchAgentEntry:
     """The managed RAG baseline; see :mod:`madqa.agents.baselines.file_search.prepare`."""
 
     name: str = NAME
-    fields: tuple[str, ...] = ("provider",)
+    options: type[FileSearchOptions] = FileSearchOptions
 
     def check(self, config: RunConfig) -> None:
-        """Raise :class:`RunError` for settings the file-search agent cannot use."""
-        if config.provider not in PROVIDERS:
+        """Raise :class:`RunError` for a model the provider's service cannot run (its options: their own check)."""
+        provider = config.typed(FileSearchOptions).provider
+        if provider not in PROVIDERS:
             raise RunError(f"--agent file-search needs --provider {' or '.join(PROVIDERS)}")
-        service_model(config.provider, config.model)
-        if config.oracle:
-            raise RunError("--oracle is for --agent bm25 (the service retrieves its own pages)")
-        if config.sub_model is not None:
-            raise RunError("--sub-model is for --agent repl")
-        if config.retriever is not None:
-            raise RunError("--retriever is for --agent rag and bm25 (the service retrieves with its own index)")
+        service_model(provider, config.model)
 
     def prepare(
         self,
@@ -234,8 +230,9 @@ class FileSearchAgentEntry:
         """
         from madqa.loading_script.load import load_pages
 
-        assert config.provider is not None  # checked
-        service = make_service(config.provider, service_model(config.provider, config.model), model_options)
+        given = config.typed(FileSearchOptions)
+        assert given.provider is not None  # checked
+        service = make_service(given.provider, service_model(given.provider, config.model), model_options)
         files = corpus_files(config.dataset)
         if not files:
             raise RunError("file-search: the dataset has no PDF to upload (run `madqa setup` first)")
@@ -243,7 +240,7 @@ class FileSearchAgentEntry:
         digest = content_digest(files)
         key = cache_key(service.provider, service.endpoint, name, digest)
         cache = StoreCache()
-        entry = None if config.refresh_store else cache.get(key)
+        entry = None if given.refresh_store else cache.get(key)
         if entry is not None and not service.store_exists(entry.store):
             logger.info("file-search: the cached store %s is gone; uploading the collection again", entry.store)
             entry = None
@@ -262,7 +259,7 @@ class FileSearchAgentEntry:
         else:
             logger.info("file-search: reusing %s store %s", service.provider, entry.store)
         config = replace(config, max_steps=1)
-        settings = {**config.settings(self.fields), "service_model": service.model}
+        settings = {**config.settings(self.options), "service_model": service.model}
         pages = page_texts(load_pages(config.dataset))
         return PreparedFileSearch(config, settings, service, entry, pages, dataset)
 

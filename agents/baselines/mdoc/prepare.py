@@ -20,6 +20,7 @@ from typing import Any
 from smolagents import Model
 from smolagents.memory import ActionStep
 
+from madqa.agents.baselines.mdoc.options import DEFAULT_RETRIEVER, DEFAULT_TOP_K, MDocOptions
 from madqa.agents.baselines.mdoc.pipeline import ROLES, MDocPipeline
 from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.harness.config import RunConfig, RunError
@@ -27,12 +28,8 @@ from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.prompts import load_prompts
 from madqa.agents.search_loop.resources import default_page_chars, load_models
-from madqa.agents.search_loop.tools import OBSERVE_MODES
 
-#: The text retriever when ``--retriever`` is not given (offline).
-DEFAULT_RETRIEVER = "bm25"
-#: Pages per retrieval: MDocAgent's top-4 setting.
-DEFAULT_TOP_K = 4
+__all__ = ["AGENT", "DEFAULT_RETRIEVER", "DEFAULT_TOP_K", "MDocAgentEntry", "PreparedMDocAgent"]
 
 
 class PreparedMDocAgent(SmolagentsPrepared[Model]):
@@ -53,7 +50,7 @@ class PreparedMDocAgent(SmolagentsPrepared[Model]):
         self.text_retriever, self.image_retriever, self.renderer = text_retriever, image_retriever, renderer
 
     def _pages(self, hits: Sequence[Any]) -> list[dict[str, Any]]:
-        chars = self.config.page_chars or 0
+        chars = self.config.typed(MDocOptions).page_chars or 0
         return [
             {"document": h.document, "page": h.page, "text": self.renderer.text(h.document, h.page)[:chars]}
             for h in hits
@@ -61,7 +58,7 @@ class PreparedMDocAgent(SmolagentsPrepared[Model]):
 
     def build(self, slot: Model, item: Mapping[str, Any]) -> MDocPipeline:
         """Both retrievals, then the pipeline over their pages (renders for a vision model)."""
-        c = self.config
+        c = self.config.typed(MDocOptions)
         question = str(item.get("question") or "")
         text_hits = self.text_retriever.search(question, k=c.top_k)
         image_hits = self.image_retriever.search(question, k=c.top_k) if self.image_retriever else text_hits
@@ -109,20 +106,10 @@ class MDocAgentEntry:
     """MDocAgent's five-agent pipeline; see :mod:`madqa.agents.baselines.mdoc.prepare`."""
 
     name: str = "mdoc"
-    fields: tuple[str, ...] = ("retriever", "image_retriever", "top_k", "observe", "page_chars")
-    #: ``madqa run``'s ``--top-k`` when it is not given.
-    default_top_k: int = DEFAULT_TOP_K
+    options: type[MDocOptions] = MDocOptions
 
     def check(self, config: RunConfig) -> None:
-        """Raise :class:`RunError` for settings MDocAgent cannot use."""
-        if config.top_k < 1:
-            raise RunError("top-k must be at least 1")
-        if config.observe is not None and config.observe not in OBSERVE_MODES:
-            raise RunError(f"observe must be one of {', '.join(OBSERVE_MODES)}")
-        if config.oracle:
-            raise RunError("--oracle is for --agent bm25 (MDocAgent retrieves its pages)")
-        if config.sub_model is not None:
-            raise RunError("--sub-model is for --agent repl")
+        """Nothing beyond its options' own checks (:meth:`MDocOptions.check`)."""
 
     def prepare(
         self,
@@ -143,25 +130,26 @@ class MDocAgentEntry:
         from madqa.agents.corpus.retrieval.spec import make_retrievers
         from madqa.loading_script.load import load_pages
 
-        models, observe = load_models(config, slots, model_options)
-        page_chars = config.page_chars or default_page_chars(models[0], config.top_k, 3)
+        given = config.typed(MDocOptions)
+        models, observe = load_models(config, slots, model_options, given.observe)
+        page_chars = given.page_chars or default_page_chars(models[0], given.top_k, 3)
         pages = load_pages(config.dataset)
-        specs = [config.retriever or DEFAULT_RETRIEVER] + ([config.image_retriever] if config.image_retriever else [])
+        specs = [given.retriever or DEFAULT_RETRIEVER] + ([given.image_retriever] if given.image_retriever else [])
         try:
             retrievers = make_retrievers(specs, pages, progress=host.progress)
         except RetrievalError as exc:
             raise RunError(str(exc)) from None
         image = retrievers[1] if len(retrievers) > 1 else None
-        config = replace(
-            config,
-            max_steps=len(ROLES),
+        config = replace(config, max_steps=len(ROLES)).with_options(
             observe=observe,
             page_chars=page_chars,
             retriever=retrievers[0].name,
             image_retriever=image.name if image else None,
         )
         renderer = PageRenderer(config.dataset, pages=pages)
-        return PreparedMDocAgent(config, config.settings(self.fields), models, dataset, retrievers[0], image, renderer)
+        return PreparedMDocAgent(
+            config, config.settings(self.options), models, dataset, retrievers[0], image, renderer
+        )
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

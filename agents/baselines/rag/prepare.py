@@ -20,16 +20,15 @@ from typing import Any
 from smolagents import Model
 from smolagents.memory import ActionStep
 
+from madqa.agents.baselines.rag.options import DEFAULT_RETRIEVER, RAGOptions
 from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.harness.config import RunConfig, RunError
 from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
 from madqa.agents.search_loop.resources import default_page_chars, load_models
-from madqa.agents.search_loop.tools import OBSERVE_MODES
 
-#: The retriever when ``--retriever`` is not given (offline; see the module docstring).
-DEFAULT_RETRIEVER = "rrf:bm25+dense:wordllama"
+__all__ = ["AGENT", "DEFAULT_RETRIEVER", "PreparedRAGAgent", "RAGAgentEntry"]
 
 
 class PreparedRAGAgent(SmolagentsPrepared[Model]):
@@ -50,7 +49,7 @@ class PreparedRAGAgent(SmolagentsPrepared[Model]):
 
     def build(self, slot: Model, item: Mapping[str, Any]) -> SearchAgent:
         """Retrieve the question's pages, then an agent that is shown them and can only answer."""
-        c = self.config
+        c = self.config.typed(RAGOptions)
         question = str(item.get("question") or "")
         hits = self.retriever.search(question, k=c.top_k)
         pages = [{"document": h.document, "page": h.page} for h in hits]
@@ -86,18 +85,10 @@ class RAGAgentEntry:
     """The static RAG baseline; see :mod:`madqa.agents.baselines.rag.prepare`."""
 
     name: str = "rag"
-    fields: tuple[str, ...] = ("retriever", "top_k", "observe", "page_chars")
+    options: type[RAGOptions] = RAGOptions
 
     def check(self, config: RunConfig) -> None:
-        """Raise :class:`RunError` for settings static RAG cannot use."""
-        if config.top_k < 1:
-            raise RunError("top-k must be at least 1")
-        if config.observe is not None and config.observe not in OBSERVE_MODES:
-            raise RunError(f"observe must be one of {', '.join(OBSERVE_MODES)}")
-        if config.oracle:
-            raise RunError("--oracle is for --agent bm25 (static RAG retrieves its pages)")
-        if config.sub_model is not None:
-            raise RunError("--sub-model is for --agent repl")
+        """Nothing beyond its options' own checks (:meth:`RAGOptions.check`)."""
 
     def prepare(
         self,
@@ -118,16 +109,19 @@ class RAGAgentEntry:
         from madqa.agents.corpus.retrieval.spec import make_retriever
         from madqa.loading_script.load import load_pages
 
-        models, observe = load_models(config, slots, model_options)
-        page_chars = config.page_chars or default_page_chars(models[0], config.top_k, 2)
+        given = config.typed(RAGOptions)
+        models, observe = load_models(config, slots, model_options, given.observe)
+        page_chars = given.page_chars or default_page_chars(models[0], given.top_k, 2)
         pages = load_pages(config.dataset)
         try:
-            retriever = make_retriever(config.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
+            retriever = make_retriever(given.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
         except RetrievalError as exc:
             raise RunError(str(exc)) from None
-        config = replace(config, max_steps=1, observe=observe, page_chars=page_chars, retriever=retriever.name)
+        config = replace(config, max_steps=1).with_options(
+            observe=observe, page_chars=page_chars, retriever=retriever.name
+        )
         renderer = PageRenderer(config.dataset, pages=pages)
-        return PreparedRAGAgent(config, config.settings(self.fields), models, dataset, retriever, renderer)
+        return PreparedRAGAgent(config, config.settings(self.options), models, dataset, retriever, renderer)
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

@@ -22,7 +22,8 @@ from smolagents.memory import ActionStep
 from madqa.agents.baselines.repl.agent import ReplAgent, build_repl_agent
 from madqa.agents.baselines.repl.corpus import build_corpus
 from madqa.agents.baselines.repl.executor import ReplExecutor, default_observation_chars, default_sub_limits
-from madqa.agents.harness.config import RunConfig, RunError
+from madqa.agents.baselines.repl.options import ReplOptions
+from madqa.agents.harness.config import RunConfig
 from madqa.agents.harness.protocol import AgentUnavailableError, CodeEvent, Host, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.models.factory import make_model, parse_spec
@@ -113,22 +114,13 @@ class ReplAgentEntry:
     """The code-REPL agent of the paper (G.5); see :mod:`madqa.agents.baselines.repl.agent`."""
 
     name: str = "repl"
-    fields: tuple[str, ...] = ("sub_model", "sub_calls", "sub_call_chars", "observation_chars", "step_timeout")
+    options: type[ReplOptions] = ReplOptions
 
     def check(self, config: RunConfig) -> None:
-        """Raise :class:`RunError` for code-agent settings that cannot work."""
-        if config.oracle:
-            raise RunError("--oracle is for --agent bm25; the repl agent always sees the whole corpus")
-        if config.sub_calls is not None and config.sub_calls < 0:
-            raise RunError("sub-calls must not be negative")
-        if config.sub_call_chars is not None and config.sub_call_chars < 1:
-            raise RunError("sub-call-chars must be at least 1")
-        if config.observation_chars is not None and config.observation_chars < 100:
-            raise RunError("observation-chars must be at least 100")
-        if not config.step_timeout > 0:
-            raise RunError("step-timeout must be positive")
-        if config.sub_model is not None:
-            parse_spec(config.sub_model)
+        """Raise :class:`RunError` for a sub-model spec that cannot be parsed (the rest: :meth:`ReplOptions.check`)."""
+        sub_model = config.typed(ReplOptions).sub_model
+        if sub_model is not None:
+            parse_spec(sub_model)
 
     def prepare(
         self,
@@ -148,7 +140,7 @@ class ReplAgentEntry:
             AgentUnavailableError: ``host.require_isolation`` and the worker's kernel walls are incomplete.
             ValueError: an invalid model spec or a missing model dependency.
         """
-        limits = WorkerLimits(wall_s=config.step_timeout)
+        limits = WorkerLimits(wall_s=config.typed(ReplOptions).step_timeout)
         workers = [
             ReplWorker(limits, require_isolation=host.require_isolation, protected_paths=host.protected_paths)
             for _ in range(max(1, slots))
@@ -178,26 +170,27 @@ class ReplAgentEntry:
     ) -> PreparedReplAgent:
         from madqa.loading_script.load import load_pages
 
-        same_provider = config.sub_model is not None and parse_spec(config.sub_model)[0] == parse_spec(config.model)[0]
+        given = config.typed(ReplOptions)
+        same_provider = given.sub_model is not None and parse_spec(given.sub_model)[0] == parse_spec(config.model)[0]
         slots = []
         for worker in workers:
             model = make_model(config.model, **options)
             sub = model
-            if config.sub_model is not None and config.sub_model != config.model:
-                sub = make_model(config.sub_model, **(options if same_provider else {}))
+            if given.sub_model is not None and given.sub_model != config.model:
+                sub = make_model(given.sub_model, **(options if same_provider else {}))
             elif isinstance(model, LlamaCppModel):  # its own instance: sub-calls would evict the root's prompt cache
                 sub = make_model(config.model, **options)
             slots.append(Slot(model, sub, worker))
         calls, chars = default_sub_limits(slots[0].sub_model)
-        settings = config.settings(self.fields)
+        settings = config.settings(self.options)
         settings.update(
-            sub_model=config.sub_model or config.model,
-            sub_calls=calls if config.sub_calls is None else config.sub_calls,
-            sub_call_chars=chars if config.sub_call_chars is None else config.sub_call_chars,
+            sub_model=given.sub_model or config.model,
+            sub_calls=calls if given.sub_calls is None else given.sub_calls,
+            sub_call_chars=chars if given.sub_call_chars is None else given.sub_call_chars,
             observation_chars=(
                 default_observation_chars(slots[0].model)
-                if config.observation_chars is None
-                else config.observation_chars
+                if given.observation_chars is None
+                else given.observation_chars
             ),
         )
         corpus = build_corpus(load_pages(config.dataset))

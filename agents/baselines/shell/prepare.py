@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from smolagents import Model
 from smolagents.memory import ActionStep
 
 from madqa.agents.baselines.shell.corpus import CorpusMap, read_corpus, write_corpus
+from madqa.agents.baselines.shell.options import DEFAULT_RETRIEVER, DEFAULT_TOP_K, ShellOptions
 from madqa.agents.baselines.shell.tools import FileSearchTool, ShellTool
 from madqa.agents.harness.config import RunConfig, RunError
 from madqa.agents.harness.protocol import AgentUnavailableError, Citation, CodeEvent, Host, SearchEvent, StepEvent
@@ -35,10 +36,7 @@ from madqa.agents.search_loop.resources import default_min_searches, load_models
 
 logger = logging.getLogger(__name__)
 
-#: The retriever of ``search`` when ``--retriever`` is not given: static embeddings, offline (as Semtools').
-DEFAULT_RETRIEVER = "dense:wordllama"
-#: Files per search (Semtools' ``search --top-k`` default).
-DEFAULT_TOP_K = 3
+__all__ = ["AGENT", "DEFAULT_RETRIEVER", "DEFAULT_TOP_K", "PreparedShellAgent", "ShellAgent", "ShellAgentEntry"]
 
 
 class ShellAgent(SearchAgent):
@@ -116,7 +114,7 @@ class PreparedShellAgent(SmolagentsPrepared[Slot]):
 
     def build(self, slot: Slot, item: Mapping[str, Any]) -> ShellAgent:
         """A fresh agent on the slot's model; the slot's worker gets the corpus files (its namespace reset)."""
-        c = self.config
+        c = self.config.typed(ShellOptions)
         shell = ShellTool(slot.worker, self.mapping)
         shell.load(self.files)
         search = FileSearchTool(self.retriever, self.files, self.mapping, top_k=c.top_k)
@@ -124,7 +122,7 @@ class PreparedShellAgent(SmolagentsPrepared[Slot]):
             search_tool=search,
             shell_tool=shell,
             model=slot.model,
-            max_steps=c.max_steps,
+            max_steps=self.config.max_steps,
             min_searches=c.min_searches or 0,
         )
 
@@ -177,24 +175,10 @@ class ShellAgentEntry:
     """The Semtools-style shell agent (paper G.4); see :mod:`madqa.agents.baselines.shell.prepare`."""
 
     name: str = "shell"
-    fields: tuple[str, ...] = ("retriever", "top_k", "min_searches", "step_timeout")
-    #: ``madqa run``'s ``--top-k`` when it is not given.
-    default_top_k: int = DEFAULT_TOP_K
+    options: type[ShellOptions] = ShellOptions
 
     def check(self, config: RunConfig) -> None:
-        """Raise :class:`RunError` for settings the shell agent cannot use."""
-        if config.top_k < 1:
-            raise RunError("top-k must be at least 1")
-        if config.oracle:
-            raise RunError("--oracle is for --agent bm25 (the shell agent searches the parsed corpus)")
-        if config.observe == "image":
-            raise RunError("the shell agent reads the parsed page texts: --observe image is for bm25, rag and mdoc")
-        if config.sub_model is not None:
-            raise RunError("--sub-model is for --agent repl")
-        if not config.step_timeout > 0:
-            raise RunError("step-timeout must be positive")
-        if config.min_searches is not None and not 0 <= config.min_searches < config.max_steps:
-            raise RunError("min-searches must be between 0 and max-steps - 1")
+        """Nothing beyond its options' own checks (:meth:`ShellOptions.check`)."""
 
     def prepare(
         self,
@@ -217,7 +201,8 @@ class ShellAgentEntry:
         from madqa.loading_script.load import load_pages
         from madqa.loading_script.paths import Layout
 
-        limits = WorkerLimits(wall_s=config.step_timeout)
+        given = config.typed(ShellOptions)
+        limits = WorkerLimits(wall_s=given.step_timeout)
         workers = [
             ReplWorker(limits, require_isolation=host.require_isolation, protected_paths=host.protected_paths)
             for _ in range(max(1, slots))
@@ -226,12 +211,12 @@ class ShellAgentEntry:
             if host.require_isolation:
                 for worker in workers:
                     worker.start()
-            models, _ = load_models(replace(config, observe="text"), slots, model_options)
+            models, _ = load_models(config, slots, model_options, "text")
             pages = load_pages(config.dataset)
             folder, mapping = write_corpus(pages, Layout.default().root / "shell")
             files = read_corpus(folder)
             try:
-                retriever = make_retriever(config.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
+                retriever = make_retriever(given.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
             except RetrievalError as exc:
                 raise RunError(str(exc)) from None
         except IsolationUnavailableError as exc:
@@ -242,12 +227,12 @@ class ShellAgentEntry:
             for worker in workers:
                 worker.close()
             raise
-        min_searches = default_min_searches(models[0]) if config.min_searches is None else config.min_searches
-        config = replace(config, retriever=retriever.name, min_searches=min_searches)
+        min_searches = default_min_searches(models[0]) if given.min_searches is None else given.min_searches
+        config = config.with_options(retriever=retriever.name, min_searches=min_searches)
         slot_list = [Slot(m, w) for m, w in zip(models, workers, strict=True)]
         logger.info("shell agent: %d page file(s) in %s", len(files), folder)
         return PreparedShellAgent(
-            config, config.settings(self.fields), slot_list, dataset, files, mapping, retriever, host
+            config, config.settings(self.options), slot_list, dataset, files, mapping, retriever, host
         )
 
 

@@ -54,7 +54,7 @@ def _prepare(provider: str, base: str, **config: Any) -> Any:
     from madqa.agents.harness.registry import get_agent
 
     entry = get_agent("file-search")
-    run = RunConfig(agent="file-search", provider=provider, **config)
+    run = RunConfig(agent="file-search", options={"provider": provider, **config})
     entry.check(run)
     return entry.prepare(run, model_options=_options(provider, base), dataset={"name": "sample", "revision": None})
 
@@ -200,16 +200,18 @@ def test_a_missing_key_stops_the_run_before_anything_is_sent(
 
 
 def test_settings_the_agent_cannot_use_are_refused() -> None:
-    from madqa.agents.harness.registry import get_agent
+    from madqa.agents.harness.registry import check_config, get_agent
 
     entry = get_agent("file-search")
     with pytest.raises(RunError, match="needs --provider openai or gemini"):
         entry.check(RunConfig(agent="file-search"))
     with pytest.raises(RunError, match="litellm:gemini/MODEL_ID"):
-        entry.check(RunConfig(agent="file-search", provider="gemini", model="openai:gpt-5"))
+        entry.check(RunConfig(agent="file-search", model="openai:gpt-5", options={"provider": "gemini"}))
     with pytest.raises(RunError, match="--retriever is for"):
-        entry.check(RunConfig(agent="file-search", provider="openai", retriever="bm25"))
-    entry.check(RunConfig(agent="file-search", provider="gemini", model="litellm:gemini/gemini-2.5-flash"))
+        check_config(RunConfig(agent="file-search", options={"provider": "openai", "retriever": "bm25"}))
+    entry.check(
+        RunConfig(agent="file-search", model="litellm:gemini/gemini-2.5-flash", options={"provider": "gemini"})
+    )
 
 
 def test_page_recovery_places_every_text_page_of_the_corpus_on_itself(layout) -> None:

@@ -51,12 +51,12 @@ def _env() -> dict[str, str]:
 
 def _prepare(**fields: Any) -> Any:
     from madqa.agents.harness.config import RunConfig
-    from madqa.agents.harness.registry import get_agent
+    from madqa.agents.harness.registry import check_config, get_agent
 
     entry = get_agent("mdoc")
-    config = RunConfig(agent="mdoc", **fields)
-    config.check()
-    entry.check(config)
+    runner = {k: fields.pop(k) for k in ("model", "max_steps") if k in fields}
+    config = RunConfig(agent="mdoc", **runner, options=fields)
+    check_config(config)
     sys.path.insert(0, str(TESTS))
     return entry.prepare(config)
 

@@ -44,7 +44,7 @@ def test_rag_retrieves_once_shows_the_pages_and_answers_in_one_call(layout) -> N
 
     gold = load_gold("dev")[:3]
     entry = get_agent("rag")
-    config = RunConfig(model=FAKE, agent="rag", retriever="bm25", top_k=3)
+    config = RunConfig(model=FAKE, agent="rag", options={"retriever": "bm25", "top_k": 3})
     entry.check(config)
     sys.path.insert(0, str(TESTS))
     prepared = entry.prepare(config)
@@ -144,13 +144,16 @@ def semantic_searcher(**_: Any) -> ScriptedModel:
 
 def test_the_search_agent_can_search_through_a_retriever(layout) -> None:
     from madqa.agents.harness.config import RunConfig
-    from madqa.agents.harness.registry import get_agent
+    from madqa.agents.harness.registry import check_config, get_agent
     from madqa.loading_script.load import load_gold
 
     row = load_gold("dev")[0]
     entry = get_agent("bm25")
     config = RunConfig(
-        model="py:test_agent_rag:semantic_searcher", agent="bm25", retriever="dense:wordllama", max_steps=3, top_k=4
+        model="py:test_agent_rag:semantic_searcher",
+        agent="bm25",
+        max_steps=3,
+        options={"retriever": "dense:wordllama", "top_k": 4},
     )
     entry.check(config)
     sys.path.insert(0, str(TESTS))
@@ -166,4 +169,4 @@ def test_the_search_agent_can_search_through_a_retriever(layout) -> None:
     finally:
         prepared.close()
     with pytest.raises(Exception, match="exclude each other"):
-        entry.check(RunConfig(agent="bm25", retriever="bm25", oracle=True))
+        check_config(RunConfig(agent="bm25", options={"retriever": "bm25", "oracle": True}))

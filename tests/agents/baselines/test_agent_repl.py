@@ -323,7 +323,7 @@ def test_runner_writes_metric_ready_repl_lines_and_resumes(layout, tmp_path: Pat
     again = run_benchmark(RunConfig(model=config.model, agent="repl", limit=3, max_steps=3), out, resume=True)
     assert (again.skipped, again.written) == (2, 1)
     with pytest.raises(RunError, match="--oracle is for --agent bm25"):
-        run_benchmark(RunConfig(model=config.model, agent="repl", oracle=True), tmp_path / "x.jsonl")
+        run_benchmark(RunConfig(model=config.model, agent="repl", options={"oracle": True}), tmp_path / "x.jsonl")
 
 
 def test_cli_runs_the_repl_agent_then_evaluate(layout, tmp_path: Path, capsys) -> None:

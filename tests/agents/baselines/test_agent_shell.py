@@ -82,12 +82,12 @@ def _env() -> dict[str, str]:
 
 def _prepare(**fields: Any) -> Any:
     from madqa.agents.harness.config import RunConfig
-    from madqa.agents.harness.registry import get_agent
+    from madqa.agents.harness.registry import check_config, get_agent
 
     entry = get_agent("shell")
-    config = RunConfig(agent="shell", **fields)
-    config.check()
-    entry.check(config)
+    runner = {k: fields.pop(k) for k in ("model", "max_steps") if k in fields}
+    config = RunConfig(agent="shell", **runner, options=fields)
+    check_config(config)
     sys.path.insert(0, str(TESTS))
     return entry.prepare(config)
 
@@ -96,7 +96,7 @@ def test_the_corpus_is_one_file_per_page_and_commands_run_in_the_walled_worker(l
     from madqa.loading_script.load import load_gold, load_pages
 
     row = load_gold("dev")[0]
-    prepared = _prepare(model=FAKE, max_steps=6)
+    prepared = _prepare(model=FAKE, max_steps=6, top_k=5)  # the flat RunConfig's 5, not the shell agent's 3
     try:
         pages = load_pages()
         assert len(prepared.files) == len(pages)

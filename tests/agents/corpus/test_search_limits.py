@@ -290,23 +290,24 @@ def _run_args(*extra: str) -> argparse.Namespace:
 
 
 def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from madqa.agents.baselines.bm25.options import SearchOptions
     from madqa.agents.harness import runner as run_module
-    from madqa.agents.harness.registry import get_agent
+    from madqa.agents.harness.registry import check_config
     from madqa.agents.harness.runner import RunConfig, RunSummary
     from madqa.cli import UserError, run_cmd
 
-    assert _run_args().search_timeout == 120.0 == RunConfig().search_timeout
+    assert _run_args().search_timeout == 120.0 == RunConfig().typed(SearchOptions).search_timeout
     assert _run_args("--search-timeout", "2.5").search_timeout == 2.5
     defaults = _run_args()
     assert (defaults.search_max_terms, defaults.search_max_postings) == (MAX_EXPANSION_TERMS, MAX_POSTINGS)
-    assert (RunConfig().search_max_terms, RunConfig().search_max_postings) == (MAX_EXPANSION_TERMS, MAX_POSTINGS)
+    defaults = RunConfig().typed(SearchOptions)
+    assert (defaults.search_max_terms, defaults.search_max_postings) == (MAX_EXPANSION_TERMS, MAX_POSTINGS)
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
     monkeypatch.delenv("MADQA_DATASET", raising=False)
     seen: list[RunConfig] = []
 
     def fake_run_benchmark(config: RunConfig, output: Any, **kw: Any) -> RunSummary:
-        config.check()
-        get_agent(config.agent).check(config)
+        check_config(config)
         seen.append(config)
         return RunSummary(Path(output))
 
@@ -326,7 +327,8 @@ def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
         )
         == 0
     )
-    assert (seen[-1].search_timeout, seen[-1].search_max_terms, seen[-1].search_max_postings) == (2.5, 700, 9000)
+    given = seen[-1].typed(SearchOptions)
+    assert (given.search_timeout, given.search_max_terms, given.search_max_postings) == (2.5, 700, 9000)
     with pytest.raises(UserError, match="search-timeout must be 0 .no limit. or a positive number of seconds"):
         run_cmd.run(_run_args("--search-timeout", "-1", "--split", "test"))
     for option in ("--search-max-terms", "--search-max-postings"):
@@ -342,18 +344,20 @@ def test_run_search_timeout_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 def test_run_opens_the_index_with_the_timeout(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, timeout: float, expected: float | None
 ) -> None:
+    from madqa.agents.baselines.bm25.options import SearchOptions
     from madqa.agents.harness.config import RunConfig
     from madqa.agents.search_loop.resources import open_corpus
     from madqa.loading_script import load
 
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
     monkeypatch.setattr(load, "load_pages", lambda dataset=None: PAGES[:50])
-    index, _ = open_corpus(RunConfig(search_timeout=timeout), progress=False)
+    config = RunConfig(options={"search_timeout": timeout})
+    index, _ = open_corpus(config, config.typed(SearchOptions), progress=False)
     assert index is not None and index.limits == SearchLimits(timeout=expected)  # type: ignore[attr-defined]
     with pytest.raises(QueryTooBroadError):
         index.search("*")
-    config = RunConfig(search_timeout=timeout, search_max_terms=0, search_max_postings=321)
-    index, _ = open_corpus(config, progress=False)
+    config = RunConfig(options={"search_timeout": timeout, "search_max_terms": 0, "search_max_postings": 321})
+    index, _ = open_corpus(config, config.typed(SearchOptions), progress=False)
     assert index.limits == SearchLimits(timeout=expected, max_terms=None, max_postings=321)  # type: ignore[union-attr]
 
 

@@ -253,7 +253,9 @@ def test_a_safety_net_hit_is_an_infrastructure_error_line(layout, tmp_path: Path
             MAX_POSTINGS,
         )
     monkeypatch.setattr(prepare, "search_limits", normal)
-    retry = run_benchmark(RunConfig(model=fake, limit=2, search_timeout=300.0), out, resume=True, retry_errors=True)
+    retry = run_benchmark(
+        RunConfig(model=fake, limit=2, options={"search_timeout": 300.0}), out, resume=True, retry_errors=True
+    )
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert retry.errors == 0 and [line["attempts"] for line in lines] == [2, 2]  # a larger net is no other setting
     assert all(line["error"] is None and line["answer"] == ["17.85"] for line in lines)

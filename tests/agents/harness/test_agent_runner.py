@@ -85,16 +85,16 @@ def test_every_results_line_is_fsynced_before_the_next_is_written(layout, tmp_pa
 
 def test_bad_settings_are_refused(layout, tmp_path: Path) -> None:
     with pytest.raises(RunError, match="test split hides"):
-        run_benchmark(RunConfig(model=FAKE, split="test", oracle=True), tmp_path / "x.jsonl")
+        run_benchmark(RunConfig(model=FAKE, split="test", options={"oracle": True}), tmp_path / "x.jsonl")
     with pytest.raises(RunError, match="unknown agent"):
         run_benchmark(RunConfig(model=FAKE, agent="nope"), tmp_path / "x.jsonl")
     with pytest.raises(RunError, match="text only"):
-        run_benchmark(RunConfig(model=FAKE, observe="image", limit=1), tmp_path / "x.jsonl")
+        run_benchmark(RunConfig(model=FAKE, limit=1, options={"observe": "image"}), tmp_path / "x.jsonl")
 
 
 def test_oracle_run_uses_no_search(layout, tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
-    run_benchmark(RunConfig(model=FAKE, limit=2, oracle=True), out)
+    run_benchmark(RunConfig(model=FAKE, limit=2, options={"oracle": True}), out)
     rows = lines(out)
     assert all(r["steps"] == 0 and r["search_history"] == [] and r["citations"] for r in rows)
     assert rows[0]["config"]["oracle"] is True
@@ -145,7 +145,7 @@ def test_kill_9_then_resume_gives_every_id_exactly_once(layout, tmp_path: Path) 
 def test_local_model_smoke_run(layout, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
     out = tmp_path / "local.jsonl"
-    summary = run_benchmark(RunConfig(model="local", limit=2, max_steps=2, top_k=1), out)
+    summary = run_benchmark(RunConfig(model="local", limit=2, max_steps=2, options={"top_k": 1}), out)
     rows = lines(out)
     assert summary.written == 2 and [r["error"] for r in rows] == [None, None], rows
     preds = parse_results_text(out.read_text(encoding="utf-8"), str(out))

@@ -346,15 +346,20 @@ def test_resume_refuses_lines_of_other_settings_and_names_them(layout, tmp_path:
         "hf_token": "hf_secret",
         "timeout": 30,
     }
-    run_benchmark(RunConfig(model=CTRL, limit=2, top_k=3, page_chars=500), out, model_options=options)
+    run_benchmark(RunConfig(model=CTRL, limit=2, options={"top_k": 3, "page_chars": 500}), out, model_options=options)
     text = out.read_text(encoding="utf-8")
     assert "sk-very-secret" not in text and "hf_secret" not in text
     assert lines(out)[0]["config"]["model_options"] == {"max_tokens": 64, "temperature": 0.1, "timeout": 30}
 
     def resume(**changes: Any) -> Any:
         config = {"model": CTRL, "limit": 3, "top_k": 3, "page_chars": 500, **changes.pop("config", {})}
+        runner = {k: config.pop(k) for k in ("model", "limit", "question_timeout") if k in config}
         return run_benchmark(
-            RunConfig(**config), out, resume=True, model_options=changes.pop("options", options), **changes
+            RunConfig(**runner, options=config),
+            out,
+            resume=True,
+            model_options=changes.pop("options", options),
+            **changes,
         )
 
     with pytest.raises(

@@ -271,7 +271,7 @@ def check_run(dev: dict[str, Any], tmp: Path, scripts: list[list[Any]], *, agent
     SCRIPTS.update({q["question"].strip(): s for q, s in zip(dev["questions"], scripts, strict=True)})
     out = tmp / "r.jsonl"
     config = RunConfig(
-        model=MODEL, agent=agent, limit=QUESTIONS, max_steps=3, **({"top_k": 1} if agent == "bm25" else {})
+        model=MODEL, agent=agent, limit=QUESTIONS, max_steps=3, options={"top_k": 1} if agent == "bm25" else {}
     )
     summary = run_benchmark(config, out)
     text = out.read_text(encoding="utf-8")
@@ -305,7 +305,10 @@ def test_the_issue_22_model_outputs_are_scored_as_wrong_citations_not_refused(de
         {q["question"].strip(): [("final_answer", f)] for q, f in zip(dev["questions"], finals, strict=True)}
     )
     out = tmp_path / "r.jsonl"
-    assert run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=2, top_k=1), out).written == QUESTIONS
+    assert (
+        run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=2, options={"top_k": 1}), out).written
+        == QUESTIONS
+    )
     text = out.read_text(encoding="utf-8")
     lines = [json.loads(x) for x in text.split("\n") if x.strip()]
     by_id = {r["id"]: r for r in lines}
@@ -338,5 +341,8 @@ def test_non_finite_or_surrogate_arguments_do_not_end_the_run(dev, tmp_path: Pat
     SCRIPTS.clear()
     SCRIPTS.update({q["question"].strip(): [("final_answer", args)] for q in dev["questions"]})
     out = tmp_path / "r.jsonl"
-    assert run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=2, top_k=1), out).written == QUESTIONS
+    assert (
+        run_benchmark(RunConfig(model=MODEL, limit=QUESTIONS, max_steps=2, options={"top_k": 1}), out).written
+        == QUESTIONS
+    )
     assert evaluate_cli(out)["n_predicted"] == QUESTIONS
