@@ -166,7 +166,7 @@ def test_a_real_default_run_writes_the_same_config_keys_in_the_same_order(layout
     from madqa.agents.harness.runner import run_benchmark
 
     out = tmp_path / "r.jsonl"
-    run_benchmark(RunConfig(model="py:test_agent_runner:fake_model", limit=1), out)
+    run_benchmark(RunConfig(model="py:helpers.fake_runs:fake_model", limit=1), out)
     config = json.loads(out.read_text(encoding="utf-8").splitlines()[0])["config"]
     assert list(config) == [*COMMON_ORDER, *EXPECTED["bm25"], "model_options"]
     resolved = {"observe", "page_chars", "min_searches"}  # the model-dependent defaults, resolved in prepare
