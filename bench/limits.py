@@ -38,7 +38,7 @@ DEPRECATED = {"--backend": "--search-backend"}
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of ``madqa bench limits``."""
-    parser.add_argument("--pages", type=int, default=None, help="corpus size (default: 18,619, MADQA's)")
+    parser.add_argument("--pages", type=int, default=None, help="corpus size (unset: MADQA's page count)")
     parser.add_argument(
         "--search-backend", action="append", choices=("whoosh", "tantivy"), help="backends to time (default: both)"
     )

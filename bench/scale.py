@@ -44,7 +44,7 @@ EXAMPLES = ("madqa bench scale --scale 0.01 --skip ocr ray --json",)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa bench scale`."""
     parser.add_argument("--scale", type=float, default=1.0, help="share of the release's pages/PDFs")
-    parser.add_argument("--questions", type=int, help="questions run (default: 2,250 × --scale)")
+    parser.add_argument("--questions", type=int, help="questions run (unset: the release's question count × --scale)")
     parser.add_argument("--workers", type=int, default=32, help="questions in flight")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per model call")
     parser.add_argument("--submissions", type=int, default=1000, help="submissions on the Space's board (1000)")

@@ -35,12 +35,14 @@ def add_extraction_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="exit with status 1 when any file was skipped (default: 0, each skipped file named)",
+        help="exit with status 1 when any file was skipped (without it: 0, each skipped file named)",
     )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa extract`."""
+    from madqa.loading_script.extract import DEFAULT_FILE_TIMEOUT_S
+
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--pdfs", type=Path, help="a folder of PDF files")
     conventions.add_dataset_argument(src, default_text=None)
@@ -55,7 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="stop and skip a file still running after S seconds (default 1800; 0: no limit)",
+        help=f"stop and skip a file still running after S seconds (unset: {DEFAULT_FILE_TIMEOUT_S:g}; 0: no limit)",
     )
     parser.add_argument(
         "--in-process",

@@ -714,7 +714,9 @@ def test_mistakes_are_one_line_and_exit_2(made: dict[str, Any], tmp_path, caplog
     bad_prices = tmp_path / "p.yaml"
     bad_prices.write_text("local: {input: 0, output: 0}\ngpt-4.1: {input: 2, output: free}\n", encoding="utf-8")
     a = str(made["paths"]["A"])
-    assert main(["figures", a, "--split", "dev", "--output-dir", str(tmp_path / "o"), "--prices", str(bad_prices)]) == 2
+    assert (
+        main(["figures", a, "--split", "dev", "--output-dir", str(tmp_path / "o"), "--prices", str(bad_prices)]) == 2
+    )
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert errors == [
         f"{bad_prices} line 2: model 'gpt-4.1': field 'output': must be a number >= 0 (USD per million "
