@@ -19,7 +19,7 @@ from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 __version__ = "0.1.0"
-__all__ = ["SUBCOMMANDS", "UserError", "build_parser", "main"]
+__all__ = ["EXAMPLES", "SUBCOMMANDS", "UserError", "build_parser", "main"]
 
 #: (subcommand, module) pairs; ``bench`` groups the benchmarks (``madqa bench extract`` …).
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
@@ -56,9 +56,18 @@ class Parser(argparse.ArgumentParser):
         super().error(message)
 
 
+#: What ``madqa -h`` shows after the commands: the first steps.
+EXAMPLES = (
+    "madqa setup",
+    "madqa info",
+    "madqa evaluate results.jsonl --split dev",
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the top-level parser with every registered subcommand."""
     parser = Parser(prog="madqa", description=__doc__.splitlines()[0])
+    conventions.add_examples(parser, EXAMPLES)
     parser.add_argument("--version", action="version", version=f"madqa {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")

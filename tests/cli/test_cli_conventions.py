@@ -93,6 +93,13 @@ def test_no_banned_spelling_except_as_a_hidden_deprecated_alias(name: str, parse
         assert action.help is argparse.SUPPRESS and isinstance(action, conventions._DeprecatedAlias), (name, spelling)
 
 
+def test_the_top_level_help_has_examples_that_parse() -> None:
+    found = examples(PARSER)
+    assert found
+    for example in found:
+        build_parser().parse_args(shlex.split(example)[1:])
+
+
 @pytest.mark.parametrize("name,parser", COMMANDS, ids=[n for n, _ in COMMANDS])
 def test_every_help_has_an_example_that_parses(name: str, parser: argparse.ArgumentParser) -> None:
     found = examples(parser)
