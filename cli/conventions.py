@@ -45,10 +45,10 @@ logger = logging.getLogger("madqa.cli")
 DATASET_HELP = "the dataset: sample, a folder in the release's schema, or a Hub id such as OxRML/MADQA"
 #: The one default of ``--dataset`` (``madqa.loading_script.load.dataset_spec(None)``).
 DATASET_DEFAULT = "$MADQA_DATASET, else sample"
-#: Commands whose ``--dataset`` default differs, and why (the convention test allows only these).
-DATASET_DEFAULT_EXCEPTIONS = {
-    "setup": "the embedded sample (setup builds the sample unless told which dataset to prepare)",
-}
+#: Commands whose ``--dataset`` default differs (the convention test allows only these). ``setup`` builds the
+#: sample unless told which dataset to prepare: reading ``$MADQA_DATASET`` there would change what a plain
+#: ``madqa setup`` (``make demo``) does, so its help says so instead.
+DATASET_DEFAULT_EXCEPTIONS = {"setup": "the embedded sample, whatever $MADQA_DATASET says"}
 #: Commands without ``--json``, and why not.
 NO_JSON = {
     "space": "serves the Space until interrupted; prints nothing",
