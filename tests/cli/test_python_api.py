@@ -27,6 +27,7 @@ def test_the_page_has_an_example_per_function() -> None:
         assert name in code, name
 
 
+@pytest.mark.slow  # runs a two-question sweep with the bundled local model
 def test_every_example_runs_and_matches_the_command(layout, tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "python_api_doc"}
