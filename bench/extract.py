@@ -281,6 +281,10 @@ def bench_extract(
     return figures
 
 
+#: Command lines that ``madqa bench extract --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench extract --no-a0 --json",)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa bench extract`."""
     parser.add_argument("--pdfs", default=None, help="folder of PDFs (default: the sample's, after `madqa setup`)")
@@ -290,7 +294,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--ocr-processes",
         type=int,
         default=2,
-        help="processes for both OCR figures, ours and the raw tesseract command (default 2)",
+        help="processes for both OCR figures, ours and the raw tesseract command",
     )
     parser.add_argument("--ocr-repeats", type=int, default=2, help="best-of repeats for the OCR timings")
     parser.add_argument("--no-a0", action="store_true", help="skip the A0-scan memory figure (about a minute)")

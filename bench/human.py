@@ -52,14 +52,20 @@ DONE_JS = """([watch, before, sel, needs]) => {
 }"""
 
 
+#: Command lines that ``madqa bench human --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench human --no-bench-corpus --search-backend whoosh --json",)
+#: Old spellings accepted for one release (``madqa bench`` warns and names the new one).
+DEPRECATED = {"--backend": "--search-backend"}
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the benchmark's arguments."""
     from .search_corpus import FULL_PAGES
 
-    parser.add_argument("--pages", type=int, default=FULL_PAGES, help=f"bench corpus pages (default: {FULL_PAGES:,})")
-    parser.add_argument("--queries", type=int, default=40, help="searches per corpus (default: 40)")
-    parser.add_argument("--navs", type=int, default=40, help="navigation steps per corpus (default: 40)")
-    parser.add_argument("--backend", choices=("whoosh", "tantivy"), default="whoosh", help="search engine")
+    parser.add_argument("--pages", type=int, default=FULL_PAGES, help="bench corpus pages")
+    parser.add_argument("--queries", type=int, default=40, help="searches per corpus")
+    parser.add_argument("--navs", type=int, default=40, help="navigation steps per corpus")
+    parser.add_argument("--search-backend", choices=("whoosh", "tantivy"), default="whoosh", help="search engine")
     parser.add_argument("--no-sample", action="store_true", help="skip the sample corpus")
     parser.add_argument("--no-bench-corpus", action="store_true", help="skip the 18,619-page bench corpus")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -233,9 +239,9 @@ def run(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="madqa-bench-human-") as tmp:
             folder = Path(tmp)
             service, queries = (
-                _sample_service(folder, args.backend)
+                _sample_service(folder, args.search_backend)
                 if pages_n is None
-                else _bench_service(folder, pages_n, args.backend)
+                else _bench_service(folder, pages_n, args.search_backend)
             )
             port = free_port()
             with contextlib.redirect_stdout(sys.stderr):  # gradio prints on close; stdout is for --json

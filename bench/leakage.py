@@ -42,11 +42,14 @@ from typing import Any
 from .leakage_decode import ERRORS, FORM, SHOWN_COLUMNS, Decoder, decode, design, norm
 from .measure import emit, free_port
 
+#: Command lines that ``madqa bench leakage --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench leakage --items 100 --probes 2 --json",)
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa bench leakage`."""
-    parser.add_argument("--items", type=int, default=500, help="test items of the synthetic Space (default: 500)")
-    parser.add_argument("--probes", type=int, default=4, help="attack submissions, adaptive (default: 4)")
+    parser.add_argument("--items", type=int, default=500, help="test items of the synthetic Space")
+    parser.add_argument("--probes", type=int, default=4, help="attack submissions, adaptive")
     parser.add_argument("--chosen", type=int, default=14, help="answer slots per probe (correctness; at most 14)")
     parser.add_argument("--docs", type=int, default=12, help="document slots per probe (gold documents; at most 14)")
     parser.add_argument("--pages", type=int, default=12, help="page slots per probe (gold pages; at most 14)")

@@ -30,11 +30,17 @@ from .measure import emit, percentile
 logger = logging.getLogger(__name__)
 
 
+#: Command lines that ``madqa bench limits --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench limits --pages 5000 --search-backend whoosh --json",)
+#: Old spellings accepted for one release (``madqa bench`` warns and names the new one).
+DEPRECATED = {"--backend": "--search-backend"}
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of ``madqa bench limits``."""
-    parser.add_argument("--pages", type=int, default=None, help="corpus size (default: 18,619, MADQA's)")
+    parser.add_argument("--pages", type=int, default=None, help="corpus size (unset: MADQA's page count)")
     parser.add_argument(
-        "--backend", action="append", choices=("whoosh", "tantivy"), help="backends to time (default: both)"
+        "--search-backend", action="append", choices=("whoosh", "tantivy"), help="backends to time (default: both)"
     )
     parser.add_argument("--workdir", help="folder for the temporary indexes (default: the system's)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -155,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
             k: {"query": q if len(q) < 60 else q[:57] + "...", "terms": work[q][0], "entries": work[q][1]}
             for k, q in timed.items()
         }
-        for backend in args.backend or ["whoosh", "tantivy"]:
+        for backend in args.search_backend or ["whoosh", "tantivy"]:
             logger.info("building the %s index of %d pages", backend, len(pages))
             index = open_index(pages, root / backend, backend=backend, progress=False)  # type: ignore[arg-type]
             index.limits = limits

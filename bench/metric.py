@@ -18,11 +18,15 @@ TARGET_SCORE_S = 1.0
 TARGET_BOOTSTRAP_S = 0.5
 
 
+#: Command lines that ``madqa bench metric --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench metric --n 500 --json",)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the metric benchmark's arguments."""
-    parser.add_argument("--n", type=int, default=500, help="predictions to score (default: 500)")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default: 1000)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs; the median is reported (default: 5)")
+    parser.add_argument("--n", type=int, default=500, help="predictions to score")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs; the median is reported")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic data")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 

@@ -20,14 +20,17 @@ from typing import Any
 
 from .measure import emit
 
+#: Command lines that ``madqa bench provider --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench provider --questions 2 --json",)
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the provider benchmark's arguments."""
-    parser.add_argument("--questions", type=int, default=5, help="dev questions answered (default: 5)")
-    parser.add_argument("--max-steps", type=int, default=3, help="model calls per question (default: 3)")
+    parser.add_argument("--questions", type=int, default=5, help="dev questions answered")
+    parser.add_argument("--max-steps", type=int, default=3, help="model calls per question")
     parser.add_argument("--api-base", help="an OpenAI-compatible server to use (default: start the bundled one)")
-    parser.add_argument("--model", default="smollm2", help="model id on that server (default: smollm2)")
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads of the started server (default: 1)")
+    parser.add_argument("--model", default="smollm2", help="model id on that server")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads of the started server")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
 

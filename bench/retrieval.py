@@ -23,16 +23,20 @@ from .measure import emit, percentile
 DEFAULT_SPECS = "bm25,dense:wordllama,rrf:bm25+dense:wordllama,hybrid:bm25>dense:wordllama"
 
 
+#: Command lines that ``madqa bench retrieval --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench retrieval --retriever bm25 --pages 1000 --json",)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa bench retrieval`."""
     parser.add_argument(
         "--retriever",
         default=DEFAULT_SPECS,
         metavar="SPEC[,SPEC…]",
-        help=f"retrievers to measure (default: {DEFAULT_SPECS})",
+        help="retrievers to measure",
     )
-    parser.add_argument("--pages", type=int, default=5000, help="pages of the synthetic corpus (default: 5000)")
-    parser.add_argument("--queries", type=int, default=200, help="timed queries per retriever (default: 200)")
+    parser.add_argument("--pages", type=int, default=5000, help="pages of the synthetic corpus")
+    parser.add_argument("--queries", type=int, default=200, help="timed queries per retriever")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
 
 

@@ -37,12 +37,16 @@ MODEL = "py:madqa.bench.scale_model:sleepy_model"
 RELEASE_QUESTIONS = 2250
 
 
+#: Command lines that ``madqa bench scale --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench scale --scale 0.01 --skip ocr ray --json",)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa bench scale`."""
-    parser.add_argument("--scale", type=float, default=1.0, help="share of the release's pages/PDFs (default 1)")
-    parser.add_argument("--questions", type=int, help="questions run (default: 2,250 × --scale)")
-    parser.add_argument("--workers", type=int, default=32, help="questions in flight (default 32)")
-    parser.add_argument("--latency", type=float, default=0.5, help="seconds per model call (default 0.5)")
+    parser.add_argument("--scale", type=float, default=1.0, help="share of the release's pages/PDFs")
+    parser.add_argument("--questions", type=int, help="questions run (unset: the release's question count × --scale)")
+    parser.add_argument("--workers", type=int, default=32, help="questions in flight")
+    parser.add_argument("--latency", type=float, default=0.5, help="seconds per model call")
     parser.add_argument("--submissions", type=int, default=1000, help="submissions on the Space's board (1000)")
     parser.add_argument("--ocr-pages", type=int, default=16, help="scanned pages OCR is measured on (16)")
     parser.add_argument(

@@ -37,16 +37,18 @@ _LABELS = {"harness": "harness-style Whoosh", "whoosh": "whoosh backend", "tanti
 BROAD_QUERIES: tuple[str, ...] = ("*", "*?*", "[a TO z]", "b*")
 
 
+#: Command lines that ``madqa bench search --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench search --pages 2000 --queries 50 --top-k 5 --no-render --json",)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the search benchmark's arguments."""
     from .search_corpus import FULL_PAGES
 
-    parser.add_argument("--pages", type=int, default=FULL_PAGES, help=f"corpus pages (default: {FULL_PAGES:,})")
-    parser.add_argument("--queries", type=int, default=300, help="queries per set-up (default: 300)")
-    parser.add_argument("-k", type=int, default=5, help="results per query (default: 5)")
-    parser.add_argument(
-        "--setups", default="harness,whoosh,tantivy", help="comma-separated set-ups (default: harness,whoosh,tantivy)"
-    )
+    parser.add_argument("--pages", type=int, default=FULL_PAGES, help="corpus pages")
+    parser.add_argument("--queries", type=int, default=300, help="queries per set-up")
+    parser.add_argument("-k", "--top-k", dest="k", type=int, default=5, help="results per query")
+    parser.add_argument("--setups", default="harness,whoosh,tantivy", help="comma-separated set-ups")
     parser.add_argument("--seed", type=int, default=0, help="corpus and query seed")
     parser.add_argument("--workdir", default=None, help="where to build the indexes (default: system temp)")
     parser.add_argument("--pdfs", default=None, help="PDF folder for the render figures (default: the sample's)")

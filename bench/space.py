@@ -25,16 +25,20 @@ from .measure import emit, free_port
 logger = logging.getLogger(__name__)
 
 
+#: Command lines that ``madqa bench space --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench space --items 100 --submissions 20 --no-startup --json",)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa bench space`."""
-    parser.add_argument("--items", type=int, default=500, help="predictions per submission (default: 500)")
-    parser.add_argument("--submissions", type=int, default=100, help="submissions on the board (default: 100)")
+    parser.add_argument("--items", type=int, default=500, help="predictions per submission")
+    parser.add_argument("--submissions", type=int, default=100, help="submissions on the board")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats; the median is reported")
     parser.add_argument(
         "--burst",
         type=int,
         default=4,
-        help="maximum-size legal submissions scored at once while the board is refreshed (default 4)",
+        help="maximum-size legal submissions scored at once while the board is refreshed",
     )
     parser.add_argument(
         "--no-startup",

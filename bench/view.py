@@ -28,11 +28,15 @@ TARGET_OPEN_S = 2.0
 TARGET_SWITCH_S = 0.3
 
 
+#: Command lines that ``madqa bench view --help`` shows (each parses: tests/cli/test_cli_conventions.py).
+EXAMPLES = ("madqa bench view --n 500 --json",)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the view benchmark's arguments."""
-    parser.add_argument("--n", type=int, default=2250, help="questions in the synthetic run (default: 2250)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed opens; the median is reported (default: 3)")
-    parser.add_argument("--switches", type=int, default=20, help="question switches timed (default: 20)")
+    parser.add_argument("--n", type=int, default=2250, help="questions in the synthetic run")
+    parser.add_argument("--repeat", type=int, default=3, help="timed opens; the median is reported")
+    parser.add_argument("--switches", type=int, default=20, help="question switches timed")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic data")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 

@@ -1,7 +1,8 @@
 """The ``madqa`` command line: one entry point, one module per subcommand (imported lazily).
 
-To add a subcommand, write ``cli/<name>_cmd.py`` with ``HELP``, ``configure(parser)`` and ``run(args) -> int`` and
-list it in :data:`SUBCOMMANDS`. Subcommand modules import their heavy dependencies inside ``run``, and raise
+To add a subcommand, write ``cli/<name>_cmd.py`` with ``HELP``, ``EXAMPLES`` (command lines its ``--help`` shows),
+``configure(parser)`` (shared flags through :mod:`madqa.cli.conventions`) and ``run(args) -> int``, and list it in
+:data:`SUBCOMMANDS`. Subcommand modules import their heavy dependencies inside ``run``, and raise
 :class:`~madqa.cli.errors.UserError` (imported from ``madqa.cli.errors``, not from this package, which imports them).
 """
 
@@ -10,13 +11,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import re
 import sys
 from collections.abc import Sequence
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 __version__ = "0.1.0"
-__all__ = ["SUBCOMMANDS", "UserError", "build_parser", "main"]
+__all__ = ["EXAMPLES", "SUBCOMMANDS", "UserError", "build_parser", "main"]
 
 #: (subcommand, module) pairs; ``bench`` groups the benchmarks (``madqa bench extract`` …).
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
@@ -39,17 +42,41 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
 )
 
 
+class Parser(argparse.ArgumentParser):
+    """``argparse`` with "did you mean" for a mistyped choice (a subcommand, a benchmark, a ``choices`` value)."""
+
+    _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+
+    def error(self, message: str):  # noqa: ANN201 - argparse's signature (it never returns)
+        found = self._INVALID_CHOICE.search(message)
+        if found:
+            close = conventions.did_you_mean(found.group(1), re.findall(r"'([^']*)'", found.group(2)))
+            if close is not None:
+                message = f"{message}; did you mean '{close}'?"
+        super().error(message)
+
+
+#: What ``madqa -h`` shows after the commands: the first steps.
+EXAMPLES = (
+    "madqa setup",
+    "madqa info",
+    "madqa evaluate results.jsonl --split dev",
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the top-level parser with every registered subcommand."""
-    parser = argparse.ArgumentParser(prog="madqa", description=__doc__.splitlines()[0])
+    parser = Parser(prog="madqa", description=__doc__.splitlines()[0])
+    conventions.add_examples(parser, EXAMPLES)
     parser.add_argument("--version", action="version", version=f"madqa {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name in SUBCOMMANDS:
         module = importlib.import_module(module_name)
-        sp = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        sp = sub.add_parser(name, help=module.HELP, description=module.HELP, formatter_class=conventions.HelpFormatter)
         module.configure(sp)
+        conventions.add_examples(sp, getattr(module, "EXAMPLES", ()))  # the convention test requires them
         sp.set_defaults(_run=module.run)
     return parser
 
@@ -59,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    conventions.log_deprecations(args)
     try:
         return int(args._run(args) or 0)
     except UserError as exc:

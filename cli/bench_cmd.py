@@ -22,10 +22,18 @@ BENCHES: tuple[tuple[str, str, str], ...] = (
 
 HELP = "benchmarks, measured side by side in one run: " + ", ".join(name for name, _, _ in BENCHES)
 EPILOG = "`madqa bench NAME -h` lists a benchmark's options."
+EXAMPLES = ("madqa bench metric --json", "madqa bench search --no-render")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add one sub-parser per benchmark (a benchmark whose module is missing is left out)."""
+    """Add one sub-parser per benchmark (a benchmark whose module is missing is left out).
+
+    A benchmark module has ``configure(parser)``, ``run(args)``, ``EXAMPLES`` and optionally ``DEPRECATED`` (old
+    spelling → new); it may not import the command line, so the conventions (help format, examples, deprecated
+    aliases) are applied here.
+    """
+    from madqa.cli import conventions
+
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="bench", metavar="BENCH", required=True)
     for name, module_name, line in BENCHES:
@@ -33,8 +41,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
-        sp = sub.add_parser(name, help=line, description=line)
+        sp = sub.add_parser(name, help=line, description=line, formatter_class=conventions.HelpFormatter)
         module.configure(sp)
+        for old, new in getattr(module, "DEPRECATED", {}).items():
+            conventions.deprecated_alias(sp, sp._option_string_actions[new], old)
+        conventions.add_examples(sp, module.EXAMPLES)
         sp.set_defaults(_bench=module.run)
 
 

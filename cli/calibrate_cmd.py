@@ -13,9 +13,11 @@ import logging
 import sys
 from pathlib import Path
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 HELP = "estimate the judge's q0/q1 (specificity/sensitivity) from human labels and write a calibration file"
+EXAMPLES = ("madqa calibrate labels.jsonl -o judge_calibration.json --json",)
 
 logger = logging.getLogger(__name__)
 
@@ -23,14 +25,8 @@ logger = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``calibrate`` arguments."""
     parser.add_argument("labels", type=Path, help='JSONL of {"human": ..., "judge": ...} label pairs')
-    parser.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        default=Path("judge_calibration.json"),
-        help="calibration file to write (default: judge_calibration.json)",
-    )
-    parser.add_argument("--json", action="store_true", help="print the calibration as JSON on stdout")
+    conventions.add_output_file(parser, "calibration file to write", default=Path("judge_calibration.json"))
+    conventions.add_json_flag(parser, "the calibration")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,16 +1,16 @@
 """``madqa compare``: humans and agents side by side on one labelled split (paper §5.2, H.4, Figure 9).
 
-``madqa compare RUN1.jsonl RUN2.jsonl … --split dev [--names A B …] [--plot curves.png] [--json]`` scores every run
+``madqa compare RUN1.jsonl RUN2.jsonl … --split dev [--names A B …] [-o curves.png] [--json]`` scores every run
 against the same gold (as ``madqa evaluate`` does, ANLS* mode) and prints, per run, accuracy with its 95% CI,
 Kuiper (in the ``--kuiper-order`` it names: ``block`` by default, ``file`` for the paper's every-k reading) and
 Page F1; then the pairwise Cohen's κ matrix on per-item correctness, the "solved only by A / only by B"
-counts of every pair, and the accuracy-vs-step-budget curve of each run as a table (``--plot``: a PNG). Each run's
-inference cost (:mod:`madqa.metric.cost`: USD per question and per run) is shown when the price table (shipped
-``agents/harness/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not.
+counts of every pair, and the accuracy-vs-step-budget curve of each run as a table (``-o FILE.png``: a plot).
+Each run's inference cost (:mod:`madqa.metric.cost`: USD per question and per run) is shown when the price table
+(shipped ``agents/harness/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not.
 
 A run whose lines carry ``system_type: "human"`` (written by ``madqa human``) is labelled ``(human)`` everywhere.
 The pure parts (:func:`pair_counts`, :func:`budget_table`, :func:`is_human`) take plain data and are tested with
-hand-computed values.
+hand-computed values. :func:`compare` is the same comparison from Python (plain arguments, no command line).
 """
 
 from __future__ import annotations
@@ -24,9 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 HELP = "compare runs (humans and agents): accuracy, Kuiper, Page F1, Cohen's kappa, only-A/only-B, budget curves"
+EXAMPLES = (
+    "madqa compare me.jsonl run.jsonl --split dev --names me bm25 -o curves.png",
+    "madqa compare a.jsonl b.jsonl --gold gold.jsonl --json",
+)
 
 logger = logging.getLogger(__name__)
 
@@ -38,16 +43,13 @@ DENSE_ROWS = 20
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``compare`` arguments."""
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.jsonl", help="two or more results files")
-    parser.add_argument("--split", default="dev", help="labelled split to score against (default: dev)")
-    gold = parser.add_mutually_exclusive_group()
-    gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
-    gold.add_argument("--dataset", metavar="PATH", help="dataset folder (or sample, or a Hub id) to read --split from")
+    conventions.add_gold_arguments(parser)
     parser.add_argument("--names", nargs="+", metavar="NAME", help="display names, one per run (default: file stems)")
     parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
-    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the budget curves to a PNG")
+    conventions.add_output_file(parser, "also draw the budget curves to this PNG", metavar="FILE.png", old=("--plot",))
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    conventions.add_json_flag(parser, "the comparison")
     add_prices_argument(parser)
     from madqa.cli.evaluate_cmd import add_kuiper_order_argument
 
@@ -60,7 +62,7 @@ def add_prices_argument(parser: argparse.ArgumentParser) -> None:
         "--prices",
         type=Path,
         metavar="FILE.yaml",
-        help="USD per million input/output tokens per model id (default: shipped table)",
+        help="USD per million input/output tokens per model id (default: the shipped table)",
     )
 
 
@@ -172,33 +174,49 @@ class Scored:
     result: dict[str, Any]
 
 
-def score_files(args: argparse.Namespace, names: Sequence[str], prices: Any = None) -> Scored:
-    """Score every run against the gold (``prices``: a :class:`~madqa.metric.cost.PriceTable`, or no cost)."""
+def score_files(
+    runs: Sequence[Path],
+    names: Sequence[str],
+    prices: Any = None,
+    *,
+    split: str = "dev",
+    dataset: str | None = None,
+    gold: Path | None = None,
+    max_budget: int | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    kuiper_order: str = "block",
+) -> Scored:
+    """Score every run against the gold (``prices``: a :class:`~madqa.metric.cost.PriceTable`, or no cost).
+
+    The gold is ``gold`` (a labelled questions JSONL) or the ``split`` of ``dataset`` (see ``madqa evaluate``);
+    ``max_budget`` (default: the largest step count seen) ends the budget curves.
+    """
     from madqa.cli.evaluate_cmd import check_provenance, gold_dataset, load_references
     from madqa.metric.aggregate import budget_curve, cohen_kappa
     from madqa.metric.cost import run_cost, unpriced_reason
     from madqa.metric.inputs import InputError, parse_results_text
     from madqa.metric.report import ReportOptions, build_report, score_predictions
 
-    references, gold = load_references(args), gold_dataset(args)
+    references, gold_ref = load_references(split, dataset, gold), gold_dataset(dataset, gold)
     gold_ids = {r.id for r in references}
     scored, systems, raw = {}, [], {}
-    for name, path in zip(names, args.runs, strict=True):
+    for name, path in zip(names, runs, strict=True):
         text, lines = _read_lines(path)
         try:
             predictions = parse_results_text(text, str(path))
             run = score_predictions(predictions, references)
         except InputError as exc:
             raise UserError(exc.problems[0] if exc.problems else str(exc)) from None
-        check_provenance(path, predictions, gold)
+        check_provenance(path, predictions, gold_ref)
         scored[name], raw[name] = run, lines
         systems.append({"name": name, "path": str(path), "human": is_human(lines)})
-    top = args.max_budget or max([it.steps or 0 for run in scored.values() for it in run.items] + [1])
+    top = max_budget or max([it.steps or 0 for run in scored.values() for it in run.items] + [1])
     out_systems, reports = [], {}
-    order = getattr(args, "kuiper_order", "block")  # every caller's parser has it; a bare Namespace reads blocks
+    order = kuiper_order
     for system in systems:
         run = scored[system["name"]]
-        options = ReportOptions(n_resamples=args.resamples, seed=args.seed, max_budget=top, kuiper_order=order)
+        options = ReportOptions(n_resamples=resamples, seed=seed, max_budget=top, kuiper_order=order)
         report = build_report(run, references, options)
         reports[system["name"]] = report
         keys = (
@@ -239,7 +257,7 @@ def score_files(args: argparse.Namespace, names: Sequence[str], prices: Any = No
                 pairs.append({"a": a, "b": b, "kappa": kappa[a][b], **pair_counts(outcomes[a], outcomes[b])})
     curves = {s["name"]: s["budget_curve"] for s in out_systems}
     result = {
-        "split": None if args.gold else args.split,
+        "split": None if gold else split,
         "n_gold": len(references),
         "systems": out_systems,
         "kappa": kappa,
@@ -252,9 +270,43 @@ def score_files(args: argparse.Namespace, names: Sequence[str], prices: Any = No
     return Scored(list(references), scored, raw, reports, result)
 
 
-def score_runs(args: argparse.Namespace, names: Sequence[str], prices: Any = None) -> dict[str, Any]:
-    """Score every run against the gold; the comparison as one JSON-ready dict."""
-    return score_files(args, names, prices).result
+def compare(
+    runs: Sequence[str | Path],
+    names: Sequence[str] | None = None,
+    *,
+    split: str = "dev",
+    dataset: str | None = None,
+    gold: str | Path | None = None,
+    prices: str | Path | None = None,
+    max_budget: int | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    kuiper_order: str = "block",
+) -> dict[str, Any]:
+    """Compare results files on one gold: what ``madqa compare --json`` prints, as a dict.
+
+    ``names`` default to the file stems; ``prices`` is a price table file (``None``: the shipped table, and each
+    run's cost where it prices every line). Raises :class:`~madqa.cli.errors.UserError` for a mistake in the input
+    (a missing file, a bad line, too few runs), with the one-line message the command prints.
+    """
+    paths = [Path(p) for p in runs]
+    if len(paths) < 2:
+        raise UserError("compare needs at least two results files")
+    checked = run_names(
+        argparse.Namespace(runs=paths, names=names, resamples=resamples, max_budget=max_budget)
+    )  # one home for the checks the command makes
+    options = {"split": split, "dataset": dataset, "gold": None if gold is None else Path(gold)}
+    table = price_table(None if prices is None else Path(prices))
+    return score_files(
+        paths,
+        checked,
+        table,
+        **options,
+        max_budget=max_budget,
+        resamples=resamples,
+        seed=seed,
+        kuiper_order=kuiper_order,
+    ).result
 
 
 def label(system: Mapping[str, Any]) -> str:
@@ -338,7 +390,7 @@ def plot_curves(result: Mapping[str, Any], path: Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UserError("--plot needs matplotlib: pip install -e '.[space]'") from None
+        raise UserError("-o FILE.png (the plot) needs matplotlib: pip install -e '.[space]'") from None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for s in result["systems"]:
         curve = s["budget_curve"]
@@ -380,13 +432,21 @@ def run_names(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Score the runs and print the comparison."""
-    if len(args.runs) < 2:
-        raise UserError("compare needs at least two results files")
-    names = run_names(args)
-    result = score_runs(args, names, price_table(args.prices))
-    if args.plot is not None:
-        plot_curves(result, args.plot)
-        logger.info("wrote the budget curves to %s", args.plot)
+    result = compare(
+        args.runs,
+        args.names,
+        split=args.split,
+        dataset=args.dataset,
+        gold=args.gold,
+        prices=args.prices,
+        max_budget=args.max_budget,
+        resamples=args.resamples,
+        seed=args.seed,
+        kuiper_order=args.kuiper_order,
+    )
+    if args.output is not None:
+        plot_curves(result, args.output)
+        logger.info("wrote the budget curves to %s", args.output)
     if args.json:
         sys.stdout.write(json.dumps(result, allow_nan=False, ensure_ascii=False) + "\n")
     else:

@@ -16,6 +16,8 @@ without provenance (older files) are never rejected.
 
 Judge: ``--judge SPEC`` is a model spec of the agents package (``madqa.agents.models.factory.make_model``), or
 ``py:MODULE:NAME`` for any importable ``complete(prompt) -> str`` callable (or object with ``generate``).
+
+:func:`evaluate` is the same scoring from Python: plain arguments, the ``--json`` report as a dict.
 """
 
 from __future__ import annotations
@@ -24,12 +26,20 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 HELP = "score a results JSONL file: accuracy, Page/Doc F1, Kuiper, breakdowns (paper §3)"
+EXAMPLES = (
+    "madqa evaluate results.jsonl --split dev",
+    "madqa evaluate results.jsonl --gold gold.jsonl --json --per-item",
+    "madqa evaluate a.jsonl --compare b.jsonl c.jsonl --ctt ctt.json",
+    "madqa evaluate results.jsonl --mode judge --judge openai:gpt-4.1 --calibration judge_calibration.json",
+)
 
 logger = logging.getLogger(__name__)
 
@@ -37,15 +47,12 @@ logger = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``evaluate`` arguments."""
     parser.add_argument("results", type=Path, help="results JSONL (public harness format)")
-    parser.add_argument("--split", default="dev", help="labelled split to score against (default: dev)")
-    gold = parser.add_mutually_exclusive_group()
-    gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
-    gold.add_argument("--dataset", metavar="PATH", help="dataset folder (or sample, or a Hub id) to read --split from")
-    parser.add_argument("--mode", choices=("anls", "judge"), default="anls", help="accuracy mode (default: anls)")
+    conventions.add_gold_arguments(parser)
+    parser.add_argument("--mode", choices=("anls", "judge"), default="anls", help="accuracy mode")
     parser.add_argument("--judge", metavar="SPEC", help="judge model spec, or py:MODULE:CALLABLE")
     parser.add_argument("--judge-cache", type=Path, help="verdict cache file (default: MADQA_HOME/judge_cache.jsonl)")
-    parser.add_argument("--judge-workers", type=int, default=8, help="concurrent judge calls (default: 8)")
-    parser.add_argument("--judge-retries", type=int, default=3, help="retries per judge call (default: 3)")
+    parser.add_argument("--judge-workers", type=int, default=8, help="concurrent judge calls")
+    parser.add_argument("--judge-retries", type=int, default=3, help="retries per judge call")
     parser.add_argument("--api-base", help="judge model server URL (openai:/litellm: judge specs)")
     from madqa.cli.run_cmd import add_model_option_argument
 
@@ -53,7 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calibration", type=Path, help="judge calibration file from `madqa calibrate`")
     add_kuiper_order_argument(parser)
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--max-budget", type=int, help="largest step budget of the budget curve")
     parser.add_argument(
         "--compare",
@@ -64,10 +71,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="more results files: also report them and Cohen's kappa between systems",
     )
     parser.add_argument("--ctt", type=Path, metavar="OUT.json", help="write CTT item statistics and splits")
-    parser.add_argument("--ctt-test-size", type=int, default=500, help="CTT test split size (default: 500)")
-    parser.add_argument("--ctt-dev-size", type=int, default=200, help="CTT dev split size (default: 200)")
+    parser.add_argument("--ctt-test-size", type=int, default=500, help="CTT test split size")
+    parser.add_argument("--ctt-dev-size", type=int, default=200, help="CTT dev split size")
     parser.add_argument("--per-item", action="store_true", help="include per-item scores in --json output")
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    conventions.add_json_flag(parser)
 
 
 def add_kuiper_order_argument(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +83,7 @@ def add_kuiper_order_argument(parser: argparse.ArgumentParser) -> None:
         "--kuiper-order",
         choices=("block", "file"),
         default="block",
-        help="block: ties in effort read as one block, independent of line order (default); "
+        help="block: ties in effort read as one block, independent of line order; "
         "file: D read at every k as in the paper's F.3, ties in file order",
     )
 
@@ -90,26 +97,26 @@ def _read_text(path: Path) -> str:
         raise UserError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
 
 
-def load_references(args: argparse.Namespace) -> list[Any]:
-    """Gold references for the run (see the module docstring)."""
+def load_references(split: str = "dev", dataset: str | None = None, gold: Path | None = None) -> list[Any]:
+    """Gold references: the labelled questions of ``gold``, else ``split`` of ``dataset`` (module docstring)."""
     from madqa.metric.inputs import InputError, parse_references, read_jsonl_text
 
     try:
-        if args.gold is not None:
-            rows = read_jsonl_text(_read_text(args.gold), str(args.gold))
-            return parse_references([r for _, r in rows], str(args.gold))
+        if gold is not None:
+            rows = read_jsonl_text(_read_text(gold), str(gold))
+            return parse_references([r for _, r in rows], str(gold))
         try:
             from madqa.loading_script import load
         except ImportError:
             raise UserError("the dataset loader is not available; pass --gold PATH.jsonl") from None
         unavailable = getattr(load, "DatasetUnavailableError", RuntimeError)
         try:
-            records = load.load_gold(args.split, args.dataset)
+            records = load.load_gold(split, dataset)
         except (unavailable, FileNotFoundError, ValueError) as exc:
-            raise UserError(f"cannot load gold for split {args.split!r}: {exc}") from None
-        return parse_references(records, f"split {args.split} of {args.dataset or 'the default dataset'}")
+            raise UserError(f"cannot load gold for split {split!r}: {exc}") from None
+        return parse_references(records, f"split {split} of {dataset or 'the default dataset'}")
     except InputError as exc:
-        hint = " (the public test split has no labels: use the private labels file)" if args.split == "test" else ""
+        hint = " (the public test split has no labels: use the private labels file)" if split == "test" else ""
         raise UserError(f"{exc}{hint}") from None
 
 
@@ -133,54 +140,47 @@ def resolve_judge(spec: str, options: dict[str, Any] | None = None) -> Any:
         raise UserError(f"--judge {spec}: {exc}") from None
 
 
-def _judge(args: argparse.Namespace) -> Any:
-    if args.mode != "judge":
+def _judge(
+    mode: str, spec: str | None, cache: Path | None, workers: int, retries: int, model_options: dict[str, Any]
+) -> Any:
+    if mode != "judge":
         return None
-    if not args.judge:
+    if not spec:
         raise UserError("--mode judge needs --judge SPEC")
     from madqa.metric.judge import Judge
 
-    cache = args.judge_cache
     if cache is None:
         from madqa.loading_script.paths import madqa_home
 
         cache = madqa_home() / "judge_cache.jsonl"
-    from madqa.cli.run_cmd import model_options_of
-
-    return Judge(
-        resolve_judge(args.judge, model_options_of(args)),
-        args.judge,
-        cache,
-        workers=args.judge_workers,
-        retries=args.judge_retries,
-    )
+    return Judge(resolve_judge(spec, model_options), spec, cache, workers=workers, retries=retries)
 
 
-def _calibration(args: argparse.Namespace) -> Any:
+def _calibration(path: Path | None) -> Any:
     from madqa.metric.calibration_inputs import parse_calibration
     from madqa.metric.inputs import InputError, load_json_line
     from madqa.metric.schema import DEFAULT_CALIBRATION
 
-    if args.calibration is None:
+    if path is None:
         return DEFAULT_CALIBRATION
     try:
-        text = _read_text(args.calibration)
-        return parse_calibration(load_json_line(text, str(args.calibration)), str(args.calibration))
+        text = _read_text(path)
+        return parse_calibration(load_json_line(text, str(path)), str(path))
     except InputError as exc:
         raise UserError(str(exc)) from None
 
 
-def gold_dataset(args: argparse.Namespace) -> Any:
-    """The gold's :class:`~madqa.metric.schema.DatasetRef`, or ``None`` when unknown (``--gold FILE``)."""
+def gold_dataset(dataset: str | None = None, gold: Path | None = None) -> Any:
+    """The gold's :class:`~madqa.metric.schema.DatasetRef`, or ``None`` when unknown (a ``gold`` file)."""
     from madqa.metric.schema import DatasetRef
 
-    if args.gold is not None:
+    if gold is not None:
         return None
     try:
         from madqa.loading_script.release import dataset_provenance
     except ImportError:
         return None
-    found = dataset_provenance(args.dataset)
+    found = dataset_provenance(dataset)
     return DatasetRef(found.get("name"), found.get("revision"))
 
 
@@ -211,7 +211,7 @@ def check_provenance(path: Path, predictions: list[Any], gold: Any) -> dict[str,
     return summary
 
 
-def _score_file(path: Path, references: list[Any], args: argparse.Namespace, judge: Any, gold: Any = None) -> Any:
+def _score_file(path: Path, references: list[Any], mode: str, judge: Any, gold: Any = None) -> Any:
     """Parse and score one results file; returns ``(scored run, provenance summary, input notes)``.
 
     What the parser read leniently (no ``answer`` key, pages above the cap, misspelt fields) is logged as one
@@ -225,7 +225,7 @@ def _score_file(path: Path, references: list[Any], args: argparse.Namespace, jud
         predictions = parsed.predictions
         for warning in parsed.notes.warnings():
             logger.warning("%s", warning)
-        run = score_predictions(predictions, references, mode=args.mode, judge=judge)
+        run = score_predictions(predictions, references, mode=mode, judge=judge)
     except InputError as exc:
         if exc.count == 1:
             raise UserError(exc.problems[0]) from None
@@ -251,22 +251,7 @@ def _score_file(path: Path, references: list[Any], args: argparse.Namespace, jud
     return run, check_provenance(path, predictions, gold), parsed.notes
 
 
-def report_options(args: argparse.Namespace, calibration: Any) -> Any:
-    """The :class:`~madqa.metric.report.ReportOptions` that the command-line options ask for."""
-    from madqa.metric.report import ReportOptions
-
-    return ReportOptions(
-        mode=args.mode,
-        calibration=calibration,
-        kuiper_order=args.kuiper_order,
-        n_resamples=args.resamples,
-        seed=args.seed,
-        max_budget=args.max_budget,
-        include_items=args.per_item,
-    )
-
-
-def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: argparse.Namespace) -> None:
+def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], test_size: int, dev_size: int) -> None:
     import numpy as np
 
     from madqa.metric.ctt import build_splits, item_statistics
@@ -275,7 +260,7 @@ def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: arg
         raise UserError("--ctt needs at least two systems (use --compare)")
     matrix = np.array([[bool(it.correct) for it in run.items] for run in runs.values()], dtype=np.int64)
     p, r = item_statistics(matrix)
-    splits = build_splits(matrix, args.ctt_test_size, args.ctt_dev_size)
+    splits = build_splits(matrix, test_size, dev_size)
     ids = [ref.id for ref in references]
     data = {
         "systems": list(runs),
@@ -300,34 +285,104 @@ def _write_ctt(out: Path, runs: dict[str, Any], references: list[Any], args: arg
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Score the results file(s) and print the report."""
-    from madqa.cli.table import format_kappa, format_report
-    from madqa.metric.report import build_report, compare_runs
+def evaluate(
+    results: str | Path,
+    *,
+    compare: Sequence[str | Path] = (),
+    split: str = "dev",
+    dataset: str | None = None,
+    gold: str | Path | None = None,
+    mode: str = "anls",
+    judge: str | None = None,
+    judge_cache: str | Path | None = None,
+    judge_workers: int = 8,
+    judge_retries: int = 3,
+    model_options: dict[str, Any] | None = None,
+    calibration: str | Path | None = None,
+    kuiper_order: str = "block",
+    resamples: int = 1000,
+    seed: int = 0,
+    max_budget: int | None = None,
+    per_item: bool = False,
+    ctt: str | Path | None = None,
+    ctt_test_size: int = 500,
+    ctt_dev_size: int = 200,
+) -> dict[str, Any]:
+    """Score a results file: the report ``madqa evaluate --json`` prints, as a dict.
 
-    paths = [args.results, *args.compare]
+    The gold is ``gold`` (a labelled questions JSONL) or the ``split`` of ``dataset``. With ``compare`` (more
+    results files) the report also holds ``compare``: every file's report and Cohen's κ between them; ``ctt``
+    writes Classical Test Theory item statistics and splits there. ``mode="judge"`` scores with ``judge`` (a model
+    spec or ``py:MODULE:NAME``; ``model_options``: its provider settings). Raises
+    :class:`~madqa.cli.errors.UserError` for a mistake in the input, with the one-line message the command prints.
+    """
+    from madqa.metric.report import ReportOptions, build_report, compare_runs
+
+    paths = [Path(results), *(Path(p) for p in compare)]
     if len({str(p) for p in paths}) != len(paths):
         raise UserError("the same results file is given twice")
-    if args.resamples < 1:
+    if resamples < 1:
         raise UserError("--resamples must be positive")
-    references = load_references(args)
-    calibration, judge = _calibration(args), _judge(args)
-    gold = gold_dataset(args)
-    scored = {str(p): _score_file(p, references, args, judge, gold) for p in paths}
+    gold_path = None if gold is None else Path(gold)
+    references = load_references(split, dataset, gold_path)
+    calibration_found = _calibration(None if calibration is None else Path(calibration))
+    cache = None if judge_cache is None else Path(judge_cache)
+    scorer = _judge(mode, judge, cache, judge_workers, judge_retries, model_options or {})
+    gold_ref = gold_dataset(dataset, gold_path)
+    scored = {str(p): _score_file(p, references, mode, scorer, gold_ref) for p in paths}
     runs = {name: run for name, (run, _, _) in scored.items()}
-    options = report_options(args, calibration)
+    options = ReportOptions(
+        mode=mode,
+        calibration=calibration_found,
+        kuiper_order=kuiper_order,
+        n_resamples=resamples,
+        seed=seed,
+        max_budget=max_budget,
+        include_items=per_item,
+    )
     reports = {
         name: {**build_report(r, references, options, scored[name][2]), "provenance": scored[name][1]}
         for name, r in runs.items()
     }
-    main = dict(reports[str(args.results)])
-    if args.compare:
+    main = dict(reports[str(paths[0])])
+    if compare:
         main["compare"] = {**compare_runs(runs), "reports": reports}
-    if args.ctt is not None:
-        _write_ctt(args.ctt, runs, references, args)
+    if ctt is not None:
+        _write_ctt(Path(ctt), runs, references, ctt_test_size, ctt_dev_size)
+    return main
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the results file(s) and print the report."""
+    from madqa.cli.run_cmd import model_options_of
+    from madqa.cli.table import format_kappa, format_report
+
+    main = evaluate(
+        args.results,
+        compare=args.compare,
+        split=args.split,
+        dataset=args.dataset,
+        gold=args.gold,
+        mode=args.mode,
+        judge=args.judge,
+        judge_cache=args.judge_cache,
+        judge_workers=args.judge_workers,
+        judge_retries=args.judge_retries,
+        model_options=model_options_of(args),
+        calibration=args.calibration,
+        kuiper_order=args.kuiper_order,
+        resamples=args.resamples,
+        seed=args.seed,
+        max_budget=args.max_budget,
+        per_item=args.per_item,
+        ctt=args.ctt,
+        ctt_test_size=args.ctt_test_size,
+        ctt_dev_size=args.ctt_dev_size,
+    )
     if args.json:
         sys.stdout.write(json.dumps(main, allow_nan=False, ensure_ascii=False) + "\n")
         return 0
+    reports = main["compare"]["reports"] if args.compare else {str(args.results): main}
     sys.stdout.write("\n\n".join(format_report(rep, f"== {name}") for name, rep in reports.items()) + "\n")
     if args.compare:
         sys.stdout.write("\n" + format_kappa(main["compare"]) + "\n")

@@ -7,11 +7,19 @@ skipped; 2 a user error; 3 pages needed OCR but Tesseract is missing (text-layer
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
+from madqa.cli import conventions
+
 HELP = "extract the page-text corpus of a folder of PDFs, or of a dataset's documents (downloaded by URL)"
+EXAMPLES = (
+    "madqa extract --pdfs scans/ -o pages.parquet",
+    "madqa extract --dataset OxRML/MADQA -o pages.jsonl --no-ocr --json",
+)
 logger = logging.getLogger("madqa.extract")
 
 
@@ -27,16 +35,20 @@ def add_extraction_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="exit with status 1 when any file was skipped (default: 0, each skipped file named)",
+        help="exit with status 1 when any file was skipped (without it: 0, each skipped file named)",
     )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa extract`."""
+    from madqa.loading_script.extract import DEFAULT_FILE_TIMEOUT_S
+
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--pdfs", type=Path, help="a folder of PDF files")
-    src.add_argument("--dataset", help="a dataset spec whose documents config lists the PDFs (e.g. OxRML/MADQA)")
-    parser.add_argument("--out", type=Path, required=True, help="output file: .parquet (pages schema) or .jsonl")
+    conventions.add_dataset_argument(src, default_text=None)
+    conventions.add_output_file(
+        parser, "output file: .parquet (pages schema) or .jsonl", required=True, metavar="PAGES", old=("--out",)
+    )
     parser.add_argument("--workers", type=int, default=None, help="processes (default: all CPUs)")
     parser.add_argument("--no-ocr", action="store_true", help="text layer only (pages without one get empty text)")
     add_extraction_options(parser)
@@ -45,14 +57,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="stop and skip a file still running after S seconds (default 1800; 0: no limit)",
+        help=f"stop and skip a file still running after S seconds (unset: {DEFAULT_FILE_TIMEOUT_S:g}; 0: no limit)",
     )
     parser.add_argument(
         "--in-process",
         action="store_true",
         help="debugging: run files in this process, without crash or time-limit isolation",
     )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    conventions.add_no_progress_flag(parser)
+    conventions.add_json_flag(parser, "the extraction report (pages, files, skipped files)")
     parser.add_argument(
         "--ray",
         nargs="?",
@@ -83,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
     from madqa.loading_script.page_spool import PageSpool
     from madqa.loading_script.paths import Layout
 
-    if args.out.suffix not in {".parquet", ".jsonl"}:
-        raise UserError(f"--out {args.out}: use a .parquet or .jsonl file name")
+    if args.output.suffix not in {".parquet", ".jsonl"}:
+        raise UserError(f"-o {args.output}: use a .parquet or .jsonl file name")
     if args.workers is not None and args.workers < 1:
         raise UserError(f"--workers {args.workers}: use 1 or more")
     if args.file_timeout is not None and args.file_timeout < 0:
@@ -125,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         if not pdfs:
             raise UserError("no PDF files to extract")
     # Page rows wait on disk, not in this process: in a memory cgroup the parent stays smaller than a worker.
-    with PageSpool(args.out.parent) as spool:
+    with PageSpool(args.output.parent) as spool:
         report = extract_corpus(
             pdfs,
             cache_dir=layout.page_cache_dir,
@@ -138,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
             pool=pool,
             spool=spool,
         )
-        _write_pages(args.out, spool)
+        _write_pages(args.output, spool)
     logger.info(
         "%d pages from %d PDFs (%d by OCR, %d skipped files, %d warnings) -> %s",
         report.page_count,
@@ -146,8 +159,19 @@ def run(args: argparse.Namespace) -> int:
         report.ocr_pages,
         len(report.skipped),
         len(report.warnings),
-        args.out,
+        args.output,
     )
+    if args.json:
+        summary = {
+            "output": str(args.output),
+            "pages": report.page_count,
+            "files": len(report.num_pages),
+            "ocr_pages": report.ocr_pages,
+            "skipped": [{"file": str(name), "reason": reason} for name, reason in report.skipped],
+            "warnings": len(report.warnings),
+            "ocr_missing": bool(report.ocr_missing),
+        }
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
     if any(reason.startswith("timed out") for _, reason in report.skipped):
         logger.info(
             "a file that timed out may just be long: run again with a larger --file-timeout (the others are cached)"

@@ -1,15 +1,15 @@
 """``madqa figures``: the paper's Table 3 and figures for a set of runs, as PNGs, ``figures.json`` and one HTML page.
 
-``madqa figures a.jsonl b.jsonl human.jsonl --split dev --out figs [--names A B H] [--prices FILE]
-[--embedder SPEC] [--kuiper-order block|file]`` scores every run as ``madqa compare`` does (the same function, so the
-same numbers), then
-writes under ``--out``: ``<figure>.png`` for every figure that can be drawn, ``figures.json`` (every number behind
-every figure, and for a skipped one the reason) and ``index.html`` (self-contained: figures as ``data:`` URIs, no
-network). The figures, in the paper's order: Table 3, accuracy vs inference cost (Fig. 7), failure classes per
-system (Figs. 8, 17) and per domain (Fig. 19), the failure cascade (Fig. 20), budget curves (Fig. 9), the κ matrix
-(Fig. 21), the item difficulty spectrum (Fig. 22), retrieval by search iteration and recovery (Figs. 23, 24),
-single- vs multi-query accuracy (H.6), drift (Figs. 25, 26), response time vs accuracy (§5.2) and semantic vs
-physical evidence distance (H.1). Human runs (``system_type: "human"``) are marked in every figure.
+``madqa figures a.jsonl b.jsonl human.jsonl --split dev --output-dir figs [--names A B H] [--prices FILE]
+[--embedder SPEC] [--kuiper-order block|file]`` scores every run as ``madqa compare`` does (the same function, so
+the same numbers), then writes under ``--output-dir``: ``<figure>.png`` for every figure that can be drawn,
+``figures.json`` (every number behind every figure, and for a skipped one the reason) and ``index.html``
+(self-contained: figures as ``data:`` URIs, no network). The figures, in the paper's order: Table 3, accuracy vs
+inference cost (Fig. 7), failure classes per system (Figs. 8, 17) and per domain (Fig. 19), the failure cascade
+(Fig. 20), budget curves (Fig. 9), the κ matrix (Fig. 21), the item difficulty spectrum (Fig. 22), retrieval by
+search iteration and recovery (Figs. 23, 24), single- vs multi-query accuracy (H.6), drift (Figs. 25, 26), response
+time vs accuracy (§5.2) and semantic vs physical evidence distance (H.1). Human runs (``system_type: "human"``) are
+marked in every figure.
 
 Table 3's Kuiper column follows ``--kuiper-order`` (as ``madqa evaluate``): ``block`` (default) reads ``D`` only
 where the effort changes, so tied efforts count as one block and the line order cannot matter; ``file`` reads ``D``
@@ -24,13 +24,20 @@ the split's dataset (its ``pages`` config; not with ``--gold``).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 HELP = "the paper's Table 3 and figures for several runs: PNGs, figures.json and one self-contained HTML page"
+EXAMPLES = (
+    "madqa figures run.jsonl repl.jsonl me.jsonl --split dev --output-dir figs --names bm25 repl me",
+    "madqa figures a.jsonl b.jsonl --gold gold.jsonl --output-dir figs --embedder none --json",
+)
 
 logger = logging.getLogger(__name__)
 
@@ -43,26 +50,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from madqa.cli.compare_cmd import add_prices_argument
 
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.jsonl", help="one or more results files")
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the figures to")
-    parser.add_argument("--split", default="dev", help="labelled split to score against (default: dev)")
-    gold = parser.add_mutually_exclusive_group()
-    gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
-    gold.add_argument("--dataset", metavar="PATH", help="dataset folder (or sample, or a Hub id) to read --split from")
+    conventions.add_output_dir(parser, "folder to write the figures to", required=True, old=("--out",))
+    conventions.add_gold_arguments(parser)
     parser.add_argument("--names", nargs="+", metavar="NAME", help="display names, one per run (default: file stems)")
     add_prices_argument(parser)
     parser.add_argument(
         "--embedder",
         default=DEFAULT_EMBEDDER,
         metavar="SPEC",
-        help=f"query/page embedder for drift and evidence distance (default: {DEFAULT_EMBEDDER}; "
-        "none: skip those figures)",
+        help="query/page embedder for drift and evidence distance (none: skip those figures)",
     )
     parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
     from madqa.cli.evaluate_cmd import add_kuiper_order_argument
 
     add_kuiper_order_argument(parser)
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    conventions.add_json_flag(parser, "what was written (figures drawn, figures skipped and why)")
 
 
 def embedder(spec: str) -> tuple[Any, str | None]:
@@ -104,12 +108,23 @@ def page_texts(args: argparse.Namespace) -> tuple[dict[tuple[str, int], str] | N
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score the runs, compute and draw every figure, write them under ``--out``."""
+    """Score the runs, compute and draw every figure, write them under ``--output-dir``."""
     from madqa.cli.compare_cmd import price_table, run_names, score_files
 
     names = run_names(args)
     prices = price_table(args.prices)
-    scored = score_files(args, names, prices)
+    scored = score_files(
+        args.runs,
+        names,
+        prices,
+        split=args.split,
+        dataset=args.dataset,
+        gold=args.gold,
+        max_budget=args.max_budget,
+        resamples=args.resamples,
+        seed=args.seed,
+        kuiper_order=args.kuiper_order,
+    )
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -149,12 +164,16 @@ def run(args: argparse.Namespace) -> int:
         "pages": "the dataset's pages config" if texts is not None else f"none ({pages_reason})",
     }
     try:
-        write_figures(args.out, figures, runs, meta)
+        write_figures(args.output_dir, figures, runs, meta)
     except OSError as exc:
-        raise UserError(f"{args.out}: cannot write the figures ({exc.strerror or exc})") from None
+        raise UserError(f"{args.output_dir}: cannot write the figures ({exc.strerror or exc})") from None
     drawn = [f.id for f in figures if f.status == "ok"]
-    logger.info("wrote %d figure(s) to %s: %s", len(drawn), args.out, ", ".join(drawn))
+    logger.info("wrote %d figure(s) to %s: %s", len(drawn), args.output_dir, ", ".join(drawn))
     for f in figures:
         if f.status != "ok":
             logger.info("skipped %s: %s", f.id, f.reason)
+    if args.json:
+        skipped = [{"figure": f.id, "reason": f.reason} for f in figures if f.status != "ok"]
+        summary = {"output_dir": str(args.output_dir), "drawn": drawn, "skipped": skipped}
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
     return 0

@@ -2,7 +2,7 @@
 
 ``madqa human --split dev --annotator me -o me.jsonl`` serves http://127.0.0.1:7862/ for one annotator; without
 ``--annotator`` each visitor types an id and picks a batch, and gets their own file
-``<out-dir>/human-<split>-<batch>-<annotator>.jsonl``. The split is cut into seeded batches of 25 with
+``<output-dir>/human-<split>-<batch>-<annotator>.jsonl``. The split is cut into seeded batches of 25 with
 constellation code names (``--list-batches`` prints them). On dev/train (practice) the gold answer, evidence and
 score appear after each answer; on test nothing of the hidden labels reaches the browser. ``--oracle`` shows only
 the gold evidence pages (on test it needs ``--labels`` with the private labels file).
@@ -17,38 +17,44 @@ import os
 import sys
 from pathlib import Path
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 from madqa.cli.serve import check_free, port_help, resolve_port, serve
 
 DEFAULT_PORT = 7862
 
 HELP = "serve the human-baseline study app (same search engine as the agents); answers go to a results JSONL"
+EXAMPLES = (
+    "madqa human --split dev --annotator me -o me.jsonl",
+    "madqa human --split dev --output-dir human_runs --top-k 5 --search-backend whoosh",
+    "madqa human --split dev --list-batches --json",
+)
 
 logger = logging.getLogger(__name__)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of ``madqa human``."""
-    parser.add_argument("--split", default="dev", help="split to answer (default: dev; test = no feedback)")
-    parser.add_argument("--dataset", metavar="SPEC", help="dataset folder, Hub id or sample (default: MADQA_DATASET)")
+    parser.add_argument("--split", default="dev", help="split to answer; test gives no feedback")
+    conventions.add_dataset_argument(parser)
     parser.add_argument("--batch", metavar="NAME", help="only this batch (code name, e.g. Andromeda)")
     parser.add_argument("--annotator", metavar="ID", help="fixed annotator id (default: each visitor types one)")
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="results file (needs --annotator)")
-    parser.add_argument(
-        "--out-dir",
-        type=Path,
-        default=Path("human_runs"),
-        help="folder of the per-annotator, per-batch files (default: ./human_runs)",
+    conventions.add_output_file(parser, "results file (needs --annotator)")
+    conventions.add_output_dir(
+        parser, "folder of the per-annotator, per-batch files", default=Path("human_runs"), old=("--out-dir",)
     )
     parser.add_argument("--oracle", action="store_true", help="show only the gold evidence pages, no search bar")
     parser.add_argument("--labels", type=Path, metavar="FILE", help="private test labels (only for --oracle on test)")
-    parser.add_argument("--seed", type=int, default=None, help="batch shuffle seed (default: 2025)")
-    parser.add_argument("--k", type=int, default=None, help="results per search (default: 5, as the agent)")
-    parser.add_argument("--backend", choices=("whoosh", "tantivy"), help="search engine (default: whoosh)")
+    from madqa.space.human.batches import DEFAULT_SEED
+    from madqa.space.human.corpus import DEFAULT_K
+
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="batch shuffle seed")
+    conventions.add_top_k(parser, "results per search (as the agent's)", default=DEFAULT_K, old=("--k",))
+    conventions.add_search_backend(parser, "search engine (unset: whoosh, the agent's)", old=("--backend",))
     parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
-    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     parser.add_argument("--list-batches", action="store_true", help="print the batches and exit")
-    parser.add_argument("--json", action="store_true", help="with --list-batches: one JSON object on stdout")
+    conventions.add_json_flag(parser, "the batches (with --list-batches)")
 
 
 def build_service(args: argparse.Namespace):  # noqa: ANN201 - lazy import of the service type
@@ -70,14 +76,17 @@ def build_service(args: argparse.Namespace):  # noqa: ANN201 - lazy import of th
             mode="oracle" if args.oracle else "search",
             seed=DEFAULT_SEED if args.seed is None else args.seed,
             labels_path=args.labels,
-            out_dir=args.out_dir,
+            out_dir=args.output_dir,
             output=args.output,
             annotator=args.annotator,
             batch=args.batch,
-            config={"backend": args.backend or "whoosh"},
+            config={"backend": args.search_backend or "whoosh"},
         )
         corpus = HumanCorpus.open(
-            args.dataset, oracle=args.oracle, backend=args.backend, k=DEFAULT_K if args.k is None else args.k
+            args.dataset,
+            oracle=args.oracle,
+            backend=args.search_backend,
+            k=DEFAULT_K if args.top_k is None else args.top_k,
         )
     except (StudyError, BatchError, DatasetUnavailableError, ValueError) as exc:
         raise UserError(str(exc)) from None

@@ -4,7 +4,7 @@ Each LOG is an inspect log file (``.eval`` or ``.json``) or a folder of them (it
 inspect's ``logs.json`` listing left out). Every sample of ``--epoch`` (1) becomes one results line
 (:mod:`madqa.agents.integrations.inspect_task.lines`) in the format ``madqa run`` writes, which ``madqa evaluate`` and
 ``madqa view`` read. All logs must be of one split (``--split`` names it and refuses others) and no question may appear
-twice. ``-o`` is written whole (an existing file only with ``--force``). Needs the ``inspect`` extra.
+twice. ``-o`` is written whole (an existing file only with ``--overwrite``). Needs the ``inspect`` extra.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 HELP = "turn inspect_ai logs of the madqa/bm25 task into results lines (then `madqa evaluate` scores them)"
+EXAMPLES = ("madqa import-inspect logs/ -o results.jsonl --overwrite", "madqa import-inspect a.eval b.eval -o r.jsonl")
 
 logger = logging.getLogger(__name__)
 
@@ -26,10 +28,10 @@ logger = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``import-inspect`` arguments."""
     parser.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="inspect log file(s) or folder(s) of them")
-    parser.add_argument("-o", "--output", type=Path, required=True, metavar="results.jsonl", help="results file")
+    conventions.add_output_file(parser, "results file", required=True, metavar="results.jsonl")
     parser.add_argument("--split", help="the split the logs must be of (default: theirs; all must agree)")
-    parser.add_argument("--epoch", type=int, default=1, help="which epoch's samples to import (default: 1)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing -o file")
+    parser.add_argument("--epoch", type=int, default=1, help="which epoch's samples to import")
+    conventions.add_overwrite(parser, "the -o file", old=("--force",))
 
 
 def log_files(paths: list[Path]) -> list[Path]:
@@ -55,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.epoch < 1:
         raise UserError("--epoch must be at least 1")
-    if args.output.exists() and not args.force:
-        raise UserError(f"{args.output} exists; pass --force to overwrite it")
+    if args.output.exists() and not args.overwrite:
+        raise UserError(f"{args.output} exists; pass --overwrite to replace it")
     lines: list[dict[str, Any]] = []
     origin: dict[str, Path] = {}
     split = args.split

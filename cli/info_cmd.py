@@ -8,12 +8,15 @@ import sys
 from collections import Counter
 
 HELP = "print a short summary of the sample benchmark, or of a dataset prepared by `madqa setup --dataset SPEC`"
+EXAMPLES = ("madqa info", "madqa info --dataset OxRML/MADQA --json")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa info`."""
-    parser.add_argument("--dataset", default=None, help="'sample' (default), a dataset folder, or a Hub repo id")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    from madqa.cli import conventions
+
+    conventions.add_dataset_argument(parser)
+    conventions.add_json_flag(parser, "the summary")
 
 
 def summarize(dataset: str | None) -> dict:

@@ -17,6 +17,11 @@ import logging
 import sys
 from pathlib import Path
 
+EXAMPLES = (
+    "madqa publish pages --dataset OxRML/MADQA --repo ORG/pages --json",
+    "madqa publish labels --file test_labels.jsonl --dataset OxRML/MADQA --repo ORG/labels",
+    "madqa publish metric --repo ORG/madqa-metric --private",
+)
 HELP = (
     "maintainers: push to the Hugging Face Hub the page corpus of a prepared dataset (pages), the hidden "
     "test labels (labels, private) or the metric Space (metric)"
@@ -26,9 +31,11 @@ logger = logging.getLogger("madqa.publish")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add `publish pages`, `publish labels` and `publish metric`."""
+    from madqa.cli import conventions
+
     sub = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
     pages = sub.add_parser("pages", help="push the page corpus of a prepared dataset as a Hub dataset")
-    pages.add_argument("--dataset", metavar="SPEC", help="the prepared dataset (default: $MADQA_DATASET or sample)")
+    conventions.add_dataset_argument(pages)
     pages.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub dataset repo")
     pages.add_argument("--private", action="store_true", help="create the repo private")
     pages.add_argument(
@@ -36,18 +43,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="publish even though some documents could not be fetched or read",
     )
-    pages.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    conventions.add_json_flag(pages, "the result")
     labels = sub.add_parser("labels", help="check the hidden test labels and push them to a PRIVATE Hub dataset")
     labels.add_argument("--file", required=True, type=Path, help="the labels JSONL (question schema, labelled)")
-    labels.add_argument("--dataset", metavar="SPEC", help="whose public test split they label (default: sample)")
+    conventions.add_dataset_argument(labels)  # whose public test split they label
     labels.add_argument("--repo", required=True, metavar="ORG/NAME", help="target private Hub dataset repo")
-    share = "share of the questions in the private part, for rows without a 'part' (default 0.5)"
+    share = "share of the questions in the private part, for rows without a 'part'"
     labels.add_argument("--private-share", type=float, default=0.5, metavar="F", help=share)
-    labels.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    conventions.add_json_flag(labels, "the result")
     metric = sub.add_parser("metric", help="push metric/ as an evaluate metric Space (app.py widget)")
     metric.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub Space repo")
     metric.add_argument("--private", action="store_true", help="create the Space private")
-    metric.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    conventions.add_json_flag(metric, "the result")
+    for name, nested in (("pages", pages), ("labels", labels), ("metric", metric)):
+        conventions.add_examples(nested, conventions.examples_for(f"madqa publish {name}", EXAMPLES))
 
 
 def _check_repo(repo: str) -> None:

@@ -1,14 +1,12 @@
 """``madqa retrieval``: how well retrievers find the gold evidence pages, side by side, before any model runs.
 
-``madqa retrieval --retriever bm25,dense:wordllama,rrf:bm25+dense:wordllama --split dev [--dataset SPEC]
-[--limit N] [--depth 1000] [--k 10] [--runs-dir DIR] [--json]`` ranks the split's pages for every question's text
-with each retriever (:mod:`madqa.agents.corpus.retrieval`) and prints Recall@1/5/10, nDCG@5/10 and MRR@10 at page level
+``madqa retrieval --retriever bm25,dense:wordllama,rrf:bm25+dense:wordllama --split dev [--dataset SPEC] [--limit N]
+[--depth 1000] [--missed-at 10] [--output-dir DIR] [--json]`` ranks the split's pages for every question's text with
+each retriever (:mod:`madqa.agents.corpus.retrieval`) and prints Recall@1/5/10, nDCG@5/10 and MRR@10 at page level
 (top 10 pages) and document level (documents of the top ``--depth`` pages) with 95 % Wilson intervals, per hop type
-with ``--by-hop``, and the share of
-questions whose evidence no retriever puts in its top ``k`` (a miss rate; not the paper's Oracle Gap, see
-:mod:`madqa.agents.corpus.retrieval.evaluation`). ``--runs-dir`` writes each ranking as TREC runs and the gold as
-qrels,
-from which ``trec_eval`` reproduces the printed table.
+with ``--by-hop``, and the share of questions whose evidence no retriever puts in its top ``--missed-at`` pages (a
+miss rate; not the paper's Oracle Gap, see :mod:`madqa.agents.corpus.retrieval.evaluation`). ``--output-dir`` writes
+each ranking as TREC runs and the gold as qrels, from which ``trec_eval`` reproduces the printed table.
 """
 
 from __future__ import annotations
@@ -17,12 +15,16 @@ import argparse
 import json
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 HELP = "retrieval quality of page retrievers against the gold evidence (Recall@k, nDCG, MRR; TREC runs)"
+EXAMPLES = (
+    "madqa retrieval --retriever bm25,dense:wordllama,rrf:bm25+dense:wordllama --split dev",
+    "madqa retrieval --retriever bm25 --split dev --output-dir runs --missed-at 5 --json --no-progress",
+)
 
 logger = logging.getLogger(__name__)
 
@@ -35,28 +37,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC[,SPEC…]",
         help="retrievers: bm25, dense:EMBEDDER (dense:wordllama), rrf:A+B, hybrid:A>B",
     )
-    parser.add_argument("--split", default="dev", help="labelled split (default: dev; test labels are hidden)")
-    parser.add_argument("--dataset", metavar="SPEC", help="dataset folder, sample (default) or a prepared Hub id")
+    from madqa.agents.corpus.retrieval.evaluation import CUTOFF, DEFAULT_DEPTH
+
+    parser.add_argument("--split", default="dev", help="labelled split (test labels are hidden)")
+    conventions.add_dataset_argument(parser)
     parser.add_argument("--limit", type=int, help="first N questions only")
     parser.add_argument(
         "--depth",
         type=int,
         default=None,
         metavar="N",
-        help="pages ranked per question for the document level (default: 1000; at least 10, the "
-        "measures' deepest cut-off, and at least --k); the page level reads the top 10",
+        help=f"pages ranked per question for the document level (unset: {DEFAULT_DEPTH}; at least {CUTOFF}, the "
+        f"measures' deepest cut-off, and at least --missed-at); the page level reads the top {CUTOFF}",
     )
-    parser.add_argument(
-        "--k", type=int, default=10, help="top k of the 'missed by every retriever' share (default: 10)"
+    missed = parser.add_argument(
+        "--missed-at",
+        type=int,
+        default=10,
+        metavar="K",
+        help="cut-off of the 'missed by every retriever' share: no gold page in any retriever's top K",
     )
+    conventions.deprecated_alias(parser, missed, "--k")  # not a search's top-k: renamed so that --k means one thing
     parser.add_argument("--by-hop", action="store_true", help="also print the table per hop type")
-    parser.add_argument(
-        "--runs-dir",
-        type=Path,
-        metavar="DIR",
-        help="write TREC runs and qrels of both levels here (runs.json says which is which)",
+    conventions.add_output_dir(
+        parser, "write TREC runs and qrels of both levels here (runs.json says which is which)", old=("--runs-dir",)
     )
-    parser.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    conventions.add_json_flag(parser, "the results")
+    conventions.add_no_progress_flag(parser)
 
 
 def _specs(raw: str) -> list[str]:
@@ -103,14 +110,15 @@ def run(args: argparse.Namespace) -> int:
     from madqa.loading_script.load import DatasetUnavailableError, load_gold, load_pages
 
     specs = _specs(args.retriever)
-    if args.k < 1 or (args.limit is not None and args.limit < 1):
-        raise UserError("--k and --limit must be positive")
+    k = args.missed_at
+    if k < 1 or (args.limit is not None and args.limit < 1):
+        raise UserError("--missed-at and --limit must be positive")
     depth = DEFAULT_DEPTH if args.depth is None else args.depth
-    if depth < max(CUTOFF, args.k):
-        default = f" (the default {DEFAULT_DEPTH} is below --k {args.k})" if args.depth is None else ""
+    if depth < max(CUTOFF, k):
+        default = f" (the default {DEFAULT_DEPTH} is below --missed-at {k})" if args.depth is None else ""
         raise UserError(
-            f"--depth must be at least {CUTOFF} (the measures' deepest cut-off) and at least --k; "
-            f"got --depth {depth} and --k {args.k}{default}"
+            f"--depth must be at least {CUTOFF} (the measures' deepest cut-off) and at least --missed-at; "
+            f"got --depth {depth} and --missed-at {k}{default}"
         )
     try:
         rows = load_gold(args.split, args.dataset)
@@ -129,19 +137,19 @@ def run(args: argparse.Namespace) -> int:
     if not questions:
         raise UserError(f"the {args.split} split has no labelled questions to rank pages for")
     try:
-        retrievers = make_retrievers(specs, pages, progress=not args.json)
+        retrievers = make_retrievers(specs, pages, progress=not (args.json or args.no_progress))
     except RetrievalError as exc:
         raise UserError(str(exc)) from None
-    page_depth = max(CUTOFF, args.k)
+    page_depth = max(CUTOFF, k)
     results, rankings = {}, []
     for retriever in retrievers:
         ranked = rank_all(retriever, questions, page_depth)
         deep = ranked if depth == page_depth else rank_all(retriever, questions, depth)
         rankings.append((retriever.name, ranked, deep))
         results[retriever.name] = summarise(ranked, questions, deep, depth)
-    if args.runs_dir:
-        write_runs(args.runs_dir, rankings, questions, depth)
-    missed = missed_by_all([r for _, r, _ in rankings], questions, args.k)
+    if args.output_dir:
+        write_runs(args.output_dir, rankings, questions, depth)
+    missed = missed_by_all([r for _, r, _ in rankings], questions, k)
     out = {
         "split": args.split,
         "questions": len(questions),
@@ -186,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         f"{100 * missed['not_all_in_top_k']:.1f}% miss at least one (a retrieval miss rate, not the paper's "
         "Oracle Gap)",
     ]
-    if args.runs_dir:
-        lines.append(f"TREC runs in {args.runs_dir} (runs.json); the table again: {TREC_EVAL_COMMAND}")
+    if args.output_dir:
+        lines.append(f"TREC runs in {args.output_dir} (runs.json); the table again: {TREC_EVAL_COMMAND}")
     print("\n".join(lines))  # the command's result
     return 0

@@ -19,48 +19,47 @@ import sys
 from pathlib import Path
 
 HELP = "build the sample benchmark, or prepare a dataset such as OxRML/MADQA (fetch PDFs, pages, index) offline"
+EXAMPLES = ("madqa setup", "madqa setup --dataset OxRML/MADQA --pages-repo ORG/pages --json", "madqa setup --redo")
 logger = logging.getLogger("madqa.setup")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa setup`."""
+    from madqa.cli import conventions
     from madqa.cli.extract_cmd import add_extraction_options
 
-    parser.add_argument(
-        "--dataset",
-        metavar="SPEC",
-        help="a Hub dataset id (e.g. OxRML/MADQA) or a folder in the release's schema; default: the embedded sample",
-    )
+    conventions.add_dataset_argument(parser, default_text=conventions.DATASET_DEFAULT_EXCEPTIONS["setup"])
     parser.add_argument(
         "--pages-repo",
         metavar="REPO",
         help="page corpus used instead of extracting: a Hub dataset published with "
-        "`madqa publish pages`, its folder, or a `madqa extract --out` file "
+        "`madqa publish pages`, its folder, or a `madqa extract -o` file "
         "(default: $MADQA_PAGES_REPO)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="sample generator and split seed (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="sample generator and split seed")
     parser.add_argument("--workers", type=int, default=None, help="extraction processes (default: all CPUs)")
-    parser.add_argument("--fetch-workers", type=int, default=8, help="parallel PDF downloads (default 8)")
+    parser.add_argument("--fetch-workers", type=int, default=8, help="parallel PDF downloads")
     parser.add_argument(
         "--fetch-timeout",
         type=float,
         default=60.0,
         metavar="S",
-        help="seconds without data before a download attempt fails (default 60)",
+        help="seconds without data before a download attempt fails",
     )
     parser.add_argument(
         "--fetch-retries",
         type=int,
         default=4,
         metavar="N",
-        help="retries of a download after a timeout, connection error, 429 or 5xx (default 4)",
+        help="retries of a download after a timeout, connection error, 429 or 5xx",
     )
     parser.add_argument("--no-ocr", action="store_true", help="text layer only (pages without one stay empty)")
     add_extraction_options(parser)
     parser.add_argument("--no-index", action="store_true", help="do not build the search index now")
-    parser.add_argument("--force", action="store_true", help="redo every step even if up to date")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    redo = parser.add_argument("--redo", action="store_true", help="redo every step even if up to date")
+    conventions.deprecated_alias(parser, redo, "--force")  # --force now means --overwrite; see conventions
+    conventions.add_no_progress_flag(parser)
+    conventions.add_json_flag(parser, "the result")
 
 
 def _emit(summary: dict, as_json: bool) -> None:
@@ -92,7 +91,7 @@ def _run_sample(args: argparse.Namespace) -> int:
         result = run_setup(
             seed=args.seed,
             workers=args.workers,
-            force=args.force,
+            force=args.redo,
             progress=not args.no_progress,
             extract_settings=settings,
         )
@@ -131,7 +130,7 @@ def _run_dataset(args: argparse.Namespace) -> int:
     if args.fetch_workers < 1 or args.fetch_retries < 0 or args.fetch_timeout <= 0:
         raise UserError("--fetch-workers must be >= 1, --fetch-retries >= 0 and --fetch-timeout > 0")
     settings = FetchSettings(workers=args.fetch_workers, timeout_s=args.fetch_timeout, retries=args.fetch_retries)
-    if args.force:
+    if args.redo:
         remove_prepared(spec)
     try:
         result = prepare_dataset(
@@ -140,7 +139,7 @@ def _run_dataset(args: argparse.Namespace) -> int:
             workers=args.workers,
             fetch_settings=settings,
             ocr=not args.no_ocr,
-            force=args.force,
+            force=args.redo,
             progress=not args.no_progress,
             extract_settings=extract_settings_from(args),
         )

@@ -16,6 +16,7 @@ from madqa.cli.serve import check_free, port_help, resolve_port, serve
 
 DEFAULT_PORT = 7860
 HELP = "launch the Gradio Space (leaderboard, submissions, agent tab) on http://127.0.0.1:PORT"
+EXAMPLES = ("madqa space", "madqa space --port 7870 --no-seed")
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ logger = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa space`."""
     parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
-    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     parser.add_argument("--no-seed", action="store_true", help="do not seed an empty board with the baselines")
 
 

@@ -28,7 +28,7 @@ configuration that fails to start is reported while the others go on. The job en
 of all configurations on the split's gold (train/dev), or, where the gold is hidden, each file's line counts.
 
 With ``--ray [ADDRESS]`` every configuration runs on the Ray cluster (``madqa run --ray``), the connection made
-once for the whole sweep.
+once for the whole sweep. From Python, :func:`sweep` does the same with plain arguments.
 """
 
 from __future__ import annotations
@@ -43,9 +43,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 HELP = "run a list of configurations (agent, model, k, T, …) from a YAML file, one resumable results file each"
+EXAMPLES = (
+    "madqa sweep sweep.yaml --dry-run",
+    "madqa sweep sweep.yaml --only bm25-k5 repl --retry-errors --json --no-progress",
+)
 logger = logging.getLogger(__name__)
 #: ``madqa sweep -h``'s text after the options: the file format (this module's docstring, its one home).
 EPILOG = __doc__.split("\n", 2)[2].strip().replace("::", ":").replace("``", "`").replace(":class:", "")
@@ -78,8 +83,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retry-errors", action="store_true", help="also rerun questions that ended with an error")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these configurations")
     parser.add_argument("--dry-run", action="store_true", help="check the file and list the configurations")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
-    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
+    conventions.add_no_progress_flag(parser)
+    conventions.add_json_flag(parser, "the summary")
     add_ray_options(parser)
 
 
@@ -218,47 +223,71 @@ def summarize(entries: Sequence[SweepEntry], rows: Sequence[Mapping[str, Any]]) 
     from madqa.cli import compare_cmd
 
     split, dataset = next(iter(splits))
-    args = argparse.Namespace(
-        runs=[e.output for e, _ in runs],
-        split=split,
-        gold=None,
-        dataset=dataset,
-        max_budget=None,
-        resamples=1000,
-        seed=0,
-        json=False,
-    )
     try:
-        comparison = compare_cmd.score_runs(args, [e.name for e, _ in runs])
+        outputs, names = [e.output for e, _ in runs], [e.name for e, _ in runs]
+        comparison = compare_cmd.score_files(outputs, names, None, split=split, dataset=dataset).result
     except UserError as exc:
         return result, f"{counts}\n(no comparison: {exc})"
     result["comparison"] = comparison
     return result, counts + "\n\n" + compare_cmd.format_comparison(comparison)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Check the file, run every configuration, print the summary table."""
-    from madqa.cli.run_cmd import ray_backend
+def select(entries: Sequence[SweepEntry], only: Sequence[str] | None, config: Path) -> list[SweepEntry]:
+    """The configurations named in ``only`` (all when ``None``); a name the file lacks is a user error."""
+    if not only:
+        return list(entries)
+    missing = sorted(set(only) - {e.name for e in entries})
+    if missing:
+        raise UserError(f"--only {missing[0]}: no configuration of that name in {config}")
+    return [e for e in entries if e.name in only]
 
-    entries = load_sweep(args.config)
-    if args.only:
-        missing = sorted(set(args.only) - {e.name for e in entries})
-        if missing:
-            raise UserError(f"--only {missing[0]}: no configuration of that name in {args.config}")
-        entries = [e for e in entries if e.name in args.only]
-    if args.dry_run:
-        for e in entries:
-            logger.info("%s: agent %s, model %s -> %s", e.name, e.config.agent, e.config.model, e.output)
-        return 0
-    backend = ray_backend(args)
+
+def sweep(
+    config: str | Path,
+    *,
+    only: Sequence[str] | None = None,
+    retry_errors: bool = False,
+    progress: bool = True,
+    backend: Any = None,
+) -> dict[str, Any]:
+    """Run (or resume) the configurations of a sweep file: what ``madqa sweep --json`` prints, as a dict.
+
+    ``only`` names the configurations to run (default: all); ``backend`` is a Ray backend (``madqa run --ray``'s;
+    ``None``: this process). The dict holds ``configurations`` (one status row each) and, when they share a
+    labelled split, ``comparison`` (``madqa compare``'s). Raises :class:`~madqa.cli.errors.UserError` for a
+    mistake in the file, before any question runs.
+    """
+    path = Path(config)
+    entries = select(load_sweep(path), only, path)
+    return _sweep_entries(entries, retry_errors=retry_errors, progress=progress, backend=backend)[0]
+
+
+def _sweep_entries(
+    entries: Sequence[SweepEntry], *, retry_errors: bool, progress: bool, backend: Any
+) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
     if backend is not None:
         from madqa.loading_script.ray_cluster import ray_session
 
         with ray_session(backend.address):  # one connection for the whole sweep
-            rows = run_sweep(entries, backend=backend, retry_errors=args.retry_errors, progress=not args.no_progress)
+            rows = run_sweep(entries, backend=backend, retry_errors=retry_errors, progress=progress)
     else:
-        rows = run_sweep(entries, retry_errors=args.retry_errors, progress=not args.no_progress)
+        rows = run_sweep(entries, retry_errors=retry_errors, progress=progress)
     result, text = summarize(entries, rows)
+    return result, text, rows
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the file, run every configuration, print the summary table."""
+    from madqa.cli.run_cmd import ray_backend
+
+    entries = select(load_sweep(args.config), args.only, args.config)
+    if args.dry_run:
+        for e in entries:
+            logger.info("%s: agent %s, model %s -> %s", e.name, e.config.agent, e.config.model, e.output)
+        return 0
+    result, text, rows = _sweep_entries(
+        entries, retry_errors=args.retry_errors, progress=not args.no_progress, backend=ray_backend(args)
+    )
     if args.json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
     else:

@@ -2,7 +2,7 @@
 
 ``madqa view r.jsonl [more.jsonl …] --split dev`` scores each file against the split's gold (as ``madqa evaluate``
 does, same numbers) and serves a local Gradio app on ``--host``/``--port`` (default 127.0.0.1:7861);
-``--export report.html`` writes one self-contained HTML file instead. ``--split test`` works only where the test
+``-o report.html`` writes one self-contained HTML file instead. ``--split test`` works only where the test
 labels are held locally (the sample's ``$MADQA_HOME/private``); otherwise the loader's error says they are hidden.
 Bad lines are reported as ``FILE line N: field …`` (the metric's parser).
 """
@@ -14,12 +14,18 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 from madqa.cli.serve import check_free, port_help, resolve_port, serve
 
 DEFAULT_PORT = 7861
 
-HELP = "explore results files in the browser (trajectories, error classes, runs side by side) or --export HTML"
+HELP = "explore results files in the browser (trajectories, error classes, runs side by side) or write HTML (-o)"
+EXAMPLES = (
+    "madqa view results.jsonl --split dev",
+    "madqa view a.jsonl b.jsonl --split dev -o report.html",
+    "madqa view results.jsonl --gold gold.jsonl --port 7871 --no-thumbnails",
+)
 
 logger = logging.getLogger(__name__)
 
@@ -27,15 +33,14 @@ logger = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``view`` arguments."""
     parser.add_argument("results", nargs="+", type=Path, help="results JSONL file(s) of `madqa run` (or any harness)")
-    parser.add_argument("--split", default="dev", help="labelled split the files answer (default: dev)")
-    gold = parser.add_mutually_exclusive_group()
-    gold.add_argument("--dataset", metavar="SPEC", help="dataset folder, Hub id or sample (default: MADQA_DATASET)")
-    gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
-    parser.add_argument("--export", type=Path, metavar="REPORT.html", help="write a self-contained HTML report, exit")
-    parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default: 127.0.0.1)")
+    conventions.add_gold_arguments(parser, "labelled split the files answer")
+    conventions.add_output_file(
+        parser, "write a self-contained HTML report and exit", metavar="REPORT.html", old=("--export",)
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
     parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
     parser.add_argument("--no-thumbnails", action="store_true", help="do not render page thumbnails")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the Kuiper CI")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
 
 
 def references(args: argparse.Namespace) -> list[Any]:
@@ -86,14 +91,14 @@ def prepare(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Export the report, or serve the explorer until interrupted."""
-    port = None if args.export is not None else resolve_port(args.port, DEFAULT_PORT)
+    port = None if args.output is not None else resolve_port(args.port, DEFAULT_PORT)
     if port is not None:
         check_free(args.host, port)  # before the files are scored
     ws, thumbs = prepare(args)
-    if args.export is not None:
+    if args.output is not None:
         from madqa.space.explore.export import write_export
 
-        path = write_export(ws, args.export)
+        path = write_export(ws, args.output)
         logger.info("wrote %s (%.1f KB)", path, path.stat().st_size / 1024)
         return 0
     import os

@@ -212,7 +212,7 @@ def _pages_folder(repo: str, token: str | None) -> Path:
 
 
 def _pages_file(path: Path) -> list[dict[str, Any]]:
-    """Rows of a ``madqa extract --out`` file (``.parquet`` or ``.jsonl``)."""
+    """Rows of a ``madqa extract -o`` file (``.parquet`` or ``.jsonl``)."""
     if path.suffix == ".jsonl":
         from .io import read_jsonl
 

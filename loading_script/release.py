@@ -348,7 +348,7 @@ def ensure_dataset(
 
 
 def remove_prepared(spec: str, layout: Layout | None = None) -> bool:
-    """Delete a prepared folder (``madqa setup --dataset SPEC --force`` starts from nothing); ``True`` if removed."""
+    """Delete a prepared folder (``madqa setup --dataset SPEC --redo`` starts from nothing); ``True`` if removed."""
     folder = (layout or Layout.default()).prepared_dir(spec)
     if not folder.exists():
         return False

@@ -33,7 +33,7 @@ scored here, but its effort figures — **Mean steps** and the **Kuiper** calibr
 HOW_TO_SUBMIT = """\
 ### How to submit
 1. Run your system on the **test** split (questions are public, labels are hidden), e.g.
-   `madqa run --split test --model SPEC --out results.jsonl`.
+   `madqa run --split test --model SPEC -o results.jsonl`.
 2. Upload the results JSONL: one object per line with `id`, `answer` (list of strings), `citations`
    (list of `{"document", "page"}`, pages 1-based) and `search_history` or `steps`.
 3. Fill in the form, including the disclosure: models used, training data, compute budget.

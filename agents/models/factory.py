@@ -27,6 +27,7 @@ of this package. Each model records token usage in its replies (smolagents store
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from collections.abc import Mapping
@@ -73,15 +74,33 @@ def parse_spec(spec: str) -> tuple[str, str]:
     Traceback (most recent call last):
     ...
     ValueError: model spec 'gpt-4' has no provider; write PROVIDER:MODEL_ID with PROVIDER one of local, litellm, ...
+    >>> parse_spec("locl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown model spec 'locl', did you mean 'local'? (it has no provider; write PROVIDER:MODEL_ID ...
+    >>> parse_spec("foo:bar")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown provider 'foo' in model spec 'foo:bar' (the spec has no provider this harness knows); ...
     """
     spec = spec.strip()
     provider, sep, model_id = spec.partition(":")
     if spec == "local":
         return "local", ""
     if not sep or provider not in PROVIDERS:
+        known = (
+            f"write PROVIDER:MODEL_ID with PROVIDER one of {', '.join(PROVIDERS)} "
+            "(e.g. openai:gpt-4.1, litellm:anthropic/claude-sonnet-4-5) or just `local`"
+        )
+        close = difflib.get_close_matches(provider.lower(), PROVIDERS, n=1, cutoff=0.6)
+        guess = f", did you mean '{close[0]}'?" if close else ""
+        if not sep:
+            if guess:
+                raise ValueError(f"unknown model spec {spec!r}{guess} (it has no provider; {known})")
+            raise ValueError(f"model spec {spec!r} has no provider; {known}")
         raise ValueError(
-            f"model spec {spec!r} has no provider; write PROVIDER:MODEL_ID with PROVIDER one of "
-            f"{', '.join(PROVIDERS)} (e.g. openai:gpt-4.1, litellm:anthropic/claude-sonnet-4-5) or just `local`"
+            f"unknown provider {provider!r} in model spec {spec!r} (the spec has no provider this harness "
+            f"knows){guess}; {known}"
         )
     if not model_id.strip():
         raise ValueError(f"model spec {spec!r} names no model after '{provider}:'")

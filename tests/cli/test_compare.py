@@ -1,5 +1,5 @@
 """`madqa compare` on constructed runs: accuracy, κ, only-A/only-B counts and budget curves equal hand-computed
-values; human runs are labelled; --plot writes a PNG; user mistakes are one clear line."""
+values; human runs are labelled; -o writes a PNG; user mistakes are one clear line."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def test_compare_text_plot_and_mistakes(
             str(files["agent"]),
             "--gold",
             str(files["gold"]),
-            "--plot",
+            "--output",
             str(png),
             "--resamples",
             "50",

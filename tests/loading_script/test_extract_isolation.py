@@ -232,7 +232,7 @@ def test_extract_exit_status_is_non_zero_for_skipped_files_only_with_strict(fold
     monkeypatch.setenv("MADQA_HOME", str(tmp_path / "home"))
     (folder / "error_page.pdf").write_text("<html><body>Service unavailable</body></html>")
     out = tmp_path / "pages.jsonl"
-    base = ["extract", "--pdfs", str(folder), "--out", str(out), "--workers", "2", "--no-progress"]
+    base = ["extract", "--pdfs", str(folder), "--output", str(out), "--workers", "2", "--no-progress"]
     with caplog.at_level(logging.WARNING):
         assert main(base) == 0
     assert [(r["document"], r["page"]) for r in read_jsonl(out)] == [
@@ -262,7 +262,7 @@ def test_ocr_lang_names_the_missing_debian_package(folder, tmp_path, monkeypatch
     from madqa.cli import main
 
     monkeypatch.setenv("MADQA_HOME", str(tmp_path / "home"))
-    argv = ["extract", "--pdfs", str(folder), "--out", str(tmp_path / "p.jsonl"), "--ocr-lang", "eng+chi_zzz"]
+    argv = ["extract", "--pdfs", str(folder), "--output", str(tmp_path / "p.jsonl"), "--ocr-lang", "eng+chi_zzz"]
     with caplog.at_level(logging.ERROR):
         assert main(argv) == 2
     assert "--ocr-lang eng+chi_zzz: OCR language chi_zzz is not installed in " in caplog.text

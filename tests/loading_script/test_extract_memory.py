@@ -80,7 +80,7 @@ def _start_cli(folder: Path, out: Path, hold_file: Path, home: Path) -> subproce
         "extract",
         "--pdfs",
         str(folder),
-        "--out",
+        "--output",
         str(out),
         "--workers",
         "2",

@@ -45,7 +45,7 @@ def test_cli_extract_ray_output_is_byte_identical(cluster, corpus: Path, tmp_pat
         out = tmp_path / f"{mode}.jsonl"
         extra = ["--ray"] if mode == "ray" else ["--workers", "2"]
         caplog.clear()
-        assert main(["extract", "--pdfs", str(corpus), "--out", str(out), "--no-progress", *extra]) == 0
+        assert main(["extract", "--pdfs", str(corpus), "--output", str(out), "--no-progress", *extra]) == 0
         assert "skipping zz_corrupt.pdf" in caplog.text
         outputs[mode] = out.read_bytes()
     assert b"BP-4417" in outputs["ray"] and b'"text_source": "ocr"' in outputs["ray"]

@@ -108,8 +108,8 @@ def test_extract_command_on_a_release_folder(release_folder: Path, tmp_path: Pat
     monkeypatch.setenv("MADQA_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "dl_cache"))
     out = tmp_path / "pages.jsonl"
-    assert main(["extract", "--dataset", str(release_folder), "--out", str(out), "--no-progress"]) == 0
+    assert main(["extract", "--dataset", str(release_folder), "--output", str(out), "--no-progress"]) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["document"], r["page"], r["text_source"]) for r in rows] == [("b.pdf", 1, "pdf")]
     assert "county library" in rows[0]["text"]
-    assert main(["extract", "--pdfs", str(tmp_path / "nope"), "--out", str(out)]) == 2
+    assert main(["extract", "--pdfs", str(tmp_path / "nope"), "--output", str(out)]) == 2

@@ -11,7 +11,7 @@ from helpers.paths import ROOT
 
 README = ROOT / "README.md"
 #: Options whose value is a file or folder the command writes.
-WRITES = ("-o", "--output", "--out", "--export", "--plot")
+WRITES = ("-o", "--output", "--output-dir", "--out", "--export", "--plot")  # new spellings, then the deprecated
 #: Subcommands whose positional ``*.jsonl`` arguments are results files they read.
 READERS = ("evaluate", "compare", "view", "figures")
 

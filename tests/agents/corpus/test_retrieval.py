@@ -300,7 +300,7 @@ def test_trec_eval_on_the_written_runs_gives_the_printed_table(layout, tmp_path:
         "--split",
         "dev",
         "--by-hop",
-        "--runs-dir",
+        "--output-dir",
         str(runs),
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -351,7 +351,7 @@ def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
         "dev",
         "--limit",
         "10",
-        "--runs-dir",
+        "--output-dir",
         str(tmp_path / "runs"),
         "--json",
     ]
@@ -385,7 +385,7 @@ def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
         assert summary["page"] == out["retrievers"][name]["page"], name
     for extra, message in (
         (["--depth", "5"], "--depth must be at least 10"),
-        (["--depth", "20", "--k", "25"], "got --depth 20 and --k 25"),
+        (["--depth", "20", "--missed-at", "25"], "got --depth 20 and --missed-at 25"),
     ):
         bad = subprocess.run([*cmd[:5], "bm25", *extra], capture_output=True, text=True, timeout=600)
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr

@@ -294,8 +294,8 @@ def test_bad_logs_are_clear_errors(run, tmp_path: Path, caplog) -> None:
         assert message in caplog.text, (argv, caplog.text)
         assert not out.exists()
     out.write_text("")
-    assert main(["import-inspect", str(run["location"]), "-o", str(out)]) == 2 and "--force" in caplog.text
-    assert main(["import-inspect", str(run["location"].parent), "-o", str(out), "--force"]) == 0
+    assert main(["import-inspect", str(run["location"]), "-o", str(out)]) == 2 and "--overwrite" in caplog.text
+    assert main(["import-inspect", str(run["location"].parent), "-o", str(out), "--overwrite"]) == 0
     assert len(out.read_text(encoding="utf-8").splitlines()) == LIMIT
 
 

@@ -262,7 +262,7 @@ def test_export_header_names_the_recorded_dataset_and_filters_inline(runs, tmp_p
     from madqa.cli import main
 
     out = tmp_path / "report.html"
-    assert main(["view", *map(str, runs["paths"].values()), "--split", "dev", "--export", str(out)]) == 0
+    assert main(["view", *map(str, runs["paths"].values()), "--split", "dev", "--output", str(out)]) == 0
     html = out.read_text(encoding="utf-8")
     header = html[html.index("<header>") : html.index("</header>")]
     assert re.search(r"id='report-dataset'>sample(@[^<]+)?</b>", header), header
@@ -282,13 +282,13 @@ def test_view_bad_file_names_file_line_and_field(tmp_path: Path, layout, caplog)
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "q0001", "answer": ["x"]}\n{"id": "q0002", "answer": {"x": 1}}\n', encoding="utf-8")
-    assert main(["view", str(bad), "--split", "dev", "--export", str(tmp_path / "r.html")]) == 2
+    assert main(["view", str(bad), "--split", "dev", "--output", str(tmp_path / "r.html")]) == 2
     assert f"{bad} line 2: field 'answer'" in caplog.text
     test_ids = tmp_path / "test_ids.jsonl"
     rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
     test_ids.write_text("".join(json.dumps({"id": r["id"], "answer": ["x"]}) + "\n" for r in rows), encoding="utf-8")
     caplog.clear()
-    assert main(["view", str(test_ids), "--split", "dev", "--export", str(tmp_path / "r.html")]) == 2
+    assert main(["view", str(test_ids), "--split", "dev", "--output", str(tmp_path / "r.html")]) == 2
     assert "is a question of the dev split" in caplog.text and not (tmp_path / "r.html").exists()
 
 
@@ -301,7 +301,7 @@ def test_view_test_split_only_where_labels_are_held(tmp_path: Path, layout, capl
         "".join(json.dumps({"id": r["id"], "answer": r["answer_variants"][0]}) + "\n" for r in rows), encoding="utf-8"
     )
     out = tmp_path / "test.html"
-    assert main(["view", str(path), "--split", "test", "--export", str(out)]) == 0  # the sample's labels are local
+    assert main(["view", str(path), "--split", "test", "--output", str(out)]) == 0  # the sample's labels are local
     assert "100.0%" in out.read_text(encoding="utf-8")
     caplog.clear()
     assert (
@@ -313,7 +313,7 @@ def test_view_test_split_only_where_labels_are_held(tmp_path: Path, layout, capl
                 "test",
                 "--dataset",
                 str(layout.dataset_dir),
-                "--export",
+                "--output",
                 str(tmp_path / "hidden.html"),
             ]
         )
@@ -326,7 +326,7 @@ def test_export_is_one_self_contained_file(runs, tmp_path: Path) -> None:
     from madqa.cli import main
 
     out = tmp_path / "report.html"
-    assert main(["view", *map(str, runs["paths"].values()), "--split", "dev", "--export", str(out)]) == 0
+    assert main(["view", *map(str, runs["paths"].values()), "--split", "dev", "--output", str(out)]) == 0
     html = out.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "agree-both" in html and QUERY in html
     assert not re.search(r"""(src|href)\s*=\s*['"]?(https?:|//)""", html, re.I)

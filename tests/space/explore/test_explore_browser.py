@@ -110,7 +110,7 @@ def test_export_opens_offline_with_the_numbers_of_evaluate(runs, tmp_path: Path,
 
     out = tmp_path / "report.html"
     paths = [str(p) for p in runs["paths"].values()]
-    assert main(["view", *paths, "--split", "dev", "--export", str(out)]) == 0
+    assert main(["view", *paths, "--split", "dev", "--output", str(out)]) == 0
     capsys.readouterr()
     assert main(["evaluate", paths[0], "--split", "dev", "--json"]) == 0
     expected = json.loads(capsys.readouterr().out)
@@ -197,7 +197,7 @@ def test_export_header_filter_and_sort_offline(runs, tmp_path: Path) -> None:
 
     expect = sync_api.expect
     out = tmp_path / "report.html"
-    assert main(["view", *[str(p) for p in runs["paths"].values()], "--split", "dev", "--export", str(out)]) == 0
+    assert main(["view", *[str(p) for p in runs["paths"].values()], "--split", "dev", "--output", str(out)]) == 0
     order, first = runs["order"], runs["gold"][runs["order"][1]]
     errors: list[Any] = []
     with sync_api.sync_playwright() as p:

@@ -160,7 +160,7 @@ def made(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 *args,
                 "--split",
                 "dev",
-                "--out",
+                "--output-dir",
                 str(out),
                 "--resamples",
                 "50",
@@ -254,7 +254,7 @@ def test_kuiper_order_is_the_one_asked_for_and_is_stated(made: dict[str, Any], t
                 *(str(paths[n]) for n in "ABH"),
                 "--split",
                 "dev",
-                "--out",
+                "--output-dir",
                 str(out),
                 "--kuiper-order",
                 "file",
@@ -634,7 +634,7 @@ def test_prices_override_and_unknown_model(made: dict[str, Any], tmp_path) -> No
                 str(paths["B"]),
                 "--split",
                 "dev",
-                "--out",
+                "--output-dir",
                 str(out),
                 "--prices",
                 str(prices),
@@ -681,7 +681,7 @@ def test_missing_inputs_are_skipped_with_reasons(made: dict[str, Any], tmp_path)
                 str(bare),
                 "--split",
                 "dev",
-                "--out",
+                "--output-dir",
                 str(out),
                 "--resamples",
                 "20",
@@ -716,7 +716,9 @@ def test_mistakes_are_one_line_and_exit_2(made: dict[str, Any], tmp_path, caplog
     bad_prices = tmp_path / "p.yaml"
     bad_prices.write_text("local: {input: 0, output: 0}\ngpt-4.1: {input: 2, output: free}\n", encoding="utf-8")
     a = str(made["paths"]["A"])
-    assert main(["figures", a, "--split", "dev", "--out", str(tmp_path / "o"), "--prices", str(bad_prices)]) == 2
+    assert (
+        main(["figures", a, "--split", "dev", "--output-dir", str(tmp_path / "o"), "--prices", str(bad_prices)]) == 2
+    )
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert errors == [
         f"{bad_prices} line 2: model 'gpt-4.1': field 'output': must be a number >= 0 (USD per million "
@@ -725,7 +727,7 @@ def test_mistakes_are_one_line_and_exit_2(made: dict[str, Any], tmp_path, caplog
     caplog.clear()
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "q0006", "question": "?", "answer": ["x"]}\n{"id": "q0028", "answer": 5}\n')
-    assert main(["figures", str(broken), "--split", "dev", "--out", str(tmp_path / "o")]) == 2
+    assert main(["figures", str(broken), "--split", "dev", "--output-dir", str(tmp_path / "o")]) == 2
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and errors[0].startswith(f"{broken} line 2") and "answer" in errors[0]
     assert not (tmp_path / "o").exists()
