@@ -97,7 +97,7 @@ def agent_choice_help() -> str:
         except RunError:
             summary = "cannot be loaded"
         parts.append(f"{name}: {summary}" if summary else name)
-    return "; ".join(parts) + " (default: %(default)s)"
+    return "; ".join(parts)  # the help formatter appends the default
 
 
 def _agent_in(args: Sequence[str]) -> str | None:

@@ -26,16 +26,21 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from madqa.agents.harness import registry
 from madqa.agents.harness.config import DEFAULT_MAX_STEPS
 from madqa.agents.harness.deadline import DEFAULT_INTERRUPT_WAIT
-from madqa.cli import agent_options
+from madqa.cli import agent_options, conventions
 from madqa.cli.errors import UserError
 
 HELP = "run an agent over a split's questions and write results JSONL (resumable; score it with `madqa evaluate`)"
+EXAMPLES = (
+    "madqa run --agent bm25 --model local --split dev --limit 3 -o r.jsonl",
+    "madqa run --agent repl --model local --split dev --limit 1 -o repl.jsonl --sub-calls 5",
+    "madqa run --agent rag --agent-option top_k=3 -o rag.jsonl --resume --json",
+    "madqa run --model openai:gpt-4o-mini --split test -o test.jsonl --workers 8 --question-timeout 300",
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,13 +53,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--model",
         default="local",
         metavar="SPEC",
-        help="local | litellm:ID | openai:ID | hf:ID | transformers:ID | py:MODULE:FACTORY "
-        "(default: local, the bundled offline model)",
+        help="local (the bundled offline model) | litellm:ID | openai:ID | hf:ID | transformers:ID | "
+        "py:MODULE:FACTORY",
     )
-    parser.add_argument("--split", default="dev", choices=("train", "dev", "test"), help="split (default: dev)")
-    parser.add_argument("--dataset", metavar="SPEC", help="dataset folder, Hub id or sample (default: the sample)")
+    parser.add_argument("--split", default="dev", choices=("train", "dev", "test"), help="the split to answer")
+    conventions.add_dataset_argument(parser)
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions of the split")
-    parser.add_argument("-o", "--output", type=Path, required=True, metavar="RESULTS.jsonl", help="results file")
+    conventions.add_output_file(
+        parser, "the results file (JSONL, one line per question)", required=True, metavar="RESULTS.jsonl"
+    )
     parser.add_argument("--resume", action="store_true", help="skip the questions already in the results file")
     parser.add_argument(
         "--retry-errors",
@@ -67,33 +74,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --resume: add lines to a file whose lines were written with other settings",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing results file")
+    conventions.add_overwrite(parser, "the results file")
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="questions answered in parallel")
     parser.add_argument(
-        "--max-steps",
-        type=int,
-        default=DEFAULT_MAX_STEPS,
-        metavar="T",
-        help="model calls per question (default: %(default)s)",
+        "--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="T", help="model calls per question"
     )
     parser.add_argument(
         "--question-timeout",
         type=float,
         metavar="S",
-        help="wall-clock seconds per question; one that runs out is a timeout error line (default: no limit)",
+        help="wall-clock seconds per question; one that runs out is a timeout error line (unset: no limit)",
     )
     parser.add_argument(
         "--interrupt-wait",
         type=float,
         default=DEFAULT_INTERRUPT_WAIT,
         metavar="S",
-        help="on Ctrl+C, seconds to wait for the questions in flight before stopping (default: "
-        f"{DEFAULT_INTERRUPT_WAIT:g}; a second Ctrl+C stops at once)",
+        help="on Ctrl+C, seconds to wait for the questions in flight before stopping (a second Ctrl+C stops at once)",
     )
     parser.add_argument("--api-base", help="model server URL (openai:/litellm: specs)")
     add_model_option_argument(parser)
     add_ray_options(parser)
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    conventions.add_no_progress_flag(parser)
+    conventions.add_json_flag(parser, "the run's summary (file, lines written and kept, errors, running accuracy)")
 
 
 def add_model_option_argument(parser: argparse.ArgumentParser) -> None:
@@ -132,13 +135,13 @@ def add_ray_options(parser: argparse.ArgumentParser) -> None:
         help="answer on a Ray cluster: alone, RAY_ADDRESS or a new local Ray; or HOST:PORT / "
         "ray://HOST:10001 (--workers: questions in flight across the cluster)",
     )
-    ray.add_argument("--ray-actors", type=int, metavar="N", help="agent replicas (default: one per Ray node)")
+    ray.add_argument("--ray-actors", type=int, metavar="N", help="agent replicas (unset: one per Ray node)")
     ray.add_argument(
         "--ray-cpus",
         type=float,
         default=0.0,
         metavar="C",
-        help="CPUs each replica reserves (default 0: the model server does the work)",
+        help="CPUs each replica reserves (0: the model server does the work)",
     )
 
 
@@ -271,6 +274,24 @@ def _interrupts(stop: Any, resume: str) -> Iterator[None]:
             signal.signal(signal.SIGINT, previous)
 
 
+def _print_summary(summary: Any, bar: _Bar, *, interrupted: bool) -> None:
+    """``--json``: the run's outcome as one JSON document on stdout (the logs stay on stderr)."""
+    import json
+
+    accuracy = {"correct": bar.correct, "scored": bar.scored} if bar.scored else None
+    report = {
+        "output": str(summary.output),
+        "written": summary.written,
+        "skipped": summary.skipped,
+        "errors": summary.errors,
+        "retryable_ids": list(summary.retryable_ids),
+        "running_accuracy": accuracy,
+        "interrupted": interrupted,
+    }
+    sys.stdout.write(json.dumps(report) + "\n")
+    sys.stdout.flush()
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the agent and report where the results are."""
     from madqa.agents.harness.runner import RunConfig, RunError, StopRequest, run_benchmark
@@ -312,6 +333,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     finally:
         bar.close()
+    if args.json:
+        _print_summary(summary, bar, interrupted=stop.is_set())
     if stop.is_set():
         logger.warning(
             "interrupted: %d new line(s) kept in %s; resume with: %s",

@@ -44,22 +44,26 @@ Profile = Literal["openai", "compatible"]
 #: What each option is, as ``name: (type, help)``; the provider-specific meaning is in
 #: :mod:`madqa.agents.models.factory`.
 KNOWN_OPTIONS: dict[str, tuple[type, str]] = {
-    "max_tokens": (int, "generation cap per call (default: 8192 on OpenAI's API, 1024 elsewhere)"),
+    "max_tokens": (
+        int,
+        f"generation cap per call (unset: {DEFAULT_MAX_TOKENS['openai']} on OpenAI's API, "
+        f"{DEFAULT_MAX_TOKENS['compatible']} elsewhere)",
+    ),
     "temperature": (float, "sampling temperature"),
     "top_p": (float, "nucleus sampling"),
     "seed": (int, "sampling seed, where the server honours it"),
-    "timeout": (float, f"seconds per attempt of one call (default {DEFAULT_TIMEOUT:g})"),
-    "retries": (int, f"attempts after the first for transient failures (default {DEFAULT_RETRIES})"),
-    "tool_choice": (str, "required | auto | none (default: required on OpenAI's API, auto elsewhere)"),
+    "timeout": (float, f"seconds per attempt of one call (unset: {DEFAULT_TIMEOUT:g})"),
+    "retries": (int, f"attempts after the first for transient failures (unset: {DEFAULT_RETRIES})"),
+    "tool_choice": (str, "required | auto | none (unset: required on OpenAI's API, auto elsewhere)"),
     "content": (
         str,
         "parts | text: message content as typed parts (images allowed) or plain strings "
-        "(text-only model; default: parts on OpenAI's API, text elsewhere)",
+        "(text-only model; unset: parts on OpenAI's API, text elsewhere)",
     ),
     "response_format": (
         str,
         "json_schema | json_object | none: how structured replies are asked for "
-        "(default: json_schema on OpenAI's API, json_object elsewhere)",
+        "(unset: json_schema on OpenAI's API, json_object elsewhere)",
     ),
     "api_base": (str, "server URL (also --api-base)"),
     "api_key": (str, "key (better: the provider's environment variable); never recorded"),

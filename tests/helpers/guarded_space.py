@@ -1,11 +1,12 @@
-"""Shared by the tests (moved out of test_space_guards_app.py, which other tests imported)."""
+"""A guarded Space launched for the guard tests (its submission form, clock and client): shared by the Space and
+upload-gate tests."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from gradio_client import Client  # noqa: E402
-from test_space_app import free_port  # noqa: E402
+from helpers.ports import free_port  # noqa: E402
 
 from helpers.clients import gradio_client  # noqa: E402
 

@@ -16,7 +16,7 @@ class SearchOptions(AgentOptions):
     """The BM25 search agent's settings (the paper's defaults)."""
 
     agent: ClassVar[str] = "bm25"
-    summary: ClassVar[str] = "search agent (paper G.1, the default)"
+    summary: ClassVar[str] = "search agent (paper G.1)"
 
     top_k: int = option(DEFAULT_TOP_K, metavar="K", help="pages per search")
     observe: Literal["image", "text"] | None = option(
