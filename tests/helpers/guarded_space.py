@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from gradio_client import Client  # noqa: E402
-from helpers.ports import free_port  # noqa: E402
 
 from helpers.clients import gradio_client  # noqa: E402
+from helpers.ports import free_port  # noqa: E402
 
 FORM = ["guarded sys", "tester", "agent", "model", "guard@example.org", "none", "none", "1 CPU-minute"]
 
