@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import permits
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 
 CHAMBERS = "Council Chambers, City Hall, 300 Main Street"
 
@@ -179,9 +179,7 @@ def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
 
 def build(seed: int) -> Cluster:
     """Build the four agendas, their questions and the permit-bridging question."""
-    rng = random.Random(f"{seed}-agendas")
-    cluster = Cluster()
-    cluster.documents.extend(_agenda(a, rng).build() for a in AGENDAS)
+    cluster = render_cluster(seed, "agendas", _agenda, AGENDAS)
     ask = cluster.ask
     jan, mar, apr, jun = AGENDAS
     ask(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus
 from madqa.loading_script.sample.layout import DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 ITEMS = (
@@ -217,9 +217,7 @@ def _report(report: Report, rng: random.Random) -> DocBuilder:
 
 def build(seed: int) -> Cluster:
     """Build the five reports, their questions and the menu-bridging questions."""
-    rng = random.Random(f"{seed}-inspections")
-    cluster = Cluster()
-    cluster.documents.extend(_report(r, rng).build() for r in REPORTS)
+    cluster = render_cluster(seed, "inspections", _report, REPORTS)
     ask = cluster.ask
     by = {r.restaurant: r for r in REPORTS}
     heron, marisol, saffron, lantern, driftwood = (

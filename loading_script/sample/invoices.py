@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus
 from madqa.loading_script.sample.layout import DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 
 METHODS = ("Check", "ACH transfer", "Credit card")
 TAX_RATE = 0.065
@@ -190,9 +190,7 @@ def _invoice(invoice: Invoice, rng: random.Random) -> DocBuilder:
 
 def build(seed: int) -> Cluster:
     """Build the five invoices and their questions."""
-    rng = random.Random(f"{seed}-invoices")
-    cluster = Cluster()
-    cluster.documents.extend(_invoice(i, rng).build() for i in INVOICES)
+    cluster = render_cluster(seed, "invoices", _invoice, INVOICES)
     ask = cluster.ask
     marisol, water, school, library, saffron = INVOICES
 

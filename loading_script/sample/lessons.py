@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import utility
 from madqa.loading_script.sample.layout import DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 LEVELS = ("Exemplary", "Proficient", "Developing", "Beginning")
@@ -206,9 +206,7 @@ def _lesson(lesson: Lesson, rng: random.Random) -> DocBuilder:
 
 def build(seed: int) -> Cluster:
     """Build the five lesson plans and their questions."""
-    rng = random.Random(f"{seed}-lessons")
-    cluster = Cluster()
-    cluster.documents.extend(_lesson(lesson, rng).build() for lesson in LESSONS)
+    cluster = render_cluster(seed, "lessons", _lesson, LESSONS)
     ask = cluster.ask
     density, water, plates, reactions, light = LESSONS
 

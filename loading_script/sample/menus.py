@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 # (name, price, description, tags); tags: V vegetarian, GF gluten free
@@ -270,9 +270,7 @@ def _menu(restaurant: Restaurant, rng: random.Random) -> DocBuilder:
 
 def build(seed: int) -> Cluster:
     """Build the five menus and their questions."""
-    rng = random.Random(f"{seed}-menus")
-    cluster = Cluster()
-    cluster.documents.extend(_menu(r, rng).build() for r in RESTAURANTS)
+    cluster = render_cluster(seed, "menus", _menu, RESTAURANTS)
     ask = cluster.ask
     heron, marisol, saffron, lantern, driftwood = RESTAURANTS
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus
 from madqa.loading_script.sample.layout import DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 WORK_TYPES = ("New construction", "Addition", "Deck", "Fence", "Roofing", "Accessory structure", "Solar", "Demolition")
@@ -246,9 +246,7 @@ def _final(permit: Permit) -> dt.date:
 
 def build(seed: int) -> Cluster:
     """Build the seven permits and their questions."""
-    rng = random.Random(f"{seed}-permits")
-    cluster = Cluster()
-    cluster.documents.extend(_permit(p, rng).build() for p in PERMITS)
+    cluster = render_cluster(seed, "permits", _permit, PERMITS)
     ask = cluster.ask
     orchard, maple, linden, birch, cooper, harbor, willow = PERMITS
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import handbook
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 DAMAGE_ROWS = (
@@ -169,9 +169,7 @@ def _verdict(verdict: Verdict, rng: random.Random) -> DocBuilder:
 
 def build(seed: int) -> Cluster:
     """Build the three verdict forms and their questions."""
-    rng = random.Random(f"{seed}-verdicts")
-    cluster = Cluster()
-    cluster.documents.extend(_verdict(v, rng).build() for v in VERDICTS)
+    cluster = render_cluster(seed, "verdicts", _verdict, VERDICTS)
     ask = cluster.ask
     alvarez, okonkwo, henley = VERDICTS
     ask(
