@@ -71,6 +71,8 @@ _FIN_ROWS = (
 _PLAN_YEARS = ("2023", "2024", "2025", "2026", "2027")
 # The report's pages in print order (the plan page only in 2022); the questions cite them by name.
 _LETTER, _GLANCE, _PRODUCTION, _FINANCE, _CAPITAL, _LEADERSHIP, _PLAN = range(1, 8)
+#: Page of every report that lists the board and the facility managers.
+LEADERSHIP_PAGE = _LEADERSHIP
 
 
 @dataclass
