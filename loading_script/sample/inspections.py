@@ -56,6 +56,9 @@ class Report:
         return 100 - self.demerits
 
 
+# A report's pages: the compliance checklist, then the observations with the score and signature.
+_CHECKLIST, _FINDINGS = 1, 2
+
 REPORTS: tuple[Report, ...] = (
     Report(
         "heron",
@@ -230,81 +233,93 @@ def build(seed: int) -> Cluster:
     ask(
         "When did the county health department inspect the Blue Heron Bistro?",
         A.date_variants(heron.date),
-        (heron.file, 1),
+        (heron.file, _CHECKLIST),
     )
     ask(
         "Did the Blue Heron pass the cold-holding check in its county food inspection?",
         A.yes_no(False),
-        (heron.file, 1),
+        (heron.file, _CHECKLIST),
     )
     ask(
         "What temperature did the inspector record in the Blue Heron's walk-in cooler?",
         A.text_variants("46 F", "46 degrees F", "46 degrees Fahrenheit"),
-        (heron.file, 2),
+        (heron.file, _FINDINGS),
     )
     ask(
         "What prompted the health inspector's visit to Casa Marisol?",
-        A.text_variants("Complaint", "a complaint"),
-        (marisol.file, 1),
+        A.text_variants(marisol.purpose, "a complaint"),
+        (marisol.file, _CHECKLIST),
     )
     ask(
         "Which compliance items did Casa Marisol fail in its county inspection?",
         A.list_variants(list(marisol.failed)),
-        (marisol.file, 1),
+        (marisol.file, _CHECKLIST),
     )
-    ask("Is Casa Marisol due for another visit from the health inspector?", A.yes_no(True), (marisol.file, 2))
+    ask("Is Casa Marisol due for another visit from the health inspector?", A.yes_no(True), (marisol.file, _FINDINGS))
     ask(
         "Within how many days must Casa Marisol have a pest control operator service the premises?",
         A.text_variants("seven days", "7 days", "seven"),
-        (marisol.file, 2),
+        (marisol.file, _FINDINGS),
     )
-    ask("What score out of 100 did Saffron House earn at its food inspection?", score(saffron), (saffron.file, 2))
-    ask("Was the sanitizer concentration at Saffron House found in compliance?", A.yes_no(True), (saffron.file, 1))
+    ask(
+        "What score out of 100 did Saffron House earn at its food inspection?",
+        score(saffron),
+        (saffron.file, _FINDINGS),
+    )
+    ask(
+        "Was the sanitizer concentration at Saffron House found in compliance?",
+        A.yes_no(True),
+        (saffron.file, _CHECKLIST),
+    )
     ask(
         "What is the food establishment permit number of Saffron House?",
         A.text_variants(saffron.permit),
-        (saffron.file, 1),
+        (saffron.file, _CHECKLIST),
     )
     ask(
         "Which items were marked out of compliance at the noodle bar's county inspection?",
         A.list_variants(list(lantern.failed)),
-        (lantern.file, 1),
+        (lantern.file, _CHECKLIST),
     )
     ask(
         "How hot was the pork broth when the inspector checked the noodle bar's steam table?",
         A.text_variants("122 F", "122 degrees F", "122 degrees Fahrenheit"),
-        (lantern.file, 2),
+        (lantern.file, _FINDINGS),
     )
     ask(
         "How many demerits did the Lantern Noodle Bar receive?",
-        A.text_variants("13", "13 demerits"),
-        (lantern.file, 2),
+        A.count_variants(str(lantern.demerits), "demerits"),
+        (lantern.file, _FINDINGS),
     )
     ask(
         "Which inspector signed the report on Driftwood Coffee?",
-        A.text_variants("Dana Whitfield", "Whitfield"),
-        (driftwood.file, 2),
+        A.person_variants(driftwood.inspector),
+        (driftwood.file, _FINDINGS),
     )
     ask(
         "On which date was Driftwood Coffee Co. inspected by the county?",
         A.date_variants(driftwood.date),
-        (driftwood.file, 1),
+        (driftwood.file, _CHECKLIST),
     )
-    ask("How many points out of 100 did the county award Driftwood Coffee Co.?", score(driftwood), (driftwood.file, 2))
+    ask(
+        "How many points out of 100 did the county award Driftwood Coffee Co.?",
+        score(driftwood),
+        (driftwood.file, _FINDINGS),
+    )
     # cross-page within one report
     ask(
         "What grade did Casa Marisol receive, and what was the purpose of that inspection?",
         A.list_variants([marisol.grade, marisol.purpose], [f"Grade {marisol.grade}", "a complaint"]),
-        (marisol.file, 2),
-        (marisol.file, 1),
+        (marisol.file, _FINDINGS),
+        (marisol.file, _CHECKLIST),
     )
     ask(
         "On what date was the Lantern Noodle Bar inspected, and what score did it get?",
         A.list_variants(
             [A.date_text(lantern.date), f"{lantern.score}/100"], [lantern.date.isoformat(), str(lantern.score)]
         ),
-        (lantern.file, 1),
-        (lantern.file, 2),
+        (lantern.file, _CHECKLIST),
+        (lantern.file, _FINDINGS),
     )
     # cross-document: bridge from a dish on a menu to the inspection of the restaurant serving it
     rogan = menus.BY_KEY["saffron"]
@@ -312,13 +327,13 @@ def build(seed: int) -> Cluster:
         "What inspection score did the Harbor Street restaurant that serves lamb rogan josh receive?",
         score(saffron),
         (rogan.file, menus.item_page(rogan, "Lamb Rogan Josh")),
-        (saffron.file, 2),
+        (saffron.file, _FINDINGS),
     )
     osei = [r for r in REPORTS if r.inspector == "Raymond Osei"]
     ask(
         "Which Harbor Street restaurants were inspected by Raymond Osei?",
         A.list_variants([menus.BY_KEY[r.restaurant].name for r in osei]),
-        *[(r.file, 2) for r in osei],
+        *[(r.file, _FINDINGS) for r in osei],
     )
     whitfield = [r for r in REPORTS if r.inspector == "Dana Whitfield"]
     lowest = min(whitfield, key=lambda r: r.score)
@@ -327,6 +342,6 @@ def build(seed: int) -> Cluster:
         A.text_variants(
             menus.BY_KEY[lowest.restaurant].name, menus.BY_KEY[lowest.restaurant].name.removeprefix("The ")
         ),
-        *[(r.file, 2) for r in whitfield],
+        *[(r.file, _FINDINGS) for r in whitfield],
     )
     return cluster
