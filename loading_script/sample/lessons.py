@@ -206,6 +206,11 @@ def _lesson(lesson: Lesson, rng: random.Random) -> DocBuilder:
     return doc
 
 
+def _minutes(lesson: Lesson, phase: str) -> int:
+    """Minutes the procedure table gives ``phase``."""
+    return next(minutes for name, minutes, _ in lesson.procedure if name == phase)
+
+
 def _points(lesson: Lesson, criterion: str, level: str) -> int:
     """Points the rubric gives ``criterion`` at ``level`` (one of :data:`LEVELS`)."""
     return dict(lesson.rubric)[criterion][LEVELS.index(level)]
@@ -222,8 +227,7 @@ def build(seed: int) -> Cluster:
         ask(question, A.quantity_variants(str(lesson.minutes), "minutes", "min"), (lesson.file, _FORM))
 
     def phase_minutes(question: str, lesson: Lesson, phase: str) -> None:
-        value = dict((name, minutes) for name, minutes, _ in lesson.procedure)[phase]
-        ask(question, A.quantity_variants(str(value), "minutes", "min"), (lesson.file, _PROCEDURE))
+        ask(question, A.quantity_variants(str(_minutes(lesson, phase)), "minutes", "min"), (lesson.file, _PROCEDURE))
 
     def rubric_points(question: str, lesson: Lesson, criterion: str, level: str) -> None:
         value = _points(lesson, criterion, level)
@@ -292,15 +296,17 @@ def build(seed: int) -> Cluster:
         "How many points does a developing graph earn in the photosynthesis rubric?", light, "Graph", "Developing"
     )
     # cross-page
+    explore = _minutes(light, "Explore")
     ask(
         "How long is the whole photosynthesis lesson, and how much of it is spent exploring bubble counts?",
-        A.list_variants(["55 minutes", "25 minutes"], ["55", "25"]),
+        A.list_variants([f"{light.minutes} minutes", f"{explore} minutes"], [str(light.minutes), str(explore)]),
         (light.file, _FORM),
         (light.file, _PROCEDURE),
     )
+    top = _points(density, "Data table", "Exemplary")
     ask(
         "Which standard does the density lesson target, and what is the highest score for its data table?",
-        A.list_variants([density.standard, "4 pts"], [density.standard, "4 points"]),
+        A.list_variants([density.standard, f"{top} pts"], [density.standard, f"{top} points"]),
         (density.file, _FORM),
         (density.file, _RUBRIC),
     )

@@ -236,7 +236,8 @@ def item_page(restaurant: Restaurant, item: str) -> int:
 
 def price(restaurant: Restaurant, item: str) -> float:
     """Listed price of ``item``."""
-    return _listing(restaurant, item)[1][1]
+    _, (_, value, _, _) = _listing(restaurant, item)
+    return value
 
 
 def serves(restaurant: Restaurant, item: str) -> bool:
@@ -256,7 +257,8 @@ def price_variants(restaurant: Restaurant, item: str) -> list[list[str]]:
 
 def _tagged(restaurant: Restaurant, item: str, tag: str) -> bool:
     """Whether the menu marks ``item`` with ``tag`` (``V`` or ``GF``)."""
-    return tag in _listing(restaurant, item)[1][3].split()
+    _, (_, _, _, tags) = _listing(restaurant, item)
+    return tag in tags.split()
 
 
 #: Address and opening hours head the first page.
