@@ -157,6 +157,11 @@ REPORTS: tuple[Report, ...] = (
 )
 
 
+def _status(report: Report, item: str) -> int:
+    """How the checklist marks ``item``: out of compliance, not observed, or in compliance."""
+    return OUT if item in report.failed else NOT_OBSERVED if item in report.not_observed else IN
+
+
 def _report(report: Report, rng: random.Random) -> DocBuilder:
     restaurant = menus.BY_KEY[report.restaurant]
     doc = DocBuilder(
@@ -186,10 +191,7 @@ def _report(report: Report, rng: random.Random) -> DocBuilder:
     )
     page.checkboxes("Purpose of inspection", PURPOSES, [report.purpose], size=10.5)
     page.space(4)
-    rows = []
-    for item in ITEMS:
-        status = OUT if item in report.failed else NOT_OBSERVED if item in report.not_observed else IN
-        rows.append((item, status))
+    rows = [(item, _status(report, item)) for item in ITEMS]
     page.checkbox_table(["Compliance item", "IN", "OUT", "N.O."], rows, [300, 68, 68, 68], size=10.5)
     page.line("IN = in compliance   OUT = out of compliance   N.O. = not observed", size=9)
     if report.scanned:
@@ -237,7 +239,7 @@ def build(seed: int) -> Cluster:
     )
     ask(
         "Did the Blue Heron pass the cold-holding check in its county food inspection?",
-        A.yes_no(False),
+        A.yes_no(_status(heron, "Cold holding at 41 F or below") == IN),
         (heron.file, _CHECKLIST),
     )
     ask(
@@ -255,7 +257,11 @@ def build(seed: int) -> Cluster:
         A.list_variants(list(marisol.failed)),
         (marisol.file, _CHECKLIST),
     )
-    ask("Is Casa Marisol due for another visit from the health inspector?", A.yes_no(True), (marisol.file, _FINDINGS))
+    ask(
+        "Is Casa Marisol due for another visit from the health inspector?",
+        A.yes_no(marisol.follow_up),
+        (marisol.file, _FINDINGS),
+    )
     ask(
         "Within how many days must Casa Marisol have a pest control operator service the premises?",
         A.text_variants("seven days", "7 days", "seven"),
@@ -268,7 +274,7 @@ def build(seed: int) -> Cluster:
     )
     ask(
         "Was the sanitizer concentration at Saffron House found in compliance?",
-        A.yes_no(True),
+        A.yes_no(_status(saffron, "Sanitizer concentration") == IN),
         (saffron.file, _CHECKLIST),
     )
     ask(
