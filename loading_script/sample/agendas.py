@@ -12,6 +12,11 @@ from madqa.loading_script.sample.layout import ITALIC, DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
 
 CHAMBERS = "Council Chambers, City Hall, 300 Main Street"
+# Items every regular meeting lists, in the same words.
+_ROLL_CALL = ("Call to order and roll call", "", "")
+_PUBLIC_COMMENT = ("Public comment", "", "Speakers are limited to three minutes each.")
+_REPORTS_AND_ADJOURNMENT = ("Council reports and adjournment", "", "")
+_ADJOURNMENT = ("Adjournment", "", "")
 
 
 @dataclass(frozen=True)
@@ -36,9 +41,9 @@ AGENDAS: tuple[Agenda, ...] = (
         CHAMBERS,
         (
             (
-                ("Call to order and roll call", "", ""),
+                _ROLL_CALL,
                 ("Approval of the minutes of the December 14, 2021 regular meeting", "", ""),
-                ("Public comment", "", "Speakers are limited to three minutes each."),
+                _PUBLIC_COMMENT,
                 (
                     "Presentation: five-year capital plan of the Riverton Water Utility",
                     "Marcus Delgado, General Manager, Riverton Water Utility",
@@ -49,7 +54,7 @@ AGENDAS: tuple[Agenda, ...] = (
                     "Public Works Director Ines Carvalho",
                     "Authorizes a one-year contract with Northfield Services in the amount of $148,000.",
                 ),
-                ("Adjournment", "", ""),
+                _ADJOURNMENT,
             ),
         ),
     ),
@@ -59,7 +64,7 @@ AGENDAS: tuple[Agenda, ...] = (
         CHAMBERS,
         (
             (
-                ("Call to order and roll call", "", ""),
+                _ROLL_CALL,
                 ("Proclamation: Arbor Day in Millbrook", "Mayor Celeste Vandermeer", ""),
                 (
                     "Public hearing: Harbor Street parking changes",
@@ -67,7 +72,7 @@ AGENDAS: tuple[Agenda, ...] = (
                     "Proposed conversion of twenty-two metered spaces to two-hour "
                     "free parking between Elm Avenue and the pier.",
                 ),
-                ("Public comment", "", "Speakers are limited to three minutes each."),
+                _PUBLIC_COMMENT,
             ),
             (
                 (
@@ -81,7 +86,7 @@ AGENDAS: tuple[Agenda, ...] = (
                     "City Attorney Rosalind Greer",
                     "Would raise the maximum rear-yard fence height from six to seven feet.",
                 ),
-                ("Council reports and adjournment", "", ""),
+                _REPORTS_AND_ADJOURNMENT,
             ),
         ),
     ),
@@ -91,8 +96,8 @@ AGENDAS: tuple[Agenda, ...] = (
         "Millbrook Public Library, Community Room, 25 Elm Avenue",
         (
             (
-                ("Call to order and roll call", "", ""),
-                ("Public comment", "", "Speakers are limited to three minutes each."),
+                _ROLL_CALL,
+                _PUBLIC_COMMENT,
                 (
                     "Appeal: denial of a permit fee waiver for 7 Maple Court",
                     "Appellant Yolanda Pierce",
@@ -106,7 +111,7 @@ AGENDAS: tuple[Agenda, ...] = (
                     "Finance Director Omar Haddad",
                     "Discussion only; no action will be taken.",
                 ),
-                ("Council reports and adjournment", "", ""),
+                _REPORTS_AND_ADJOURNMENT,
             ),
         ),
     ),
@@ -116,7 +121,7 @@ AGENDAS: tuple[Agenda, ...] = (
         CHAMBERS,
         (
             (
-                ("Call to order and roll call", "", ""),
+                _ROLL_CALL,
                 (
                     "Award of contract: Harbor Street resurfacing",
                     "City Engineer Paul Medina",
@@ -127,8 +132,8 @@ AGENDAS: tuple[Agenda, ...] = (
                     "Mayor Celeste Vandermeer",
                     "Nominee: Beatrice Lang, to fill an unexpired term ending December 31, 2024.",
                 ),
-                ("Public comment", "", "Speakers are limited to three minutes each."),
-                ("Adjournment", "", ""),
+                _PUBLIC_COMMENT,
+                _ADJOURNMENT,
             ),
         ),
     ),
