@@ -71,6 +71,8 @@ _FIN_ROWS = (
 _PLAN_YEARS = ("2023", "2024", "2025", "2026", "2027")
 # The report's pages in print order (the plan page only in 2022); the questions cite them by name.
 _LETTER, _GLANCE, _PRODUCTION, _FINANCE, _CAPITAL, _LEADERSHIP, _PLAN = range(1, 8)
+# Columns of a finance row.
+_BUDGET, _ACTUAL = 0, 1
 #: Page of every report that lists the board and the facility managers.
 LEADERSHIP_PAGE = _LEADERSHIP
 
@@ -80,7 +82,7 @@ class _Year:
     """Numbers drawn for one report."""
 
     production: dict[str, dict[str, float]]
-    finance: dict[str, tuple[int, int]]
+    finance: dict[str, tuple[int, int]]  # label -> (budget, actual)
     plan: dict[str, tuple[int, ...]]
 
 
@@ -227,6 +229,7 @@ def build(seed: int) -> Cluster:
         ask(question, A.quantity_variants(value, "million gallons", "MG"), (name[year], _PRODUCTION))
 
     def finance(question: str, year: int, label: str, column: int) -> None:
+        """``column`` is _BUDGET or _ACTUAL."""
         ask(question, A.money_variants(data[year].finance[label][column]), (name[year], _FINANCE))
 
     def project_cost(question: str, year: int, project: str) -> None:
@@ -247,7 +250,9 @@ def build(seed: int) -> Cluster:
     production(
         "How much water did Riverton's North Plant produce from January through March 2019?", 2019, "North Plant", "Q1"
     )
-    finance("What did the water utility actually collect from water sales in fiscal 2019?", 2019, "Water sales", 1)
+    finance(
+        "What did the water utility actually collect from water sales in fiscal 2019?", 2019, "Water sales", _ACTUAL
+    )
     project_cost(
         "What was the final cost of the standby generator installed at the Hillcrest pump station?",
         2019,
@@ -284,7 +289,7 @@ def build(seed: int) -> Cluster:
         "What did the Riverton water utility actually pay for debt service in its 2020 fiscal year?",
         2020,
         "Debt service",
-        1,
+        _ACTUAL,
     )
     project_cost(
         "What did the first phase of the automated meter reading project cost?",
@@ -314,7 +319,7 @@ def build(seed: int) -> Cluster:
         "How much had the water utility budgeted for maintenance and repairs in fiscal 2021?",
         2021,
         "Maintenance and repairs",
-        0,
+        _BUDGET,
     )
     project_cost(
         "What did relocating the water main along Riverside Drive cost?", 2021, "Riverside Drive main relocation"
@@ -340,7 +345,7 @@ def build(seed: int) -> Cluster:
         "What were the water utility's actual operations and treatment costs in fiscal 2022?",
         2022,
         "Operations and treatment",
-        1,
+        _ACTUAL,
     )
     project_cost("How much did recoating the Oak Street storage tank cost?", 2022, "Oak Street storage tank recoating")
     ask(
@@ -365,7 +370,9 @@ def build(seed: int) -> Cluster:
         A.text_variants(str(most)),
         *[(name[y], _GLANCE) for y in YEARS],
     )
-    rose = data[2021].finance["Maintenance and repairs"][1] > data[2020].finance["Maintenance and repairs"][1]
+    rose = (
+        data[2021].finance["Maintenance and repairs"][_ACTUAL] > data[2020].finance["Maintenance and repairs"][_ACTUAL]
+    )
     ask(
         "Did the water utility's actual maintenance and repair spending go up from fiscal 2020 to fiscal 2021?",
         A.yes_no(rose),
