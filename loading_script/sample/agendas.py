@@ -9,9 +9,14 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import permits
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 
 CHAMBERS = "Council Chambers, City Hall, 300 Main Street"
+# Items every regular meeting lists, in the same words.
+_ROLL_CALL = ("Call to order and roll call", "", "")
+_PUBLIC_COMMENT = ("Public comment", "", "Speakers are limited to three minutes each.")
+_REPORTS_AND_ADJOURNMENT = ("Council reports and adjournment", "", "")
+_ADJOURNMENT = ("Adjournment", "", "")
 
 
 @dataclass(frozen=True)
@@ -36,9 +41,9 @@ AGENDAS: tuple[Agenda, ...] = (
         CHAMBERS,
         (
             (
-                ("Call to order and roll call", "", ""),
+                _ROLL_CALL,
                 ("Approval of the minutes of the December 14, 2021 regular meeting", "", ""),
-                ("Public comment", "", "Speakers are limited to three minutes each."),
+                _PUBLIC_COMMENT,
                 (
                     "Presentation: five-year capital plan of the Riverton Water Utility",
                     "Marcus Delgado, General Manager, Riverton Water Utility",
@@ -49,7 +54,7 @@ AGENDAS: tuple[Agenda, ...] = (
                     "Public Works Director Ines Carvalho",
                     "Authorizes a one-year contract with Northfield Services in the amount of $148,000.",
                 ),
-                ("Adjournment", "", ""),
+                _ADJOURNMENT,
             ),
         ),
     ),
@@ -59,7 +64,7 @@ AGENDAS: tuple[Agenda, ...] = (
         CHAMBERS,
         (
             (
-                ("Call to order and roll call", "", ""),
+                _ROLL_CALL,
                 ("Proclamation: Arbor Day in Millbrook", "Mayor Celeste Vandermeer", ""),
                 (
                     "Public hearing: Harbor Street parking changes",
@@ -67,7 +72,7 @@ AGENDAS: tuple[Agenda, ...] = (
                     "Proposed conversion of twenty-two metered spaces to two-hour "
                     "free parking between Elm Avenue and the pier.",
                 ),
-                ("Public comment", "", "Speakers are limited to three minutes each."),
+                _PUBLIC_COMMENT,
             ),
             (
                 (
@@ -81,7 +86,7 @@ AGENDAS: tuple[Agenda, ...] = (
                     "City Attorney Rosalind Greer",
                     "Would raise the maximum rear-yard fence height from six to seven feet.",
                 ),
-                ("Council reports and adjournment", "", ""),
+                _REPORTS_AND_ADJOURNMENT,
             ),
         ),
     ),
@@ -91,8 +96,8 @@ AGENDAS: tuple[Agenda, ...] = (
         "Millbrook Public Library, Community Room, 25 Elm Avenue",
         (
             (
-                ("Call to order and roll call", "", ""),
-                ("Public comment", "", "Speakers are limited to three minutes each."),
+                _ROLL_CALL,
+                _PUBLIC_COMMENT,
                 (
                     "Appeal: denial of a permit fee waiver for 7 Maple Court",
                     "Appellant Yolanda Pierce",
@@ -106,7 +111,7 @@ AGENDAS: tuple[Agenda, ...] = (
                     "Finance Director Omar Haddad",
                     "Discussion only; no action will be taken.",
                 ),
-                ("Council reports and adjournment", "", ""),
+                _REPORTS_AND_ADJOURNMENT,
             ),
         ),
     ),
@@ -116,7 +121,7 @@ AGENDAS: tuple[Agenda, ...] = (
         CHAMBERS,
         (
             (
-                ("Call to order and roll call", "", ""),
+                _ROLL_CALL,
                 (
                     "Award of contract: Harbor Street resurfacing",
                     "City Engineer Paul Medina",
@@ -127,12 +132,24 @@ AGENDAS: tuple[Agenda, ...] = (
                     "Mayor Celeste Vandermeer",
                     "Nominee: Beatrice Lang, to fill an unexpired term ending December 31, 2024.",
                 ),
-                ("Public comment", "", "Speakers are limited to three minutes each."),
-                ("Adjournment", "", ""),
+                _PUBLIC_COMMENT,
+                _ADJOURNMENT,
             ),
         ),
     ),
 )
+
+
+#: The meeting's time and place head the first page.
+_FIRST_PAGE = 1
+
+
+def item_page(agenda: Agenda, title_start: str) -> int:
+    """1-based page that lists the agenda item whose title starts with ``title_start``."""
+    for number, items in enumerate(agenda.pages, start=1):
+        if any(title.startswith(title_start) for title, _, _ in items):
+            return number
+    raise KeyError(title_start)
 
 
 def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
@@ -179,91 +196,97 @@ def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
 
 def build(seed: int) -> Cluster:
     """Build the four agendas, their questions and the permit-bridging question."""
-    rng = random.Random(f"{seed}-agendas")
-    cluster = Cluster()
-    cluster.documents.extend(_agenda(a, rng).build() for a in AGENDAS)
+    cluster = render_cluster(seed, "agendas", _agenda, AGENDAS)
     ask = cluster.ask
     jan, mar, apr, jun = AGENDAS
+
+    def at(agenda: Agenda, title_start: str) -> tuple[str, int]:
+        return (agenda.file, item_page(agenda, title_start))
+
     ask(
         "At what time was the Millbrook council's January 2022 meeting called to order?",
-        A.text_variants("7:00 PM", "7 PM", "7:00 p.m."),
-        (jan.file, 1),
+        A.text_variants(jan.time, "7 PM", "7:00 p.m."),
+        (jan.file, _FIRST_PAGE),
     )
     ask(
         "Who was scheduled to present the water utility's capital plan to the Millbrook council?",
         A.text_variants("Marcus Delgado", "Delgado"),
-        (jan.file, 1),
+        at(jan, "Presentation: five-year capital plan"),
     )
     ask(
         "How much would the winter snow and ice removal contract approved in January cost Millbrook?",
         A.money_variants(148000),
-        (jan.file, 1),
+        at(jan, "Resolution 2022-03"),
     )
     ask(
         "What time did the March 2022 Millbrook council meeting begin?",
-        A.text_variants("6:30 PM", "6:30 p.m."),
-        (mar.file, 1),
+        A.text_variants(mar.time, "6:30 p.m."),
+        (mar.file, _FIRST_PAGE),
     )
     ask(
         "How many metered parking spaces on Harbor Street would become free two-hour parking?",
         A.text_variants("twenty-two", "22", "twenty-two spaces"),
-        (mar.file, 1),
+        at(mar, "Public hearing: Harbor Street parking"),
     )
     ask(
         "What maximum rear-yard fence height does Ordinance 2022-07 propose?",
         A.text_variants("seven feet", "7 feet", "seven"),
-        (mar.file, 2),
+        at(mar, "Ordinance 2022-07"),
     )
     ask(
         "Who read the Arbor Day proclamation at the March council session?",
         A.text_variants("Celeste Vandermeer", "Mayor Celeste Vandermeer"),
-        (mar.file, 1),
+        at(mar, "Proclamation: Arbor Day"),
     )
     ask(
         "Where did the Millbrook council hold its April 2022 meeting?",
         A.text_variants("Millbrook Public Library, Community Room", "Millbrook Public Library", "25 Elm Avenue"),
-        (apr.file, 1),
+        (apr.file, _FIRST_PAGE),
     )
-    ask("Who led the preliminary budget workshop for fiscal 2023?", A.text_variants("Omar Haddad"), (apr.file, 2))
+    ask(
+        "Who led the preliminary budget workshop for fiscal 2023?",
+        A.text_variants("Omar Haddad"),
+        at(apr, "Budget workshop"),
+    )
     ask(
         "Who filed the appeal over a fee waiver that the council heard in April?",
         A.text_variants("Yolanda Pierce"),
-        (apr.file, 1),
+        at(apr, "Appeal: denial"),
     )
     ask(
         "For what amount was the Harbor Street resurfacing contract recommended?",
         A.money_variants(1284500),
-        (jun.file, 1),
+        at(jun, "Award of contract"),
     )
     ask(
         "Who was nominated to the Millbrook Planning Commission in June 2022?",
         A.text_variants("Beatrice Lang"),
-        (jun.file, 1),
+        at(jun, "Appointment to the Planning Commission"),
     )
     ask(
         "When does the planning commission term of the June 2022 nominee end?",
         A.date_variants(dt.date(2024, 12, 31)),
-        (jun.file, 1),
+        at(jun, "Appointment to the Planning Commission"),
     )
     # cross-page
     ask(
         "When did the March 2022 council meeting start, and who presented the fence height ordinance?",
-        A.list_variants(["6:30 PM", "Rosalind Greer"]),
-        (mar.file, 1),
-        (mar.file, 2),
+        A.list_variants([mar.time, "Rosalind Greer"]),
+        (mar.file, _FIRST_PAGE),
+        at(mar, "Ordinance 2022-07"),
     )
     ask(
         "Where was the April 2022 council meeting held, and who ran its budget workshop?",
         A.list_variants(["Millbrook Public Library", "Omar Haddad"]),
-        (apr.file, 1),
-        (apr.file, 2),
+        (apr.file, _FIRST_PAGE),
+        at(apr, "Budget workshop"),
     )
     # cross-document: agenda -> permit
     maple = permits.BY_NUMBER["BP-2022-0152"]
     ask(
         "Which contractor is named on the permit whose fee waiver denial was appealed before the council in April?",
         A.text_variants(maple.contractor, "Hartwell Construction"),
-        (apr.file, 1),
+        at(apr, "Appeal: denial"),
         (maple.file, 1),
     )
     return cluster

@@ -72,6 +72,16 @@ def text_variants(*forms: str) -> Variants:
     return _dedupe([[form] for form in forms])
 
 
+def person_variants(full_name: str) -> Variants:
+    """A person's full name, then the surname alone (``Helen Okafor``, ``Okafor``)."""
+    return text_variants(full_name, full_name.split()[-1])
+
+
+def count_variants(printed: str, noun: str = "") -> Variants:
+    """A count as printed (``3,412``), without its thousands separator, and with ``noun`` (``3,412 samples``)."""
+    return text_variants(printed, printed.replace(",", ""), *([f"{printed} {noun}"] if noun else []))
+
+
 def list_variants(items: list[str], *alternatives: list[str]) -> Variants:
     """A list answer (several strings) and optional alternative lists."""
     return _dedupe([list(items), *[list(alt) for alt in alternatives]])

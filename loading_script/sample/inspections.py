@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus
 from madqa.loading_script.sample.layout import DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 ITEMS = (
@@ -55,6 +55,9 @@ class Report:
         """Points out of 100."""
         return 100 - self.demerits
 
+
+# A report's pages: the compliance checklist, then the observations with the score and signature.
+_CHECKLIST, _FINDINGS = 1, 2
 
 REPORTS: tuple[Report, ...] = (
     Report(
@@ -154,6 +157,11 @@ REPORTS: tuple[Report, ...] = (
 )
 
 
+def _status(report: Report, item: str) -> int:
+    """How the checklist marks ``item``: out of compliance, not observed, or in compliance."""
+    return OUT if item in report.failed else NOT_OBSERVED if item in report.not_observed else IN
+
+
 def _report(report: Report, rng: random.Random) -> DocBuilder:
     restaurant = menus.BY_KEY[report.restaurant]
     doc = DocBuilder(
@@ -183,10 +191,7 @@ def _report(report: Report, rng: random.Random) -> DocBuilder:
     )
     page.checkboxes("Purpose of inspection", PURPOSES, [report.purpose], size=10.5)
     page.space(4)
-    rows = []
-    for item in ITEMS:
-        status = OUT if item in report.failed else NOT_OBSERVED if item in report.not_observed else IN
-        rows.append((item, status))
+    rows = [(item, _status(report, item)) for item in ITEMS]
     page.checkbox_table(["Compliance item", "IN", "OUT", "N.O."], rows, [300, 68, 68, 68], size=10.5)
     page.line("IN = in compliance   OUT = out of compliance   N.O. = not observed", size=9)
     if report.scanned:
@@ -217,9 +222,7 @@ def _report(report: Report, rng: random.Random) -> DocBuilder:
 
 def build(seed: int) -> Cluster:
     """Build the five reports, their questions and the menu-bridging questions."""
-    rng = random.Random(f"{seed}-inspections")
-    cluster = Cluster()
-    cluster.documents.extend(_report(r, rng).build() for r in REPORTS)
+    cluster = render_cluster(seed, "inspections", _report, REPORTS)
     ask = cluster.ask
     by = {r.restaurant: r for r in REPORTS}
     heron, marisol, saffron, lantern, driftwood = (
@@ -232,81 +235,97 @@ def build(seed: int) -> Cluster:
     ask(
         "When did the county health department inspect the Blue Heron Bistro?",
         A.date_variants(heron.date),
-        (heron.file, 1),
+        (heron.file, _CHECKLIST),
     )
     ask(
         "Did the Blue Heron pass the cold-holding check in its county food inspection?",
-        A.yes_no(False),
-        (heron.file, 1),
+        A.yes_no(_status(heron, "Cold holding at 41 F or below") == IN),
+        (heron.file, _CHECKLIST),
     )
     ask(
         "What temperature did the inspector record in the Blue Heron's walk-in cooler?",
         A.text_variants("46 F", "46 degrees F", "46 degrees Fahrenheit"),
-        (heron.file, 2),
+        (heron.file, _FINDINGS),
     )
     ask(
         "What prompted the health inspector's visit to Casa Marisol?",
-        A.text_variants("Complaint", "a complaint"),
-        (marisol.file, 1),
+        A.text_variants(marisol.purpose, "a complaint"),
+        (marisol.file, _CHECKLIST),
     )
     ask(
         "Which compliance items did Casa Marisol fail in its county inspection?",
         A.list_variants(list(marisol.failed)),
-        (marisol.file, 1),
+        (marisol.file, _CHECKLIST),
     )
-    ask("Is Casa Marisol due for another visit from the health inspector?", A.yes_no(True), (marisol.file, 2))
+    ask(
+        "Is Casa Marisol due for another visit from the health inspector?",
+        A.yes_no(marisol.follow_up),
+        (marisol.file, _FINDINGS),
+    )
     ask(
         "Within how many days must Casa Marisol have a pest control operator service the premises?",
         A.text_variants("seven days", "7 days", "seven"),
-        (marisol.file, 2),
+        (marisol.file, _FINDINGS),
     )
-    ask("What score out of 100 did Saffron House earn at its food inspection?", score(saffron), (saffron.file, 2))
-    ask("Was the sanitizer concentration at Saffron House found in compliance?", A.yes_no(True), (saffron.file, 1))
+    ask(
+        "What score out of 100 did Saffron House earn at its food inspection?",
+        score(saffron),
+        (saffron.file, _FINDINGS),
+    )
+    ask(
+        "Was the sanitizer concentration at Saffron House found in compliance?",
+        A.yes_no(_status(saffron, "Sanitizer concentration") == IN),
+        (saffron.file, _CHECKLIST),
+    )
     ask(
         "What is the food establishment permit number of Saffron House?",
         A.text_variants(saffron.permit),
-        (saffron.file, 1),
+        (saffron.file, _CHECKLIST),
     )
     ask(
         "Which items were marked out of compliance at the noodle bar's county inspection?",
         A.list_variants(list(lantern.failed)),
-        (lantern.file, 1),
+        (lantern.file, _CHECKLIST),
     )
     ask(
         "How hot was the pork broth when the inspector checked the noodle bar's steam table?",
         A.text_variants("122 F", "122 degrees F", "122 degrees Fahrenheit"),
-        (lantern.file, 2),
+        (lantern.file, _FINDINGS),
     )
     ask(
         "How many demerits did the Lantern Noodle Bar receive?",
-        A.text_variants("13", "13 demerits"),
-        (lantern.file, 2),
+        A.count_variants(str(lantern.demerits), "demerits"),
+        (lantern.file, _FINDINGS),
     )
     ask(
         "Which inspector signed the report on Driftwood Coffee?",
-        A.text_variants("Dana Whitfield", "Whitfield"),
-        (driftwood.file, 2),
+        A.person_variants(driftwood.inspector),
+        (driftwood.file, _FINDINGS),
     )
     ask(
         "On which date was Driftwood Coffee Co. inspected by the county?",
         A.date_variants(driftwood.date),
-        (driftwood.file, 1),
+        (driftwood.file, _CHECKLIST),
     )
-    ask("How many points out of 100 did the county award Driftwood Coffee Co.?", score(driftwood), (driftwood.file, 2))
+    ask(
+        "How many points out of 100 did the county award Driftwood Coffee Co.?",
+        score(driftwood),
+        (driftwood.file, _FINDINGS),
+    )
     # cross-page within one report
     ask(
         "What grade did Casa Marisol receive, and what was the purpose of that inspection?",
         A.list_variants([marisol.grade, marisol.purpose], [f"Grade {marisol.grade}", "a complaint"]),
-        (marisol.file, 2),
-        (marisol.file, 1),
+        (marisol.file, _FINDINGS),
+        (marisol.file, _CHECKLIST),
     )
     ask(
         "On what date was the Lantern Noodle Bar inspected, and what score did it get?",
         A.list_variants(
             [A.date_text(lantern.date), f"{lantern.score}/100"], [lantern.date.isoformat(), str(lantern.score)]
         ),
-        (lantern.file, 1),
-        (lantern.file, 2),
+        (lantern.file, _CHECKLIST),
+        (lantern.file, _FINDINGS),
     )
     # cross-document: bridge from a dish on a menu to the inspection of the restaurant serving it
     rogan = menus.BY_KEY["saffron"]
@@ -314,13 +333,13 @@ def build(seed: int) -> Cluster:
         "What inspection score did the Harbor Street restaurant that serves lamb rogan josh receive?",
         score(saffron),
         (rogan.file, menus.item_page(rogan, "Lamb Rogan Josh")),
-        (saffron.file, 2),
+        (saffron.file, _FINDINGS),
     )
     osei = [r for r in REPORTS if r.inspector == "Raymond Osei"]
     ask(
         "Which Harbor Street restaurants were inspected by Raymond Osei?",
         A.list_variants([menus.BY_KEY[r.restaurant].name for r in osei]),
-        *[(r.file, 2) for r in osei],
+        *[(r.file, _FINDINGS) for r in osei],
     )
     whitfield = [r for r in REPORTS if r.inspector == "Dana Whitfield"]
     lowest = min(whitfield, key=lambda r: r.score)
@@ -329,6 +348,6 @@ def build(seed: int) -> Cluster:
         A.text_variants(
             menus.BY_KEY[lowest.restaurant].name, menus.BY_KEY[lowest.restaurant].name.removeprefix("The ")
         ),
-        *[(r.file, 2) for r in whitfield],
+        *[(r.file, _FINDINGS) for r in whitfield],
     )
     return cluster

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus
 from madqa.loading_script.sample.layout import DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 
 METHODS = ("Check", "ACH transfer", "Credit card")
 TAX_RATE = 0.065
@@ -188,11 +188,14 @@ def _invoice(invoice: Invoice, rng: random.Random) -> DocBuilder:
     return doc
 
 
+def _line(invoice: Invoice, description_start: str) -> tuple[str, int, float, bool]:
+    """The invoice line whose description starts with ``description_start``: (description, quantity, price, taxed)."""
+    return next(line for line in invoice.lines if line[0].startswith(description_start))
+
+
 def build(seed: int) -> Cluster:
     """Build the five invoices and their questions."""
-    rng = random.Random(f"{seed}-invoices")
-    cluster = Cluster()
-    cluster.documents.extend(_invoice(i, rng).build() for i in INVOICES)
+    cluster = render_cluster(seed, "invoices", _invoice, INVOICES)
     ask = cluster.ask
     marisol, water, school, library, saffron = INVOICES
 
@@ -202,44 +205,39 @@ def build(seed: int) -> Cluster:
     def page(invoice: Invoice) -> tuple[str, int]:
         return (invoice.file, 1)
 
+    def unit_price(question: str, invoice: Invoice, line: str) -> None:
+        ask(question, A.money_variants(_line(invoice, line)[2], True), page(invoice))
+
     ask(
         "How many hours of menu typesetting did Northgate bill the tapas restaurant for?",
-        A.quantity_variants("18", "hours"),
+        A.quantity_variants(str(_line(marisol, "Menu layout and typesetting")[1]), "hours"),
         page(marisol),
     )
     ask(
         "How did Casa Marisol pay the design studio's invoice?",
-        A.text_variants("Credit card", "by credit card"),
+        A.text_variants(marisol.method, "by credit card"),
         page(marisol),
     )
-    ask(
-        "What did Northgate charge Casa Marisol for designing its outdoor sign?",
-        A.money_variants(1200, True),
-        page(marisol),
+    unit_price(
+        "What did Northgate charge Casa Marisol for designing its outdoor sign?", marisol, "Exterior sign design"
     )
     ask(
         "What was the total amount due on Northgate's invoice for the water utility's 2021 annual report?",
         total(water),
         page(water),
     )
-    ask(
-        "What did the design studio charge the Riverton water utility per infographic?",
-        A.money_variants(180, True),
-        page(water),
-    )
+    unit_price("What did the design studio charge the Riverton water utility per infographic?", water, "Infographic")
     ask(
         "By what date did the water utility have to pay Northgate for the annual report design?",
         A.date_variants(water.due),
         page(water),
     )
-    ask(
-        "What hourly rate did Northgate charge Oakridge Middle School for poster templates?",
-        A.money_variants(85, True),
-        page(school),
+    unit_price(
+        "What hourly rate did Northgate charge Oakridge Middle School for poster templates?", school, "Poster template"
     )
     ask(
         "How was the school's bill for science fair materials paid?",
-        A.text_variants("Check", "by check"),
+        A.text_variants(school.method, "by check"),
         page(school),
     )
     ask(
@@ -252,7 +250,7 @@ def build(seed: int) -> Cluster:
         total(library),
         page(library),
     )
-    ask("How much did Saffron House's logo refresh cost?", A.money_variants(1800, True), page(saffron))
+    unit_price("How much did Saffron House's logo refresh cost?", saffron, "Logo refresh")
     ask(
         "What was the subtotal before tax on Northgate's brand refresh invoice for Saffron House?",
         A.money_variants(saffron.subtotal, True),
@@ -260,7 +258,7 @@ def build(seed: int) -> Cluster:
     )
     ask(
         "Which payment method was selected on the Saffron House invoice?",
-        A.text_variants("ACH transfer", "ACH", "bank transfer"),
+        A.text_variants(saffron.method, "ACH", "bank transfer"),
         page(saffron),
     )
     # cross-document

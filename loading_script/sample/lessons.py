@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import utility
 from madqa.loading_script.sample.layout import DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 LEVELS = ("Exemplary", "Proficient", "Developing", "Beginning")
+# A plan's pages: the form, materials and procedure, and the rubric (only where the lesson has one).
+_FORM, _PROCEDURE, _RUBRIC = 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -204,110 +206,122 @@ def _lesson(lesson: Lesson, rng: random.Random) -> DocBuilder:
     return doc
 
 
+def _minutes(lesson: Lesson, phase: str) -> int:
+    """Minutes the procedure table gives ``phase``."""
+    return next(minutes for name, minutes, _ in lesson.procedure if name == phase)
+
+
+def _points(lesson: Lesson, criterion: str, level: str) -> int:
+    """Points the rubric gives ``criterion`` at ``level`` (one of :data:`LEVELS`)."""
+    return dict(lesson.rubric)[criterion][LEVELS.index(level)]
+
+
 def build(seed: int) -> Cluster:
     """Build the five lesson plans and their questions."""
-    rng = random.Random(f"{seed}-lessons")
-    cluster = Cluster()
-    cluster.documents.extend(_lesson(lesson, rng).build() for lesson in LESSONS)
+    cluster = render_cluster(seed, "lessons", _lesson, LESSONS)
     ask = cluster.ask
     density, water, plates, reactions, light = LESSONS
 
-    def minutes(lesson: Lesson, phase: str) -> list[list[str]]:
-        value = dict((p, m) for p, m, _ in lesson.procedure)[phase]
-        return A.quantity_variants(str(value), "minutes", "min")
+    # Each figure is printed on one page of its lesson plan: the helpers cite that page.
+    def length(question: str, lesson: Lesson) -> None:
+        ask(question, A.quantity_variants(str(lesson.minutes), "minutes", "min"), (lesson.file, _FORM))
 
-    ask(
-        "How long is Ms. Brooks's density and buoyancy lesson?",
-        A.quantity_variants("50", "minutes", "min"),
-        (density.file, 1),
+    def phase_minutes(question: str, lesson: Lesson, phase: str) -> None:
+        ask(question, A.quantity_variants(str(_minutes(lesson, phase)), "minutes", "min"), (lesson.file, _PROCEDURE))
+
+    def rubric_points(question: str, lesson: Lesson, criterion: str, level: str) -> None:
+        value = _points(lesson, criterion, level)
+        ask(question, A.quantity_variants(str(value), "pts", "points"), (lesson.file, _RUBRIC))
+
+    length("How long is Ms. Brooks's density and buoyancy lesson?", density)
+    phase_minutes(
+        "How much class time is set aside for the clay boat lab in the density lesson?", density, "Lab investigation"
     )
-    ask(
-        "How much class time is set aside for the clay boat lab in the density lesson?",
-        minutes(density, "Lab investigation"),
-        (density.file, 2),
-    )
-    ask(
+    rubric_points(
         "In the density lesson's rubric, how many points does proficient reasoning earn?",
-        A.quantity_variants("5", "pts", "points"),
-        (density.file, 3),
+        density,
+        "Reasoning",
+        "Proficient",
     )
     ask(
         "Which science standard does Ms. Brooks's water treatment lesson address?",
         A.text_variants(water.standard),
-        (water.file, 1),
+        (water.file, _FORM),
     )
     ask(
         "What filter layers do students need for the river-to-tap activity?",
         A.list_variants(["sand", "gravel", "activated charcoal"]),
-        (water.file, 2),
+        (water.file, _PROCEDURE),
     )
-    ask(
-        "How many minutes do teams spend building their filters in the water treatment lesson?",
-        minutes(water, "Filter build"),
-        (water.file, 2),
+    phase_minutes(
+        "How many minutes do teams spend building their filters in the water treatment lesson?", water, "Filter build"
     )
     ask(
         "Which grade is Mr. Reyes teaching in the plate tectonics lesson?",
-        A.text_variants("Grade 8", "8th grade", "8"),
-        (plates.file, 1),
+        A.text_variants(plates.grade, "8th grade", "8"),
+        (plates.file, _FORM),
     )
     ask(
         "What do students plot during the data analysis phase of the Moving Plates lesson?",
         A.text_variants("recent earthquakes", "earthquakes"),
-        (plates.file, 2),
+        (plates.file, _PROCEDURE),
     )
     ask(
         "What are students asked to state on their exit ticket in the plate tectonics lesson?",
         A.text_variants("Three facts about boundaries", "three facts about plate boundaries"),
-        (plates.file, 2),
+        (plates.file, _PROCEDURE),
     )
     ask(
         "What protective equipment is on the materials list for the chemical change lab?",
         A.text_variants("safety goggles", "goggles"),
-        (reactions.file, 2),
+        (reactions.file, _PROCEDURE),
+    )
+    rubric_points(
+        "How many points can a student earn for safety at the exemplary level in the chemical reactions rubric?",
+        reactions,
+        "Safety",
+        "Exemplary",
     )
     ask(
-        "How many points can a student earn for safety at the exemplary level in the chemical reactions rubric?",
-        A.quantity_variants("3", "pts", "points"),
-        (reactions.file, 3),
+        "On what date is the chemical reactions lesson planned?",
+        A.date_variants(reactions.date),
+        (reactions.file, _FORM),
     )
-    ask("On what date is the chemical reactions lesson planned?", A.date_variants(reactions.date), (reactions.file, 1))
     ask(
         "Which aquatic plant do students observe in the photosynthesis lesson?",
         A.text_variants("elodea"),
-        (light.file, 2),
+        (light.file, _PROCEDURE),
     )
-    ask(
-        "How many points does a developing graph earn in the photosynthesis rubric?",
-        A.quantity_variants("3", "pts", "points"),
-        (light.file, 3),
+    rubric_points(
+        "How many points does a developing graph earn in the photosynthesis rubric?", light, "Graph", "Developing"
     )
     # cross-page
+    explore = _minutes(light, "Explore")
     ask(
         "How long is the whole photosynthesis lesson, and how much of it is spent exploring bubble counts?",
-        A.list_variants(["55 minutes", "25 minutes"], ["55", "25"]),
-        (light.file, 1),
-        (light.file, 2),
+        A.list_variants([f"{light.minutes} minutes", f"{explore} minutes"], [str(light.minutes), str(explore)]),
+        (light.file, _FORM),
+        (light.file, _PROCEDURE),
     )
+    top = _points(density, "Data table", "Exemplary")
     ask(
         "Which standard does the density lesson target, and what is the highest score for its data table?",
-        A.list_variants([density.standard, "4 pts"], [density.standard, "4 points"]),
-        (density.file, 1),
-        (density.file, 3),
+        A.list_variants([density.standard, f"{top} pts"], [density.standard, f"{top} points"]),
+        (density.file, _FORM),
+        (density.file, _RUBRIC),
     )
     # cross-document
     both = [lesson for lesson in LESSONS if "graduated cylinders" in lesson.materials]
     ask(
         "Which Oakridge science lessons call for graduated cylinders?",
         A.list_variants([lesson.title for lesson in both]),
-        *[(lesson.file, 2) for lesson in both],
+        *[(lesson.file, _PROCEDURE) for lesson in both],
     )
-    manager = utility.facility_manager(2022, "Cedar Creek Plant")
     ask(
         "According to the water utility's 2022 annual report, who manages the plant that Ms. Brooks's class "
         "is preparing to tour?",
-        A.text_variants(manager, manager.split()[-1]),
-        (water.file, 2),
-        (utility.report_file(2022), 6),
+        A.person_variants(utility.facility_manager(2022, "Cedar Creek Plant")),
+        (water.file, _PROCEDURE),
+        (utility.report_file(2022), utility.LEADERSHIP_PAGE),
     )
     return cluster

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 # (name, price, description, tags); tags: V vegetarian, GF gluten free
@@ -219,29 +219,50 @@ def _column(title: str, items: tuple[Item, ...]) -> str:
     return "\n".join(lines)
 
 
-def item_page(restaurant: Restaurant, item: str) -> int:
-    """1-based page of the menu that lists ``item``."""
+def _listing(restaurant: Restaurant, item: str) -> tuple[int, Item]:
+    """The 1-based page that lists ``item`` and its menu entry."""
     for number, columns in enumerate(restaurant.pages, start=1):
         for _, items in columns:
-            if any(name == item for name, *_ in items):
-                return number
+            for entry in items:
+                if entry[0] == item:
+                    return number, entry
     raise KeyError(item)
+
+
+def item_page(restaurant: Restaurant, item: str) -> int:
+    """1-based page of the menu that lists ``item``."""
+    return _listing(restaurant, item)[0]
 
 
 def price(restaurant: Restaurant, item: str) -> float:
     """Listed price of ``item``."""
-    for columns in restaurant.pages:
-        for _, items in columns:
-            for name, value, *_ in items:
-                if name == item:
-                    return value
-    raise KeyError(item)
+    _, (_, value, _, _) = _listing(restaurant, item)
+    return value
+
+
+def serves(restaurant: Restaurant, item: str) -> bool:
+    """Whether the menu lists ``item``."""
+    try:
+        _listing(restaurant, item)
+    except KeyError:
+        return False
+    return True
 
 
 def price_variants(restaurant: Restaurant, item: str) -> list[list[str]]:
     """Answer variants of the listed price of ``item`` (cents shown when the menu shows them)."""
     value = price(restaurant, item)
     return A.money_variants(value, value != int(value))
+
+
+def _tagged(restaurant: Restaurant, item: str, tag: str) -> bool:
+    """Whether the menu marks ``item`` with ``tag`` (``V`` or ``GF``)."""
+    _, (_, _, _, tags) = _listing(restaurant, item)
+    return tag in tags.split()
+
+
+#: Address and opening hours head the first page.
+_FIRST_PAGE = 1
 
 
 def _menu(restaurant: Restaurant, rng: random.Random) -> DocBuilder:
@@ -270,20 +291,17 @@ def _menu(restaurant: Restaurant, rng: random.Random) -> DocBuilder:
 
 def build(seed: int) -> Cluster:
     """Build the five menus and their questions."""
-    rng = random.Random(f"{seed}-menus")
-    cluster = Cluster()
-    cluster.documents.extend(_menu(r, rng).build() for r in RESTAURANTS)
+    cluster = render_cluster(seed, "menus", _menu, RESTAURANTS)
     ask = cluster.ask
     heron, marisol, saffron, lantern, driftwood = RESTAURANTS
 
     def at(r: Restaurant, item: str) -> tuple[str, int]:
         return (r.file, item_page(r, item))
 
-    ask(
-        "How much is the halibut main course at the Blue Heron on Harbor Street?",
-        price_variants(heron, "Pan-Seared Halibut"),
-        at(heron, "Pan-Seared Halibut"),
-    )
+    def ask_price(question: str, r: Restaurant, item: str) -> None:
+        ask(question, price_variants(r, item), at(r, item))
+
+    ask_price("How much is the halibut main course at the Blue Heron on Harbor Street?", heron, "Pan-Seared Halibut")
     ask(
         "What is served alongside the hanger steak at the Harbor Street bistro?",
         A.list_variants(["chimichurri", "hand-cut fries", "watercress"]),
@@ -291,55 +309,43 @@ def build(seed: int) -> Cluster:
     )
     ask(
         "Is the crab cake starter at the Blue Heron marked as gluten free?",
-        A.yes_no(True),
+        A.yes_no(_tagged(heron, "Maryland Crab Cake", "GF")),
         at(heron, "Maryland Crab Cake"),
     )
     ask(
         "Can a vegetarian order the mussels appetizer at the Blue Heron?",
-        A.yes_no(False),
+        A.yes_no(_tagged(heron, "Steamed Mussels", "V")),
         at(heron, "Steamed Mussels"),
     )
     ask(
         "What time does the Blue Heron close in the evening?",
         A.text_variants("10:00 pm", "10 pm", "10:00 p.m."),
-        (heron.file, 1),
+        (heron.file, _FIRST_PAGE),
     )
-    ask(
+    ask_price(
         "How much does the Spanish restaurant on Harbor Street charge for the meat paella for two people?",
-        price_variants(marisol, "Paella Valenciana for two"),
-        at(marisol, "Paella Valenciana for two"),
+        marisol,
+        "Paella Valenciana for two",
     )
     ask(
         "Until what time does Casa Marisol stay open on Fridays?",
         A.text_variants("11:00 pm", "11 pm"),
-        (marisol.file, 1),
+        (marisol.file, _FIRST_PAGE),
     )
-    ask(
-        "What is the price of the churros dessert at Casa Marisol?",
-        price_variants(marisol, "Churros con Chocolate"),
-        at(marisol, "Churros con Chocolate"),
-    )
+    ask_price("What is the price of the churros dessert at Casa Marisol?", marisol, "Churros con Chocolate")
     ask(
         "What vegetables go into the vegetable paella at Casa Marisol?",
         A.list_variants(["artichoke", "peppers", "peas"]),
         at(marisol, "Paella de Verduras for two"),
     )
-    ask(
-        "What does the lamb curry cost at Saffron House?",
-        price_variants(saffron, "Lamb Rogan Josh"),
-        at(saffron, "Lamb Rogan Josh"),
-    )
+    ask_price("What does the lamb curry cost at Saffron House?", saffron, "Lamb Rogan Josh")
     ask(
         "Which vegetarian dish does Saffron House cook in its tandoor?",
         A.text_variants("Paneer Tikka"),
         at(saffron, "Paneer Tikka"),
     )
-    ask("Is the Indian restaurant on Harbor Street open on Sundays?", A.yes_no(False), (saffron.file, 1))
-    ask(
-        "What is the price of a bowl of tonkotsu at the Harbor Street noodle bar?",
-        price_variants(lantern, "Tonkotsu Ramen"),
-        at(lantern, "Tonkotsu Ramen"),
-    )
+    ask("Is the Indian restaurant on Harbor Street open on Sundays?", A.yes_no(False), (saffron.file, _FIRST_PAGE))
+    ask_price("What is the price of a bowl of tonkotsu at the Harbor Street noodle bar?", lantern, "Tonkotsu Ramen")
     ask(
         "Which ramen at the Lantern Noodle Bar is suitable for vegetarians?",
         A.text_variants("Shiitake Shoyu Ramen", "Shiitake Shoyu"),
@@ -350,15 +356,11 @@ def build(seed: int) -> Cluster:
         A.text_variants("six", "6", "six pieces"),
         at(lantern, "Pork Gyoza, six pieces"),
     )
-    ask(
-        "How much extra does Driftwood charge to swap in oat milk?",
-        price_variants(driftwood, "Oat Milk Substitute"),
-        at(driftwood, "Oat Milk Substitute"),
-    )
+    ask_price("How much extra does Driftwood charge to swap in oat milk?", driftwood, "Oat Milk Substitute")
     ask(
         "At what time does the Harbor Street coffee roaster open on weekdays?",
         A.text_variants("6:30 am", "6:30 a.m.", "6:30"),
-        (driftwood.file, 1),
+        (driftwood.file, _FIRST_PAGE),
     )
     ask(
         "What meat is in Driftwood's breakfast burrito?",
@@ -366,7 +368,7 @@ def build(seed: int) -> Cluster:
         at(driftwood, "Breakfast Burrito"),
     )
     # cross-document comparisons
-    sellers = [r for r in RESTAURANTS if any(n == "Cappuccino" for c in r.pages for _, items in c for n, *_ in items)]
+    sellers = [r for r in RESTAURANTS if serves(r, "Cappuccino")]
     cheapest = min(sellers, key=lambda r: price(r, "Cappuccino"))
     ask(
         "Of the Harbor Street places that serve cappuccino, which one sells it for the least?",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 #: Layout tags a page may carry in the manifest.
 LAYOUTS: tuple[str, ...] = ("running_text", "multi_column", "table", "form", "checkbox", "scanned")
@@ -68,3 +71,24 @@ class Cluster:
         """Append another cluster's documents and questions."""
         self.documents.extend(other.documents)
         self.questions.extend(other.questions)
+
+
+class _Rendered(Protocol):
+    """What a family's render function returns: a document under construction (``layout.DocBuilder``)."""
+
+    def build(self) -> BuiltDocument: ...
+
+
+Record = TypeVar("Record")
+
+
+def render_cluster(
+    seed: int, family: str, render: Callable[[Record, random.Random], _Rendered], records: Iterable[Record]
+) -> Cluster:
+    """A cluster holding one document per record, rendered in order.
+
+    Each family draws from its own stream (``"<seed>-<family>"``), so a change in one family never shifts the
+    filler text or scan noise of another.
+    """
+    rng = random.Random(f"{seed}-{family}")
+    return Cluster(documents=[render(record, rng).build() for record in records])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus
 from madqa.loading_script.sample.layout import DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 WORK_TYPES = ("New construction", "Addition", "Deck", "Fence", "Roofing", "Accessory structure", "Solar", "Demolition")
@@ -240,140 +240,163 @@ def _permit(permit: Permit, rng: random.Random) -> DocBuilder:
     return doc
 
 
-def _final(permit: Permit) -> dt.date:
-    return dict(permit.inspections)["Final"]
+def _inspection(permit: Permit, kind: str) -> dt.date:
+    """Scheduled date of one of the permit's required inspections (``"Framing"``, ``"Final"``, ...)."""
+    return dict(permit.inspections)[kind]
 
 
 def build(seed: int) -> Cluster:
     """Build the seven permits and their questions."""
-    rng = random.Random(f"{seed}-permits")
-    cluster = Cluster()
-    cluster.documents.extend(_permit(p, rng).build() for p in PERMITS)
+    cluster = render_cluster(seed, "permits", _permit, PERMITS)
     ask = cluster.ask
     orchard, maple, linden, birch, cooper, harbor, willow = PERMITS
 
-    def one(permit: Permit) -> tuple[str, int]:
+    # A permit's first page is the application (parties, work, valuation and fee, the waiver request); the second
+    # holds the conditions, the inspection schedule and the examiner's decision on the waiver.
+    def application(permit: Permit) -> tuple[str, int]:
         return (permit.file, 1)
 
-    def two(permit: Permit) -> tuple[str, int]:
+    def approval(permit: Permit) -> tuple[str, int]:
         return (permit.file, 2)
 
     ask(
         "What is the declared value of the deck project at 14 Orchard Lane?",
         A.money_variants(orchard.valuation),
-        one(orchard),
+        application(orchard),
     )
     ask(
         "Which company is building the deck at 14 Orchard Lane?",
         A.text_variants(orchard.contractor, "Ridgeline Builders"),
-        one(orchard),
+        application(orchard),
     )
     ask(
         "Who checked and signed off the Orchard Lane deck plans for the city?",
         A.text_variants(orchard.examiner),
-        two(orchard),
+        approval(orchard),
     )
     ask(
         "When is the framing inspection for the Orchard Lane deck scheduled?",
-        A.date_variants(dict(orchard.inspections)["Framing"]),
-        two(orchard),
+        A.date_variants(_inspection(orchard, "Framing")),
+        approval(orchard),
     )
     ask(
         "How tall is the privacy fence planned at 7 Maple Court?",
         A.text_variants("six-foot", "six feet", "6 feet"),
-        one(maple),
+        application(maple),
     )
-    ask("Did Millbrook grant the fee waiver for the fence at Maple Court?", A.yes_no(False), two(maple))
-    ask("What license number does the Maple Court fence contractor hold?", A.text_variants(maple.license), one(maple))
+    ask(
+        "Did Millbrook grant the fee waiver for the fence at Maple Court?",
+        A.yes_no(maple.waiver == "Approved"),
+        approval(maple),
+    )
+    ask(
+        "What license number does the Maple Court fence contractor hold?",
+        A.text_variants(maple.license),
+        application(maple),
+    )
     ask(
         "Who owns the property where Ridgeline is rebuilding an entry deck with an accessible ramp?",
         A.text_variants(linden.owner),
-        one(linden),
+        application(linden),
     )
     ask(
         "What is the estimated value of the work at the senior center on Linden Avenue?",
         A.money_variants(linden.valuation),
-        one(linden),
+        application(linden),
     )
-    ask("Did the city waive the permit fees for the Linden Avenue senior center project?", A.yes_no(True), two(linden))
+    ask(
+        "Did the city waive the permit fees for the Linden Avenue senior center project?",
+        A.yes_no(linden.waiver == "Approved"),
+        approval(linden),
+    )
     ask(
         "On what date is the final inspection of the senior center's new deck scheduled?",
-        A.date_variants(_final(linden)),
-        two(linden),
+        A.date_variants(_inspection(linden, "Final")),
+        approval(linden),
     )
     ask(
         "What type of work does the permit for 52 Birch Hollow Road cover?",
-        A.text_variants("Roofing", "roof replacement"),
-        one(birch),
+        A.text_variants(birch.work, "roof replacement"),
+        application(birch),
     )
     ask(
         "Which roofer holds the permit for the Birch Hollow Road job?",
         A.text_variants(birch.contractor, "Summit Roofing"),
-        one(birch),
+        application(birch),
     )
-    ask("Which plans examiner approved the Birch Hollow Road permit?", A.text_variants(birch.examiner), two(birch))
-    ask("Was a fee waiver requested for the reroofing job at 52 Birch Hollow Road?", A.yes_no(False), one(birch))
+    ask(
+        "Which plans examiner approved the Birch Hollow Road permit?", A.text_variants(birch.examiner), approval(birch)
+    )
+    ask(
+        "Was a fee waiver requested for the reroofing job at 52 Birch Hollow Road?",
+        A.yes_no(birch.waiver != "Not requested"),
+        application(birch),
+    )
     ask(
         "Who is doing the construction work on the shed at 19 Cooper Street?",
         A.text_variants("Owner-builder", "the owner", "Daniel Okoro"),
-        one(cooper),
+        application(cooper),
     )
     ask(
         "What are the planned dimensions of the shed on Cooper Street?",
         A.text_variants("12 ft by 16 ft", "12 by 16 feet", "12 x 16 ft"),
-        one(cooper),
+        application(cooper),
     )
-    ask("Was the Cooper Street shed's request for a fee waiver approved?", A.yes_no(False), two(cooper))
+    ask(
+        "Was the Cooper Street shed's request for a fee waiver approved?",
+        A.yes_no(cooper.waiver == "Approved"),
+        approval(cooper),
+    )
     ask(
         "What is the estimated valuation of the kitchen addition at 118 Harbor Street?",
         A.money_variants(harbor.valuation),
-        one(harbor),
+        application(harbor),
     )
     ask(
         "How much was the permit fee for the restaurant kitchen addition on Harbor Street?",
         A.money_variants(harbor.fee, True),
-        one(harbor),
+        application(harbor),
     )
     ask(
         "When is the electrical rough-in inspection planned for the Harbor Street kitchen addition?",
-        A.date_variants(dict(harbor.inspections)["Electrical rough-in"]),
-        two(harbor),
+        A.date_variants(_inspection(harbor, "Electrical rough-in")),
+        approval(harbor),
     )
     ask(
         "How big is the composite deck permitted at 23 Willow Bend?",
         A.text_variants("16 ft by 24 ft", "16 by 24 feet", "16 x 24 ft"),
-        one(willow),
+        application(willow),
     )
     ask(
         "On what date was the permit for the deck at 23 Willow Bend issued?",
         A.date_variants(willow.issued),
-        one(willow),
+        application(willow),
     )
     # cross-page
     ask(
         "Who approved the shed permit on Cooper Street for the city, and what valuation does it list?",
         A.list_variants([cooper.examiner, A.money(cooper.valuation)]),
-        two(cooper),
-        one(cooper),
+        approval(cooper),
+        application(cooper),
     )
     ask(
         "What permit fee applies to the Orchard Lane deck, and when is its final inspection?",
-        A.list_variants([A.money(orchard.fee, True), A.date_text(_final(orchard))]),
-        one(orchard),
-        two(orchard),
+        A.list_variants([A.money(orchard.fee, True), A.date_text(_inspection(orchard, "Final"))]),
+        application(orchard),
+        approval(orchard),
     )
     # cross-document
     decks = [p for p in PERMITS if p.work == "Deck"]
     ask(
         "Which properties in Millbrook received 2022 residential permits for deck work?",
         A.list_variants([p.address for p in decks]),
-        *[one(p) for p in decks],
+        *[application(p) for p in decks],
     )
     heron = menus.BY_KEY["heron"]
     ask(
         "What is the estimated valuation of the building work permitted at the Blue Heron Bistro's address?",
         A.money_variants(harbor.valuation),
         (heron.file, 1),
-        one(harbor),
+        application(harbor),
     )
     return cluster

@@ -69,6 +69,12 @@ _FIN_ROWS = (
     ("Capital outlay", 5.2e6),
 )
 _PLAN_YEARS = ("2023", "2024", "2025", "2026", "2027")
+# The report's pages in print order (the plan page only in 2022); the questions cite them by name.
+_LETTER, _GLANCE, _PRODUCTION, _FINANCE, _CAPITAL, _LEADERSHIP, _PLAN = range(1, 8)
+# Columns of a finance row.
+_BUDGET, _ACTUAL = 0, 1
+#: Page of every report that lists the board and the facility managers.
+LEADERSHIP_PAGE = _LEADERSHIP
 
 
 @dataclass
@@ -76,7 +82,7 @@ class _Year:
     """Numbers drawn for one report."""
 
     production: dict[str, dict[str, float]]
-    finance: dict[str, tuple[int, int]]
+    finance: dict[str, tuple[int, int]]  # label -> (budget, actual)
     plan: dict[str, tuple[int, ...]]
 
 
@@ -217,160 +223,167 @@ def build(seed: int) -> Cluster:
     cluster.documents.extend(doc.build() for doc in docs.values())
     ask = cluster.ask
 
-    def cell(year: int, plant: str, quarter: str) -> list[list[str]]:
+    # Each figure is printed on one page of the year's report: the helpers cite that page.
+    def production(question: str, year: int, plant: str, quarter: str) -> None:
         value = _mg(data[year].production[plant][quarter])
-        return A.quantity_variants(value, "million gallons", "MG")
+        ask(question, A.quantity_variants(value, "million gallons", "MG"), (name[year], _PRODUCTION))
 
-    def money(year: int, label: str, column: int) -> list[list[str]]:
-        return A.money_variants(data[year].finance[label][column])
+    def finance(question: str, year: int, label: str, column: int) -> None:
+        """``column`` is _BUDGET or _ACTUAL."""
+        ask(question, A.money_variants(data[year].finance[label][column]), (name[year], _FINANCE))
+
+    def project_cost(question: str, year: int, project: str) -> None:
+        cost = next(total for title, total, _ in _PROJECTS[year] if title == project)
+        ask(question, A.money_variants(cost), (name[year], _CAPITAL))
 
     # 2019
     ask(
         "Who signed the general manager's letter in the Riverton water utility's report for 2019?",
-        A.text_variants("Helen Okafor", "Okafor"),
-        (name[2019], 1),
+        A.person_variants(_GM[2019]),
+        (name[2019], _LETTER),
     )
     ask(
         "How many active customer connections did Riverton's water provider count in 2019?",
-        A.text_variants("40,812", "40812"),
-        (name[2019], 2),
+        A.count_variants(_CONNECTIONS[2019]),
+        (name[2019], _GLANCE),
     )
-    ask(
-        "How much water did Riverton's North Plant produce from January through March 2019?",
-        cell(2019, "North Plant", "Q1"),
-        (name[2019], 3),
+    production(
+        "How much water did Riverton's North Plant produce from January through March 2019?", 2019, "North Plant", "Q1"
     )
-    ask(
-        "What did the water utility actually collect from water sales in fiscal 2019?",
-        money(2019, "Water sales", 1),
-        (name[2019], 4),
+    finance(
+        "What did the water utility actually collect from water sales in fiscal 2019?", 2019, "Water sales", _ACTUAL
     )
-    ask(
+    project_cost(
         "What was the final cost of the standby generator installed at the Hillcrest pump station?",
-        A.money_variants(412900),
-        (name[2019], 5),
+        2019,
+        "Hillcrest pump station standby generator",
     )
     ask(
         "In 2019, what fixed monthly amount did a Riverton household pay for water service before usage?",
-        A.money_variants(17.85, True),
-        (name[2019], 5),
+        A.money_variants(_BASE_RATE[2019], True),
+        (name[2019], _CAPITAL),
     )
-    ask("Who was chair of the water utility's board in 2019?", A.text_variants("Walter Nguyen"), (name[2019], 6))
+    ask(
+        "Who was chair of the water utility's board in 2019?",
+        A.text_variants(_CHAIRS[2019]),
+        (name[2019], _LEADERSHIP),
+    )
     # 2020
     ask(
         "According to the general manager, how many people worked for the Riverton water utility in 2020?",
-        A.quantity_variants("184", "employees", "staff"),
-        (name[2020], 1),
+        A.quantity_variants(str(_EMPLOYEES[2020]), "employees", "staff"),
+        (name[2020], _LETTER),
     )
     ask(
         "How many miles of water main did Riverton's utility replace during 2020?",
-        A.quantity_variants("5.6", "miles"),
-        (name[2020], 2),
+        A.quantity_variants(_MAIN_MILES[2020], "miles"),
+        (name[2020], _GLANCE),
     )
-    ask(
+    production(
         "How much water came from the Cedar Creek facility between July and September 2020?",
-        cell(2020, "Cedar Creek Plant", "Q3"),
-        (name[2020], 3),
+        2020,
+        "Cedar Creek Plant",
+        "Q3",
     )
-    ask(
+    finance(
         "What did the Riverton water utility actually pay for debt service in its 2020 fiscal year?",
-        money(2020, "Debt service", 1),
-        (name[2020], 4),
+        2020,
+        "Debt service",
+        _ACTUAL,
     )
-    ask(
+    project_cost(
         "What did the first phase of the automated meter reading project cost?",
-        A.money_variants(2874000),
-        (name[2020], 5),
+        2020,
+        "Automated meter reading, phase one",
     )
     ask(
         "What usage charge per thousand gallons applied to Riverton residential water customers in 2020?",
-        A.money_variants(4.05, True),
-        (name[2020], 5),
+        A.money_variants(_VOLUME_RATE[2020], True),
+        (name[2020], _CAPITAL),
     )
     # 2021
     ask(
         "Who led the Riverton water utility as general manager in 2021?",
-        A.text_variants("Marcus Delgado", "Delgado"),
-        (name[2021], 1),
+        A.person_variants(_GM[2021]),
+        (name[2021], _LETTER),
     )
     ask(
         "How many lab samples did the water utility analyze in 2021?",
-        A.text_variants("3,412", "3412", "3,412 samples"),
-        (name[2021], 2),
+        A.count_variants(_SAMPLES[2021], "samples"),
+        (name[2021], _GLANCE),
     )
-    ask(
-        "What was the Lakeview Wellfield's output in the final quarter of 2021?",
-        cell(2021, "Lakeview Wellfield", "Q4"),
-        (name[2021], 3),
+    production(
+        "What was the Lakeview Wellfield's output in the final quarter of 2021?", 2021, "Lakeview Wellfield", "Q4"
     )
-    ask(
+    finance(
         "How much had the water utility budgeted for maintenance and repairs in fiscal 2021?",
-        money(2021, "Maintenance and repairs", 0),
-        (name[2021], 4),
+        2021,
+        "Maintenance and repairs",
+        _BUDGET,
     )
-    ask("What did relocating the water main along Riverside Drive cost?", A.money_variants(3118400), (name[2021], 5))
+    project_cost(
+        "What did relocating the water main along Riverside Drive cost?", 2021, "Riverside Drive main relocation"
+    )
     ask(
         "Who managed the Cedar Creek facility according to the utility's 2021 report?",
-        A.text_variants("Renee Castillo", "Castillo"),
-        (name[2021], 6),
+        A.person_variants(facility_manager(2021, "Cedar Creek Plant")),
+        (name[2021], _LEADERSHIP),
     )
     # 2022
     ask(
         "What was Riverton's average daily water demand in 2022?",
-        A.quantity_variants("14.3", "million gallons per day", "MGD"),
-        (name[2022], 2),
+        A.quantity_variants(_DEMAND[2022], "million gallons per day", "MGD"),
+        (name[2022], _GLANCE),
     )
     ask(
         "How many lead service lines were replaced by the Riverton utility in 2022?",
-        A.text_variants("388", "388 lead service lines"),
-        (name[2022], 2),
+        A.count_variants(str(_LEAD_LINES[2022]), "lead service lines"),
+        (name[2022], _GLANCE),
     )
-    ask(
-        "How much water did the North Plant deliver in the second quarter of 2022?",
-        cell(2022, "North Plant", "Q2"),
-        (name[2022], 3),
-    )
-    ask(
+    production("How much water did the North Plant deliver in the second quarter of 2022?", 2022, "North Plant", "Q2")
+    finance(
         "What were the water utility's actual operations and treatment costs in fiscal 2022?",
-        money(2022, "Operations and treatment", 1),
-        (name[2022], 4),
+        2022,
+        "Operations and treatment",
+        _ACTUAL,
     )
-    ask("How much did recoating the Oak Street storage tank cost?", A.money_variants(1212800), (name[2022], 5))
+    project_cost("How much did recoating the Oak Street storage tank cost?", 2022, "Oak Street storage tank recoating")
     ask(
         "How much does the Riverton utility plan to spend on replacing lead service lines in 2025?",
         A.money_variants(data[2022].plan["Lead service line replacement program"][2]),
-        (name[2022], 7),
+        (name[2022], _PLAN),
     )
     # cross-page: busiest facility in a quarter (table) -> its manager (leadership page)
     for year, quarter in ((2019, "Q3"), (2021, "Q2"), (2022, "Q4")):
         top = max(PLANTS, key=lambda p, y=year, q=quarter: data[y].production[p][q])
-        manager = _MANAGERS[year][PLANTS.index(top)]
         ask(
             f"Who managed the Riverton facility that produced the most water from "
             f"{_QUARTER_WORDS[quarter].replace(' through ', ' to ')} {year}?",
-            A.text_variants(manager, manager.split()[-1]),
-            (name[year], 3),
-            (name[year], 6),
+            A.person_variants(facility_manager(year, top)),
+            (name[year], _PRODUCTION),
+            (name[year], _LEADERSHIP),
         )
     # cross-document
     most = max(YEARS, key=lambda y: float(_MAIN_MILES[y]))
     ask(
         "Between 2019 and 2022, in which year did the Riverton water utility replace the most miles of main?",
         A.text_variants(str(most)),
-        *[(name[y], 2) for y in YEARS],
+        *[(name[y], _GLANCE) for y in YEARS],
     )
-    rose = data[2021].finance["Maintenance and repairs"][1] > data[2020].finance["Maintenance and repairs"][1]
+    rose = (
+        data[2021].finance["Maintenance and repairs"][_ACTUAL] > data[2020].finance["Maintenance and repairs"][_ACTUAL]
+    )
     ask(
         "Did the water utility's actual maintenance and repair spending go up from fiscal 2020 to fiscal 2021?",
         A.yes_no(rose),
-        (name[2020], 4),
-        (name[2021], 4),
+        (name[2020], _FINANCE),
+        (name[2021], _FINANCE),
     )
     ask(
         "Who signed the general manager's message in the earliest and in the latest of the Riverton water "
         "utility's annual reports?",
-        A.list_variants(["Helen Okafor", "Marcus Delgado"], ["Okafor", "Delgado"]),
-        (name[2019], 1),
-        (name[2022], 1),
+        A.list_variants([_GM[2019], _GM[2022]], [_GM[2019].split()[-1], _GM[2022].split()[-1]]),
+        (name[2019], _LETTER),
+        (name[2022], _LETTER),
     )
     return cluster

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import handbook
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
-from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.model import Cluster, render_cluster
 from madqa.loading_script.sample.text import paragraph
 
 DAMAGE_ROWS = (
@@ -22,6 +22,9 @@ DAMAGE_ROWS = (
     "Past lost earnings",
     "Past and future pain and suffering",
 )
+
+# A form's pages: questions 1-2 (negligence) with the caption, then questions 3-4 (fault shares and damages).
+_LIABILITY, _DAMAGES = 1, 2
 
 
 @dataclass(frozen=True)
@@ -167,81 +170,101 @@ def _verdict(verdict: Verdict, rng: random.Random) -> DocBuilder:
     return doc
 
 
+def _closing_page(verdict: Verdict) -> int:
+    """The page with the presiding juror's signature (and question 5, asked only after a finding of negligence)."""
+    return _DAMAGES + 1 if verdict.negligent else _DAMAGES
+
+
+def _damages(verdict: Verdict, row: str) -> int:
+    """The amount the jury found for one of :data:`DAMAGE_ROWS`."""
+    return verdict.damages[DAMAGE_ROWS.index(row)]
+
+
 def build(seed: int) -> Cluster:
     """Build the three verdict forms and their questions."""
-    rng = random.Random(f"{seed}-verdicts")
-    cluster = Cluster()
-    cluster.documents.extend(_verdict(v, rng).build() for v in VERDICTS)
+    cluster = render_cluster(seed, "verdicts", _verdict, VERDICTS)
     ask = cluster.ask
     alvarez, okonkwo, henley = VERDICTS
     ask(
         "Did the jury find the freight company negligent in the suit brought by Rosa Alvarez?",
-        A.yes_no(True),
-        (alvarez.file, 1),
+        A.yes_no(alvarez.negligent),
+        (alvarez.file, _LIABILITY),
     )
     ask(
         "What share of responsibility did the jury assign to Rosa Alvarez herself?",
-        A.percent_variants(20),
-        (alvarez.file, 2),
+        A.percent_variants(alvarez.fault[1]),
+        (alvarez.file, _DAMAGES),
     )
     ask(
         "How much did the jury award Rosa Alvarez for future medical care?",
-        A.money_variants(120000),
-        (alvarez.file, 2),
+        A.money_variants(_damages(alvarez, "Future medical expenses")),
+        (alvarez.file, _DAMAGES),
     )
-    ask("Did the Alvarez jury find that the trucking company acted with malice?", A.yes_no(False), (alvarez.file, 3))
-    ask("Who signed the Alvarez verdict as presiding juror?", A.text_variants("Gail Thornton"), (alvarez.file, 3))
+    ask(
+        "Did the Alvarez jury find that the trucking company acted with malice?",
+        A.yes_no(alvarez.malice),
+        (alvarez.file, _closing_page(alvarez)),
+    )
+    ask(
+        "Who signed the Alvarez verdict as presiding juror?",
+        A.text_variants(alvarez.presiding),
+        (alvarez.file, _closing_page(alvarez)),
+    )
     ask(
         "What percentage of fault did the jury place on the apartment complex in the Okonkwo lawsuit?",
-        A.percent_variants(65),
-        (okonkwo.file, 2),
+        A.percent_variants(okonkwo.fault[0]),
+        (okonkwo.file, _DAMAGES),
     )
     ask(
         "What total damages did the jury find for the tenant who sued Lakeside Apartments?",
         A.money_variants(sum(okonkwo.damages)),
-        (okonkwo.file, 2),
+        (okonkwo.file, _DAMAGES),
     )
     ask(
         "Did the Okonkwo jury find that the landlord's negligence was a substantial factor in the tenant's harm?",
-        A.yes_no(True),
-        (okonkwo.file, 1),
+        A.yes_no(okonkwo.negligent),
+        (okonkwo.file, _LIABILITY),
     )
     ask(
         "On what date was the verdict in the Lakeside Apartments case signed?",
         A.date_variants(okonkwo.signed),
-        (okonkwo.file, 3),
+        (okonkwo.file, _closing_page(okonkwo)),
     )
     ask(
         "Did the jury conclude that Marsh Pharmacy was negligent toward Martin Henley?",
-        A.yes_no(False),
-        (henley.file, 1),
+        A.yes_no(henley.negligent),
+        (henley.file, _LIABILITY),
     )
-    ask("Who was the presiding juror in the pharmacy case?", A.text_variants("Irene Castellanos"), (henley.file, 2))
+    ask(
+        "Who was the presiding juror in the pharmacy case?",
+        A.text_variants(henley.presiding),
+        (henley.file, _closing_page(henley)),
+    )
     ask(
         "What is the case number of Henley's lawsuit against the pharmacy?",
         A.text_variants(henley.case_no),
-        (henley.file, 1),
+        (henley.file, _LIABILITY),
     )
     # cross-page
     ask(
         "What is the case number of the lawsuit against Lakeside Apartments, and who presided over its jury?",
         A.list_variants([okonkwo.case_no, okonkwo.presiding]),
-        (okonkwo.file, 1),
-        (okonkwo.file, 3),
+        (okonkwo.file, _LIABILITY),
+        (okonkwo.file, _closing_page(okonkwo)),
     )
     # cross-document
     more = max((alvarez, okonkwo), key=lambda v: v.damages[0])
     ask(
         "Who was awarded more for past medical bills: Rosa Alvarez or the tenant who sued Lakeside Apartments?",
         A.text_variants(more.plaintiff),
-        (alvarez.file, 2),
-        (okonkwo.file, 2),
+        (alvarez.file, _DAMAGES),
+        (okonkwo.file, _DAMAGES),
     )
     ask(
         "According to its employee handbook, how soon must drivers of the company sued by Rosa Alvarez report an "
         "accident in a company vehicle?",
         A.text_variants("within 24 hours", "24 hours"),
-        (alvarez.file, 1),
+        (alvarez.file, _LIABILITY),
         handbook.accident_page(),
     )
     return cluster

@@ -100,6 +100,19 @@ def test_deterministic_and_seeded(sample: Sample, tmp_path: Path) -> None:
     shutil.rmtree(out)
 
 
+#: sha256 of seed 0's questions.jsonl (every question, answer variant and evidence page) per SAMPLE_VERSION. The
+#: labels do not depend on how PyMuPDF writes the PDFs, so a refactoring of the generator must leave this digest as
+#: it is; a deliberate change to the labels bumps SAMPLE_VERSION and adds its digest here.
+_QUESTIONS_SHA256 = {"1.0.0": "d837d894e27991c511b2ab8616e60ce8ad0eab49e1517ab3e99b7add81ff89d6"}
+
+
+def test_labels_pinned_to_the_version(sample: Sample) -> None:
+    digest = hashlib.sha256((sample.out / "questions.jsonl").read_bytes()).hexdigest()
+    assert digest == _QUESTIONS_SHA256[SAMPLE_VERSION], (
+        "the labels changed: bump SAMPLE_VERSION and pin the new digest"
+    )
+
+
 # --- corpus shape and layouts -----------------------------------------------------------------------------
 
 
