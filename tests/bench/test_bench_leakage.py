@@ -30,6 +30,7 @@ def _space(items: int = 500) -> tuple[list[Any], list[Any], list[Any]]:
     return refs, [r for r in refs if r.id not in hidden], [r for r in refs if r.id in hidden]
 
 
+@pytest.mark.slow
 def test_one_file_tells_more_than_the_two_channel_decoding_and_the_truth_is_kept() -> None:
     refs, public, private = _space()
     rng = random.Random(5)

@@ -7,6 +7,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 from madqa.cli import main
 
 
@@ -20,6 +22,7 @@ def test_sleepy_model_searches_twice_then_answers(layout, tmp_path: Path, monkey
     assert all(r["steps"] == 2 and len(r["trajectory"]) == 3 and r["answer"] == ["17.85"] for r in rows)
 
 
+@pytest.mark.slow
 def test_bench_scale_prints_every_stage_beside_its_target(layout, capsys) -> None:
     argv = [
         "bench",

@@ -176,6 +176,7 @@ def _ctrl_c(proc: subprocess.Popen[str], ready: str, *, children: int = 0) -> tu
     return proc.returncode, rest
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_view_is_one_line_and_130(tmp_path: Path) -> None:
     port = _free_port()
     proc = _madqa("view", *_view_files(tmp_path), "--port", str(port), env=_env(), start_new_session=True)
@@ -184,6 +185,7 @@ def test_ctrl_c_on_view_is_one_line_and_130(tmp_path: Path) -> None:
     assert rest.strip().splitlines() == ["INFO madqa.cli.serve: stopped the explorer (Ctrl+C)"], rest
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_the_space_stops_its_scoring_workers_quietly(built_home: Path, tmp_path: Path) -> None:
     port = _free_port()
     env = _env(

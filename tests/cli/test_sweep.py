@@ -87,6 +87,7 @@ def test_mistakes_name_the_configuration_and_field(tmp_path: Path, caplog, text:
     assert message in caplog.text
 
 
+@pytest.mark.slow
 @needs_ray
 def test_sweep_on_ray(cluster, tmp_path: Path, capsys) -> None:
     config = write(tmp_path, SWEEP)

@@ -83,6 +83,7 @@ def folder(tmp_path: Path) -> Path:
     return pdfs
 
 
+@pytest.mark.slow
 def test_killed_worker_loses_only_its_file_and_a_rerun_does_only_it(folder, tmp_path, monkeypatch, caplog):
     _text_pdf(folder / "b_KILLME.pdf", "Beta text that is lost when its worker is killed")
     _text_pdf(folder / "e_RAISE.pdf", "Epsilon text whose worker raises")
@@ -111,6 +112,7 @@ def test_killed_worker_loses_only_its_file_and_a_rerun_does_only_it(folder, tmp_
     assert len(again.pages) == 6
 
 
+@pytest.mark.slow
 def test_files_are_cached_as_they_finish_so_a_killed_run_resumes(folder, tmp_path, monkeypatch):
     _text_pdf(folder / "b_SLEEPY.pdf", "Beta text of the file in flight when the run is killed")
     cache = tmp_path / "cache"
@@ -142,6 +144,7 @@ def test_files_are_cached_as_they_finish_so_a_killed_run_resumes(folder, tmp_pat
     ]
 
 
+@pytest.mark.slow
 def test_a_hanging_file_times_out_and_the_others_go_on(folder, caplog):
     _text_pdf(folder / "b_SLEEPY.pdf", "Beta text of a file whose worker hangs")
     _text_pdf(folder / "e_epsilon.pdf", "Epsilon text extracted after the hang")
@@ -161,6 +164,7 @@ def _png_bytes() -> bytes:
     return pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 4, 4), False).tobytes("png")
 
 
+@pytest.mark.slow
 def test_listing_names_every_file_it_does_not_extract(tmp_path, caplog):
     pdfs = tmp_path / "messy"
     pdfs.mkdir()
@@ -225,6 +229,7 @@ def test_settings_are_part_of_the_cache_key_and_in_process_errors_are_isolated(f
     assert len(report.pages) == 4
 
 
+@pytest.mark.slow
 def test_extract_exit_status_is_non_zero_for_skipped_files_only_with_strict(folder, tmp_path, monkeypatch, caplog):
     from madqa.cli import main
     from madqa.loading_script.io import read_jsonl

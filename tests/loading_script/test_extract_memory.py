@@ -194,6 +194,7 @@ print(json.dumps({"peak_kib": peak, "child_peak_kib": child, "pages": result.pag
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Debian tesseract-ocr")
 def test_an_ocr_worker_stays_under_the_bound_on_an_a0_page_with_a_progressive_rgb_jpeg(tmp_path):
     from madqa.loading_script.ocr_images import WORKER_BOUND_MIB

@@ -155,6 +155,7 @@ def test_cjk_and_cyrillic_text_layers_are_kept_and_searchable(tmp_path: Path):
 # --- OCR: languages, orientation, pixel cap ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_rus_osd
 @needs_dejavu
 def test_russian_scan_is_ocrd_with_russian_chosen_automatically(tmp_path: Path):
@@ -184,6 +185,7 @@ def test_explicit_language_that_is_not_installed_names_the_package(tmp_path: Pat
     )
 
 
+@pytest.mark.slow
 @needs_tesseract
 @pytest.mark.skipif(TESSDATA is None or not ocr.has_osd(TESSDATA), reason="needs Debian tesseract-ocr-osd")
 def test_sideways_and_upside_down_scans_are_turned_upright_before_ocr(tmp_path: Path):
@@ -256,6 +258,7 @@ print(round(vm_hwm_mib()), result.pages[0]["text_source"], " ".join(result.pages
 """
 
 
+@pytest.mark.slow
 @needs_tesseract
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads VmHWM from /proc")
 def test_an_a0_scan_is_ocrd_in_bounded_memory(tmp_path: Path):

@@ -36,6 +36,7 @@ def corpus(layout, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_cli_extract_ray_output_is_byte_identical(cluster, corpus: Path, tmp_path: Path, monkeypatch, caplog) -> None:
     from madqa.cli import main
 
@@ -52,6 +53,7 @@ def test_cli_extract_ray_output_is_byte_identical(cluster, corpus: Path, tmp_pat
     assert outputs["ray"] == outputs["local"]
 
 
+@pytest.mark.slow
 def test_report_and_cache_match_the_local_run(cluster, corpus: Path, tmp_path: Path) -> None:
     from madqa.loading_script.extract import extract_corpus
     from madqa.loading_script.extract_ray import ray_pool
@@ -76,6 +78,7 @@ def crash_on_scan(path: Path, **kwargs):
     return extract_pdf(path, **kwargs)
 
 
+@pytest.mark.slow
 def test_a_file_that_kills_its_worker_is_reported_by_name(cluster, corpus: Path, tmp_path: Path) -> None:
     from madqa.loading_script.extract import extract_corpus
     from madqa.loading_script.extract_ray import ray_pool

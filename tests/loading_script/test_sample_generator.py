@@ -39,6 +39,7 @@ def _file_digests(root: Path) -> dict[str, str]:
 # --- files and schema -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_files_and_document_records(sample: Sample) -> None:
     assert isinstance(SAMPLE_VERSION, str) and SAMPLE_VERSION
     pdfs = sorted(p.name for p in (sample.out / "documents").glob("*.pdf"))
@@ -83,6 +84,7 @@ def test_question_records(sample: Sample) -> None:
         assert (q["document_category"], q["domain"]) == (first["document_category"], first["domain"])
 
 
+@pytest.mark.slow
 def test_deterministic_and_seeded(sample: Sample, tmp_path: Path) -> None:
     out = tmp_path / "again"
     generate_sample(out, seed=0)
@@ -181,6 +183,7 @@ def _ocr_page(job: tuple[str, int]) -> str:
         return page.get_text(textpage=textpage)
 
 
+@pytest.mark.slow
 def test_scanned_pages_are_readable_by_ocr(sample: Sample) -> None:
     if shutil.which("tesseract") is None:
         pytest.skip("tesseract is not installed")

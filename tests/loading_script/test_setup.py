@@ -179,6 +179,7 @@ def test_build_rejects_bad_questions_with_file_and_line(layout, tmp_path, bad):
     assert not (tmp_path / "out" / "madqa").exists()
 
 
+@pytest.mark.slow
 def test_literal_evaluate_load_madqa_offline_after_setup(layout, tmp_path):
     code = "import evaluate\nm = evaluate.load('madqa')\nprint(type(m).__name__)\n"
     env = _subprocess_env(layout)

@@ -330,6 +330,7 @@ def population_k(pi, p, n):
 EFFORT_PI = [0.05, 0.15, 0.2, 0.2, 0.15, 0.1, 0.05, 0.05, 0.03, 0.02]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "accuracy", "n", "order", "lowest", "highest"),
     [

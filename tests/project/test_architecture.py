@@ -329,6 +329,7 @@ def test_no_agent_imports_another_agent_and_only_the_registry_names_them(graph):
     _fail("imports of an agent from outside it (move what they share out of the agent)", bad)
 
 
+@pytest.mark.slow
 def test_no_formatter_escapes():
     """The cap counts formatted lines, so nothing may opt out of ``ruff format`` (``make lint`` checks the rest)."""
     escapes = re.compile(r"#\s*fmt:\s*(skip|off)\b")

@@ -16,6 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from helpers.paths import TESTS
 
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
@@ -63,6 +64,7 @@ def _attempts(env: dict[str, str]) -> list[dict[str, str]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
 
 
+@pytest.mark.slow
 def test_offline_commands_open_no_socket(built_home: Path, tmp_path: Path) -> None:
     env = _env(tmp_path)
     results = tmp_path / "r.jsonl"
@@ -91,6 +93,7 @@ def test_offline_commands_open_no_socket(built_home: Path, tmp_path: Path) -> No
     assert len(results.read_text(encoding="utf-8").splitlines()) == 2
 
 
+@pytest.mark.slow
 def test_local_space_opens_no_socket(built_home: Path, tmp_path: Path) -> None:
     env = _env(tmp_path)
     env["MADQA_SPACE_DB"] = str(tmp_path / "board.sqlite")
@@ -122,6 +125,7 @@ def test_local_space_opens_no_socket(built_home: Path, tmp_path: Path) -> None:
     assert attempts == [], attempts[0]["stack"]
 
 
+@pytest.mark.slow
 def test_litellm_route_opens_no_socket_with_the_offline_flags(built_home: Path, tmp_path: Path) -> None:
     """Importing LiteLLM fetches its model-cost map from the network unless told not to: with the offline flags set
     (as a user would), a `litellm:` run against a loopback server makes no other connection (issue 22)."""

@@ -30,6 +30,7 @@ def test_space_without_labels_is_a_clear_user_error(tmp_path: Path, monkeypatch,
     assert not (tmp_path / "sample").exists()
 
 
+@pytest.mark.slow
 def test_bench_space_small_run_prints_json(capsys) -> None:
     from madqa.cli import main
 

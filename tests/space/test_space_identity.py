@@ -244,6 +244,7 @@ def test_identity_key_prefers_the_hub_user_and_requires_login_on_a_space() -> No
 # --- rate limit, duplicates, idempotency ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_rate_limit_counts_accepted_only_persists_and_expires_at_the_window(scorer, layout, tmp_path: Path) -> None:
     from madqa.space.storage import SubmissionStore
     from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form

@@ -32,6 +32,7 @@ def test_pool_scores_exactly_like_the_request_thread(refs) -> None:
         pool.close()
 
 
+@pytest.mark.slow
 def test_a_costly_legal_file_is_stopped_by_the_cpu_budget_and_the_pool_recovers(refs) -> None:
     worst = worst_case_text(refs, 20 * 1024 * 1024, 0)  # legal: ~300 lines at the answer caps, ~55 ms each
     evaluate_results(
@@ -48,6 +49,7 @@ def test_a_costly_legal_file_is_stopped_by_the_cpu_budget_and_the_pool_recovers(
         pool.close()
 
 
+@pytest.mark.slow
 def test_a_full_queue_turns_submissions_away_without_waiting_forever(refs) -> None:
     pool = ScoringPool(refs, n_resamples=10, limits=PoolLimits(workers=1, cpu_s=3, queue_timeout_s=0.2))
     outcome: list[str] = []

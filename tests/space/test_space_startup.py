@@ -236,6 +236,7 @@ def test_madqa_space_fails_fast_on_a_wrong_dataset(tmp_path: Path, monkeypatch, 
     assert "MADQA_DATASET" in caplog.text and "MADQA_SPACE_LABELS" in caplog.text
 
 
+@pytest.mark.slow
 def test_bench_start_up_figure_measures_the_space_on_the_sample(built_home: Path, tmp_path: Path, monkeypatch) -> None:
     from madqa.bench.space_startup import startup_figures, startup_lines
 

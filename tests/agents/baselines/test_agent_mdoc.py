@@ -149,6 +149,7 @@ def rambler(**_: Any) -> ScriptedModel:
     return ScriptedModel(["I think it is somewhere in the pages."], text_only=True)
 
 
+@pytest.mark.slow
 def test_mdoc_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "mdoc.jsonl"
     cmd = [

@@ -65,6 +65,7 @@ def test_rag_retrieves_once_shows_the_pages_and_answers_in_one_call(layout) -> N
         prepared.close()
 
 
+@pytest.mark.slow
 def test_rag_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "rag.jsonl"
     cmd = [

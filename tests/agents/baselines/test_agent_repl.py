@@ -206,6 +206,7 @@ def test_long_observations_are_clipped_with_a_hint(corpus, worker) -> None:
         build_repl_agent(model, corpus, observation_chars=10, worker=worker)
 
 
+@pytest.mark.slow
 def test_every_attack_is_refused_or_killed_and_the_run_goes_on(corpus, worker, layout) -> None:
     labels = layout.test_labels
     before = labels.read_bytes()
@@ -359,6 +360,7 @@ def test_cli_runs_the_repl_agent_then_evaluate(layout, tmp_path: Path, capsys) -
     assert main([*args[:2], "bm25", *args[3:5], "--sub-model", "local", "-o", str(tmp_path / "x.jsonl")]) == 2
 
 
+@pytest.mark.slow
 def test_local_model_smoke_run(layout, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
     from madqa.agents.harness.runner import RunConfig, run_benchmark

@@ -213,6 +213,7 @@ def test_the_corpus_reader_takes_regular_files_and_never_follows_a_link(tmp_path
     assert read_corpus(root) == {"doc/page_0001.txt": "one"}
 
 
+@pytest.mark.slow
 def test_shell_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "shell.jsonl"
     cmd = [

@@ -336,6 +336,7 @@ def test_trec_eval_on_the_written_runs_gives_the_printed_table(layout, tmp_path:
     assert "missed by every retriever @10:" in done.stdout and "oracle gap @" not in done.stdout.lower()
 
 
+@pytest.mark.slow
 def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
     specs = "bm25,dense:wordllama,rrf:bm25+dense:wordllama"
     cmd = [
@@ -393,6 +394,7 @@ def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
     assert bad.returncode == 2 and "unknown option 'nope'" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_bench_retrieval_measures_each_spec_from_scratch(layout) -> None:
     from madqa.bench.retrieval import bench_retrieval
 

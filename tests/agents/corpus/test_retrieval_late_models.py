@@ -91,6 +91,7 @@ def build(spec: str, tmp_path: Path, renderer: Renderer | None, pages: list[dict
     return make_retriever(spec, pages, cache_dir=tmp_path / "vec", index_dir=tmp_path / "ix", renderer=renderer)
 
 
+@pytest.mark.slow
 def test_colbert_vectors_follow_colbertv2(models: dict[str, Path]) -> None:
     enc = encoders.ColBERTEncoder(str(models["colbert"]), device="cpu", doc_length=64)
     assert enc.projection is not None and tuple(enc.projection.shape) == (16, 32)  # linear.weight was found
@@ -174,6 +175,7 @@ def test_a_batch_of_four_gives_the_vectors_of_four_batches_of_one(
     assert len({v.shape[0] for v in together}) > 1 or kind == "dse"  # padding was exercised
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["colbert", "dse", "colpali"])
 def test_page_vectors_are_cached_on_disk_and_keyed(
     kind: str, models: dict[str, Path], tmp_path: Path, renderer: Renderer

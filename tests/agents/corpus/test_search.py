@@ -197,6 +197,7 @@ def test_whoosh_wildcards_without_the_word_list(tmp_path: Path) -> None:
     assert {q: WhooshIndex(folder).search(q, 10) for q in expected} == expected
 
 
+@pytest.mark.slow
 def test_tantivy_matches_whoosh_pages_for_wildcards_and_boolean_queries(tmp_path: Path) -> None:
     """Same matching pages as Whoosh (every match), and mostly the same top 5."""
     pytest.importorskip("tantivy")

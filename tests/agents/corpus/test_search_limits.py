@@ -56,6 +56,7 @@ def _pages(hits: list[Any]) -> list[tuple[str, int]]:
     return [(h.document, h.page) for h in hits]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("query", "part"),
     [

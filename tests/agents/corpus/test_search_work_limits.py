@@ -224,6 +224,7 @@ def test_the_safety_net_is_raised_past_the_model(index: Any) -> None:
     assert "ran past the 2 s safety net of one search" in record.error and "--retry-errors" in record.error
 
 
+@pytest.mark.slow
 def test_a_safety_net_hit_is_an_infrastructure_error_line(layout, tmp_path: Path, monkeypatch) -> None:
     """End to end: a search past the net ends its question as an error line of kind ``search`` after that one
     model call (the model never sees it); the limits are in the line's ``config``; ``--retry-errors`` reruns it."""

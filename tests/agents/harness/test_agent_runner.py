@@ -100,6 +100,7 @@ def test_oracle_run_uses_no_search(layout, tmp_path: Path) -> None:
     assert rows[0]["config"]["oracle"] is True
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_gives_every_id_exactly_once(layout, tmp_path: Path) -> None:
     out = tmp_path / "k.jsonl"
     env = {
@@ -142,6 +143,7 @@ def test_kill_9_then_resume_gives_every_id_exactly_once(layout, tmp_path: Path) 
     assert len(parse_results_text(out.read_text(encoding="utf-8"), str(out))) == 12
 
 
+@pytest.mark.slow
 def test_local_model_smoke_run(layout, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
     out = tmp_path / "local.jsonl"
@@ -206,6 +208,7 @@ def _valid(out: Path) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.slow
 def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, tmp_path: Path) -> None:
     out = tmp_path / "i.jsonl"
     proc = _start(out, "--model", FAKE, "--limit", "8", "--workers", "2", env=_env(MADQA_FAKE_DELAY="0.4"))
@@ -232,6 +235,7 @@ def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, t
     assert len(_valid(out)) == 8
 
 
+@pytest.mark.slow
 def test_the_wait_for_questions_in_flight_is_bounded(layout, tmp_path: Path) -> None:
     out = tmp_path / "b.jsonl"
     slower = tmp_path / "delay"
@@ -256,6 +260,7 @@ def test_the_wait_for_questions_in_flight_is_bounded(layout, tmp_path: Path) -> 
     assert len(_valid(out)) == 1
 
 
+@pytest.mark.slow
 def test_second_ctrl_c_stops_at_once_with_the_file_intact(layout, tmp_path: Path) -> None:
     out = tmp_path / "d.jsonl"
     slower = tmp_path / "delay"
@@ -282,6 +287,7 @@ def test_second_ctrl_c_stops_at_once_with_the_file_intact(layout, tmp_path: Path
     assert 2 <= len(_valid(out)) < 6
 
 
+@pytest.mark.slow
 def test_second_ctrl_c_during_a_local_model_call_exits_cleanly(layout, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
     out = tmp_path / "l.jsonl"

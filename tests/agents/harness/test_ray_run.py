@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import helpers.ray_fixtures as ray_fixtures
+import pytest
 from helpers.ray_fixtures import TESTS, needs_ray
 
 from madqa.agents.harness.runner import RunConfig, run_benchmark
@@ -44,6 +45,7 @@ def without_timings(value: Any) -> Any:
     return re.sub(r"^step \d+$", "step N", value) if isinstance(value, str) else value
 
 
+@pytest.mark.slow
 @needs_ray
 def test_ray_run_writes_the_local_runs_records(cluster, tmp_path: Path) -> None:
     from madqa.agents.harness.ray_run import RayBackend
@@ -58,6 +60,7 @@ def test_ray_run_writes_the_local_runs_records(cluster, tmp_path: Path) -> None:
     assert ours[0]["trajectory"] and ours[0]["config"]["observe"] == "text"  # the comparison compared something
 
 
+@pytest.mark.slow
 @needs_ray
 def test_cli_run_ray_then_resume(cluster, tmp_path: Path, caplog) -> None:
     from madqa.cli import main
@@ -74,6 +77,7 @@ def test_cli_run_ray_then_resume(cluster, tmp_path: Path, caplog) -> None:
     assert len(ids) == 5 == len(set(ids))
 
 
+@pytest.mark.slow
 @needs_ray
 def test_killed_worker_node_loses_and_duplicates_nothing(cluster, tmp_path: Path, monkeypatch) -> None:
     """A third node joins, gets an actor, and is killed while questions are in flight on it."""
@@ -129,6 +133,7 @@ def test_without_ray_the_error_names_the_extra(layout, tmp_path: Path, monkeypat
     assert not (tmp_path / "x.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_local_run_never_imports_ray(layout, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(TESTS), os.environ.get("PYTHONPATH", "")])}
     code = (

@@ -404,6 +404,7 @@ class _StopAfterFirst:
         self.stop.set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["threads", "ray"])
 def test_a_stop_request_starts_no_new_question(layout, tmp_path: Path, monkeypatch, request, backend: str) -> None:
     """Both backends: once the stop is asked for, the questions in flight finish and none starts."""

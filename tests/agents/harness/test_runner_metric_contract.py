@@ -251,12 +251,14 @@ FUZZ = settings(
 )
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=15)
 @given(scripts=scripts)
 def test_every_line_the_runner_writes_is_scored_by_all_three_paths(dev, tmp_path_factory, scripts) -> None:
     check_run(dev, tmp_path_factory.mktemp("fuzz"), scripts, agent="bm25")
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=6)
 @given(scripts=repl_scripts)
 def test_every_line_the_code_agent_writes_is_scored_by_all_three_paths(dev, tmp_path_factory, scripts) -> None:

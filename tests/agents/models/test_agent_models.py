@@ -128,6 +128,7 @@ def local_model():
     return make_model("local", max_tokens=160)
 
 
+@pytest.mark.slow
 def test_local_model_always_makes_a_well_formed_tool_call(local_model) -> None:
     from madqa.agents.search_loop.tools import SearchDocumentsTool
 

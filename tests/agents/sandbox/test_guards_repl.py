@@ -255,6 +255,7 @@ BURN = (
 )
 
 
+@pytest.mark.slow
 def test_the_cpu_limit_is_rearmed_before_every_step() -> None:
     """cpu_s=1: twelve steps of ~0.5 s busy each (6 s in all, far past one arming's 1-2 s) must all finish in one
     worker; a step that would be busy for 25 s is stopped by the CPU limit (within ~2 s, not by the 30 s wall clock).
