@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import re
 import sys
 from collections.abc import Sequence
 
@@ -42,18 +41,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
 )
 
 
-class Parser(argparse.ArgumentParser):
-    """``argparse`` with "did you mean" for a mistyped choice (a subcommand, a benchmark, a ``choices`` value)."""
-
-    _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
-
-    def error(self, message: str):  # noqa: ANN201 - argparse's signature (it never returns)
-        found = self._INVALID_CHOICE.search(message)
-        if found:
-            close = conventions.did_you_mean(found.group(1), re.findall(r"'([^']*)'", found.group(2)))
-            if close is not None:
-                message = f"{message}; did you mean '{close}'?"
-        super().error(message)
+Parser = conventions.Parser
 
 
 #: What ``madqa -h`` shows after the commands: the first steps.

@@ -28,6 +28,7 @@ from madqa.agents.harness.options import (
     option_type,
     parse_option_value,
 )
+from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ def _agent_in(args: Sequence[str]) -> str | None:
     return None
 
 
-class RunParser(argparse.ArgumentParser):
+class RunParser(conventions.Parser):
     """``madqa run``'s parser: reads ``--agent`` first, so that its help shows that agent's options only and a
     plugin agent's own flags parse; after parsing, the options given are in ``args.agent_options_given`` and the
     chosen agent's options all have a value (the class's default where none was given)."""

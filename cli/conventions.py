@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -274,3 +275,17 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """
     found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return found[0] if found else None
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse`` with "did you mean" for a mistyped choice (a subcommand, a benchmark, a ``choices`` value)."""
+
+    _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+
+    def error(self, message: str):  # noqa: ANN201 - argparse's signature (it never returns)
+        found = self._INVALID_CHOICE.search(message)
+        if found:
+            close = did_you_mean(found.group(1), re.findall(r"'([^']*)'", found.group(2)))
+            if close is not None:
+                message = f"{message}; did you mean '{close}'?"
+        super().error(message)

@@ -211,6 +211,9 @@ def test_a_mistyped_subcommand_gets_did_you_mean(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["zzzz"])
     assert "did you mean" not in capsys.readouterr().err  # nothing close: no guess
+    with pytest.raises(SystemExit):  # an agent name (run's own parser reads --agent first)
+        main(["run", "--agent", "bm52", "-o", "r.jsonl"])
+    assert "did you mean 'bm25'?" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
