@@ -32,14 +32,12 @@ SMALL_RUN = [
     "1",
     "--max-steps",
     "2",
-    "--top-k",
-    "2",
-    "--page-chars",
-    "300",
     "--model-option",
     "max_tokens=256",
     "--no-progress",
 ]
+#: The search agent's own options (the code agent has none of these; the framework refuses them for it).
+SMALL_SEARCH = ["--top-k", "2", "--page-chars", "300"]
 INFRA_KINDS = {"provider", "transport", "timeout", "worker"}
 
 
@@ -94,6 +92,8 @@ def test_run_completes_against_the_real_server(
     out = tmp_path / "r.jsonl"
     env = {"OPENAI_API_KEY": "x"}
     args = ["run", "--agent", agent, "--model", spec, "-o", str(out), *SMALL_RUN, "--model-option", "temperature=0"]
+    if agent == "bm25":
+        args += SMALL_SEARCH
     if agent == "bm25" and how == "env":
         # llama-cpp-python's tool_choice "auto" replies ignore max_tokens and can run to the context's end (a minute
         # or more on one CPU thread); "none" sends the tools in the prompt only, so every reply is capped. The
@@ -243,6 +243,7 @@ def test_question_timeout_ends_a_hanging_question(built_home: Path, server: Llam
                 "--limit",
                 "2",
                 *SMALL_RUN[4:],
+                *SMALL_SEARCH,
             ],
             env={"OPENAI_API_KEY": "x"},
         )
