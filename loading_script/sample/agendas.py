@@ -10,13 +10,7 @@ from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import permits
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
-
-CHAMBERS = "Council Chambers, City Hall, 300 Main Street"
-# Items every regular meeting lists, in the same words.
-_ROLL_CALL = ("Call to order and roll call", "", "")
-_PUBLIC_COMMENT = ("Public comment", "", "Speakers are limited to three minutes each.")
-_REPORTS_AND_ADJOURNMENT = ("Council reports and adjournment", "", "")
-_ADJOURNMENT = ("Adjournment", "", "")
+from madqa.loading_script.sample.records import load_records
 
 
 @dataclass(frozen=True)
@@ -34,110 +28,7 @@ class Agenda:
         return f"millbrook_city_council_agenda_{self.date:%Y_%m_%d}.pdf"
 
 
-AGENDAS: tuple[Agenda, ...] = (
-    Agenda(
-        dt.date(2022, 1, 11),
-        "7:00 PM",
-        CHAMBERS,
-        (
-            (
-                _ROLL_CALL,
-                ("Approval of the minutes of the December 14, 2021 regular meeting", "", ""),
-                _PUBLIC_COMMENT,
-                (
-                    "Presentation: five-year capital plan of the Riverton Water Utility",
-                    "Marcus Delgado, General Manager, Riverton Water Utility",
-                    "Overview of planned main replacements and the lead service line program.",
-                ),
-                (
-                    "Resolution 2022-03: snow and ice removal contract",
-                    "Public Works Director Ines Carvalho",
-                    "Authorizes a one-year contract with Northfield Services in the amount of $148,000.",
-                ),
-                _ADJOURNMENT,
-            ),
-        ),
-    ),
-    Agenda(
-        dt.date(2022, 3, 8),
-        "6:30 PM",
-        CHAMBERS,
-        (
-            (
-                _ROLL_CALL,
-                ("Proclamation: Arbor Day in Millbrook", "Mayor Celeste Vandermeer", ""),
-                (
-                    "Public hearing: Harbor Street parking changes",
-                    "Traffic Engineer Malik Grant",
-                    "Proposed conversion of twenty-two metered spaces to two-hour "
-                    "free parking between Elm Avenue and the pier.",
-                ),
-                _PUBLIC_COMMENT,
-            ),
-            (
-                (
-                    "Consent agenda",
-                    "",
-                    "Approval of warrants; acceptance of the quarterly investment report; renewal of the "
-                    "library janitorial contract.",
-                ),
-                (
-                    "Ordinance 2022-07: residential fence height limits (first reading)",
-                    "City Attorney Rosalind Greer",
-                    "Would raise the maximum rear-yard fence height from six to seven feet.",
-                ),
-                _REPORTS_AND_ADJOURNMENT,
-            ),
-        ),
-    ),
-    Agenda(
-        dt.date(2022, 4, 12),
-        "7:00 PM",
-        "Millbrook Public Library, Community Room, 25 Elm Avenue",
-        (
-            (
-                _ROLL_CALL,
-                _PUBLIC_COMMENT,
-                (
-                    "Appeal: denial of a permit fee waiver for 7 Maple Court",
-                    "Appellant Yolanda Pierce",
-                    "The appellant asks the council to overturn the building division's decision.",
-                ),
-                ("Resolution 2022-11: Harbor Street parking changes (adoption)", "Traffic Engineer Malik Grant", ""),
-            ),
-            (
-                (
-                    "Budget workshop: preliminary fiscal 2023 budget",
-                    "Finance Director Omar Haddad",
-                    "Discussion only; no action will be taken.",
-                ),
-                _REPORTS_AND_ADJOURNMENT,
-            ),
-        ),
-    ),
-    Agenda(
-        dt.date(2022, 6, 14),
-        "6:00 PM",
-        CHAMBERS,
-        (
-            (
-                _ROLL_CALL,
-                (
-                    "Award of contract: Harbor Street resurfacing",
-                    "City Engineer Paul Medina",
-                    "Recommends award to Keystone Paving, lowest responsive bidder, for $1,284,500.",
-                ),
-                (
-                    "Appointment to the Planning Commission",
-                    "Mayor Celeste Vandermeer",
-                    "Nominee: Beatrice Lang, to fill an unexpired term ending December 31, 2024.",
-                ),
-                _PUBLIC_COMMENT,
-                _ADJOURNMENT,
-            ),
-        ),
-    ),
-)
+AGENDAS: tuple[Agenda, ...] = load_records("agendas", Agenda)
 
 
 #: The meeting's time and place head the first page.
