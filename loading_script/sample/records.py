@@ -6,6 +6,11 @@ The dataclass's type hints say how a JSON value becomes the field's value: array
 under a ``dt.date`` hint become dates, object keys under a ``dict[int, ...]`` hint become ints. Numbers are kept
 as JSON wrote them (``16`` stays an int, ``4.75`` a float), so the sample's bytes do not depend on where its
 content lives.
+
+Questions whose answers are written out (not computed from the records) live in ``data/<family>_questions.json``:
+``{"question": ..., "answer": {"<kind>": [arguments]}, "evidence": [reference, ...]}``, where the kind names one
+of :mod:`answers`' variant builders and each evidence reference is what the family's ``evidence`` function takes
+(a string, or a list of its arguments) to name a ``(file, page)``.
 """
 
 from __future__ import annotations
@@ -13,10 +18,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from collections.abc import Callable
 from importlib import resources
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
-__all__ = ["load_records", "load_table"]
+from madqa.loading_script.sample import answers as A
+from madqa.loading_script.sample.model import Cluster
+
+__all__ = ["answer_variants", "ask_questions", "load_records", "load_table"]
 
 Record = TypeVar("Record")
 
@@ -56,3 +65,27 @@ def load_records(name: str, record_type: type[Record]) -> tuple[Record, ...]:
             raise ValueError(f"data/{name}.json: {record_type.__name__} has no field(s) {sorted(unknown)}")
         records.append(record_type(**{key: _convert(hints[key], value) for key, value in entry.items()}))
     return tuple(records)
+
+
+#: Answer kinds of a question table: each maps the spec's arguments to answer variants.
+_ANSWER_KINDS: dict[str, Callable[..., A.Variants]] = {
+    "text": A.text_variants,
+    "quantity": A.quantity_variants,
+    "money": A.money_variants,
+    "list": A.list_variants,
+    "yes_no": A.yes_no,
+    "date": lambda iso: A.date_variants(dt.date.fromisoformat(iso)),
+}
+
+
+def answer_variants(spec: dict[str, list[Any]]) -> A.Variants:
+    """The answer variants an ``{"<kind>": [arguments]}`` spec describes (e.g. ``{"money": [5250]}``)."""
+    ((kind, arguments),) = spec.items()
+    return _ANSWER_KINDS[kind](*arguments)
+
+
+def ask_questions(cluster: Cluster, name: str, evidence: Callable[..., tuple[str, int]]) -> None:
+    """Ask the questions of ``data/<name>_questions.json`` in file order, their pages named by ``evidence``."""
+    for entry in load_table(f"{name}_questions"):
+        references = [[ref] if isinstance(ref, str) else ref for ref in entry["evidence"]]
+        cluster.ask(entry["question"], answer_variants(entry["answer"]), *[evidence(*ref) for ref in references])
