@@ -10,7 +10,7 @@ from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import permits
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
-from madqa.loading_script.sample.records import load_records
+from madqa.loading_script.sample.records import ask_questions, load_records
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Agenda:
 
 
 AGENDAS: tuple[Agenda, ...] = load_records("agendas", Agenda)
+BY_DATE = {agenda.date.isoformat(): agenda for agenda in AGENDAS}
 
 
 #: The meeting's time and place head the first page.
@@ -41,6 +42,13 @@ def item_page(agenda: Agenda, title_start: str) -> int:
         if any(title.startswith(title_start) for title, _, _ in items):
             return number
     raise KeyError(title_start)
+
+
+def _evidence(date: str, title_start: str = "") -> tuple[str, int]:
+    """Evidence page in the agenda of meeting ``date`` (ISO): the item whose title starts with ``title_start``,
+    or the first page (the meeting's time and place) without one."""
+    agenda = BY_DATE[date]
+    return (agenda.file, item_page(agenda, title_start) if title_start else _FIRST_PAGE)
 
 
 def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
@@ -88,96 +96,13 @@ def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
 def build(seed: int) -> Cluster:
     """Build the four agendas, their questions and the permit-bridging question."""
     cluster = render_cluster(seed, "agendas", _agenda, AGENDAS)
-    ask = cluster.ask
-    jan, mar, apr, jun = AGENDAS
-
-    def at(agenda: Agenda, title_start: str) -> tuple[str, int]:
-        return (agenda.file, item_page(agenda, title_start))
-
-    ask(
-        "At what time was the Millbrook council's January 2022 meeting called to order?",
-        A.text_variants(jan.time, "7 PM", "7:00 p.m."),
-        (jan.file, _FIRST_PAGE),
-    )
-    ask(
-        "Who was scheduled to present the water utility's capital plan to the Millbrook council?",
-        A.text_variants("Marcus Delgado", "Delgado"),
-        at(jan, "Presentation: five-year capital plan"),
-    )
-    ask(
-        "How much would the winter snow and ice removal contract approved in January cost Millbrook?",
-        A.money_variants(148000),
-        at(jan, "Resolution 2022-03"),
-    )
-    ask(
-        "What time did the March 2022 Millbrook council meeting begin?",
-        A.text_variants(mar.time, "6:30 p.m."),
-        (mar.file, _FIRST_PAGE),
-    )
-    ask(
-        "How many metered parking spaces on Harbor Street would become free two-hour parking?",
-        A.text_variants("twenty-two", "22", "twenty-two spaces"),
-        at(mar, "Public hearing: Harbor Street parking"),
-    )
-    ask(
-        "What maximum rear-yard fence height does Ordinance 2022-07 propose?",
-        A.text_variants("seven feet", "7 feet", "seven"),
-        at(mar, "Ordinance 2022-07"),
-    )
-    ask(
-        "Who read the Arbor Day proclamation at the March council session?",
-        A.text_variants("Celeste Vandermeer", "Mayor Celeste Vandermeer"),
-        at(mar, "Proclamation: Arbor Day"),
-    )
-    ask(
-        "Where did the Millbrook council hold its April 2022 meeting?",
-        A.text_variants("Millbrook Public Library, Community Room", "Millbrook Public Library", "25 Elm Avenue"),
-        (apr.file, _FIRST_PAGE),
-    )
-    ask(
-        "Who led the preliminary budget workshop for fiscal 2023?",
-        A.text_variants("Omar Haddad"),
-        at(apr, "Budget workshop"),
-    )
-    ask(
-        "Who filed the appeal over a fee waiver that the council heard in April?",
-        A.text_variants("Yolanda Pierce"),
-        at(apr, "Appeal: denial"),
-    )
-    ask(
-        "For what amount was the Harbor Street resurfacing contract recommended?",
-        A.money_variants(1284500),
-        at(jun, "Award of contract"),
-    )
-    ask(
-        "Who was nominated to the Millbrook Planning Commission in June 2022?",
-        A.text_variants("Beatrice Lang"),
-        at(jun, "Appointment to the Planning Commission"),
-    )
-    ask(
-        "When does the planning commission term of the June 2022 nominee end?",
-        A.date_variants(dt.date(2024, 12, 31)),
-        at(jun, "Appointment to the Planning Commission"),
-    )
-    # cross-page
-    ask(
-        "When did the March 2022 council meeting start, and who presented the fence height ordinance?",
-        A.list_variants([mar.time, "Rosalind Greer"]),
-        (mar.file, _FIRST_PAGE),
-        at(mar, "Ordinance 2022-07"),
-    )
-    ask(
-        "Where was the April 2022 council meeting held, and who ran its budget workshop?",
-        A.list_variants(["Millbrook Public Library", "Omar Haddad"]),
-        (apr.file, _FIRST_PAGE),
-        at(apr, "Budget workshop"),
-    )
+    ask_questions(cluster, "agendas", _evidence)
     # cross-document: agenda -> permit
     maple = permits.BY_NUMBER["BP-2022-0152"]
-    ask(
+    cluster.ask(
         "Which contractor is named on the permit whose fee waiver denial was appealed before the council in April?",
         A.text_variants(maple.contractor, "Hartwell Construction"),
-        at(apr, "Appeal: denial"),
+        _evidence("2022-04-12", "Appeal: denial"),
         (maple.file, 1),
     )
     return cluster
