@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import resources
+from types import MappingProxyType
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 from madqa.loading_script.sample import answers as A
@@ -78,14 +79,25 @@ _ANSWER_KINDS: dict[str, Callable[..., A.Variants]] = {
 }
 
 
-def answer_variants(spec: dict[str, list[Any]]) -> A.Variants:
-    """The answer variants an ``{"<kind>": [arguments]}`` spec describes (e.g. ``{"money": [5250]}``)."""
+def answer_variants(
+    spec: dict[str, list[Any]], kinds: Mapping[str, Callable[..., A.Variants]] = MappingProxyType({})
+) -> A.Variants:
+    """The answer variants an ``{"<kind>": [arguments]}`` spec describes (e.g. ``{"money": [5250]}``).
+
+    ``kinds`` adds a family's own kinds, answers read off its records (e.g. a menu's ``price`` of an item).
+    """
     ((kind, arguments),) = spec.items()
-    return _ANSWER_KINDS[kind](*arguments)
+    return {**_ANSWER_KINDS, **kinds}[kind](*arguments)
 
 
-def ask_questions(cluster: Cluster, name: str, evidence: Callable[..., tuple[str, int]]) -> None:
+def ask_questions(
+    cluster: Cluster,
+    name: str,
+    evidence: Callable[..., tuple[str, int]],
+    kinds: Mapping[str, Callable[..., A.Variants]] = MappingProxyType({}),
+) -> None:
     """Ask the questions of ``data/<name>_questions.json`` in file order, their pages named by ``evidence``."""
     for entry in load_table(f"{name}_questions"):
         references = [[ref] if isinstance(ref, str) else ref for ref in entry["evidence"]]
-        cluster.ask(entry["question"], answer_variants(entry["answer"]), *[evidence(*ref) for ref in references])
+        answers = answer_variants(entry["answer"], kinds)
+        cluster.ask(entry["question"], answers, *[evidence(*ref) for ref in references])
