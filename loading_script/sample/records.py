@@ -26,7 +26,7 @@ from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample.model import Cluster
 
-__all__ = ["answer_variants", "ask_questions", "load_records", "load_table"]
+__all__ = ["answer_variants", "ask_questions", "load_records", "load_table", "records_from"]
 
 Record = TypeVar("Record")
 
@@ -55,17 +55,22 @@ def _convert(hint: Any, value: Any) -> Any:
     return value
 
 
-def load_records(name: str, record_type: type[Record]) -> tuple[Record, ...]:
-    """The records of ``data/<name>.json`` as ``record_type`` dataclasses, in file order."""
+def records_from(entries: list[dict[str, Any]], record_type: type[Record]) -> tuple[Record, ...]:
+    """``entries`` (JSON objects keyed by field name) as ``record_type`` dataclasses, shaped by its type hints."""
     hints = get_type_hints(record_type)
     fields = {field.name for field in dataclasses.fields(record_type)}  # type: ignore[arg-type]
     records = []
-    for entry in load_table(name):
+    for entry in entries:
         unknown = set(entry) - fields
-        if unknown:
-            raise ValueError(f"data/{name}.json: {record_type.__name__} has no field(s) {sorted(unknown)}")
+        if unknown:  # a misspelt key would otherwise surface as a missing argument, or not at all for a default
+            raise ValueError(f"{record_type.__name__} has no field(s) {sorted(unknown)}")
         records.append(record_type(**{key: _convert(hints[key], value) for key, value in entry.items()}))
     return tuple(records)
+
+
+def load_records(name: str, record_type: type[Record]) -> tuple[Record, ...]:
+    """The records of ``data/<name>.json`` as ``record_type`` dataclasses, in file order."""
+    return records_from(load_table(name), record_type)
 
 
 #: Answer kinds of a question table: each maps the spec's arguments to answer variants.
