@@ -10,13 +10,7 @@ from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import permits
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
-
-CHAMBERS = "Council Chambers, City Hall, 300 Main Street"
-# Items every regular meeting lists, in the same words.
-_ROLL_CALL = ("Call to order and roll call", "", "")
-_PUBLIC_COMMENT = ("Public comment", "", "Speakers are limited to three minutes each.")
-_REPORTS_AND_ADJOURNMENT = ("Council reports and adjournment", "", "")
-_ADJOURNMENT = ("Adjournment", "", "")
+from madqa.loading_script.sample.records import ask_questions, load_records
 
 
 @dataclass(frozen=True)
@@ -34,110 +28,8 @@ class Agenda:
         return f"millbrook_city_council_agenda_{self.date:%Y_%m_%d}.pdf"
 
 
-AGENDAS: tuple[Agenda, ...] = (
-    Agenda(
-        dt.date(2022, 1, 11),
-        "7:00 PM",
-        CHAMBERS,
-        (
-            (
-                _ROLL_CALL,
-                ("Approval of the minutes of the December 14, 2021 regular meeting", "", ""),
-                _PUBLIC_COMMENT,
-                (
-                    "Presentation: five-year capital plan of the Riverton Water Utility",
-                    "Marcus Delgado, General Manager, Riverton Water Utility",
-                    "Overview of planned main replacements and the lead service line program.",
-                ),
-                (
-                    "Resolution 2022-03: snow and ice removal contract",
-                    "Public Works Director Ines Carvalho",
-                    "Authorizes a one-year contract with Northfield Services in the amount of $148,000.",
-                ),
-                _ADJOURNMENT,
-            ),
-        ),
-    ),
-    Agenda(
-        dt.date(2022, 3, 8),
-        "6:30 PM",
-        CHAMBERS,
-        (
-            (
-                _ROLL_CALL,
-                ("Proclamation: Arbor Day in Millbrook", "Mayor Celeste Vandermeer", ""),
-                (
-                    "Public hearing: Harbor Street parking changes",
-                    "Traffic Engineer Malik Grant",
-                    "Proposed conversion of twenty-two metered spaces to two-hour "
-                    "free parking between Elm Avenue and the pier.",
-                ),
-                _PUBLIC_COMMENT,
-            ),
-            (
-                (
-                    "Consent agenda",
-                    "",
-                    "Approval of warrants; acceptance of the quarterly investment report; renewal of the "
-                    "library janitorial contract.",
-                ),
-                (
-                    "Ordinance 2022-07: residential fence height limits (first reading)",
-                    "City Attorney Rosalind Greer",
-                    "Would raise the maximum rear-yard fence height from six to seven feet.",
-                ),
-                _REPORTS_AND_ADJOURNMENT,
-            ),
-        ),
-    ),
-    Agenda(
-        dt.date(2022, 4, 12),
-        "7:00 PM",
-        "Millbrook Public Library, Community Room, 25 Elm Avenue",
-        (
-            (
-                _ROLL_CALL,
-                _PUBLIC_COMMENT,
-                (
-                    "Appeal: denial of a permit fee waiver for 7 Maple Court",
-                    "Appellant Yolanda Pierce",
-                    "The appellant asks the council to overturn the building division's decision.",
-                ),
-                ("Resolution 2022-11: Harbor Street parking changes (adoption)", "Traffic Engineer Malik Grant", ""),
-            ),
-            (
-                (
-                    "Budget workshop: preliminary fiscal 2023 budget",
-                    "Finance Director Omar Haddad",
-                    "Discussion only; no action will be taken.",
-                ),
-                _REPORTS_AND_ADJOURNMENT,
-            ),
-        ),
-    ),
-    Agenda(
-        dt.date(2022, 6, 14),
-        "6:00 PM",
-        CHAMBERS,
-        (
-            (
-                _ROLL_CALL,
-                (
-                    "Award of contract: Harbor Street resurfacing",
-                    "City Engineer Paul Medina",
-                    "Recommends award to Keystone Paving, lowest responsive bidder, for $1,284,500.",
-                ),
-                (
-                    "Appointment to the Planning Commission",
-                    "Mayor Celeste Vandermeer",
-                    "Nominee: Beatrice Lang, to fill an unexpired term ending December 31, 2024.",
-                ),
-                _PUBLIC_COMMENT,
-                _ADJOURNMENT,
-            ),
-        ),
-    ),
-)
+AGENDAS: tuple[Agenda, ...] = load_records("agendas", Agenda)
+BY_DATE = {agenda.date.isoformat(): agenda for agenda in AGENDAS}
 
 
 #: The meeting's time and place head the first page.
@@ -150,6 +42,13 @@ def item_page(agenda: Agenda, title_start: str) -> int:
         if any(title.startswith(title_start) for title, _, _ in items):
             return number
     raise KeyError(title_start)
+
+
+def _evidence(date: str, title_start: str = "") -> tuple[str, int]:
+    """Evidence page in the agenda of meeting ``date`` (ISO): the item whose title starts with ``title_start``,
+    or the first page (the meeting's time and place) without one."""
+    agenda = BY_DATE[date]
+    return (agenda.file, item_page(agenda, title_start) if title_start else _FIRST_PAGE)
 
 
 def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
@@ -197,96 +96,13 @@ def _agenda(agenda: Agenda, rng: random.Random) -> DocBuilder:
 def build(seed: int) -> Cluster:
     """Build the four agendas, their questions and the permit-bridging question."""
     cluster = render_cluster(seed, "agendas", _agenda, AGENDAS)
-    ask = cluster.ask
-    jan, mar, apr, jun = AGENDAS
-
-    def at(agenda: Agenda, title_start: str) -> tuple[str, int]:
-        return (agenda.file, item_page(agenda, title_start))
-
-    ask(
-        "At what time was the Millbrook council's January 2022 meeting called to order?",
-        A.text_variants(jan.time, "7 PM", "7:00 p.m."),
-        (jan.file, _FIRST_PAGE),
-    )
-    ask(
-        "Who was scheduled to present the water utility's capital plan to the Millbrook council?",
-        A.text_variants("Marcus Delgado", "Delgado"),
-        at(jan, "Presentation: five-year capital plan"),
-    )
-    ask(
-        "How much would the winter snow and ice removal contract approved in January cost Millbrook?",
-        A.money_variants(148000),
-        at(jan, "Resolution 2022-03"),
-    )
-    ask(
-        "What time did the March 2022 Millbrook council meeting begin?",
-        A.text_variants(mar.time, "6:30 p.m."),
-        (mar.file, _FIRST_PAGE),
-    )
-    ask(
-        "How many metered parking spaces on Harbor Street would become free two-hour parking?",
-        A.text_variants("twenty-two", "22", "twenty-two spaces"),
-        at(mar, "Public hearing: Harbor Street parking"),
-    )
-    ask(
-        "What maximum rear-yard fence height does Ordinance 2022-07 propose?",
-        A.text_variants("seven feet", "7 feet", "seven"),
-        at(mar, "Ordinance 2022-07"),
-    )
-    ask(
-        "Who read the Arbor Day proclamation at the March council session?",
-        A.text_variants("Celeste Vandermeer", "Mayor Celeste Vandermeer"),
-        at(mar, "Proclamation: Arbor Day"),
-    )
-    ask(
-        "Where did the Millbrook council hold its April 2022 meeting?",
-        A.text_variants("Millbrook Public Library, Community Room", "Millbrook Public Library", "25 Elm Avenue"),
-        (apr.file, _FIRST_PAGE),
-    )
-    ask(
-        "Who led the preliminary budget workshop for fiscal 2023?",
-        A.text_variants("Omar Haddad"),
-        at(apr, "Budget workshop"),
-    )
-    ask(
-        "Who filed the appeal over a fee waiver that the council heard in April?",
-        A.text_variants("Yolanda Pierce"),
-        at(apr, "Appeal: denial"),
-    )
-    ask(
-        "For what amount was the Harbor Street resurfacing contract recommended?",
-        A.money_variants(1284500),
-        at(jun, "Award of contract"),
-    )
-    ask(
-        "Who was nominated to the Millbrook Planning Commission in June 2022?",
-        A.text_variants("Beatrice Lang"),
-        at(jun, "Appointment to the Planning Commission"),
-    )
-    ask(
-        "When does the planning commission term of the June 2022 nominee end?",
-        A.date_variants(dt.date(2024, 12, 31)),
-        at(jun, "Appointment to the Planning Commission"),
-    )
-    # cross-page
-    ask(
-        "When did the March 2022 council meeting start, and who presented the fence height ordinance?",
-        A.list_variants([mar.time, "Rosalind Greer"]),
-        (mar.file, _FIRST_PAGE),
-        at(mar, "Ordinance 2022-07"),
-    )
-    ask(
-        "Where was the April 2022 council meeting held, and who ran its budget workshop?",
-        A.list_variants(["Millbrook Public Library", "Omar Haddad"]),
-        (apr.file, _FIRST_PAGE),
-        at(apr, "Budget workshop"),
-    )
+    ask_questions(cluster, "agendas", _evidence)
     # cross-document: agenda -> permit
     maple = permits.BY_NUMBER["BP-2022-0152"]
-    ask(
+    cluster.ask(
         "Which contractor is named on the permit whose fee waiver denial was appealed before the council in April?",
         A.text_variants(maple.contractor, "Hartwell Construction"),
-        at(apr, "Appeal: denial"),
+        _evidence("2022-04-12", "Appeal: denial"),
         (maple.file, 1),
     )
     return cluster

@@ -14,6 +14,7 @@ from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus
 from madqa.loading_script.sample.layout import DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
+from madqa.loading_script.sample.records import load_records
 from madqa.loading_script.sample.text import paragraph
 
 ITEMS = (
@@ -59,102 +60,7 @@ class Report:
 # A report's pages: the compliance checklist, then the observations with the score and signature.
 _CHECKLIST, _FINDINGS = 1, 2
 
-REPORTS: tuple[Report, ...] = (
-    Report(
-        "heron",
-        "harlan_county_inspection_blue_heron_bistro.pdf",
-        "FE-2291",
-        dt.date(2022, 5, 17),
-        "2:10 pm",
-        "3:45 pm",
-        "Routine",
-        "Dana Whitfield",
-        "Colin Ashby",
-        {
-            "Cold holding at 41 F or below": "The walk-in cooler read 46 F at the time of inspection. Potentially "
-            "hazardous foods were moved to the reach-in unit and a refrigeration technician was called."
-        },
-        (),
-        8,
-        "A",
-        False,
-    ),
-    Report(
-        "marisol",
-        "harlan_county_inspection_casa_marisol.pdf",
-        "FE-2307",
-        dt.date(2022, 6, 3),
-        "11:05 am",
-        "12:50 pm",
-        "Complaint",
-        "Raymond Osei",
-        "Lucia Serrano",
-        {
-            "Handwashing sinks stocked and accessible": "The hand sink at the prep line was blocked by a stack of "
-            "sheet pans and had no paper towels.",
-            "Pest control": "Droppings were found under the dry storage shelving. A licensed pest control "
-            "operator must service the premises within seven days.",
-        },
-        (),
-        19,
-        "B",
-        True,
-    ),
-    Report(
-        "saffron",
-        "harlan_county_inspection_saffron_house.pdf",
-        "FE-2315",
-        dt.date(2022, 5, 24),
-        "3:30 pm",
-        "4:40 pm",
-        "Routine",
-        "Dana Whitfield",
-        "Arjun Mehta",
-        {},
-        (),
-        2,
-        "A",
-        False,
-    ),
-    Report(
-        "lantern",
-        "harlan_county_inspection_lantern_noodle_bar.pdf",
-        "FE-2342",
-        dt.date(2022, 6, 14),
-        "10:20 am",
-        "11:35 am",
-        "Routine",
-        "Raymond Osei",
-        "Mei Tanaka",
-        {
-            "Hot holding at 135 F or above": "Pork broth on the steam table measured 122 F. The broth was reheated "
-            "to 165 F and the steam table thermostat was adjusted.",
-            "Date marking of prepared foods": "Containers of marinated eggs in the reach-in cooler carried no "
-            "preparation date.",
-        },
-        (),
-        13,
-        "B",
-        True,
-    ),
-    Report(
-        "driftwood",
-        "harlan_county_inspection_driftwood_coffee.pdf",
-        "FE-2276",
-        dt.date(2022, 4, 28),
-        "7:45 am",
-        "8:30 am",
-        "Routine",
-        "Dana Whitfield",
-        "Noah Brennan",
-        {"Food handler certification on file": "No certified food handler was on duty during the opening shift."},
-        ("Hot holding at 135 F or above",),
-        5,
-        "A",
-        False,
-        scanned=True,
-    ),
-)
+REPORTS: tuple[Report, ...] = load_records("inspections", Report)
 
 
 def _status(report: Report, item: str) -> int:

@@ -10,6 +10,7 @@ from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus
 from madqa.loading_script.sample.layout import DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
+from madqa.loading_script.sample.records import load_records
 
 METHODS = ("Check", "ACH transfer", "Credit card")
 TAX_RATE = 0.065
@@ -54,71 +55,7 @@ class Invoice:
         return round(self.subtotal + self.tax, 2)
 
 
-INVOICES: tuple[Invoice, ...] = (
-    Invoice(
-        "NDS-1041",
-        "Casa Marisol",
-        "204 Harbor Street, Millbrook",
-        dt.date(2022, 2, 14),
-        "Menu and signage refresh",
-        (
-            ("Menu layout and typesetting (hours)", 18, 95.0, False),
-            ("Exterior sign design", 1, 1200.0, False),
-            ("Printed menu proofs", 4, 35.0, True),
-        ),
-        "Credit card",
-    ),
-    Invoice(
-        "NDS-1047",
-        "Riverton Water Utility",
-        "1 Reservoir Road, Riverton",
-        dt.date(2022, 3, 21),
-        "2021 annual report design",
-        (
-            ("Annual report layout (hours)", 42, 95.0, False),
-            ("Infographic illustrations", 6, 180.0, False),
-            ("Print coordination", 1, 450.0, False),
-        ),
-        "ACH transfer",
-        scanned=True,
-    ),
-    Invoice(
-        "NDS-1052",
-        "Oakridge Middle School",
-        "410 Oakridge Drive, Millbrook",
-        dt.date(2022, 4, 6),
-        "Science fair materials",
-        (("Poster template design (hours)", 12, 85.0, False), ("Vinyl banners", 2, 140.0, True)),
-        "Check",
-        scanned=True,
-    ),
-    Invoice(
-        "NDS-1058",
-        "Millbrook Public Library",
-        "25 Elm Avenue, Millbrook",
-        dt.date(2022, 5, 9),
-        "Summer reading program",
-        (
-            ("Brochure design (hours)", 16, 85.0, False),
-            ("Bookmark design", 1, 300.0, False),
-            ("Printed brochures, 1,000 copies", 1, 640.0, True),
-        ),
-        "Check",
-    ),
-    Invoice(
-        "NDS-1063",
-        "Saffron House",
-        "231 Harbor Street, Millbrook",
-        dt.date(2022, 6, 27),
-        "Brand refresh",
-        (
-            ("Logo refresh", 1, 1800.0, False),
-            ("Menu photo retouching (hours)", 10, 95.0, False),
-            ("Business cards, 500 count", 1, 135.0, True),
-        ),
-        "ACH transfer",
-    ),
-)
+INVOICES: tuple[Invoice, ...] = load_records("invoices", Invoice)
 
 
 def _cash(value: float) -> str:

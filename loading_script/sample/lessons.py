@@ -10,6 +10,7 @@ from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import utility
 from madqa.loading_script.sample.layout import DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
+from madqa.loading_script.sample.records import load_records
 from madqa.loading_script.sample.text import paragraph
 
 LEVELS = ("Exemplary", "Proficient", "Developing", "Beginning")
@@ -41,115 +42,7 @@ class Lesson:
         return f"oakridge_lesson_plan_{self.slug}.pdf"
 
 
-LESSONS: tuple[Lesson, ...] = (
-    Lesson(
-        "density_buoyancy",
-        "Janelle Brooks",
-        "Grade 7",
-        "Properties of Matter",
-        "Density and Buoyancy",
-        dt.date(2022, 9, 20),
-        50,
-        "MS-PS1-2",
-        (
-            "Measure the mass and volume of irregular objects.",
-            "Calculate density from measured values.",
-            "Predict whether an object floats from its density.",
-        ),
-        ("graduated cylinders", "digital scale", "modeling clay", "aluminum foil", "tub of water"),
-        (
-            ("Warm-up", 5, "Sink or float predictions"),
-            ("Mini-lesson", 10, "Mass, volume and density"),
-            ("Lab investigation", 25, "Clay boat challenge in pairs"),
-            ("Share-out", 10, "Gallery walk of boats"),
-        ),
-        (
-            ("Claim", (4, 3, 2, 1)),
-            ("Evidence", (6, 4, 2, 1)),
-            ("Reasoning", (6, 5, 3, 1)),
-            ("Data table", (4, 3, 2, 0)),
-        ),
-    ),
-    Lesson(
-        "water_treatment",
-        "Janelle Brooks",
-        "Grade 7",
-        "Earth's Resources",
-        "From River to Tap",
-        dt.date(2022, 10, 18),
-        90,
-        "MS-ESS3-3",
-        (
-            "Describe the stages of drinking water treatment.",
-            "Build and test a model filter.",
-            "Relate treatment steps to what students see on a plant tour.",
-        ),
-        ("plastic bottles cut in half", "coffee filters", "sand", "gravel", "activated charcoal", "muddy water"),
-        (
-            ("Hook", 10, "Jar of river water observation"),
-            ("Filter build", 35, "Teams build layered filters"),
-            ("Plant tour briefing", 15, "Cedar Creek Plant field trip preview"),
-            ("Reflection", 30, "Compare filtered samples and discuss"),
-        ),
-    ),
-    Lesson(
-        "plate_tectonics",
-        "Daniel Reyes",
-        "Grade 8",
-        "Earth's Systems",
-        "Moving Plates",
-        dt.date(2022, 9, 27),
-        45,
-        "MS-ESS2-3",
-        ("Interpret maps of earthquakes and volcanoes.", "Explain evidence for plate motion."),
-        ("world map printouts", "colored pencils", "earthquake data cards", "puzzle-piece continents"),
-        (
-            ("Do now", 5, "Continent puzzle"),
-            ("Data analysis", 20, "Plot recent earthquakes"),
-            ("Discussion", 15, "Patterns along plate edges"),
-            ("Exit ticket", 5, "Three facts about boundaries"),
-        ),
-        note="Students who were absent can complete the plotting activity from the online map.",
-    ),
-    Lesson(
-        "chemical_reactions",
-        "Daniel Reyes",
-        "Grade 8",
-        "Chemical Reactions",
-        "Signs of a Chemical Change",
-        dt.date(2022, 11, 8),
-        45,
-        "MS-PS1-2",
-        ("Identify evidence that a chemical reaction occurred.", "Measure temperature change during a reaction."),
-        ("baking soda", "vinegar", "zip-top bags", "thermometers", "safety goggles", "graduated cylinders"),
-        (
-            ("Safety review", 5, "Goggles and spill procedure"),
-            ("Demonstration", 10, "Teacher mixes reactants"),
-            ("Lab stations", 20, "Bag reaction and temperature log"),
-            ("Wrap-up", 10, "Evidence chart"),
-        ),
-        (("Observations", (4, 3, 2, 1)), ("Temperature data", (5, 4, 2, 1)), ("Safety", (3, 2, 1, 0))),
-    ),
-    Lesson(
-        "photosynthesis",
-        "Amelia Chen",
-        "Grade 6",
-        "Living Systems",
-        "Light and Photosynthesis",
-        dt.date(2022, 10, 4),
-        55,
-        "MS-LS1-6",
-        ("Observe oxygen production by an aquatic plant.", "Relate light intensity to photosynthesis rate."),
-        ("elodea sprigs", "test tubes", "desk lamps", "baking soda solution", "stopwatches"),
-        (
-            ("Engage", 10, "Why do leaves face the sun?"),
-            ("Explore", 25, "Count bubbles at three distances"),
-            ("Explain", 12, "Graph bubble counts"),
-            ("Evaluate", 8, "Quick write"),
-        ),
-        (("Graph", (5, 4, 3, 1)), ("Explanation", (5, 4, 2, 1))),
-    ),
-)
+LESSONS: tuple[Lesson, ...] = load_records("lessons", Lesson)
 
 
 def _lesson(lesson: Lesson, rng: random.Random) -> DocBuilder:

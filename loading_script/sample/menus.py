@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
+from madqa.loading_script.sample.records import ask_questions, load_records
 from madqa.loading_script.sample.text import paragraph
 
 # (name, price, description, tags); tags: V vegetarian, GF gluten free
@@ -27,182 +28,7 @@ class Restaurant:
     pages: tuple[tuple[tuple[str, tuple[Item, ...]], tuple[str, tuple[Item, ...]]], ...]
 
 
-RESTAURANTS: tuple[Restaurant, ...] = (
-    Restaurant(
-        "heron",
-        "The Blue Heron Bistro",
-        "blue_heron_bistro_dinner_menu.pdf",
-        "118 Harbor Street",
-        "Open Tuesday to Sunday, 5:00 pm - 10:00 pm",
-        "Coastal kitchen and wine bar",
-        (
-            (
-                (
-                    "Starters",
-                    (
-                        ("Maryland Crab Cake", 16, "remoulade, pickled fennel, lemon", "GF"),
-                        ("Roasted Beet Salad", 12, "whipped goat cheese, pistachio, orange", "V GF"),
-                        ("Steamed Mussels", 15, "white wine, garlic, grilled sourdough", ""),
-                    ),
-                ),
-                (
-                    "Mains",
-                    (
-                        ("Pan-Seared Halibut", 34, "lemon caper butter, fingerling potatoes", "GF"),
-                        ("Hanger Steak", 31, "chimichurri, hand-cut fries, watercress", "GF"),
-                        ("Wild Mushroom Risotto", 24, "parmesan, thyme, truffle oil", "V GF"),
-                    ),
-                ),
-            ),
-            (
-                (
-                    "Desserts",
-                    (
-                        ("Dark Chocolate Torte", 11, "sea salt caramel, creme fraiche", "GF"),
-                        ("Lemon Posset", 9, "shortbread crumble, berries", "V"),
-                    ),
-                ),
-                (
-                    "Drinks",
-                    (
-                        ("Cappuccino", 4.75, "double shot, steamed milk", ""),
-                        ("House Red, glass", 11, "Montepulciano", ""),
-                        ("Craft Lager, pint", 7.5, "brewed in Millbrook", ""),
-                    ),
-                ),
-            ),
-        ),
-    ),
-    Restaurant(
-        "marisol",
-        "Casa Marisol",
-        "casa_marisol_menu.pdf",
-        "204 Harbor Street",
-        "Open daily 11:30 am - 9:30 pm, Fridays until 11:00 pm",
-        "Spanish tapas and paella",
-        (
-            (
-                (
-                    "Tapas",
-                    (
-                        ("Patatas Bravas", 8, "smoked paprika aioli", "V GF"),
-                        ("Gambas al Ajillo", 14, "garlic shrimp, guindilla pepper", "GF"),
-                        ("Croquetas de Jamon", 10, "serrano ham, bechamel", ""),
-                    ),
-                ),
-                (
-                    "Platos",
-                    (
-                        ("Paella Valenciana for two", 46, "chicken, rabbit, green beans, saffron rice", "GF"),
-                        ("Paella de Verduras for two", 38, "artichoke, peppers, peas, saffron rice", "V GF"),
-                        ("Grilled Octopus", 26, "potato puree, olive oil, pimenton", "GF"),
-                    ),
-                ),
-            ),
-            (
-                (
-                    "Postres",
-                    (
-                        ("Churros con Chocolate", 9.5, "cinnamon sugar, thick chocolate", "V"),
-                        ("Crema Catalana", 8, "burnt sugar, citrus", "V GF"),
-                    ),
-                ),
-                (
-                    "Bebidas",
-                    (
-                        ("Cappuccino", 4.5, "espresso, steamed milk", ""),
-                        ("House Red, glass", 9.5, "Tempranillo, Rioja", ""),
-                        ("Sangria, pitcher", 32, "red wine, brandy, fruit", ""),
-                    ),
-                ),
-            ),
-        ),
-    ),
-    Restaurant(
-        "saffron",
-        "Saffron House",
-        "saffron_house_menu.pdf",
-        "231 Harbor Street",
-        "Open Monday to Saturday, 12:00 pm - 10:00 pm",
-        "Indian home cooking",
-        (
-            (
-                (
-                    "From the Tandoor",
-                    (
-                        ("Lamb Rogan Josh", 23, "Kashmiri chili, yogurt, fennel", "GF"),
-                        ("Tandoori Chicken, half", 19, "mint chutney, pickled onion", "GF"),
-                        ("Paneer Tikka", 17, "bell pepper, onion, chaat masala", "V GF"),
-                    ),
-                ),
-                (
-                    "Sides and Sweets",
-                    (
-                        ("Garlic Naan", 4, "baked to order", "V"),
-                        ("Saffron Rice Pudding", 7, "cardamom, pistachio", "V GF"),
-                        ("Mango Lassi", 5.5, "yogurt, mango, rose", "V GF"),
-                    ),
-                ),
-            ),
-        ),
-    ),
-    Restaurant(
-        "lantern",
-        "Lantern Noodle Bar",
-        "lantern_noodle_bar_menu.pdf",
-        "260 Harbor Street",
-        "Open Wednesday to Monday, 11:00 am - 9:00 pm",
-        "Ramen, dumplings and buns",
-        (
-            (
-                (
-                    "Noodle Bowls",
-                    (
-                        ("Tonkotsu Ramen", 17, "pork broth, chashu, ajitama egg, scallion", ""),
-                        ("Miso Tantanmen", 16, "sesame miso broth, ground pork, bok choy", ""),
-                        ("Shiitake Shoyu Ramen", 15, "kombu mushroom broth, tofu, bamboo shoots", "V"),
-                    ),
-                ),
-                (
-                    "Small Plates",
-                    (
-                        ("Pork Gyoza, six pieces", 9, "chili vinegar", ""),
-                        ("Pork Belly Bao", 11, "hoisin, cucumber, peanut", ""),
-                        ("Extra Ajitama Egg", 2.5, "soy marinated soft egg", "V"),
-                    ),
-                ),
-            ),
-        ),
-    ),
-    Restaurant(
-        "driftwood",
-        "Driftwood Coffee Co.",
-        "driftwood_coffee_menu.pdf",
-        "95 Harbor Street",
-        "Open weekdays 6:30 am - 3:00 pm, weekends 8:00 am - 2:00 pm",
-        "Roasted in small batches",
-        (
-            (
-                (
-                    "Coffee",
-                    (
-                        ("Drip Coffee, large", 3.25, "house blend, refills free", "V GF"),
-                        ("Cappuccino", 4.25, "double shot, steamed milk", "V GF"),
-                        ("Oat Milk Substitute", 0.75, "add to any drink", "V GF"),
-                    ),
-                ),
-                (
-                    "Breakfast",
-                    (
-                        ("Avocado Toast", 9.5, "sourdough, chili flakes, lime", "V"),
-                        ("Breakfast Burrito", 10.75, "egg, chorizo, potato, salsa verde", ""),
-                        ("Blueberry Scone", 3.75, "baked daily", "V"),
-                    ),
-                ),
-            ),
-        ),
-    ),
-)
+RESTAURANTS: tuple[Restaurant, ...] = load_records("menus", Restaurant)
 
 BY_KEY = {r.key: r for r in RESTAURANTS}
 
@@ -265,6 +91,12 @@ def _tagged(restaurant: Restaurant, item: str, tag: str) -> bool:
 _FIRST_PAGE = 1
 
 
+def _evidence(key: str, item: str = "") -> tuple[str, int]:
+    """Evidence page in restaurant ``key``'s menu: the page listing ``item``, or the first page without one."""
+    restaurant = BY_KEY[key]
+    return (restaurant.file, item_page(restaurant, item) if item else _FIRST_PAGE)
+
+
 def _menu(restaurant: Restaurant, rng: random.Random) -> DocBuilder:
     doc = DocBuilder(
         restaurant.file,
@@ -292,94 +124,30 @@ def _menu(restaurant: Restaurant, rng: random.Random) -> DocBuilder:
 def build(seed: int) -> Cluster:
     """Build the five menus and their questions."""
     cluster = render_cluster(seed, "menus", _menu, RESTAURANTS)
+    ask_questions(
+        cluster,
+        "menus",
+        _evidence,
+        {
+            "price": lambda key, item: price_variants(BY_KEY[key], item),
+            "tagged": lambda key, item, tag: A.yes_no(_tagged(BY_KEY[key], item, tag)),
+        },
+    )
     ask = cluster.ask
-    heron, marisol, saffron, lantern, driftwood = RESTAURANTS
-
-    def at(r: Restaurant, item: str) -> tuple[str, int]:
-        return (r.file, item_page(r, item))
-
-    def ask_price(question: str, r: Restaurant, item: str) -> None:
-        ask(question, price_variants(r, item), at(r, item))
-
-    ask_price("How much is the halibut main course at the Blue Heron on Harbor Street?", heron, "Pan-Seared Halibut")
-    ask(
-        "What is served alongside the hanger steak at the Harbor Street bistro?",
-        A.list_variants(["chimichurri", "hand-cut fries", "watercress"]),
-        at(heron, "Hanger Steak"),
-    )
-    ask(
-        "Is the crab cake starter at the Blue Heron marked as gluten free?",
-        A.yes_no(_tagged(heron, "Maryland Crab Cake", "GF")),
-        at(heron, "Maryland Crab Cake"),
-    )
-    ask(
-        "Can a vegetarian order the mussels appetizer at the Blue Heron?",
-        A.yes_no(_tagged(heron, "Steamed Mussels", "V")),
-        at(heron, "Steamed Mussels"),
-    )
-    ask(
-        "What time does the Blue Heron close in the evening?",
-        A.text_variants("10:00 pm", "10 pm", "10:00 p.m."),
-        (heron.file, _FIRST_PAGE),
-    )
-    ask_price(
-        "How much does the Spanish restaurant on Harbor Street charge for the meat paella for two people?",
-        marisol,
-        "Paella Valenciana for two",
-    )
-    ask(
-        "Until what time does Casa Marisol stay open on Fridays?",
-        A.text_variants("11:00 pm", "11 pm"),
-        (marisol.file, _FIRST_PAGE),
-    )
-    ask_price("What is the price of the churros dessert at Casa Marisol?", marisol, "Churros con Chocolate")
-    ask(
-        "What vegetables go into the vegetable paella at Casa Marisol?",
-        A.list_variants(["artichoke", "peppers", "peas"]),
-        at(marisol, "Paella de Verduras for two"),
-    )
-    ask_price("What does the lamb curry cost at Saffron House?", saffron, "Lamb Rogan Josh")
-    ask(
-        "Which vegetarian dish does Saffron House cook in its tandoor?",
-        A.text_variants("Paneer Tikka"),
-        at(saffron, "Paneer Tikka"),
-    )
-    ask("Is the Indian restaurant on Harbor Street open on Sundays?", A.yes_no(False), (saffron.file, _FIRST_PAGE))
-    ask_price("What is the price of a bowl of tonkotsu at the Harbor Street noodle bar?", lantern, "Tonkotsu Ramen")
-    ask(
-        "Which ramen at the Lantern Noodle Bar is suitable for vegetarians?",
-        A.text_variants("Shiitake Shoyu Ramen", "Shiitake Shoyu"),
-        at(lantern, "Shiitake Shoyu Ramen"),
-    )
-    ask(
-        "How many dumplings come in an order of gyoza at Lantern?",
-        A.text_variants("six", "6", "six pieces"),
-        at(lantern, "Pork Gyoza, six pieces"),
-    )
-    ask_price("How much extra does Driftwood charge to swap in oat milk?", driftwood, "Oat Milk Substitute")
-    ask(
-        "At what time does the Harbor Street coffee roaster open on weekdays?",
-        A.text_variants("6:30 am", "6:30 a.m.", "6:30"),
-        (driftwood.file, _FIRST_PAGE),
-    )
-    ask(
-        "What meat is in Driftwood's breakfast burrito?",
-        A.text_variants("chorizo"),
-        at(driftwood, "Breakfast Burrito"),
-    )
+    heron, marisol = BY_KEY["heron"], BY_KEY["marisol"]
     # cross-document comparisons
     sellers = [r for r in RESTAURANTS if serves(r, "Cappuccino")]
     cheapest = min(sellers, key=lambda r: price(r, "Cappuccino"))
     ask(
         "Of the Harbor Street places that serve cappuccino, which one sells it for the least?",
         A.text_variants(cheapest.name, cheapest.name.removesuffix(" Co.")),
-        *[at(r, "Cappuccino") for r in sellers],
+        *[_evidence(r.key, "Cappuccino") for r in sellers],
     )
     pricier = max((heron, marisol), key=lambda r: price(r, "House Red, glass"))
     ask(
         "Is a glass of the house red more expensive at the Blue Heron or at Casa Marisol?",
         A.text_variants(pricier.name, "Blue Heron" if pricier is heron else pricier.name),
-        at(heron, "House Red, glass"),
-        at(marisol, "House Red, glass"),
+        _evidence("heron", "House Red, glass"),
+        _evidence("marisol", "House Red, glass"),
     )
     return cluster

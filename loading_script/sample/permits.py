@@ -14,6 +14,7 @@ from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus
 from madqa.loading_script.sample.layout import DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
+from madqa.loading_script.sample.records import load_records
 from madqa.loading_script.sample.text import paragraph
 
 WORK_TYPES = ("New construction", "Addition", "Deck", "Fence", "Roofing", "Accessory structure", "Solar", "Demolition")
@@ -46,132 +47,7 @@ class Permit:
         return f"millbrook_building_permit_{self.number.lower().replace('-', '_')}.pdf"
 
 
-def _d(month: int, day: int) -> dt.date:
-    return dt.date(2022, month, day)
-
-
-PERMITS: tuple[Permit, ...] = (
-    Permit(
-        "BP-2022-0147",
-        _d(3, 8),
-        "14 Orchard Lane",
-        "07-114-022",
-        "Gregory Halloran",
-        "Ridgeline Builders LLC",
-        "MB-40218",
-        "Deck",
-        "Build a 14 ft by 20 ft pressure-treated deck with stairs at the rear of the house.",
-        18500,
-        412.0,
-        "Not requested",
-        "Teresa Quinlan",
-        (("Footing", _d(3, 22)), ("Framing", _d(4, 12)), ("Final", _d(5, 3))),
-    ),
-    Permit(
-        "BP-2022-0152",
-        _d(3, 15),
-        "7 Maple Court",
-        "04-208-117",
-        "Yolanda Pierce",
-        "Hartwell Construction Co.",
-        "MB-39107",
-        "Fence",
-        "Install a six-foot cedar privacy fence along the side and rear property lines.",
-        6200,
-        95.0,
-        "Denied",
-        "Howard Pike",
-        (("Post hole", _d(3, 29)), ("Final", _d(4, 19))),
-    ),
-    Permit(
-        "BP-2022-0163",
-        _d(4, 2),
-        "301 Linden Avenue",
-        "02-033-004",
-        "Millbrook Senior Center",
-        "Ridgeline Builders LLC",
-        "MB-40218",
-        "Deck",
-        "Replace the front entry deck and add an accessible ramp with handrails.",
-        42750,
-        688.0,
-        "Approved",
-        "Teresa Quinlan",
-        (("Footing", _d(4, 18)), ("Framing", _d(5, 9)), ("Final", _d(6, 6))),
-        scanned=True,
-    ),
-    Permit(
-        "BP-2022-0178",
-        _d(4, 19),
-        "52 Birch Hollow Road",
-        "09-415-061",
-        "Samantha Lindgren",
-        "Summit Roofing Inc.",
-        "MB-41530",
-        "Roofing",
-        "Tear off and replace the asphalt shingle roof, about 2,400 square feet.",
-        21300,
-        298.0,
-        "Not requested",
-        "Howard Pike",
-        (("Sheathing", _d(5, 4)), ("Final", _d(5, 25))),
-        scanned=True,
-    ),
-    Permit(
-        "BP-2022-0191",
-        _d(5, 10),
-        "19 Cooper Street",
-        "05-102-089",
-        "Daniel Okoro",
-        "Owner-builder",
-        "None",
-        "Accessory structure",
-        "Place a 12 ft by 16 ft storage shed on a concrete slab in the back yard.",
-        9800,
-        160.0,
-        "Denied",
-        "Teresa Quinlan",
-        (("Slab", _d(5, 24)), ("Final", _d(6, 21))),
-    ),
-    Permit(
-        "BP-2022-0204",
-        _d(6, 1),
-        "118 Harbor Street",
-        "01-006-013",
-        "Harbor Street Partners LLC",
-        "Hartwell Construction Co.",
-        "MB-39107",
-        "Addition",
-        "Single-story rear addition to enlarge the restaurant kitchen and walk-in cooler room.",
-        236000,
-        2870.0,
-        "Not requested",
-        "Howard Pike",
-        (
-            ("Footing", _d(6, 15)),
-            ("Foundation", _d(6, 29)),
-            ("Framing", _d(7, 27)),
-            ("Electrical rough-in", _d(8, 10)),
-            ("Final", _d(9, 14)),
-        ),
-    ),
-    Permit(
-        "BP-2022-0219",
-        _d(6, 21),
-        "23 Willow Bend",
-        "08-321-045",
-        "Harold Benson",
-        "Ridgeline Builders LLC",
-        "MB-40218",
-        "Deck",
-        "Build a 16 ft by 24 ft composite deck attached to the back of the house.",
-        27900,
-        534.0,
-        "Not requested",
-        "Teresa Quinlan",
-        (("Footing", _d(7, 6)), ("Framing", _d(7, 20)), ("Final", _d(8, 17))),
-    ),
-)
+PERMITS: tuple[Permit, ...] = load_records("permits", Permit)
 
 BY_NUMBER = {p.number: p for p in PERMITS}
 

@@ -9,6 +9,7 @@ from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import menus, permits
 from madqa.loading_script.sample.layout import DocBuilder
 from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample.records import ask_questions
 from madqa.loading_script.sample.text import paragraph
 
 
@@ -121,48 +122,9 @@ def build(seed: int) -> Cluster:
     priya, thomas, lucia = _resumes(rng)
     cluster = Cluster()
     cluster.documents.extend(_resume(r, rng).build() for r in (priya, thomas, lucia))
+    by_slug = {r.slug: r for r in (priya, thomas, lucia)}
+    ask_questions(cluster, "resumes", lambda slug, page: (by_slug[slug].file, page))
     ask = cluster.ask
-    ask(
-        "Which operator certifications does Priya Raman hold?",
-        A.list_variants(["Grade IV Water Treatment Operator", "Grade II Distribution Operator"]),
-        (priya.file, 1),
-    )
-    ask(
-        "Where did Priya Raman earn her bachelor's degree?",
-        A.text_variants("Harlan State University"),
-        (priya.file, 2),
-    )
-    ask(
-        "What honor did the water treatment operator Priya Raman receive in 2020?",
-        A.text_variants("Operator of the Year", "Operator of the Year, Tri-County Water Association"),
-        (priya.file, 2),
-    )
-    ask("What languages does Priya Raman speak?", A.list_variants(["English", "Tamil"]), (priya.file, 1))
-    ask(
-        "What is Thomas Achterberg's professional engineer license number?",
-        A.text_variants("PE-58213"),
-        (thomas.file, 1),
-    )
-    ask(
-        "Which company does the civil engineer Thomas Achterberg work for now?",
-        A.text_variants("Keystone Paving"),
-        (thomas.file, 1),
-    )
-    ask(
-        "Which languages are listed on Lucia Ferreira's resume?",
-        A.list_variants(["English", "Portuguese", "Spanish"]),
-        (lucia.file, 1),
-    )
-    ask(
-        "What did Lucia Ferreira win at the Harbor Food Festival?",
-        A.text_variants("Silver medal", "a silver medal"),
-        (lucia.file, 2),
-    )
-    ask(
-        "Which school granted Lucia Ferreira's pastry degree?",
-        A.text_variants("Harlan Community College"),
-        (lucia.file, 2),
-    )
     # cross-document
     orchard = permits.BY_NUMBER["BP-2022-0147"]
     ask(

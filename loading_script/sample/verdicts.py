@@ -14,6 +14,7 @@ from madqa.loading_script.sample import answers as A
 from madqa.loading_script.sample import handbook
 from madqa.loading_script.sample.layout import ITALIC, DocBuilder
 from madqa.loading_script.sample.model import Cluster, render_cluster
+from madqa.loading_script.sample.records import load_records
 from madqa.loading_script.sample.text import paragraph
 
 DAMAGE_ROWS = (
@@ -54,45 +55,7 @@ class Verdict:
         return f"{self.plaintiff} v. {self.defendant}"
 
 
-VERDICTS: tuple[Verdict, ...] = (
-    Verdict(
-        "alvarez_v_brightline",
-        "CV-2021-0418",
-        "Rosa Alvarez",
-        "Brightline Freight, Inc.",
-        True,
-        (80, 20),
-        (84250, 120000, 46800, 250000),
-        False,
-        "Gail Thornton",
-        dt.date(2022, 11, 18),
-    ),
-    Verdict(
-        "okonkwo_v_lakeside",
-        "CV-2021-0977",
-        "Chidi Okonkwo",
-        "Lakeside Apartments LLC",
-        True,
-        (65, 35),
-        (38900, 12500, 9400, 75000),
-        False,
-        "Harold Kim",
-        dt.date(2023, 2, 3),
-        scanned_last=True,
-    ),
-    Verdict(
-        "henley_v_marsh",
-        "CV-2022-0153",
-        "Martin Henley",
-        "Marsh Pharmacy, Inc.",
-        False,
-        (0, 0),
-        (),
-        False,
-        "Irene Castellanos",
-        dt.date(2023, 4, 21),
-    ),
-)
+VERDICTS: tuple[Verdict, ...] = load_records("verdicts", Verdict)
 
 
 def _verdict(verdict: Verdict, rng: random.Random) -> DocBuilder:
