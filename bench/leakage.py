@@ -27,12 +27,9 @@ synthetic gold set of ``--items`` questions (half private, the Space's stratifie
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
-import os
 import random
 import re
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -40,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .leakage_decode import ERRORS, FORM, SHOWN_COLUMNS, Decoder, decode, design, norm
-from .measure import emit, free_port
+from .measure import emit
 
 #: Command lines that ``madqa bench leakage --help`` shows (each parses: tests/cli/test_cli_conventions.py).
 EXAMPLES = ("madqa bench leakage --items 100 --probes 2 --json",)
@@ -105,19 +102,15 @@ def attack(
     ``break_private`` makes the Space score every item in what it shows (the guard removed), for tests that must
     see the attack succeed on the private part then.
     """
-    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
 
     from madqa.loading_script.label_parts import private_ids
-    from madqa.space.app import launch
-    from madqa.space.config import SpaceConfig
     from madqa.space.disclosure import public_bits_bound
     from madqa.space.quiet import timing_bits_bound
-    from madqa.space.services import Services
     from madqa.space.storage import SubmissionStore
-    from madqa.space.submission import RateLimiter, Scorer
+    from madqa.space.submission import Scorer
 
-    from .space import synthetic_references
+    from .space import launched_space, synthetic_config, synthetic_references
 
     rng = random.Random(seed)
     refs = synthetic_references(items)
@@ -138,29 +131,13 @@ def attack(
     known: dict[str, Any] = {}  # item id → a document decoded as gold with certainty (the next probes' page slots)
     with tempfile.TemporaryDirectory(prefix="madqa-bench-leakage-") as tmp:
         folder = Path(tmp)
-        config = SpaceConfig(
-            db_path=folder / "db.sqlite",
-            labels_path=folder / "none.jsonl",
-            dataset=str(folder),
-            rate_limit=0,
-            n_resamples=n_resamples,
-            snapshot_days=0,
-        )
+        config = synthetic_config(folder, n_resamples=n_resamples, snapshot_days=0)
         out["timing_bits_bound"] = timing_bits_bound(config.answer_grid_s)
         store = SubmissionStore(config.db_path)
         scorer = Scorer(refs, store, n_resamples=n_resamples, private_ids=hidden)
         if break_private:
             scorer.public_ids = None
-        with contextlib.redirect_stdout(sys.stderr):
-            demo = launch(
-                Services(config, store, scorer, RateLimiter(0, 1)),
-                port=free_port(),
-                host="127.0.0.1",
-                prevent_thread_lock=True,
-                quiet=True,
-            )
-        try:
-            client = Client(f"http://127.0.0.1:{demo.server_port}/", verbose=False)
+        with launched_space(config, store, scorer) as client:
             for k in range(probes):
                 probe = design(rng, public_refs, private_refs, chosen, docs, known, pages)
                 seen = []
@@ -190,9 +167,6 @@ def attack(
                 known = {i: d for i, d in known.items() if i not in {s.ref.id for s in probe.of("page")}}
                 out["probes"].append({**found, "private_identical": seen[0] == seen[1]})
             scorer.private.drain(600)
-        finally:
-            with contextlib.redirect_stdout(sys.stderr):
-                demo.close()
     good = [p["bits"] for p in out["probes"] if p["truth_found"] and not p["verify_failures"]]
     out["max_bits"] = max(good) if good else float("nan")
     out["private_identical"] = all(p["private_identical"] for p in out["probes"])

@@ -37,22 +37,15 @@ from typing import Any
 
 import numpy as np
 
+from .space import synthetic_form
+
 #: Board columns that depend on the answer slots only.
 ANSWER_COLUMNS = ("Accuracy", "Accuracy ±", "Accuracy CI", "X-Page", "X-Doc", "ANLS*", "Kuiper", "Kuiper CI")
 #: The row's columns a participant sees that the decoder compares (every metric column of the board).
 SHOWN_COLUMNS = (*ANSWER_COLUMNS, "Page F1", "Doc F1", "Mean steps", "Coverage")
 ERRORS = ("retrieval", "navigation", "comprehension", "no_answer")
 WRONG, JUNK, ELSEWHERE = "no idea", "zz junk", "zz-not-gold.pdf"
-FORM = {
-    "system": "probe",
-    "submitter": "attacker",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "none",
-}
+FORM = synthetic_form("probe", "attacker")
 
 
 @dataclass(frozen=True)

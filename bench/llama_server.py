@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .measure import free_port
+from .measure import free_port, stop
 
 #: The served model's name (``--model_alias``): specs are ``openai:smollm2`` and ``litellm:openai/smollm2``.
 ALIAS = "smollm2"
@@ -87,9 +87,4 @@ def llama_server(
             time.sleep(0.3)
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
+        stop(process)

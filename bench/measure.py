@@ -154,6 +154,16 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def stop(process: subprocess.Popen, timeout_s: float = 15.0) -> None:
+    """End a child process: SIGTERM, then SIGKILL when it has not exited within ``timeout_s``."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout_s)
+
+
 def free_port() -> int:
     """A free TCP port on 127.0.0.1 for a server the benchmark launches."""
     with socket.socket() as s:

@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,20 @@ def synthetic_references(n: int) -> list[Any]:
         hop = "single" if i % 3 else "cross_doc"
         refs.append(Reference(f"b{i:05d}", f"synthetic question {i}?", ((f"answer {i}",),), ev, hop))  # type: ignore[arg-type]
     return refs
+
+
+def synthetic_form(system: str, submitter: str) -> dict[str, str]:
+    """A complete submission form (the Space's form fields, in their order) for a synthetic submission."""
+    return {
+        "system": system,
+        "submitter": submitter,
+        "agent": "a",
+        "model": "m",
+        "contact": "c",
+        "models_used": "m",
+        "training_data": "none",
+        "compute": "none",
+    }
 
 
 def results_text(refs: list[Any], seed: int) -> str:
@@ -109,42 +124,59 @@ def require_free(port: int | None) -> None:
             raise BenchError(f"port {port} on 127.0.0.1 is already in use: choose another with --port N") from None
 
 
+def synthetic_config(folder: Path, **settings: Any) -> Any:
+    """The ``SpaceConfig`` of a synthetic Space in ``folder``: its own database, no labels file, no rate limit."""
+    from madqa.space.config import SpaceConfig
+
+    return SpaceConfig(
+        db_path=folder / "db.sqlite",
+        labels_path=folder / "none.jsonl",
+        dataset=str(folder),
+        rate_limit=0,
+        **settings,
+    )
+
+
+@contextlib.contextmanager
+def launched_space(config: Any, store: Any, scorer: Any, port: int | None = None) -> Iterator[Any]:
+    """The Space over ``store`` and ``scorer``, launched on 127.0.0.1 (``port``, default a free one), closed on exit.
+
+    Yields a ``gradio_client.Client`` of it. gradio's banners go to stderr: stdout is for the figures.
+    """
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from gradio_client import Client
+
+    from madqa.space.app import launch
+    from madqa.space.services import Services
+    from madqa.space.submission import RateLimiter
+
+    with contextlib.redirect_stdout(sys.stderr):
+        services = Services(config, store, scorer, RateLimiter(0, 1))
+        demo = launch(services, port=port or free_port(), host="127.0.0.1", prevent_thread_lock=True, quiet=True)
+    try:
+        yield Client(f"http://127.0.0.1:{demo.server_port}/", verbose=False)
+    finally:
+        with contextlib.redirect_stdout(sys.stderr):
+            demo.close()
+
+
 def bench_space(items: int, submissions: int, repeats: int, burst: int = 4, port: int | None = None) -> dict[str, Any]:
     """Launch a synthetic Space (on ``port``, default a free one), time a submission and a refresh; the figures."""
     require_free(port)
-    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
 
-    from madqa.space.app import launch
-    from madqa.space.config import SpaceConfig
     from madqa.space.scoring_pool import PoolLimits, ScoringPool
-    from madqa.space.services import Services
     from madqa.space.storage import SubmissionStore
-    from madqa.space.submission import RateLimiter, Scorer
+    from madqa.space.submission import Scorer
 
     from .space_burst import refresh_under_burst
 
-    form = {
-        "system": "bench",
-        "submitter": "bench",
-        "agent": "a",
-        "model": "m",
-        "contact": "c",
-        "models_used": "m",
-        "training_data": "none",
-        "compute": "none",
-    }
+    form = synthetic_form("bench", "bench")
     with tempfile.TemporaryDirectory(prefix="madqa-bench-space-") as tmp:
         folder = Path(tmp)
         # answer_grid_s=0: this times the Space's work; the live Space holds each answer to its time grid on top
         # (4 s first, space/quiet.py), by design
-        config = SpaceConfig(
-            db_path=folder / "db.sqlite",
-            labels_path=folder / "none.jsonl",
-            dataset=str(folder),
-            rate_limit=0,
-            answer_grid_s=0.0,
-        )
+        config = synthetic_config(folder, answer_grid_s=0.0)
         refs = synthetic_references(items)
         store = SubmissionStore(config.db_path)
         scorer = Scorer(refs, store, n_resamples=config.n_resamples, max_bytes=config.max_file_bytes)
@@ -152,11 +184,7 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4, port
         for k in range(submissions):
             scorer.submit_text(results_text(refs, k), {**form, "system": f"bench-{k}"})
         fill_s = time.perf_counter() - t0
-        with contextlib.redirect_stdout(sys.stderr):  # gradio prints its banners; stdout is for the figures
-            services = Services(config, store, scorer, RateLimiter(0, 1))
-            demo = launch(services, port=port or free_port(), host="127.0.0.1", prevent_thread_lock=True, quiet=True)
-        try:
-            client = Client(f"http://127.0.0.1:{demo.server_port}/", verbose=False)
+        with launched_space(config, store, scorer, port) as client, contextlib.ExitStack() as on_exit:
             client.predict("", api_name="/refresh")  # warm-up
 
             def timed_submit(k: int) -> float:
@@ -175,6 +203,7 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4, port
                 client.predict("", api_name="/refresh")
                 refresh.append(time.perf_counter() - t)
             scorer.pool = ScoringPool(refs, n_resamples=config.n_resamples, limits=PoolLimits(workers=1))
+            on_exit.callback(scorer.pool.close)  # before the app closes, as on an error
             timed_submit(repeats)  # warm-up: the scoring process finishes its imports
             pooled = [timed_submit(repeats + 1 + k) for k in range(repeats)]
             burst_figures = (
@@ -182,11 +211,6 @@ def bench_space(items: int, submissions: int, repeats: int, burst: int = 4, port
                 if burst
                 else {}
             )
-        finally:
-            if scorer.pool is not None:
-                scorer.pool.close()
-            with contextlib.redirect_stdout(sys.stderr):
-                demo.close()
     return {
         "items": items,
         "board_submissions": submissions,

@@ -432,18 +432,9 @@ def run_names(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Score the runs and print the comparison."""
-    result = compare(
-        args.runs,
-        args.names,
-        split=args.split,
-        dataset=args.dataset,
-        gold=args.gold,
-        prices=args.prices,
-        max_budget=args.max_budget,
-        resamples=args.resamples,
-        seed=args.seed,
-        kuiper_order=args.kuiper_order,
-    )
+    from madqa.cli.evaluate_cmd import scoring_options
+
+    result = compare(args.runs, args.names, prices=args.prices, **scoring_options(args))
     if args.output is not None:
         plot_curves(result, args.output)
         logger.info("wrote the budget curves to %s", args.output)

@@ -88,6 +88,20 @@ def add_kuiper_order_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def scoring_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The gold labels and bootstrap settings parsed by ``evaluate``, ``compare`` and ``figures``, as the keyword
+    arguments their library functions share."""
+    return {
+        "split": args.split,
+        "dataset": args.dataset,
+        "gold": args.gold,
+        "max_budget": args.max_budget,
+        "resamples": args.resamples,
+        "seed": args.seed,
+        "kuiper_order": args.kuiper_order,
+    }
+
+
 def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
@@ -360,9 +374,6 @@ def run(args: argparse.Namespace) -> int:
     main = evaluate(
         args.results,
         compare=args.compare,
-        split=args.split,
-        dataset=args.dataset,
-        gold=args.gold,
         mode=args.mode,
         judge=args.judge,
         judge_cache=args.judge_cache,
@@ -370,14 +381,11 @@ def run(args: argparse.Namespace) -> int:
         judge_retries=args.judge_retries,
         model_options=model_options_of(args),
         calibration=args.calibration,
-        kuiper_order=args.kuiper_order,
-        resamples=args.resamples,
-        seed=args.seed,
-        max_budget=args.max_budget,
         per_item=args.per_item,
         ctt=args.ctt,
         ctt_test_size=args.ctt_test_size,
         ctt_dev_size=args.ctt_dev_size,
+        **scoring_options(args),
     )
     if args.json:
         sys.stdout.write(json.dumps(main, allow_nan=False, ensure_ascii=False) + "\n")

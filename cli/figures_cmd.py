@@ -110,21 +110,11 @@ def page_texts(args: argparse.Namespace) -> tuple[dict[tuple[str, int], str] | N
 def run(args: argparse.Namespace) -> int:
     """Score the runs, compute and draw every figure, write them under ``--output-dir``."""
     from madqa.cli.compare_cmd import price_table, run_names, score_files
+    from madqa.cli.evaluate_cmd import scoring_options
 
     names = run_names(args)
     prices = price_table(args.prices)
-    scored = score_files(
-        args.runs,
-        names,
-        prices,
-        split=args.split,
-        dataset=args.dataset,
-        gold=args.gold,
-        max_budget=args.max_budget,
-        resamples=args.resamples,
-        seed=args.seed,
-        kuiper_order=args.kuiper_order,
-    )
+    scored = score_files(args.runs, names, prices, **scoring_options(args))
     try:
         import matplotlib  # noqa: F401
     except ImportError:

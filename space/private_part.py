@@ -20,14 +20,13 @@ import logging
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .storage import ITEM_FIELDS, item_row, item_table
+from .storage import ITEM_FIELDS, connect, item_row, item_table
 
 logger = logging.getLogger(__name__)
 
@@ -63,20 +62,11 @@ class PrivateScores:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        with self._connect() as con:
+        with connect(self.path) as con:
             con.executescript(_SCHEMA)
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        con = sqlite3.connect(self.path, timeout=30.0)
-        try:
-            con.execute("PRAGMA foreign_keys=ON")
-            yield con
-        finally:
-            con.close()
-
     def enqueue(self, sid: int, identity: str, text: str) -> None:
-        with self._connect() as con, con:
+        with connect(self.path) as con, con:
             self.enqueue_in(con, sid, identity, text)
 
     @staticmethod
@@ -87,7 +77,7 @@ class PrivateScores:
     def enqueue_missing(self, sid: int, identity: str, text: str) -> bool:
         """Queue ``text`` for stored submission ``sid`` unless it is already queued or has a result; ``True`` when
         it was queued now."""
-        with self._connect() as con, con:
+        with connect(self.path) as con, con:
             cur = con.execute(
                 "INSERT INTO private_queue SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM submissions WHERE id = ?) "
                 "AND NOT EXISTS (SELECT 1 FROM private_queue WHERE submission_id = ?) "
@@ -99,7 +89,7 @@ class PrivateScores:
     def orphans(self) -> list[int]:
         """Stored submissions with neither a private result nor a queued text (none, unless the store was written
         before the queue row joined the submission's transaction): they can never reach the Ladder."""
-        with self._connect() as con:
+        with connect(self.path) as con:
             rows = con.execute(
                 "SELECT id FROM submissions WHERE id NOT IN (SELECT submission_id FROM private_reports) "
                 "AND id NOT IN (SELECT submission_id FROM private_queue) ORDER BY id"
@@ -108,7 +98,7 @@ class PrivateScores:
 
     def pending(self) -> list[tuple[int, str, str]]:
         """Queued (submission id, identity, text), oldest first."""
-        with self._connect() as con:
+        with connect(self.path) as con:
             return [
                 (int(a), str(b), str(c))
                 for a, b, c in con.execute(
@@ -122,7 +112,7 @@ class PrivateScores:
         """Store one result and drop its queued text, in one transaction."""
         rows = [(sid, *item_row(it)) for it in items]
         scored = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
-        with self._connect() as con, con:
+        with connect(self.path) as con, con:
             con.execute("BEGIN IMMEDIATE")
             if con.execute("SELECT 1 FROM submissions WHERE id = ?", (sid,)).fetchone() is None:
                 return  # deleted meanwhile
@@ -140,7 +130,7 @@ class PrivateScores:
 
     def results(self) -> list[PrivateResult]:
         """Every private result, by submission id."""
-        with self._connect() as con:
+        with connect(self.path) as con:
             rows = con.execute(
                 "SELECT submission_id, identity, status, report FROM private_reports ORDER BY submission_id"
             ).fetchall()
@@ -153,7 +143,7 @@ class PrivateScores:
 
     def item_scores(self, sid: int) -> list[dict[str, Any]]:
         """Per-item private scores of one submission (maintainers' side only)."""
-        with self._connect() as con:
+        with connect(self.path) as con:
             con.row_factory = sqlite3.Row
             return [
                 dict(r)

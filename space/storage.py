@@ -71,6 +71,17 @@ ITEM_FIELDS: tuple[str, ...] = (
 )
 
 
+@contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection to the board's database (the store's and the private part's tables), foreign keys on."""
+    con = sqlite3.connect(path, timeout=30.0)
+    try:
+        con.execute("PRAGMA foreign_keys=ON")
+        yield con
+    finally:
+        con.close()
+
+
 def item_table(name: str) -> str:
     """The DDL of a per-item score table (:data:`ITEM_FIELDS`; also the private part's, :mod:`.private_part`)."""
     return f"""CREATE TABLE IF NOT EXISTS {name} (
@@ -169,7 +180,7 @@ class SubmissionStore:
         make_private(self.path)
         self.mirror = mirror
         self._lock = threading.Lock()
-        with self._connect() as con:
+        with connect(self.path) as con:
             con.execute("PRAGMA journal_mode=WAL")
             con.executescript(_SCHEMA)
             self._migrate(con)
@@ -197,15 +208,6 @@ class SubmissionStore:
                     humans,
                     agents,
                 )
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        con = sqlite3.connect(self.path, timeout=30.0)
-        try:
-            con.execute("PRAGMA foreign_keys=ON")
-            yield con
-        finally:
-            con.close()
 
     def add(
         self,
@@ -266,7 +268,7 @@ class SubmissionStore:
             "system_type",
         ]
         rows = [item_row(it) for it in items]
-        with self._lock, self._connect() as con:
+        with self._lock, connect(self.path) as con:
             with con:  # one transaction: guards, both tables and the event, or nothing
                 con.execute("BEGIN IMMEDIATE")
                 self._guard(con, file_sha256, content_sha256, idem_key, rate)
@@ -332,7 +334,7 @@ class SubmissionStore:
         Raises:
             KeyReplay, DuplicateFile, RateLimited: what :meth:`add` would refuse now.
         """
-        with self._connect() as con:
+        with connect(self.path) as con:
             self._guard(con, file_sha256, content_sha256, idem_key, rate)
 
     def set_origin(self, submission_id: int, origin: str) -> None:
@@ -344,7 +346,7 @@ class SubmissionStore:
         """
         if origin not in ORIGINS:
             raise ValueError(f"unknown origin {origin!r}; one of {sorted(ORIGINS)}")
-        with self._lock, self._connect() as con:
+        with self._lock, connect(self.path) as con:
             with con:
                 cur = con.execute("UPDATE submissions SET origin = ? WHERE id = ?", (origin, submission_id))
                 if cur.rowcount != 1:
@@ -356,12 +358,12 @@ class SubmissionStore:
 
     def count(self) -> int:
         """Number of stored submissions."""
-        with self._connect() as con:
+        with connect(self.path) as con:
             return int(con.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])
 
     def count_items(self) -> int:
         """Number of stored per-item rows (all submissions)."""
-        with self._connect() as con:
+        with connect(self.path) as con:
             return int(con.execute("SELECT COUNT(*) FROM item_scores").fetchone()[0])
 
     def submissions(self, where: int | None = None, *, system_type: str | None = None) -> list[StoredSubmission]:
@@ -380,7 +382,7 @@ class SubmissionStore:
             conditions.append("system_type = ?")
             params.append(system_type)
         sql = "SELECT * FROM submissions" + (f" WHERE {' AND '.join(conditions)}" if conditions else "")
-        with self._connect() as con:
+        with connect(self.path) as con:
             con.row_factory = sqlite3.Row
             rows = con.execute(sql + " ORDER BY id", params).fetchall()
         return [
@@ -399,7 +401,7 @@ class SubmissionStore:
 
     def item_scores(self, submission_id: int) -> list[dict[str, Any]]:
         """Per-item scores of one submission, in stored (gold) order."""
-        with self._connect() as con:
+        with connect(self.path) as con:
             con.row_factory = sqlite3.Row
             rows = con.execute(
                 "SELECT * FROM item_scores WHERE submission_id = ? ORDER BY rowid", (submission_id,)

@@ -185,22 +185,16 @@ class Scorer:
         Raises:
             SubmissionError: any validation problem, a full queue or an exhausted CPU budget.
         """
-        if self.pool is not None and self.judge is None:
-            return self.pool.evaluate(text)  # type: ignore[no-any-return]
-        return evaluate_results(
-            text,
-            self.references,
-            self.test_ids,
-            self.other_split_ids,
-            options=self.options,
-            judge=self.judge,
-            scored_ids=self.public_ids,
-        )
+        return self._evaluate(text, self.pool, self.public_ids)
 
     def evaluate_private(self, text: str) -> Evaluation:
         """Score an (accepted) text's private part: maintainers' side only, never shown (see :mod:`.ladder`)."""
-        if self.private_pool is not None and self.judge is None:
-            return self.private_pool.evaluate(text)  # type: ignore[no-any-return]
+        return self._evaluate(text, self.private_pool, self.private_ids)
+
+    def _evaluate(self, text: str, pool: Any, scored_ids: frozenset[str] | None) -> Evaluation:
+        """Score the ``scored_ids`` of ``text``: in ``pool``'s scoring processes (anls mode), otherwise here."""
+        if pool is not None and self.judge is None:
+            return pool.evaluate(text)  # type: ignore[no-any-return]
         return evaluate_results(
             text,
             self.references,
@@ -208,7 +202,7 @@ class Scorer:
             self.other_split_ids,
             options=self.options,
             judge=self.judge,
-            scored_ids=self.private_ids,
+            scored_ids=scored_ids,
         )
 
     def submit(

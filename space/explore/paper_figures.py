@@ -7,7 +7,7 @@ markers. matplotlib's object API (``Figure``), as in :mod:`.figures`: no global 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from matplotlib.figure import Figure as MplFigure
@@ -122,15 +122,22 @@ def draw_domains(fig: Figure, runs: PaperRuns) -> MplFigure:
     return out
 
 
+def _grouped_bars(
+    ax: Any, groups: Sequence[str], series: Sequence[tuple[Sequence[float], Mapping[str, Any]]], **tick_style: Any
+) -> None:
+    """One bar per series (its values, its bar style) in each group, side by side in 0.8 of a group's width; each
+    group's name under its middle."""
+    width = 0.8 / max(1, len(series))
+    for i, (values, style) in enumerate(series):
+        ax.bar([j + i * width for j in range(len(groups))], values, width, **style)
+    ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(groups))], groups, **tick_style)
+
+
 def draw_cascade(fig: Figure, runs: PaperRuns) -> MplFigure:
     ax = (out := MplFigure(figsize=SIZE)).subplots()
     stages = (("total", "all items"), ("found_doc", "doc cited"), ("found_page", "page cited"), ("correct", "correct"))
-    rows = fig.data["rows"]
-    width = 0.8 / max(1, len(rows))
-    for i, r in enumerate(rows):
-        values = [100.0, *[_pct(r[k]) for k, _ in stages[1:]]]
-        ax.bar([j + i * width for j in range(len(stages))], values, width, **_bar_style(runs, r["name"]))
-    ax.set_xticks([j + width * (len(rows) - 1) / 2 for j in range(len(stages))], [s for _, s in stages])
+    series = [([100.0, *[_pct(r[k]) for k, _ in stages[1:]]], _bar_style(runs, r["name"])) for r in fig.data["rows"]]
+    _grouped_bars(ax, [s for _, s in stages], series)
     ax.set_ylabel("% of gold items")
     ax.set_ylim(0, 105)
     ax.legend(fontsize=7)
@@ -236,9 +243,11 @@ def draw_recovery(fig: Figure, runs: PaperRuns) -> MplFigure:
 def draw_single_multi(fig: Figure, runs: PaperRuns) -> MplFigure:
     ax = (out := MplFigure(figsize=SIZE)).subplots()
     names = list(fig.data)
-    for k, (key, label) in enumerate((("single", "one query"), ("multi", "two or more"))):
-        ax.bar([i + 0.4 * k for i in range(len(names))], [_pct(fig.data[n][key]) for n in names], 0.4, label=label)
-    ax.set_xticks([i + 0.2 for i in range(len(names))], [runs.label(n) for n in names], rotation=30, fontsize=7)
+    series = [
+        ([_pct(fig.data[n][key]) for n in names], {"label": label})
+        for key, label in (("single", "one query"), ("multi", "two or more"))
+    ]
+    _grouped_bars(ax, [runs.label(n) for n in names], series, rotation=30, fontsize=7)
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 100)
     ax.legend(fontsize=7)

@@ -24,16 +24,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORM = {
-    "system": "crash-test",
-    "submitter": "u",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "none",
-}
+from madqa.bench.space import synthetic_form  # stdlib only: nothing here connects to SQLite before install()
+
+FORM = synthetic_form("crash-test", "u")
 KEY = "k1"
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from helpers.hub import FakeHfApi
 
+from madqa.bench.measure import stop
 from madqa.cli import UserError
 from madqa.cli.publish_metric import card_header, publish_metric
 from madqa.metric import install
@@ -187,12 +188,7 @@ def test_widget_scores_a_file_as_compute_does(built_home, layout, tmp_path):
         assert "bad.jsonl line 2: field 'answer'" in markdown and "bad.jsonl line 3: invalid JSON" in markdown
         assert report["problem_count"] == 2 and figure is None
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+        stop(proc)
 
 
 def test_widget_refuses_the_test_split_and_ignores_unknown_lines(built_home, layout, tmp_path, monkeypatch):

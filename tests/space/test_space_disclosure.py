@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from madqa.bench.space import synthetic_references
+from madqa.bench.space import synthetic_form, synthetic_references
 from madqa.metric.inputs import parse_results_text
 from madqa.metric.report import ReportOptions, build_report, score_predictions
 from madqa.space.disclosure import MIN_GROUP, public_report
@@ -25,16 +25,7 @@ from madqa.space.storage import SubmissionStore
 from madqa.space.submission import Scorer, format_accepted
 
 N = 48
-FORM = {
-    "system": "probe",
-    "submitter": "attacker",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "none",
-}
+FORM = synthetic_form("probe", "attacker")
 
 
 def _lines(refs: list[Any], correct: set[int]) -> str:

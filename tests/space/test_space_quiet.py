@@ -20,7 +20,7 @@ import pytest
 
 gr = pytest.importorskip("gradio")
 
-from madqa.bench.space import synthetic_references  # noqa: E402
+from madqa.bench.space import synthetic_form, synthetic_references  # noqa: E402
 from madqa.space.quiet import (  # noqa: E402
     AnswerGrid,
     grid_cells,
@@ -29,16 +29,7 @@ from madqa.space.quiet import (  # noqa: E402
     timing_bits_bound,
 )
 
-FORM = {
-    "system": "s",
-    "submitter": "u",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "none",
-}
+FORM = synthetic_form("s", "u")
 
 
 class FakeClock:

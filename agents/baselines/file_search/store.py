@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from madqa.loading_script.pdf_text import sha256_file
+
 logger = logging.getLogger(__name__)
 
 _LOCK = threading.Lock()
@@ -40,15 +42,6 @@ class StoreEntry:
 
     store: str
     files: Mapping[str, str] = field(default_factory=dict)
-
-
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes (hex)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def content_digest(files: Iterable[CorpusFile]) -> str:
@@ -133,7 +126,7 @@ def corpus_files(dataset: str | None) -> list[CorpusFile]:
         except (DatasetUnavailableError, OSError) as exc:
             logger.warning("file-search: leaving out %s: %s", name, exc)
             continue
-        out.append(CorpusFile(name, path, file_sha256(path)))
+        out.append(CorpusFile(name, path, sha256_file(path)))
     return sorted(out, key=lambda f: f.document)
 
 
