@@ -1,8 +1,8 @@
 """An agent run as a user starts it: ``madqa run`` and ``madqa evaluate`` in a subprocess, and the prepared agent
 in this process, as the agent tests drive them.
 
-The subprocess finds the test's model factories (``--model py:test_x:factory``) because the test's own folder and
-``tests/`` come first on its ``PYTHONPATH``.
+The subprocess finds the test's model factories (``--model py:<test module>:<factory>``) because the test's own
+folder and ``tests/`` come first on its ``PYTHONPATH``.
 """
 
 from __future__ import annotations
@@ -38,6 +38,13 @@ def run_agent(agent: str, output: Path, flags: list[str], env: dict[str, str]) -
 def results_lines(output: Path) -> list[dict[str, Any]]:
     """The results lines a run wrote."""
     return [json.loads(x) for x in output.read_text(encoding="utf-8").splitlines()]
+
+
+def run_agent_lines(agent: str, output: Path, flags: list[str], env: dict[str, str]) -> list[dict[str, Any]]:
+    """The results lines of :func:`run_agent`, which must succeed."""
+    done = run_agent(agent, output, flags, env)
+    assert done.returncode == 0, done.stderr
+    return results_lines(output)
 
 
 def evaluate_json(output: Path, env: dict[str, str]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.agent_cli import evaluate_json, madqa_env, results_lines, run_agent
+from helpers.agent_cli import evaluate_json, madqa_env, run_agent_lines
 from helpers.provider_standin import StandIn, serve
 
 from madqa.agents.harness.config import RunConfig, RunError
@@ -243,9 +243,7 @@ def test_cli_run_against_the_standin_is_scored_by_evaluate(layout, standin, tmp_
         "--model-option",
         f"poll_interval={FAST_POLL}",
     ]
-    done = run_agent("file-search", out, flags, env)
-    assert done.returncode == 0, done.stderr
-    lines = results_lines(out)
+    lines = run_agent_lines("file-search", out, flags, env)
     assert len(lines) == 2 and all(x["agent"] == "file-search" and x["error"] is None for x in lines)
     assert lines[0]["config"]["provider"] == "openai" and lines[0]["config"]["service_model"] == "gpt-5.2-2025-12-11"
     assert "api_key" not in json.dumps(lines[0]["config"]) and len(state.calls("POST", r"/responses$")) == 2

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.agent_cli import evaluate_json, madqa_env, prepare_agent, results_lines, run_agent
+from helpers.agent_cli import evaluate_json, madqa_env, prepare_agent, run_agent, run_agent_lines
 from helpers.fakes import ScriptedModel
 
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
@@ -133,9 +133,7 @@ def rambler(**_: Any) -> ScriptedModel:
 @pytest.mark.slow
 def test_mdoc_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "mdoc.jsonl"
-    done = run_agent("mdoc", out, ["--model", FAKE, "--split", "dev", "--limit", "2"], madqa_env(HERE))
-    assert done.returncode == 0, done.stderr
-    lines = results_lines(out)
+    lines = run_agent_lines("mdoc", out, ["--model", FAKE, "--split", "dev", "--limit", "2"], madqa_env(HERE))
     assert len(lines) == 2 and all(line["agent"] == "mdoc" and line["error"] is None for line in lines)
     config = lines[0]["config"]
     assert config["top_k"] == 4 and config["retriever"] == "bm25" and config["image_retriever"] is None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.agent_cli import evaluate_json, madqa_env, results_lines, run_agent
+from helpers.agent_cli import evaluate_json, madqa_env, run_agent, run_agent_lines
 from helpers.fakes import ScriptedModel
 from helpers.paths import TESTS
 
@@ -62,9 +62,7 @@ def test_rag_retrieves_once_shows_the_pages_and_answers_in_one_call(layout) -> N
 @pytest.mark.slow
 def test_rag_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "rag.jsonl"
-    done = run_agent("rag", out, ["--model", FAKE, "--limit", "2"], madqa_env(HERE))
-    assert done.returncode == 0, done.stderr
-    lines = results_lines(out)
+    lines = run_agent_lines("rag", out, ["--model", FAKE, "--limit", "2"], madqa_env(HERE))
     assert len(lines) == 2 and all(line["agent"] == "rag" for line in lines)
     assert lines[0]["config"]["retriever"] == "rrf:bm25+dense:wordllama:256" and lines[0]["config"]["top_k"] == 5
     assert all(len(line["search_history"][0]["results"]) == 5 and line["usage"]["input_tokens"] > 0 for line in lines)

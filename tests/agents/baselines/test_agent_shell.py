@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.agent_cli import evaluate_json, madqa_env, prepare_agent, results_lines, run_agent
+from helpers.agent_cli import evaluate_json, madqa_env, prepare_agent, run_agent_lines
 from helpers.fakes import ScriptedModel
 
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
@@ -199,9 +199,7 @@ def test_the_corpus_reader_takes_regular_files_and_never_follows_a_link(tmp_path
 @pytest.mark.slow
 def test_shell_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "shell.jsonl"
-    done = run_agent("shell", out, ["--model", FAKE, "--split", "dev", "--limit", "2"], madqa_env(HERE))
-    assert done.returncode == 0, done.stderr
-    lines = results_lines(out)
+    lines = run_agent_lines("shell", out, ["--model", FAKE, "--split", "dev", "--limit", "2"], madqa_env(HERE))
     assert len(lines) == 2 and all(line["agent"] == "shell" and line["error"] is None for line in lines)
     assert lines[0]["config"]["top_k"] == 3 and lines[0]["config"]["retriever"] == "dense:wordllama:256"
     assert all(len(line["search_history"][0]["results"]) == 3 and len(line["shell_history"]) == 3 for line in lines)
