@@ -24,16 +24,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORM = {
-    "system": "crash-test",
-    "submitter": "u",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "none",
-}
+if __name__ == "__main__":  # run as a script: tests/ on the path, as tests/conftest.py puts it for the tests
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from helpers.submission_form import submission_form  # noqa: E402
+
+FORM = submission_form(system="crash-test")
 KEY = "k1"
 
 

@@ -6,21 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from helpers.submission_form import submission_form
 from madqa.bench.space import synthetic_references  # noqa: E402
 from madqa.loading_script.label_parts import private_ids  # noqa: E402
 from madqa.space.storage import SubmissionStore  # noqa: E402
 from madqa.space.submission import Scorer  # noqa: E402
 
-FORM = {
-    "system": "s",
-    "submitter": "u",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "none",
-}
+FORM = submission_form()
 
 
 def _scorer(tmp_path: Path, n: int = 40, **kwargs: Any) -> tuple[Scorer, list[Any]]:

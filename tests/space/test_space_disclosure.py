@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.submission_form import submission_form
 
 from madqa.bench.space import synthetic_references
 from madqa.metric.inputs import parse_results_text
@@ -25,16 +26,7 @@ from madqa.space.storage import SubmissionStore
 from madqa.space.submission import Scorer, format_accepted
 
 N = 48
-FORM = {
-    "system": "probe",
-    "submitter": "attacker",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "none",
-}
+FORM = submission_form(system="probe", submitter="attacker")
 
 
 def _lines(refs: list[Any], correct: set[int]) -> str:

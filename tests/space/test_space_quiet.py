@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.submission_form import submission_form
 
 gr = pytest.importorskip("gradio")
 
@@ -29,16 +30,7 @@ from madqa.space.quiet import (  # noqa: E402
     timing_bits_bound,
 )
 
-FORM = {
-    "system": "s",
-    "submitter": "u",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "none",
-}
+FORM = submission_form()
 
 
 class FakeClock:
