@@ -26,6 +26,11 @@ def files(tmp_path: Path) -> dict[str, Path]:
     }
 
 
+def _compare(files: dict[str, Path], *flags: str) -> int:
+    """``madqa compare`` of the human run and the agent run against the gold, with ``flags``."""
+    return main(["compare", str(files["human"]), str(files["agent"]), "--gold", str(files["gold"]), *flags])
+
+
 def test_pure_parts_by_hand() -> None:
     assert pair_counts([True, True, False, False], [True, False, False, False]) == {
         "both": 1,
@@ -45,21 +50,7 @@ def test_pure_parts_by_hand() -> None:
 
 
 def test_compare_json_equals_hand_computed(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(
-        [
-            "compare",
-            str(files["human"]),
-            str(files["agent"]),
-            "--gold",
-            str(files["gold"]),
-            "--names",
-            "H",
-            "M",
-            "--json",
-            "--resamples",
-            "50",
-        ]
-    )
+    rc = _compare(files, "--names", "H", "M", "--json", "--resamples", "50")
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     h, m = out["systems"]
@@ -96,28 +87,11 @@ def test_compare_text_plot_and_mistakes(
 ) -> None:
     pytest.importorskip("matplotlib")
     png = tmp_path / "curves.png"
-    rc = main(
-        [
-            "compare",
-            str(files["human"]),
-            str(files["agent"]),
-            "--gold",
-            str(files["gold"]),
-            "--output",
-            str(png),
-            "--resamples",
-            "50",
-        ]
-    )
+    rc = _compare(files, "--output", str(png), "--resamples", "50")
     text = capsys.readouterr().out
     assert rc == 0 and "h (human)" in text and "A=h  B=a: 1 / 1 / 0 / 2" in text
     assert "Cohen's kappa" in text and "within a step budget" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["compare", str(files["human"]), "--gold", str(files["gold"])]) == 2
-    assert (
-        main(
-            ["compare", str(files["human"]), str(files["agent"]), "--gold", str(files["gold"]), "--names", "only-one"]
-        )
-        == 2
-    )
+    assert _compare(files, "--names", "only-one") == 2
     assert main(["compare", str(files["human"]), str(tmp_path / "missing.jsonl"), "--gold", str(files["gold"])]) == 2

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.report_keys import REPORT_KEYS
 
 from madqa import cli
 from madqa.bench import metric as bench_metric
@@ -75,28 +76,7 @@ def run(module, *argv: str) -> int:
 def test_evaluate_json(files, capsys):
     assert run(evaluate_cmd, files["a"], "--gold", files["gold"], "--json", "--resamples", 100) == 0
     report = json.loads(capsys.readouterr().out)
-    for key in (
-        "accuracy",
-        "accuracy_raw",
-        "accuracy_ci",
-        "anls",
-        "page_f1",
-        "doc_f1",
-        "kuiper",
-        "kuiper_normalized",
-        "kuiper_ci",
-        "wasted_effort_ratio",
-        "n",
-        "n_predicted",
-        "missing",
-        "unscored",
-        "by_hop",
-        "by_domain",
-        "by_category",
-        "errors",
-        "budget_curve",
-        "mode",
-    ):
+    for key in REPORT_KEYS:
         assert key in report
     assert (report["n"], report["n_predicted"], report["missing"], report["matched_by_question"]) == (3, 2, 1, 1)
     assert report["unknown_ids"] == ["dev/9"]

@@ -9,18 +9,11 @@ from typing import Any
 
 import pytest
 
+from helpers.submission_form import submission_form
+
 pytest.importorskip("gradio")
 
-FORM = {
-    "system": "sys",
-    "submitter": "tester",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "1h",
-}
+FORM = submission_form(system="sys", submitter="tester", compute="1h")
 
 
 def gold(layout) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from helpers.pdfs import scanned_pdf
 
 from madqa.loading_script import extract
 from madqa.loading_script.extract import extract_corpus
@@ -20,18 +21,6 @@ def _text_pdf(path: Path, lines: list[str]) -> Path:
     for line in lines:
         page = doc.new_page()
         page.insert_text((72, 100), line, fontsize=12)
-    doc.save(path)
-    return path
-
-
-def _scanned_pdf(path: Path, line: str) -> Path:
-    src = pymupdf.open()
-    page = src.new_page()
-    page.insert_text((72, 120), line, fontsize=20)
-    pix = page.get_pixmap(dpi=200)
-    doc = pymupdf.open()
-    out = doc.new_page(width=page.rect.width, height=page.rect.height)
-    out.insert_image(out.rect, pixmap=pix)
     doc.save(path)
     return path
 
@@ -61,7 +50,7 @@ def corpus(tmp_path: Path) -> Path:
             "Second page lists the attendees of the meeting in full.",
         ],
     )
-    _scanned_pdf(folder / "b_scan.pdf", "Permit BP-4417 approved for Harbor Lane")
+    scanned_pdf(folder / "b_scan.pdf", "Permit BP-4417 approved for Harbor Lane", dpi=200)
     (folder / "c_corrupt.pdf").write_bytes(b"%PDF-1.4\nthis is not really a pdf\n")
     enc = pymupdf.open()
     enc.new_page().insert_text((72, 100), "secret quarterly figures for the board", fontsize=12)

@@ -7,22 +7,12 @@ import shutil
 from pathlib import Path
 
 import helpers.ray_fixtures as ray_fixtures
-import pymupdf
 import pytest
+from helpers.pdfs import scanned_pdf
 from helpers.ray_fixtures import needs_ray
 
 cluster = ray_fixtures.cluster  # this module's cluster
 pytestmark = [needs_ray, pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Debian tesseract-ocr")]
-
-
-def _scanned_pdf(path: Path, line: str) -> None:
-    src = pymupdf.open()
-    page = src.new_page()
-    page.insert_text((72, 120), line, fontsize=20)
-    pix = page.get_pixmap(dpi=150)
-    doc = pymupdf.open()
-    doc.new_page(width=page.rect.width, height=page.rect.height).insert_image(page.rect, pixmap=pix)
-    doc.save(path)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +21,7 @@ def corpus(layout, tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("ray_pdfs")
     for pdf in sorted((layout.sample_dir / "documents").glob("*.pdf"))[:12]:
         shutil.copy(pdf, folder / pdf.name)
-    _scanned_pdf(folder / "zz_scan.pdf", "Permit BP-4417 approved for Harbor Lane")
+    scanned_pdf(folder / "zz_scan.pdf", "Permit BP-4417 approved for Harbor Lane", dpi=150)
     (folder / "zz_corrupt.pdf").write_bytes(b"%PDF-1.4\nthis is not really a pdf\n")
     return folder
 

@@ -7,21 +7,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers.release_host import RELEASE_CARD  # one fixture card in the release's schema
+from helpers.release_host import DOC_SCHEMA, QA_SCHEMA, RELEASE_CARD  # the release's schema and one fixture card in it
 
 from madqa.loading_script import load
-
-EVIDENCE = pa.list_(pa.struct([("document", pa.string()), ("page", pa.int64())]))
-QA_SCHEMA = pa.schema(
-    [
-        ("id", pa.string()),
-        ("question", pa.string()),
-        ("answer_variants", pa.list_(pa.list_(pa.string()))),
-        ("evidence", EVIDENCE),
-        ("document_category", pa.string()),
-        ("domain", pa.string()),
-    ]
-)
 
 
 def _qa(i: int, evidence: list[dict], answers: list[list[str]]) -> dict:
@@ -57,7 +45,7 @@ def release_folder(tmp_path: Path) -> Path:
     doc.save(pdf)
     docs = [{"document": "a.pdf", "url": None}, {"document": "b.pdf", "url": str(pdf)}]
     pq.write_table(
-        pa.Table.from_pylist(docs, schema=pa.schema([("document", pa.string()), ("url", pa.string())])),
+        pa.Table.from_pylist(docs, schema=DOC_SCHEMA),
         root / "data" / "documents" / "document_urls-00000-of-00001.parquet",
     )
     return root

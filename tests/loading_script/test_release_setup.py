@@ -27,6 +27,12 @@ from madqa.cli import main
 home_fixture, host_fixture = release_host.home_fixture, release_host.host_fixture
 
 
+def _run_permit_reader(folder: Path, out: Path, *flags: str) -> int:
+    """``madqa run`` of the release host's permit reader on the release in ``folder``; its exit status."""
+    model = "py:helpers.release_host:permit_reader"
+    return main(["run", "--dataset", str(folder), *flags, "--model", model, "-o", str(out), "--no-progress"])
+
+
 def test_setup_run_evaluate_from_a_release_folder(home: Path, host: Host, tmp_path: Path, capsys, caplog) -> None:
     folder = write_release(tmp_path / "MADQA", host.url)
 
@@ -57,23 +63,7 @@ def test_setup_run_evaluate_from_a_release_folder(home: Path, host: Host, tmp_pa
     host.stop()  # from here on, everything is offline
 
     out = tmp_path / "r.jsonl"
-    assert (
-        main(
-            [
-                "run",
-                "--dataset",
-                str(folder),
-                "--split",
-                "dev",
-                "--model",
-                "py:helpers.release_host:permit_reader",
-                "-o",
-                str(out),
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    assert _run_permit_reader(folder, out, "--split", "dev") == 0
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(rows) == 5 and all(r["error"] is None for r in rows)
     assert main(["evaluate", str(out), "--dataset", str(folder), "--split", "dev", "--json"]) == 0
@@ -159,21 +149,7 @@ def test_bad_specs_are_clear_errors(home: Path, tmp_path: Path, caplog) -> None:
 def test_an_unprepared_release_names_the_setup_command(home: Path, tmp_path: Path, caplog) -> None:
     folder = write_release(tmp_path / "MADQA", "http://127.0.0.1:9/docs")
     out = tmp_path / "r.jsonl"
-    assert (
-        main(
-            [
-                "run",
-                "--dataset",
-                str(folder),
-                "--model",
-                "py:helpers.release_host:permit_reader",
-                "-o",
-                str(out),
-                "--no-progress",
-            ]
-        )
-        == 2
-    )
+    assert _run_permit_reader(folder, out) == 2
     assert f"run `madqa setup --dataset {folder}` first" in caplog.text and not out.exists()
 
 

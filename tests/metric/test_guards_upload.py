@@ -10,7 +10,6 @@ reaches the app; shorter, then the client goes away, reaches nothing either; an 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import socket
 import time
@@ -20,7 +19,6 @@ from typing import Any
 import pytest
 
 from madqa.metric.upload_gate import UploadGate
-from madqa.space.gradio_launch import launch as launch_gradio
 
 pytestmark = pytest.mark.server
 
@@ -176,31 +174,13 @@ def test_dots_inside_and_a_bare_percent_sign_pass(name: str) -> None:
 @pytest.fixture(scope="module")
 def gated(tmp_path_factory) -> Any:
     """A gradio app with a File behind the gate (as the Space and the metric widget install it)."""
-    gr = pytest.importorskip("gradio")
-    from helpers.ports import free_port
+    pytest.importorskip("gradio")
+    from helpers.upload_app import file_upload_app
     from starlette.middleware import Middleware
 
     folder = tmp_path_factory.mktemp("gated-uploads")
-    saved = os.environ.get("GRADIO_TEMP_DIR")
-    os.environ["GRADIO_TEMP_DIR"] = str(folder)
-    try:
-        with gr.Blocks() as demo:
-            gr.File()
-        port = free_port()
-        launch_gradio(
-            demo,
-            server_name="127.0.0.1",
-            server_port=port,
-            prevent_thread_lock=True,
-            quiet=True,
-            app_kwargs={"middleware": [Middleware(UploadGate, max_bytes=10_000)]},
-        )
-    finally:
-        os.environ.pop("GRADIO_TEMP_DIR") if saved is None else os.environ.update(GRADIO_TEMP_DIR=saved)
-    try:
+    with file_upload_app(folder, app_kwargs={"middleware": [Middleware(UploadGate, max_bytes=10_000)]}) as port:
         yield port, folder
-    finally:
-        demo.close()
 
 
 def raw_post(port: int, declared: int, data: bytes, close_write: bool) -> bytes:

@@ -25,6 +25,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import httpx  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
+from helpers.upload_app import file_upload_app  # noqa: E402
 
 pytestmark = pytest.mark.server
 
@@ -88,22 +89,9 @@ def files_under(folder: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def bare(tmp_path_factory) -> Iterator[tuple[str, Path]]:
     """A gradio app with a File and no gate (its own upload folder), to show what gradio stores."""
-    import gradio as gr
-
     folder = tmp_path_factory.mktemp("bare-uploads")
-    saved = os.environ.get("GRADIO_TEMP_DIR")
-    os.environ["GRADIO_TEMP_DIR"] = str(folder)
-    try:
-        with gr.Blocks() as demo:
-            gr.File()
-        port = free_port()
-        launch_gradio(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    finally:
-        os.environ.pop("GRADIO_TEMP_DIR") if saved is None else os.environ.update(GRADIO_TEMP_DIR=saved)
-    try:
+    with file_upload_app(folder) as port:
         yield f"http://127.0.0.1:{port}/gradio_api/upload", folder
-    finally:
-        demo.close()
 
 
 @pytest.fixture()
@@ -234,8 +222,6 @@ def test_ungated_gradio_keeps_a_dotfile_it_will_not_use(tmp_path: Path, monkeypa
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
     from helpers.clients import gradio_client
-
-    from madqa.space.gradio_launch import launch as launch_gradio
 
     monkeypatch.chdir(tmp_path)
     folder = tmp_path / "uploads"

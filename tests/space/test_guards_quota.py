@@ -7,31 +7,29 @@ refused before any scoring work. Here with a quota of 3, one already stored and 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.submission_form import submission_form
 
 from madqa.bench.space import results_text, synthetic_references
+from madqa.space.submission import clean_form
 
 
-def test_stored_plus_in_flight_submissions_never_exceed_the_quota(tmp_path) -> None:
+@pytest.fixture
+def scorer(tmp_path: Path) -> Any:
+    """A scorer of 60 synthetic references with a store of its own."""
     from madqa.space.storage import SubmissionStore
-    from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
+    from madqa.space.submission import Scorer
 
-    refs = synthetic_references(60)
-    form = clean_form(
-        {
-            "system": "s",
-            "submitter": "u",
-            "agent": "a",
-            "model": "m",
-            "contact": "c",
-            "models_used": "m",
-            "training_data": "t",
-            "compute": "c",
-        }
-    )
-    scorer = Scorer(refs, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
+    return Scorer(synthetic_references(60), SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
+
+
+def test_stored_plus_in_flight_submissions_never_exceed_the_quota(scorer) -> None:
+    from madqa.space.submission import RateLimiter, SubmissionError
+
+    refs, form = scorer.references, clean_form(submission_form(training_data="t", compute="c"))
     limiter = RateLimiter(3, 3600)
     real = scorer.evaluate_text
     held, release, scored = threading.Semaphore(0), threading.Event(), []
@@ -73,25 +71,11 @@ def test_stored_plus_in_flight_submissions_never_exceed_the_quota(tmp_path) -> N
     assert len(scored) == 4
 
 
-def test_in_flight_count_is_released_after_a_refusal(tmp_path) -> None:
+def test_in_flight_count_is_released_after_a_refusal(scorer) -> None:
     """A file refused while scoring (invalid) does not keep its quota share: the quota is for stored ones."""
-    from madqa.space.storage import SubmissionStore
-    from madqa.space.submission import RateLimiter, Scorer, SubmissionError, clean_form
+    from madqa.space.submission import RateLimiter, SubmissionError
 
-    refs = synthetic_references(60)
-    form = clean_form(
-        {
-            "system": "s",
-            "submitter": "u",
-            "agent": "a",
-            "model": "m",
-            "contact": "c",
-            "models_used": "m",
-            "training_data": "t",
-            "compute": "c",
-        }
-    )
-    scorer = Scorer(refs, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
+    refs, form = scorer.references, clean_form(submission_form(training_data="t", compute="c"))
     limiter = RateLimiter(1, 3600)
     with pytest.raises(SubmissionError):
         scorer.submit_text('{"not": "a results file"}\n', form, identity="ip:a", limiter=limiter)

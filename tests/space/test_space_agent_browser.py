@@ -77,14 +77,24 @@ def url(layout, tmp_path_factory) -> Iterator[str]:
         demo.close()
 
 
+def _open_agent_tab(page: Any, url: str) -> None:
+    """The Space at ``url`` on its "Try an agent" tab, once the Run button is there."""
+    page.goto(url, timeout=60_000)
+    page.get_by_role("tab", name="Try an agent").click()
+    page.locator("#run-agent").wait_for(timeout=30_000)
+
+
+def _run_to_first_call(page: Any) -> None:
+    """Press Run and wait until the run's first model call is pending."""
+    page.locator("#run-agent").click()
+    page.locator("#trajectory").get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
+
+
 def test_live_status_disabled_run_and_visible_queries(url: str, tmp_path) -> None:
     expect = sync_api.expect
     with browser_page({"width": 1440, "height": 900}) as page:
-        page.goto(url, timeout=60_000)
-        page.get_by_role("tab", name="Try an agent").click()
-        run = page.locator("#run-agent")
-        run.wait_for(timeout=30_000)
-        stop = page.locator("#stop-agent")
+        _open_agent_tab(page, url)
+        run, stop = page.locator("#run-agent"), page.locator("#stop-agent")
         expect(stop).to_be_disabled(timeout=30_000)  # nothing to stop yet
         chat = page.locator("#trajectory")
         run.click()
@@ -119,12 +129,9 @@ def test_stop_ends_the_run_when_the_pending_call_returns(url: str, tmp_path) -> 
     GATES[:] = [threading.Event(), threading.Event()]
     CALLS.clear()
     with browser_page({"width": 1440, "height": 900}) as page:
-        page.goto(url, timeout=60_000)
-        page.get_by_role("tab", name="Try an agent").click()
+        _open_agent_tab(page, url)
         run, stop, chat = page.locator("#run-agent"), page.locator("#stop-agent"), page.locator("#trajectory")
-        run.wait_for(timeout=30_000)
-        run.click()
-        chat.get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
+        _run_to_first_call(page)
         stop.click()
         expect(stop).to_have_text("Stopping…", timeout=30_000)
         expect(stop).to_be_disabled(timeout=30_000)
@@ -151,11 +158,8 @@ def test_stop_while_queued_behind_another_visitor_and_only_for_its_visitor(url: 
         (a, a_errors), (b, b_errors) = watched_page(browser), watched_page(browser)  # two sessions
         for page, address in ((a, "10.0.0.1"), (b, "10.0.0.2")):  # two visitors
             page.set_extra_http_headers({"X-Forwarded-For": address})
-            page.goto(url, timeout=60_000)
-            page.get_by_role("tab", name="Try an agent").click()
-            page.locator("#run-agent").wait_for(timeout=30_000)
-        a.locator("#run-agent").click()
-        a.locator("#trajectory").get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
+            _open_agent_tab(page, url)
+        _run_to_first_call(a)
         b.locator("#run-agent").click()
         expect(b.locator("#stop-agent")).to_be_enabled(timeout=30_000)
         b.locator("#stop-agent").click()
@@ -189,12 +193,9 @@ def test_a_second_run_of_one_client_and_a_run_past_the_queue_are_refused_at_the_
             page.set_extra_http_headers(
                 {"X-Forwarded-For": {"a": "10.0.1.1", "a2": "10.0.1.1", "b": "10.0.1.2", "c": "10.0.1.3"}[name]}
             )
-            page.goto(url, timeout=60_000)
-            page.get_by_role("tab", name="Try an agent").click()
-            page.locator("#run-agent").wait_for(timeout=30_000)
+            _open_agent_tab(page, url)
         (a, _), (a2, _), (b, _), (c, _) = pages.values()
-        a.locator("#run-agent").click()
-        a.locator("#trajectory").get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
+        _run_to_first_call(a)
         a2.locator("#run-agent").click()
         mine = "Not started: you already have a run queued or running"
         a2.locator("#trajectory").get_by_text(mine).wait_for(timeout=30_000)
@@ -252,12 +253,9 @@ def test_a_flood_of_clicks_from_other_sessions_does_not_take_a_visitors_stop(url
     try:
         with browser_page({"width": 1440, "height": 900}) as page:
             page.set_extra_http_headers({"X-Forwarded-For": "10.0.2.1"})
-            page.goto(url, timeout=60_000)
-            page.get_by_role("tab", name="Try an agent").click()
-            run, stop, chat = page.locator("#run-agent"), page.locator("#stop-agent"), page.locator("#trajectory")
-            run.wait_for(timeout=30_000)
-            run.click()
-            chat.get_by_text("step 1: waiting for the model").first.wait_for(timeout=60_000)
+            _open_agent_tab(page, url)
+            stop, chat = page.locator("#stop-agent"), page.locator("#trajectory")
+            _run_to_first_call(page)
             answers = []
             with httpx.Client(timeout=60) as script:
                 for i in range(FLOOD):

@@ -170,19 +170,26 @@ def test_detail_shows_disclosures_hops_and_submission_info_never_the_contact() -
     assert "Select a row" in detail_markdown(None)
 
 
-def test_the_plot_picker_and_the_plots_name_systems(tmp_path: Path) -> None:
-    from madqa.space.leaderboard import system_choices
+def _store_of_one(tmp_path: Path, system: str, origin: str, file_sha256: str) -> Any:
+    """A store holding one submission of ``system`` (accuracy 0.5, no items)."""
     from madqa.space.storage import SubmissionStore
 
     store = SubmissionStore(tmp_path / "db.sqlite")
     store.add(
-        {**FORM, "system": "Baseline: BM25 top-3 pages, no answer"},
+        {**FORM, "system": system},
         report(0.5, 1.0),
         [],
         created="2026-12-01 10:00:00",
-        origin="seed",
-        file_sha256="0" * 64,
+        origin=origin,
+        file_sha256=file_sha256,
     )
+    return store
+
+
+def test_the_plot_picker_and_the_plots_name_systems(tmp_path: Path) -> None:
+    from madqa.space.leaderboard import system_choices
+
+    store = _store_of_one(tmp_path, "Baseline: BM25 top-3 pages, no answer", origin="seed", file_sha256="0" * 64)
     ((label, sid),) = system_choices(store)
     assert label == f"Baseline: BM25 top-3 pages, no answer (#{sid})"  # the name first, whole
 
@@ -225,17 +232,8 @@ def test_about_cites_the_paper_as_the_dataset_card_does() -> None:
 
 def test_board_data_for_api_clients_keeps_every_column(tmp_path: Path) -> None:
     from madqa.space.board_tab import board_data
-    from madqa.space.storage import SubmissionStore
 
-    store = SubmissionStore(tmp_path / "db.sqlite")
-    store.add(
-        {**FORM, "system": "x"},
-        report(0.5, 1.0),
-        [],
-        created="2026-12-01 10:00:00",
-        origin="user",
-        file_sha256="1" * 64,
-    )
+    store = _store_of_one(tmp_path, "x", origin="user", file_sha256="1" * 64)
     data = board_data(store)
     assert data["headers"] == board_columns() and len(data["data"]) == 1
     row = dict(zip(data["headers"], data["data"][0], strict=True))

@@ -13,22 +13,14 @@ from typing import Any
 import pytest
 from helpers.browser_support import chromium, require_browser, save_screens, watched_page  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
+from helpers.submission_form import submission_form
 
 pytestmark = pytest.mark.browser
 
 sync_api = require_browser()
 
 TABS = ("Leaderboard", "Submit", "Try an agent", "Explore (dev)", "Solve it yourself", "About")
-FORM = {
-    "system": "late-arrival system",
-    "submitter": "t",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "1 min",
-}
+FORM = submission_form(system="late-arrival system", submitter="t", compute="1 min")
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from helpers.submission_form import submission_form
 
 from madqa.bench.space import results_text, synthetic_references
 from madqa.bench.space_burst import worst_case_text
@@ -95,18 +96,7 @@ def test_files_sent_at_once_cannot_be_scored_beyond_the_quota(refs, tmp_path) ->
     from madqa.space.storage import SubmissionStore
     from madqa.space.submission import RateLimiter, Scorer, clean_form
 
-    form = clean_form(
-        {
-            "system": "s",
-            "submitter": "u",
-            "agent": "a",
-            "model": "m",
-            "contact": "c",
-            "models_used": "m",
-            "training_data": "t",
-            "compute": "c",
-        }
-    )
+    form = clean_form(submission_form(training_data="t", compute="c"))
     scorer = Scorer(refs, SubmissionStore(tmp_path / "db.sqlite"), n_resamples=10)
     limiter = RateLimiter(1, 3600)
     entered, release, calls = threading.Event(), threading.Event(), []

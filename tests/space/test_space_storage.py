@@ -11,21 +11,13 @@ from typing import Any
 import pytest
 from helpers.paths import ROOT
 from helpers.space_fixtures import gold
+from helpers.submission_form import submission_form
 from smolagents import ChatMessage, MessageRole, Model
 
 pytest.importorskip("gradio")
 
 SPACE = ROOT / "space"
-FORM = {
-    "system": "s",
-    "submitter": "",
-    "agent": "a",
-    "model": "m",
-    "contact": "c",
-    "models_used": "m",
-    "training_data": "none",
-    "compute": "1h",
-}
+FORM = submission_form(submitter="", compute="1h")
 
 
 @pytest.fixture()

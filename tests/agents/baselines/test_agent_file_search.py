@@ -6,15 +6,12 @@ provider error becomes an error line."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.paths import TESTS
+from helpers.agent_cli import evaluate_json, madqa_env, run_agent_lines
 from helpers.provider_standin import StandIn, serve
 
 from madqa.agents.harness.config import RunConfig, RunError
@@ -231,16 +228,10 @@ def test_page_recovery_places_every_text_page_of_the_corpus_on_itself(layout) ->
 
 def test_cli_run_against_the_standin_is_scored_by_evaluate(layout, standin, tmp_path: Path) -> None:
     state, base = standin
-    env = {**os.environ, "OPENAI_API_KEY": "sk-standin", "PYTHONPATH": os.pathsep.join([str(HERE), str(TESTS)])}
+    env = madqa_env(HERE, OPENAI_API_KEY="sk-standin")
     env.pop("OPENAI_BASE_URL", None)
     out = tmp_path / "fs.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "madqa.cli",
-        "run",
-        "--agent",
-        "file-search",
+    flags = [
         "--provider",
         "openai",
         "--split",
@@ -251,22 +242,9 @@ def test_cli_run_against_the_standin_is_scored_by_evaluate(layout, standin, tmp_
         base + "/v1",
         "--model-option",
         f"poll_interval={FAST_POLL}",
-        "-o",
-        str(out),
-        "--no-progress",
     ]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    lines = run_agent_lines("file-search", out, flags, env)
     assert len(lines) == 2 and all(x["agent"] == "file-search" and x["error"] is None for x in lines)
     assert lines[0]["config"]["provider"] == "openai" and lines[0]["config"]["service_model"] == "gpt-5.2-2025-12-11"
     assert "api_key" not in json.dumps(lines[0]["config"]) and len(state.calls("POST", r"/responses$")) == 2
-    scored = subprocess.run(
-        [sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert scored.returncode == 0, scored.stderr
-    assert json.loads(scored.stdout)["n_predicted"] == 2
+    assert evaluate_json(out, env)["n_predicted"] == 2

@@ -4,16 +4,13 @@ call each, recorded as five steps; its lines are scored by ``madqa evaluate``.""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.agent_cli import evaluate_json, madqa_env, prepare_agent, run_agent, run_agent_lines
 from helpers.fakes import ScriptedModel
-from helpers.paths import TESTS
 
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
 HERE = Path(__file__).resolve().parent
@@ -45,27 +42,11 @@ def vision_agents(**_: Any) -> ScriptedModel:
     return ScriptedModel([_reply], text_only=False, model_id="fake-mdoc-vision")
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(TESTS), os.environ.get("PYTHONPATH", "")])}
-
-
-def _prepare(**fields: Any) -> Any:
-    from madqa.agents.harness.config import RunConfig
-    from madqa.agents.harness.registry import check_config, get_agent
-
-    entry = get_agent("mdoc")
-    runner = {k: fields.pop(k) for k in ("model", "max_steps") if k in fields}
-    config = RunConfig(agent="mdoc", **runner, options=fields)
-    check_config(config)
-    sys.path.insert(0, str(TESTS))
-    return entry.prepare(config)
-
-
 def test_mdoc_calls_the_five_agents_in_order_with_what_each_needs(layout) -> None:
     from madqa.loading_script.load import load_gold
 
     row = load_gold("dev")[0]
-    prepared = _prepare(model=FAKE, top_k=2, image_retriever="dense:wordllama")
+    prepared = prepare_agent("mdoc", model=FAKE, top_k=2, image_retriever="dense:wordllama")
     try:
         assert prepared.settings["max_steps"] == 5 and prepared.settings["observe"] == "text"
         assert prepared.settings["image_retriever"] == "dense:wordllama:256"
@@ -108,7 +89,7 @@ def test_a_vision_model_sees_the_image_sides_pages_as_images(layout) -> None:
     from madqa.loading_script.load import load_gold
 
     row = load_gold("dev")[1]
-    prepared = _prepare(model="py:test_agent_mdoc:vision_agents", top_k=3, retriever="bm25")
+    prepared = prepare_agent("mdoc", model="py:test_agent_mdoc:vision_agents", top_k=3, retriever="bm25")
     try:
         assert prepared.settings["observe"] == "image" and prepared.settings["image_retriever"] is None
         line = prepared.answer(row)
@@ -135,7 +116,7 @@ def test_a_summary_that_is_not_json_is_a_line_without_answer(layout) -> None:
     from madqa.loading_script.load import load_gold
 
     row = load_gold("dev")[0]
-    prepared = _prepare(model="py:test_agent_mdoc:rambler")
+    prepared = prepare_agent("mdoc", model="py:test_agent_mdoc:rambler")
     try:
         line = prepared.answer(row)
         assert line["answer"] == [] and line["final_state"] == "no_answer" and "not JSON" in line["error"]
@@ -152,39 +133,12 @@ def rambler(**_: Any) -> ScriptedModel:
 @pytest.mark.slow
 def test_mdoc_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "mdoc.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "madqa.cli",
-        "run",
-        "--agent",
-        "mdoc",
-        "--model",
-        FAKE,
-        "--split",
-        "dev",
-        "--limit",
-        "2",
-        "-o",
-        str(out),
-        "--no-progress",
-    ]
-    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    lines = run_agent_lines("mdoc", out, ["--model", FAKE, "--split", "dev", "--limit", "2"], madqa_env(HERE))
     assert len(lines) == 2 and all(line["agent"] == "mdoc" and line["error"] is None for line in lines)
     config = lines[0]["config"]
     assert config["top_k"] == 4 and config["retriever"] == "bm25" and config["image_retriever"] is None
     assert all(len(line["search_history"]) == 2 and len(line["trajectory"]) == 5 for line in lines)
-    scored = subprocess.run(
-        [sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert scored.returncode == 0, scored.stderr
-    report = json.loads(scored.stdout)
+    report = evaluate_json(out, madqa_env(HERE))
     assert report["n_predicted"] == 2 and report["page_f1"] is not None
 
 
@@ -197,21 +151,5 @@ def test_mdoc_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -
     ],
 )
 def test_mdoc_refuses_what_it_cannot_run(layout, tmp_path: Path, args: list[str], message: str) -> None:
-    cmd = [
-        sys.executable,
-        "-m",
-        "madqa.cli",
-        "run",
-        "--agent",
-        "mdoc",
-        "--model",
-        FAKE,
-        "--limit",
-        "1",
-        "-o",
-        str(tmp_path / "x.jsonl"),
-        "--no-progress",
-        *args,
-    ]
-    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
+    done = run_agent("mdoc", tmp_path / "x.jsonl", ["--model", FAKE, "--limit", "1", *args], madqa_env(HERE))
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -3,15 +3,13 @@ its lines are scored by ``madqa evaluate``."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.agent_cli import evaluate_json, madqa_env, run_agent, run_agent_lines
 from helpers.fakes import ScriptedModel
 from helpers.paths import TESTS
 
@@ -31,10 +29,6 @@ def cite_first_page(**_: Any) -> ScriptedModel:
         return ("final_answer", {"answer": ["no idea"], "citations": cites})
 
     return ScriptedModel([reply], text_only=True, usage=lambda text, n: (len(text) // 4, 9), model_id="fake-rag")
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(TESTS), os.environ.get("PYTHONPATH", "")])}
 
 
 def test_rag_retrieves_once_shows_the_pages_and_answers_in_one_call(layout) -> None:
@@ -68,36 +62,11 @@ def test_rag_retrieves_once_shows_the_pages_and_answers_in_one_call(layout) -> N
 @pytest.mark.slow
 def test_rag_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "rag.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "madqa.cli",
-        "run",
-        "--agent",
-        "rag",
-        "--model",
-        FAKE,
-        "--limit",
-        "2",
-        "-o",
-        str(out),
-        "--no-progress",
-    ]
-    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    lines = run_agent_lines("rag", out, ["--model", FAKE, "--limit", "2"], madqa_env(HERE))
     assert len(lines) == 2 and all(line["agent"] == "rag" for line in lines)
     assert lines[0]["config"]["retriever"] == "rrf:bm25+dense:wordllama:256" and lines[0]["config"]["top_k"] == 5
     assert all(len(line["search_history"][0]["results"]) == 5 and line["usage"]["input_tokens"] > 0 for line in lines)
-    scored = subprocess.run(
-        [sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert scored.returncode == 0, scored.stderr
-    report = json.loads(scored.stdout)
+    report = evaluate_json(out, madqa_env(HERE))
     assert report["n_predicted"] == 2 and report["page_f1"] is not None
 
 
@@ -110,23 +79,7 @@ def test_rag_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) ->
     ],
 )
 def test_rag_refuses_what_it_cannot_run(layout, tmp_path: Path, args: list[str], message: str) -> None:
-    cmd = [
-        sys.executable,
-        "-m",
-        "madqa.cli",
-        "run",
-        "--agent",
-        "rag",
-        "--model",
-        FAKE,
-        "--limit",
-        "1",
-        "-o",
-        str(tmp_path / "x.jsonl"),
-        "--no-progress",
-        *args,
-    ]
-    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
+    done = run_agent("rag", tmp_path / "x.jsonl", ["--model", FAKE, "--limit", "1", *args], madqa_env(HERE))
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 

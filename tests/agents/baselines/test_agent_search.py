@@ -108,6 +108,19 @@ def test_last_step_offers_only_final_answer_and_says_so(corpus) -> None:
     assert agent.final_state == "answered" and len(agent.search_tool.history) == 2
 
 
+def _record_of_q(agent: Any, output: dict[str, Any] | None, model: str) -> dict[str, Any]:
+    """The results line of the search agent's answer ``output`` to question "Q?" (id "x")."""
+    return build_record(
+        {"id": "x", "question": "Q?"},
+        agent_name="bm25",
+        model=model,
+        elapsed_s=0.1,
+        output=output,
+        agent=agent,
+        **record_fields(agent),
+    )
+
+
 def test_forced_structured_answer_when_step_t_fails(corpus) -> None:
     index, renderer = corpus
     # step 3 (= T) searches anyway: refused; the fallback call offers only final_answer and is parsed
@@ -117,15 +130,7 @@ def test_forced_structured_answer_when_step_t_fails(corpus) -> None:
     assert out == {"answer": ["42"], "citations": []} and agent.final_state == "forced"
     assert len(model.calls) == 4 and model.calls[3]["tools"] == ["final_answer"]
     assert len(agent.search_tool.history) == 2
-    record = build_record(
-        {"id": "x", "question": "Q?"},
-        agent_name="bm25",
-        model="scripted",
-        elapsed_s=0.1,
-        output=out,
-        agent=agent,
-        **record_fields(agent),
-    )
+    record = _record_of_q(agent, out, model="scripted")
     assert record["error"] is None and record["final_state"] == "forced"
     assert record["trajectory"][-1]["tool_calls"][0]["name"] == "final_answer"
     assert "AgentMaxStepsError" in record["trajectory"][-1]["error"]
@@ -136,15 +141,7 @@ def test_no_answer_at_all_is_recorded_as_error(corpus) -> None:
     model = ScriptedModel(["I think it is 42."], text_only=True)
     agent = build_search_agent(model, index, renderer, max_steps=2)
     assert agent.solve("Q?") == {"answer": [], "citations": []}
-    record = build_record(
-        {"id": "x", "question": "Q?"},
-        agent_name="bm25",
-        model="m",
-        elapsed_s=0.1,
-        agent=agent,
-        output=None,
-        **record_fields(agent),
-    )
+    record = _record_of_q(agent, None, model="m")
     assert record["final_state"] == "no_answer" and record["error"].startswith("no final answer after 2 steps")
 
 

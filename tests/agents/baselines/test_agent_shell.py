@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.agent_cli import evaluate_json, madqa_env, prepare_agent, run_agent_lines
 from helpers.fakes import ScriptedModel
-from helpers.paths import TESTS
 
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
 HERE = Path(__file__).resolve().parent
@@ -76,27 +74,12 @@ def attacker(**_: Any) -> ScriptedModel:
     return ScriptedModel(script, text_only=True, model_id="fake-attacker")
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(TESTS), os.environ.get("PYTHONPATH", "")])}
-
-
-def _prepare(**fields: Any) -> Any:
-    from madqa.agents.harness.config import RunConfig
-    from madqa.agents.harness.registry import check_config, get_agent
-
-    entry = get_agent("shell")
-    runner = {k: fields.pop(k) for k in ("model", "max_steps") if k in fields}
-    config = RunConfig(agent="shell", **runner, options=fields)
-    check_config(config)
-    sys.path.insert(0, str(TESTS))
-    return entry.prepare(config)
-
-
 def test_the_corpus_is_one_file_per_page_and_commands_run_in_the_walled_worker(layout) -> None:
     from madqa.loading_script.load import load_gold, load_pages
 
     row = load_gold("dev")[0]
-    prepared = _prepare(model=FAKE, max_steps=6, top_k=5)  # the flat RunConfig's 5, not the shell agent's 3
+    # top_k 5: the flat RunConfig's 5, not the shell agent's 3
+    prepared = prepare_agent("shell", model=FAKE, max_steps=6, top_k=5)
     try:
         pages = load_pages()
         assert len(prepared.files) == len(pages)
@@ -147,7 +130,7 @@ def test_nothing_outside_the_corpus_folder_is_readable(layout, monkeypatch: pyte
     monkeypatch.setenv("MADQA_TEST_HOME", str(home))
     monkeypatch.setenv("MADQA_TEST_DOC", doc)
     try:
-        prepared = _prepare(model="py:test_agent_shell:attacker", max_steps=len(ATTACKS) + 1)
+        prepared = prepare_agent("shell", model="py:test_agent_shell:attacker", max_steps=len(ATTACKS) + 1)
         try:
             assert not any(SECRET in text for text in prepared.files.values())
             assert f"{doc}/page_9999.txt" not in prepared.files and not any(
@@ -216,38 +199,11 @@ def test_the_corpus_reader_takes_regular_files_and_never_follows_a_link(tmp_path
 @pytest.mark.slow
 def test_shell_runs_from_the_command_line_and_is_scored(layout, tmp_path: Path) -> None:
     out = tmp_path / "shell.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "madqa.cli",
-        "run",
-        "--agent",
-        "shell",
-        "--model",
-        FAKE,
-        "--split",
-        "dev",
-        "--limit",
-        "2",
-        "-o",
-        str(out),
-        "--no-progress",
-    ]
-    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    lines = run_agent_lines("shell", out, ["--model", FAKE, "--split", "dev", "--limit", "2"], madqa_env(HERE))
     assert len(lines) == 2 and all(line["agent"] == "shell" and line["error"] is None for line in lines)
     assert lines[0]["config"]["top_k"] == 3 and lines[0]["config"]["retriever"] == "dense:wordllama:256"
     assert all(len(line["search_history"][0]["results"]) == 3 and len(line["shell_history"]) == 3 for line in lines)
-    scored = subprocess.run(
-        [sys.executable, "-m", "madqa.cli", "evaluate", str(out), "--split", "dev", "--json"],
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert scored.returncode == 0, scored.stderr
-    report = json.loads(scored.stdout)
+    report = evaluate_json(out, madqa_env(HERE))
     assert report["n_predicted"] == 2 and report["page_f1"] is not None
 
 
@@ -259,7 +215,7 @@ def test_the_space_tab_and_the_explorer_show_the_commands(layout) -> None:
 
     assert agent_tab.AGENTS[agent_tab.SHELL] == "shell" and agent_tab.AGENTS[agent_tab.MDOC] == "mdoc"
     row = load_gold("dev")[0]
-    prepared = _prepare(model=FAKE, retriever="bm25")
+    prepared = prepare_agent("shell", model=FAKE, retriever="bm25")
 
     class Runtime:  # the tab's runtime, already prepared
         lock = threading.Lock()

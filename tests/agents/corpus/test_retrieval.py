@@ -285,25 +285,21 @@ def _mean(values: dict[str, float]) -> float:
     return sum(values.values()) / len(values)
 
 
+THREE_SPECS = "bm25,dense:wordllama,rrf:bm25+dense:wordllama"
+
+
+def _retrieval(*args: str) -> subprocess.CompletedProcess[str]:
+    """``madqa retrieval ARGS`` in a subprocess, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "madqa.cli", "retrieval", *args], capture_output=True, text=True, timeout=600
+    )
+
+
 def test_trec_eval_on_the_written_runs_gives_the_printed_table(layout, tmp_path: Path) -> None:
     # the issue's case: all 38 dev questions of the sample; rrf's fused sums tie within the top 10 of several of
     # them, so a run written with the engines' scores is re-ordered by trec_eval (R@1 0.549 against 0.641)
     runs = tmp_path / "runs"
-    specs = "bm25,dense:wordllama,rrf:bm25+dense:wordllama"
-    cmd = [
-        sys.executable,
-        "-m",
-        "madqa.cli",
-        "retrieval",
-        "--retriever",
-        specs,
-        "--split",
-        "dev",
-        "--by-hop",
-        "--output-dir",
-        str(runs),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    done = _retrieval("--retriever", THREE_SPECS, "--split", "dev", "--by-hop", "--output-dir", str(runs))
     assert done.returncode == 0, done.stderr
     printed = _printed_tables(done.stdout)
     manifest = json.loads((runs / "runs.json").read_text())
@@ -338,25 +334,10 @@ def test_trec_eval_on_the_written_runs_gives_the_printed_table(layout, tmp_path:
 
 @pytest.mark.slow
 def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
-    specs = "bm25,dense:wordllama,rrf:bm25+dense:wordllama"
-    cmd = [
-        sys.executable,
-        "-m",
-        "madqa.cli",
-        "retrieval",
-        "--retriever",
-        specs,
-        "--depth",
-        "30",
-        "--split",
-        "dev",
-        "--limit",
-        "10",
-        "--output-dir",
-        str(tmp_path / "runs"),
-        "--json",
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    first_ten = ["--split", "dev", "--limit", "10"]
+    done = _retrieval(
+        "--retriever", THREE_SPECS, "--depth", "30", *first_ten, "--output-dir", str(tmp_path / "runs"), "--json"
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["questions"] == 10 and out["depth"] == 30 and out["interval"] == "wilson-95"
@@ -378,9 +359,7 @@ def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
         assert out["retrievers"][entry["retriever"]]["page"]["ranked"]["median"] <= 10
     document = out["retrievers"]["dense:wordllama:256"]["document"]["ranked"]
     assert document["min"] >= 1 and document["short"] == document["cut"]  # dense fills every top 30
-    shallow = subprocess.run(
-        [*cmd[:6], "--depth", "10", *cmd[8:12], "--json"], capture_output=True, text=True, timeout=600
-    )
+    shallow = _retrieval("--retriever", THREE_SPECS, "--depth", "10", *first_ten, "--json")
     assert shallow.returncode == 0, shallow.stderr
     for name, summary in json.loads(shallow.stdout)["retrievers"].items():  # --depth leaves the page level alone
         assert summary["page"] == out["retrievers"][name]["page"], name
@@ -388,9 +367,9 @@ def test_cli_json_depth_and_bad_input(layout, tmp_path: Path) -> None:
         (["--depth", "5"], "--depth must be at least 10"),
         (["--depth", "20", "--missed-at", "25"], "got --depth 20 and --missed-at 25"),
     ):
-        bad = subprocess.run([*cmd[:5], "bm25", *extra], capture_output=True, text=True, timeout=600)
+        bad = _retrieval("--retriever", "bm25", *extra)
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
-    bad = subprocess.run([*cmd[:5], "colpali:x:nope=1", "--split", "dev"], capture_output=True, text=True, timeout=600)
+    bad = _retrieval("--retriever", "colpali:x:nope=1", "--split", "dev")
     assert bad.returncode == 2 and "unknown option 'nope'" in bad.stderr and "Traceback" not in bad.stderr
 
 

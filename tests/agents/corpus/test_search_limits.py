@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from helpers.search_corpus import BACKENDS, synthetic_pages
+from helpers.ticks import Ticks
 
 from madqa.agents.corpus.search import (
     MAX_EXPANSION_TERMS,
@@ -155,27 +156,15 @@ def test_whoosh_with_limits_matches_the_harness(tmp_path: Path) -> None:
             assert ours.search(query, k) == harness.search(query, k), query
 
 
-class _Ticks:
-    """A clock that jumps ``step`` seconds per reading (the first reading starts the deadline)."""
-
-    def __init__(self, step: float) -> None:
-        self.now, self.step, self.calls = 0.0, step, 0
-
-    def __call__(self) -> float:
-        self.now += self.step
-        self.calls += 1
-        return self.now
-
-
 @pytest.mark.parametrize("query", ["engine", "ba*", "*ba", "[baba TO bado]"])
 def test_time_limit_with_an_injected_clock(index: Any, query: str) -> None:
     """Each backend checks its safety net: a clock that jumps past it stops the search; a still one does not."""
     expected = index.search(query)
-    index.limits = SearchLimits(timeout=2.0, clock=_Ticks(10.0))
+    index.limits = SearchLimits(timeout=2.0, clock=Ticks(10.0))
     with pytest.raises(SearchTimeoutError) as info:
         index.search(query)
     assert info.value.seconds == 2.0 and info.value.query == query and not isinstance(info.value, QuerySyntaxError)
-    still = _Ticks(0.0)
+    still = Ticks(0.0)
     index.limits = SearchLimits(timeout=2.0, clock=still)
     assert index.search(query) == expected and still.calls >= 2  # started, then checked at least once
 
@@ -186,7 +175,7 @@ def test_deadline_is_checked_while_expanding(index: Any) -> None:
     Checking only between collected pages (Whoosh's ``TimeLimitCollector``) would not stop ``*``-like queries,
     whose cost is in opening the posting lists before the first page is collected.
     """
-    still = _Ticks(0.0)
+    still = Ticks(0.0)
     index.limits = SearchLimits(timeout=2.0, clock=still)
     if index.backend == "whoosh":
         index.search("ba*")
@@ -209,12 +198,12 @@ def test_time_limit_alone_bounds_match_everything_queries(index_root: Path, back
     for query in ("*", "*?*", "[a TO z]", "b*"):
         index.limits = UNLIMITED
         expected = index.search(query, k=5)
-        still = _Ticks(0.0)
+        still = Ticks(0.0)
         index.limits = SearchLimits(timeout=2.0, max_terms=None, clock=still)
         assert index.search(query, k=5) == expected, query
         if backend == "whoosh" and query == "*":
             assert still.calls > len(SMALL_WORDS)  # Every's page set is built with a check per word
-        index.limits = SearchLimits(timeout=2.0, max_terms=None, clock=_Ticks(10.0))
+        index.limits = SearchLimits(timeout=2.0, max_terms=None, clock=Ticks(10.0))
         with pytest.raises(SearchTimeoutError):
             index.search(query)
 
@@ -252,7 +241,7 @@ def test_time_limit_is_no_longer_the_tools_observation(index: Any, query: str) -
     made this test depend on the machine's speed: Tantivy's native prefix search finished ``ba*`` within it on a
     fast CI machine (stop 37).
     """
-    index.limits = SearchLimits(timeout=0.001, clock=_Ticks(0.0006))
+    index.limits = SearchLimits(timeout=0.001, clock=Ticks(0.0006))
     tool = _tool(index)
     with pytest.raises(SearchTimeoutError) as info:
         tool.forward(query)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from helpers.search_corpus import BACKENDS, synthetic_pages
+from helpers.ticks import Ticks
 
 from madqa.agents.corpus.search import (
     DEFAULT_SEARCH_TIMEOUT,
@@ -69,18 +70,6 @@ def index(request: pytest.FixtureRequest, index_root: Path) -> Iterator[Any]:
     idx = _open(index_root, request.param)
     yield idx
     idx.close()
-
-
-class _Ticks:
-    """A clock that advances ``step`` seconds per reading: the machine's speed, made explicit."""
-
-    def __init__(self, step: float) -> None:
-        self.now, self.step, self.calls = 0.0, step, 0
-
-    def __call__(self) -> float:
-        self.now += self.step
-        self.calls += 1
-        return self.now
 
 
 class _Renderer:
@@ -186,7 +175,7 @@ def test_same_pages_and_observation_with_a_clock_100x_slower(index: Any) -> None
     runs: dict[float, tuple[list[str], list[Any]]] = {}
     spans: list[float] = []
     for tick in (QUIET_TICK_S, QUIET_TICK_S * SLOWER):
-        clock = _Ticks(tick)
+        clock = Ticks(tick)
         index.limits = SearchLimits(clock=clock)
         tool = _tool(index)
         observations = []
@@ -210,7 +199,7 @@ def test_same_pages_and_observation_with_a_clock_100x_slower(index: Any) -> None
 def test_the_safety_net_is_raised_past_the_model(index: Any) -> None:
     """The net's hit is no observation: the tool records it and raises; it is not a QuerySyntaxError, and its
     error kind is a retryable infrastructure one."""
-    index.limits = SearchLimits(timeout=2.0, clock=_Ticks(10.0))
+    index.limits = SearchLimits(timeout=2.0, clock=Ticks(10.0))
     tool = _tool(index)
     with pytest.raises(SearchTimeoutError) as info:
         tool.forward("ba*")
@@ -234,7 +223,7 @@ def test_a_safety_net_hit_is_an_infrastructure_error_line(layout, tmp_path: Path
     fake = "py:helpers.fake_runs:fake_model"
     normal = prepare.search_limits
     monkeypatch.setattr(
-        prepare, "search_limits", lambda config: SearchLimits(timeout=config.search_timeout, clock=_Ticks(1000.0))
+        prepare, "search_limits", lambda config: SearchLimits(timeout=config.search_timeout, clock=Ticks(1000.0))
     )
     out = tmp_path / "r.jsonl"
     summary = run_benchmark(RunConfig(model=fake, limit=2), out)
@@ -265,7 +254,7 @@ def test_a_safety_net_hit_is_an_infrastructure_error_line(layout, tmp_path: Path
 def test_the_human_app_asks_to_search_again(index: Any) -> None:
     from madqa.space.human.corpus import HumanCorpus
 
-    index.limits = SearchLimits(timeout=2.0, clock=_Ticks(10.0))
+    index.limits = SearchLimits(timeout=2.0, clock=Ticks(10.0))
     corpus = HumanCorpus(index, None, None, {})  # type: ignore[arg-type]  # the renderers are not used to search
     outcome = corpus.search("engine")
     assert outcome.pages == () and outcome.refused
@@ -282,7 +271,7 @@ def test_the_shell_agents_search_lets_the_safety_net_through(index: Any) -> None
     from madqa.agents.baselines.shell.tools import FileSearchTool
     from madqa.agents.corpus.retrieval.rankers import BM25Retriever
 
-    index.limits = SearchLimits(timeout=2.0, clock=_Ticks(10.0))
+    index.limits = SearchLimits(timeout=2.0, clock=Ticks(10.0))
     tool = FileSearchTool(BM25Retriever(index), {}, CorpusMap.of(PAGES[:3]))
     with pytest.raises(SearchTimeoutError):
         tool.forward("engine maintenance")

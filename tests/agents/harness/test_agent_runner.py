@@ -190,6 +190,13 @@ def _start(out: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
+def _start_slowable(out: Path, slower: Path, delay_s: str, *args: str) -> subprocess.Popen[str]:
+    """A run of the fake model taking ``delay_s`` seconds a call; seconds written to ``slower`` later replace them
+    (so that the calls in flight at a Ctrl+C outlast the wait)."""
+    env = _env(MADQA_FAKE_DELAY=delay_s, MADQA_FAKE_DELAY_FILE=str(slower))
+    return _start(out, "--model", FAKE, *args, env=env)
+
+
 def _wait_for_lines(proc: subprocess.Popen[str], out: Path, n: int, timeout: float = 120) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -199,6 +206,21 @@ def _wait_for_lines(proc: subprocess.Popen[str], out: Path, n: int, timeout: flo
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.02)
     raise AssertionError(f"fewer than {n} line(s) after {timeout} s")
+
+
+def _ctrl_c_once_slowed(
+    proc: subprocess.Popen[str], out: Path, slower: Path, lines: int, pauses_s: tuple[float, ...]
+) -> tuple[str, float]:
+    """Once ``lines`` lines are written, make every later call a minute long, then press Ctrl+C after each pause;
+    the run's stderr and the seconds it took to stop after the last press."""
+    _wait_for_lines(proc, out, lines)
+    slower.write_text("60")
+    for pause_s in pauses_s:
+        time.sleep(pause_s)
+        proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    _, stderr = proc.communicate(timeout=120)
+    return stderr, time.monotonic() - start
 
 
 def _valid(out: Path) -> list[dict[str, Any]]:
@@ -239,23 +261,10 @@ def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, t
 def test_the_wait_for_questions_in_flight_is_bounded(layout, tmp_path: Path) -> None:
     out = tmp_path / "b.jsonl"
     slower = tmp_path / "delay"
-    proc = _start(
-        out,
-        "--model",
-        FAKE,
-        "--limit",
-        "4",
-        "--interrupt-wait",
-        "0.5",
-        env=_env(MADQA_FAKE_DELAY="1.5", MADQA_FAKE_DELAY_FILE=str(slower)),
-    )
-    _wait_for_lines(proc, out, 1)
-    slower.write_text("60")  # the question in flight now needs a minute more: waiting for it would show
-    time.sleep(0.3)  # inside the next question's first call
-    proc.send_signal(signal.SIGINT)
-    start = time.monotonic()
-    _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130 and time.monotonic() - start < 30, stderr  # 0.5 s asked, 60 s if unbounded
+    proc = _start_slowable(out, slower, "1.5", "--limit", "4", "--interrupt-wait", "0.5")
+    # the question in flight needs a minute more (waiting for it would show); Ctrl+C inside its first call
+    stderr, took_s = _ctrl_c_once_slowed(proc, out, slower, lines=1, pauses_s=(0.3,))
+    assert proc.returncode == 130 and took_s < 30, stderr  # 0.5 s asked, 60 s if unbounded
     assert "gave up waiting for 1 question(s)" in stderr and "resume with: madqa" in stderr
     assert len(_valid(out)) == 1
 
@@ -264,25 +273,10 @@ def test_the_wait_for_questions_in_flight_is_bounded(layout, tmp_path: Path) -> 
 def test_second_ctrl_c_stops_at_once_with_the_file_intact(layout, tmp_path: Path) -> None:
     out = tmp_path / "d.jsonl"
     slower = tmp_path / "delay"
-    proc = _start(
-        out,
-        "--model",
-        FAKE,
-        "--limit",
-        "6",
-        "--workers",
-        "2",
-        env=_env(MADQA_FAKE_DELAY="0.5", MADQA_FAKE_DELAY_FILE=str(slower)),
-    )
-    _wait_for_lines(proc, out, 2)
-    slower.write_text("60")  # the questions in flight now need a minute more (the first Ctrl+C waits 30 s)
-    time.sleep(0.2)  # the next two questions are in their first call
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    start = time.monotonic()
-    _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130 and time.monotonic() - start < 20, stderr  # at once, not after the 30 s wait
+    proc = _start_slowable(out, slower, "0.5", "--limit", "6", "--workers", "2")
+    # the two questions in flight need a minute more (the first Ctrl+C waits 30 s); Ctrl+C twice in their first call
+    stderr, took_s = _ctrl_c_once_slowed(proc, out, slower, lines=2, pauses_s=(0.2, 0.2))
+    assert proc.returncode == 130 and took_s < 20, stderr  # at once, not after the 30 s wait
     assert "stopped at once" in stderr and "Traceback" not in stderr
     assert 2 <= len(_valid(out)) < 6
 

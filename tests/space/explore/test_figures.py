@@ -25,6 +25,7 @@ import json
 import math
 import re
 from html import escape
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -134,6 +135,12 @@ def runs(gold: dict[str, dict]) -> dict[str, list[dict]]:
     return {"A": a, "B": b, "H": h}
 
 
+def _figures(runs: list[Path], out: Path, *flags: str) -> dict[str, Any]:
+    """``madqa figures RUNS --split dev --output-dir OUT FLAGS``, which must succeed; the figures.json it wrote."""
+    assert main(["figures", *(str(r) for r in runs), "--split", "dev", "--output-dir", str(out), *flags]) == 0
+    return json.loads((out / "figures.json").read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="module")
 def made(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The three runs written, and `madqa figures` run once on them with the fake embedder."""
@@ -152,25 +159,7 @@ def made(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         paths[name] = folder / f"{name}.jsonl"
         paths[name].write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = folder / "out"
-    args = [str(paths[n]) for n in "ABH"]
-    assert (
-        main(
-            [
-                "figures",
-                *args,
-                "--split",
-                "dev",
-                "--output-dir",
-                str(out),
-                "--resamples",
-                "50",
-                "--embedder",
-                "py:test_figures:FakeEmbedder",
-            ]
-        )
-        == 0
-    )
-    doc = json.loads((out / "figures.json").read_text(encoding="utf-8"))
+    doc = _figures([paths[n] for n in "ABH"], out, "--resamples", "50", "--embedder", "py:test_figures:FakeEmbedder")
     return {"paths": paths, "folder": folder, "out": out, "doc": doc, "figs": doc["figures"], "gold": gold}
 
 
@@ -247,26 +236,8 @@ def test_kuiper_order_is_the_one_asked_for_and_is_stated(made: dict[str, Any], t
     assert "kuiper order block" in page and "tied efforts read as blocks (--kuiper-order block" in page
     out = tmp_path / "file"
     paths = made["paths"]
-    assert (
-        main(
-            [
-                "figures",
-                *(str(paths[n]) for n in "ABH"),
-                "--split",
-                "dev",
-                "--output-dir",
-                str(out),
-                "--kuiper-order",
-                "file",
-                "--embedder",
-                "none",
-                "--resamples",
-                "20",
-            ]
-        )
-        == 0
-    )
-    doc = json.loads((out / "figures.json").read_text(encoding="utf-8"))
+    runs = [paths[n] for n in "ABH"]
+    doc = _figures(runs, out, "--kuiper-order", "file", "--embedder", "none", "--resamples", "20")
     table = doc["figures"]["table3"]["data"]
     assert doc["kuiper_order"] == table["kuiper_order"] == "file"
     rows = {r["name"]: r for r in table["rows"]}
@@ -626,27 +597,7 @@ def test_prices_override_and_unknown_model(made: dict[str, Any], tmp_path) -> No
     prices.write_text("gpt-4.1: {input: 1, output: 10}\n", encoding="utf-8")
     out = tmp_path / "out"
     paths = made["paths"]
-    assert (
-        main(
-            [
-                "figures",
-                str(paths["A"]),
-                str(paths["B"]),
-                "--split",
-                "dev",
-                "--output-dir",
-                str(out),
-                "--prices",
-                str(prices),
-                "--embedder",
-                "none",
-                "--resamples",
-                "20",
-            ]
-        )
-        == 0
-    )
-    doc = json.loads((out / "figures.json").read_text(encoding="utf-8"))
+    doc = _figures([paths["A"], paths["B"]], out, "--prices", str(prices), "--embedder", "none", "--resamples", "20")
     fig = doc["figures"]["accuracy_vs_cost"]
     # A at $1 in / $10 out: 1000/100 -> $0.002, 2000/200 -> $0.004, $0.002, 4000/400 -> $0.008: $0.016, $0.004 each
     assert [(p["name"], p["usd_total"], p["usd_per_question"]) for p in fig["data"]["points"]] == [
@@ -674,24 +625,7 @@ def test_missing_inputs_are_skipped_with_reasons(made: dict[str, Any], tmp_path)
         encoding="utf-8",
     )
     out = tmp_path / "out"
-    assert (
-        main(
-            [
-                "figures",
-                str(bare),
-                "--split",
-                "dev",
-                "--output-dir",
-                str(out),
-                "--resamples",
-                "20",
-                "--embedder",
-                "py:test_figures:FakeEmbedder",
-            ]
-        )
-        == 0
-    )
-    figs = json.loads((out / "figures.json").read_text(encoding="utf-8"))["figures"]
+    figs = _figures([bare], out, "--resamples", "20", "--embedder", "py:test_figures:FakeEmbedder")["figures"]
     reasons = {k: f["reason"] for k, f in figs.items() if f["status"] == "skipped"}
     assert reasons == {
         "accuracy_vs_cost": "no run is fully priced: bare: 0 of 4 lines priced: 4 line(s) without a model id or "

@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 from helpers.clients import gradio_client
-from helpers.ports import free_port
-
-from madqa.space.gradio_launch import launch as launch_gradio
+from helpers.practice_tab import embedded_practice
 
 pytestmark = pytest.mark.server
 
@@ -65,7 +63,6 @@ def test_human_submissions_are_labelled_and_filterable(layout, tmp_path: Path) -
 def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, monkeypatch) -> None:
     import gradio as gr
 
-    from madqa.space.human.app import human_interface
     from madqa.space.human.corpus import HumanCorpus
     from madqa.space.human.practice import build_practice_tab
     from madqa.space.human.service import HumanService, build_plan
@@ -89,19 +86,13 @@ def test_practice_tab_stores_nothing_and_shows_the_gold(layout, tmp_path: Path, 
 
     service = HumanService(build_plan("dev", out_dir=None), corpus)
     assert not opened  # the index is opened on first use, not when the Space starts
-    with gr.Blocks() as demo:
-        human_interface(service, embedded=True, api_prefix="h_")
-    port = free_port()
-    launch_gradio(demo.queue(), server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        client = gradio_client(f"http://127.0.0.1:{port}/")
+    with embedded_practice(service) as url:
+        client = gradio_client(url)
         first = client.predict("Andromeda", api_name="/h_start")
         assert any(isinstance(v, str) and "Question 1 of 25" in v for v in first)
         client.predict("riverton water", api_name="/h_search")
         after = client.predict("12 ft by 16 ft", api_name="/h_submit")
         assert any(isinstance(v, str) and "Gold answer" in v for v in after)  # practice feedback on dev
-    finally:
-        demo.close()
     [run] = list(service.registry._runs.values())
     assert run.path is None and run.annotator.startswith("visitor-") and len(run.lines) == 1
     assert json.loads(run.jsonl())["search_history"][0]["query"] == "riverton water"
@@ -134,9 +125,7 @@ def test_practice_actions_are_queued_with_a_shared_limit(layout) -> None:
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    import gradio as gr
-
-    from madqa.space.human.app import PUBLIC_ACTIONS_CONCURRENCY, build_human_app, human_interface
+    from madqa.space.human.app import PUBLIC_ACTIONS_CONCURRENCY, build_human_app
     from madqa.space.human.corpus import HumanCorpus
     from madqa.space.human.service import HumanService, build_plan
 
@@ -157,19 +146,9 @@ def test_practice_actions_are_queued_with_a_shared_limit(layout) -> None:
 
     corpus.search = slow_search  # type: ignore[method-assign]
     service = HumanService(build_plan("dev", out_dir=None), corpus)
-    with gr.Blocks() as demo:
-        human_interface(service, embedded=True, api_prefix="h_")
-    port = free_port()
-    launch_gradio(
-        demo.queue(default_concurrency_limit=8),
-        server_name="127.0.0.1",
-        server_port=port,
-        prevent_thread_lock=True,
-        quiet=True,
-    )
     visitors = 6
-    try:
-        clients = [gradio_client(f"http://127.0.0.1:{port}/") for _ in range(visitors)]
+    with embedded_practice(service, default_concurrency_limit=8) as url:
+        clients = [gradio_client(url) for _ in range(visitors)]
         for c in clients:
             c.predict("Andromeda", api_name="/h_start")
 
@@ -178,8 +157,6 @@ def test_practice_actions_are_queued_with_a_shared_limit(layout) -> None:
 
         with ThreadPoolExecutor(visitors) as pool:
             messages = list(pool.map(visit, clients))
-    finally:
-        demo.close()
     assert all("page(s) for" in m for m in messages), messages
     assert peak[0] == PUBLIC_ACTIONS_CONCURRENCY  # the limit was reached and never passed
     standalone = build_human_app(HumanService(build_plan("dev", out_dir=None), corpus))

@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 from helpers.clients import gradio_client
-from helpers.ports import free_port
-
-from madqa.space.gradio_launch import launch as launch_gradio
+from helpers.practice_tab import embedded_practice
 
 pytestmark = pytest.mark.server
 
@@ -30,28 +28,16 @@ BATCH = "Andromeda"
 @pytest.fixture(name="practice")
 def practice_fixture(layout, monkeypatch) -> Iterator[tuple[Any, str]]:
     """A launched embedded practice interface (as the Space's tab) and its URL."""
-    import gradio as gr
 
-    from madqa.space.human.app import human_interface
     from madqa.space.human.corpus import HumanCorpus
     from madqa.space.human.service import HumanService, build_plan
 
     monkeypatch.setenv("FORWARDED_ALLOW_IPS", "127.0.0.1")  # the test plays the trusted proxy
     service = HumanService(build_plan("dev", out_dir=None), HumanCorpus.open(None))
-    with gr.Blocks() as demo:
-        human_interface(service, embedded=True, api_prefix="h_")
-    port = free_port()
-    launch_gradio(
-        demo.queue(default_concurrency_limit=8),
-        server_name="127.0.0.1",
-        server_port=port,
-        prevent_thread_lock=True,
-        quiet=True,
-    )
     try:
-        yield service, f"http://127.0.0.1:{port}/"
+        with embedded_practice(service, default_concurrency_limit=8) as url:
+            yield service, url
     finally:
-        demo.close()
         service.close()
 
 
