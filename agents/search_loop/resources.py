@@ -4,7 +4,7 @@ answering). Used by the bm25, rag, mdoc and shell baselines."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from smolagents import Model
@@ -56,16 +56,28 @@ def open_corpus(config: RunConfig, options: Any, *, progress: bool = True) -> tu
     if options.oracle:
         return None, renderer
     if options.retriever:
-        from madqa.agents.corpus.retrieval.base import RetrievalError
-        from madqa.agents.corpus.retrieval.spec import make_retriever
-
-        try:
-            return make_retriever(options.retriever, pages, progress=progress), renderer  # type: ignore[return-value]
-        except RetrievalError as exc:
-            raise RunError(str(exc)) from None
+        return make_run_retrievers([options.retriever], pages, progress=progress)[0], renderer
     limits = search_limits(options)
     backend = cast("Backend", options.search_backend)  # open_index refuses an unknown one
     return open_index(pages, backend=backend, limits=limits, progress=progress), renderer
+
+
+def make_run_retrievers(
+    specs: Sequence[str], pages: Iterable[Mapping[str, Any]], *, progress: bool = True
+) -> list[Any]:
+    """One :mod:`madqa.agents.corpus.retrieval` retriever per spec over ``pages``, for a run (the rag, mdoc and
+    shell agents, and the search agent's ``--retriever``).
+
+    Raises:
+        RunError: a spec that cannot be built (the message names it).
+    """
+    from madqa.agents.corpus.retrieval.base import RetrievalError
+    from madqa.agents.corpus.retrieval.spec import make_retrievers
+
+    try:
+        return list(make_retrievers(specs, pages, progress=progress))
+    except RetrievalError as exc:
+        raise RunError(str(exc)) from None
 
 
 def search_limits(options: Any) -> SearchLimits:

@@ -18,8 +18,9 @@ from smolagents.memory import ActionStep
 from madqa.agents.baselines.bm25.options import SearchOptions
 from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.corpus.search import SearchIndex
+from madqa.agents.harness.agent_base import AgentBase, Preparation
 from madqa.agents.harness.config import RunConfig
-from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
 from madqa.agents.search_loop.resources import (
@@ -88,37 +89,27 @@ class PreparedSearchAgent(SmolagentsPrepared[Model]):
 
 
 @dataclass(frozen=True)
-class SearchAgentEntry:
+class SearchAgentEntry(AgentBase):
     """The BM25 search agent of the paper (G.1); see :mod:`madqa.agents.search_loop.agent`."""
 
     name: str = "bm25"
     options: type[SearchOptions] = SearchOptions
 
-    def check(self, config: RunConfig) -> None:
-        """Nothing beyond its options' own checks (:meth:`SearchOptions.check`)."""
-
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int = 1,
-        model_options: Mapping[str, Any] | None = None,
-        dataset: Mapping[str, Any] | None = None,
-        host: Host = Host(),  # noqa: B008
-    ) -> PreparedSearchAgent:
-        """Load ``slots`` models and open the corpus; model-dependent defaults are resolved into the settings.
+    def load(self, request: Preparation) -> PreparedSearchAgent:
+        """Load a model per slot and open the corpus; model-dependent defaults are resolved into the settings.
 
         Raises:
             RunError: ``observe="image"`` with a text-only model.
             ValueError: an invalid model spec or a missing model dependency.
         """
+        config = request.config
         given = config.typed(SearchOptions)
-        models, observe = load_models(config, slots, model_options, given.observe)
+        models, observe = load_models(config, request.slots, request.model_options, given.observe)
         first = models[0]
         page_chars = given.page_chars or default_page_chars(first, given.top_k, config.max_steps)
         min_searches = default_min_searches(first) if given.min_searches is None else given.min_searches
         config = config.with_options(observe=observe, page_chars=page_chars, min_searches=min_searches)
-        index, renderer = open_corpus(config, config.typed(SearchOptions), progress=host.progress)
+        index, renderer = open_corpus(config, config.typed(SearchOptions), progress=request.host.progress)
         if given.retriever is not None:
             config = config.with_options(retriever=getattr(index, "name", given.retriever))  # the full spec
         evidence = {}
@@ -126,7 +117,8 @@ class SearchAgentEntry:
             from madqa.loading_script.load import load_gold
 
             evidence = {str(row["id"]): row["evidence"] for row in load_gold(config.split, config.dataset)}
-        return PreparedSearchAgent(config, config.settings(self.options), models, dataset, index, renderer, evidence)
+        settings = config.settings(self.options)
+        return PreparedSearchAgent(config, settings, models, request.dataset, index, renderer, evidence)
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

@@ -23,11 +23,12 @@ from smolagents.memory import ActionStep
 from madqa.agents.baselines.mdoc.options import DEFAULT_RETRIEVER, DEFAULT_TOP_K, MDocOptions
 from madqa.agents.baselines.mdoc.pipeline import ROLES, MDocPipeline
 from madqa.agents.corpus.render import PageRenderer
-from madqa.agents.harness.config import RunConfig, RunError
-from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.agent_base import AgentBase, Preparation
+from madqa.agents.harness.config import RunConfig
+from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.prompts import load_prompts
-from madqa.agents.search_loop.resources import default_page_chars, load_models
+from madqa.agents.search_loop.resources import default_page_chars, load_models, make_run_retrievers
 
 __all__ = ["AGENT", "DEFAULT_RETRIEVER", "DEFAULT_TOP_K", "MDocAgentEntry", "PreparedMDocAgent"]
 
@@ -102,43 +103,28 @@ class PreparedMDocAgent(SmolagentsPrepared[Model]):
 
 
 @dataclass(frozen=True)
-class MDocAgentEntry:
+class MDocAgentEntry(AgentBase):
     """MDocAgent's five-agent pipeline; see :mod:`madqa.agents.baselines.mdoc.prepare`."""
 
     name: str = "mdoc"
     options: type[MDocOptions] = MDocOptions
 
-    def check(self, config: RunConfig) -> None:
-        """Nothing beyond its options' own checks (:meth:`MDocOptions.check`)."""
-
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int = 1,
-        model_options: Mapping[str, Any] | None = None,
-        dataset: Mapping[str, Any] | None = None,
-        host: Host = Host(),  # noqa: B008
-    ) -> PreparedMDocAgent:
-        """Load ``slots`` models and build the retrievers over the dataset's pages.
+    def load(self, request: Preparation) -> PreparedMDocAgent:
+        """Load a model per slot and build the retrievers over the dataset's pages.
 
         Raises:
             RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
             ValueError: an invalid model spec or a missing model dependency.
         """
-        from madqa.agents.corpus.retrieval.base import RetrievalError
-        from madqa.agents.corpus.retrieval.spec import make_retrievers
         from madqa.loading_script.load import load_pages
 
+        config = request.config
         given = config.typed(MDocOptions)
-        models, observe = load_models(config, slots, model_options, given.observe)
+        models, observe = load_models(config, request.slots, request.model_options, given.observe)
         page_chars = given.page_chars or default_page_chars(models[0], given.top_k, 3)
         pages = load_pages(config.dataset)
         specs = [given.retriever or DEFAULT_RETRIEVER] + ([given.image_retriever] if given.image_retriever else [])
-        try:
-            retrievers = make_retrievers(specs, pages, progress=host.progress)
-        except RetrievalError as exc:
-            raise RunError(str(exc)) from None
+        retrievers = make_run_retrievers(specs, pages, progress=request.host.progress)
         image = retrievers[1] if len(retrievers) > 1 else None
         config = replace(config, max_steps=len(ROLES)).with_options(
             observe=observe,
@@ -147,9 +133,8 @@ class MDocAgentEntry:
             image_retriever=image.name if image else None,
         )
         renderer = PageRenderer(config.dataset, pages=pages)
-        return PreparedMDocAgent(
-            config, config.settings(self.options), models, dataset, retrievers[0], image, renderer
-        )
+        settings = config.settings(self.options)
+        return PreparedMDocAgent(config, settings, models, request.dataset, retrievers[0], image, renderer)
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

@@ -22,11 +22,12 @@ from smolagents.memory import ActionStep
 
 from madqa.agents.baselines.rag.options import DEFAULT_RETRIEVER, RAGOptions
 from madqa.agents.corpus.render import PageRenderer
-from madqa.agents.harness.config import RunConfig, RunError
-from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.agent_base import AgentBase, Preparation
+from madqa.agents.harness.config import RunConfig
+from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
-from madqa.agents.search_loop.resources import default_page_chars, load_models
+from madqa.agents.search_loop.resources import default_page_chars, load_models, make_run_retrievers
 
 __all__ = ["AGENT", "DEFAULT_RETRIEVER", "PreparedRAGAgent", "RAGAgentEntry"]
 
@@ -81,47 +82,35 @@ class PreparedRAGAgent(SmolagentsPrepared[Model]):
 
 
 @dataclass(frozen=True)
-class RAGAgentEntry:
+class RAGAgentEntry(AgentBase):
     """The static RAG baseline; see :mod:`madqa.agents.baselines.rag.prepare`."""
 
     name: str = "rag"
     options: type[RAGOptions] = RAGOptions
 
-    def check(self, config: RunConfig) -> None:
-        """Nothing beyond its options' own checks (:meth:`RAGOptions.check`)."""
-
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int = 1,
-        model_options: Mapping[str, Any] | None = None,
-        dataset: Mapping[str, Any] | None = None,
-        host: Host = Host(),  # noqa: B008
-    ) -> PreparedRAGAgent:
-        """Load ``slots`` models and build the retriever over the dataset's pages.
+    def load(self, request: Preparation) -> PreparedRAGAgent:
+        """Load a model per slot and build the retriever over the dataset's pages.
 
         Raises:
             RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
             ValueError: an invalid model spec or a missing model dependency.
         """
-        from madqa.agents.corpus.retrieval.base import RetrievalError
-        from madqa.agents.corpus.retrieval.spec import make_retriever
         from madqa.loading_script.load import load_pages
 
+        config = request.config
         given = config.typed(RAGOptions)
-        models, observe = load_models(config, slots, model_options, given.observe)
+        models, observe = load_models(config, request.slots, request.model_options, given.observe)
         page_chars = given.page_chars or default_page_chars(models[0], given.top_k, 2)
         pages = load_pages(config.dataset)
-        try:
-            retriever = make_retriever(given.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
-        except RetrievalError as exc:
-            raise RunError(str(exc)) from None
+        [retriever] = make_run_retrievers(
+            [given.retriever or DEFAULT_RETRIEVER], pages, progress=request.host.progress
+        )
         config = replace(config, max_steps=1).with_options(
             observe=observe, page_chars=page_chars, retriever=retriever.name
         )
         renderer = PageRenderer(config.dataset, pages=pages)
-        return PreparedRAGAgent(config, config.settings(self.options), models, dataset, retriever, renderer)
+        settings = config.settings(self.options)
+        return PreparedRAGAgent(config, settings, models, request.dataset, retriever, renderer)
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).
