@@ -1,8 +1,8 @@
 """The common part of the built-in agents: the :class:`~madqa.agents.harness.protocol.Agent` interface written once.
 
 Any object with ``name``, ``options``, ``check`` and ``prepare`` is an agent (a plugin may write all four itself);
-the built-ins derive from :class:`AgentBase`, which checks nothing beyond the options class and gathers
-``prepare``'s arguments into one :class:`Preparation`, so that each agent writes only its ``load``.
+the built-ins derive from :class:`AgentBase`, which takes the name from the options class, checks nothing beyond
+it, and gathers ``prepare``'s arguments into one :class:`Preparation`, so that each agent writes only its ``load``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from madqa.agents.harness.config import RunConfig
 from madqa.agents.harness.options import AgentOptions
@@ -31,10 +31,15 @@ class Preparation:
 
 
 class AgentBase(ABC):
-    """A registered agent whose checks are its options class's own; subclasses give ``name``, ``options``, ``load``."""
+    """A registered agent whose checks are its options class's own; subclasses give ``options`` and ``load``."""
 
-    name: str
-    options: type[AgentOptions]
+    #: Its options class; the class's ``agent`` is the agent's registered name.
+    options: ClassVar[type[AgentOptions]]
+
+    @property
+    def name(self) -> str:
+        """The name ``madqa run --agent`` takes: the options class's ``agent``, so it is written once."""
+        return self.options.agent
 
     def check(self, config: RunConfig) -> None:  # noqa: B027 - a hook most agents leave as it is
         """Nothing beyond the options' own checks (the framework runs those); override for more."""

@@ -5,12 +5,14 @@ answering). Used by the bm25, rag, mdoc and shell baselines."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from smolagents import Model
 
 from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.corpus.search import Backend, SearchIndex, SearchLimits, open_index
+from madqa.agents.harness.agent_base import Preparation
 from madqa.agents.harness.config import RunConfig, RunError
 from madqa.agents.models.factory import is_text_only, make_model
 from madqa.agents.models.llamacpp import LlamaCppModel
@@ -101,6 +103,42 @@ def load_models(
     if observe == "image" and is_text_only(models[0]):
         raise RunError(f"model {config.model} takes text only: use --observe text")
     return models, observe or ("text" if is_text_only(models[0]) else "image")
+
+
+@dataclass(frozen=True)
+class PageReaders:
+    """What an agent shown retrieved pages loads (rag, mdoc): its models, how they see a page, and the pages.
+
+    Attributes:
+        models: one per slot.
+        observe: ``image`` or ``text`` (see :func:`load_models`).
+        page_chars: page text shown per page in text mode.
+        pages: the dataset's page rows (the retrievers' corpus).
+        renderer: page images and texts of the dataset.
+    """
+
+    models: list[Model]
+    observe: str
+    page_chars: int
+    pages: list[Mapping[str, Any]]
+    renderer: PageRenderer
+
+
+def load_page_readers(request: Preparation, options: Any, calls: int) -> PageReaders:
+    """The models and pages of a run; ``options`` gives ``observe``, ``top_k`` and ``page_chars`` (else what fits
+    ``calls`` model calls of the model: :func:`default_page_chars`).
+
+    Raises:
+        RunError: ``observe="image"`` with a text-only model.
+        ValueError: an invalid model spec or a missing model dependency.
+    """
+    from madqa.loading_script.load import load_pages
+
+    config = request.config
+    models, observe = load_models(config, request.slots, request.model_options, options.observe)
+    page_chars = options.page_chars or default_page_chars(models[0], options.top_k, calls)
+    pages = load_pages(config.dataset)
+    return PageReaders(models, observe, page_chars, pages, PageRenderer(config.dataset, pages=pages))
 
 
 def record_fields(agent: SearchAgent | None) -> dict[str, Any]:

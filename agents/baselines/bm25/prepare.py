@@ -9,7 +9,7 @@ searches becomes a :class:`~madqa.agents.harness.protocol.SearchEvent`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from smolagents import Model
@@ -19,7 +19,6 @@ from madqa.agents.baselines.bm25.options import SearchOptions
 from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.corpus.search import SearchIndex
 from madqa.agents.harness.agent_base import AgentBase, Preparation
-from madqa.agents.harness.config import RunConfig
 from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
@@ -32,25 +31,16 @@ from madqa.agents.search_loop.resources import (
 )
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class PreparedSearchAgent(SmolagentsPrepared[Model]):
     """The search agent ready for a run: a model per slot, a shared index and renderer.
 
     With ``oracle``, :attr:`evidence` holds each question's gold evidence pages by id (dev and train labels).
     """
 
-    def __init__(
-        self,
-        config: RunConfig,
-        settings: dict[str, Any],
-        models: Sequence[Model],
-        dataset: Mapping[str, Any] | None,
-        index: SearchIndex | None,
-        renderer: PageRenderer,
-        evidence: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    ) -> None:
-        """Hold the models, index, renderer and oracle evidence."""
-        super().__init__(config, settings, models, dataset)
-        self.index, self.renderer, self.evidence = index, renderer, dict(evidence or {})
+    index: SearchIndex | None
+    renderer: PageRenderer
+    evidence: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
 
     def build(self, slot: Model, item: Mapping[str, Any]) -> SearchAgent:
         """A fresh agent; with ``oracle``, given the question's gold evidence pages."""
@@ -88,12 +78,10 @@ class PreparedSearchAgent(SmolagentsPrepared[Model]):
         return record_fields(agent)
 
 
-@dataclass(frozen=True)
 class SearchAgentEntry(AgentBase):
     """The BM25 search agent of the paper (G.1); see :mod:`madqa.agents.search_loop.agent`."""
 
-    name: str = "bm25"
-    options: type[SearchOptions] = SearchOptions
+    options = SearchOptions
 
     def load(self, request: Preparation) -> PreparedSearchAgent:
         """Load a model per slot and open the corpus; model-dependent defaults are resolved into the settings.
@@ -118,7 +106,9 @@ class SearchAgentEntry(AgentBase):
 
             evidence = {str(row["id"]): row["evidence"] for row in load_gold(config.split, config.dataset)}
         settings = config.settings(self.options)
-        return PreparedSearchAgent(config, settings, models, request.dataset, index, renderer, evidence)
+        return PreparedSearchAgent(
+            config, settings, models, request.dataset, index=index, renderer=renderer, evidence=evidence
+        )
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from smolagents.agents import populate_template
@@ -200,12 +200,10 @@ class PreparedFileSearch:
         """Nothing to free (the store stays, for the next run)."""
 
 
-@dataclass(frozen=True)
 class FileSearchAgentEntry(AgentBase):
     """The managed RAG baseline; see :mod:`madqa.agents.baselines.file_search.prepare`."""
 
-    name: str = NAME
-    options: type[FileSearchOptions] = FileSearchOptions
+    options = FileSearchOptions
 
     def check(self, config: RunConfig) -> None:
         """Raise :class:`RunError` for a model the provider's service cannot run (its options: their own check)."""

@@ -59,21 +59,12 @@ def record_fields(agent: ReplAgent | None) -> dict[str, Any]:
     }
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class PreparedReplAgent(WorkerSlots, SmolagentsPrepared[Slot]):
     """The code agent ready for a run: slots of models and workers, and the corpus variables."""
 
-    def __init__(
-        self,
-        config: RunConfig,
-        settings: dict[str, Any],
-        slots: Sequence[Slot],
-        dataset: Mapping[str, Any] | None,
-        corpus: Mapping[str, Any],
-        host: Host,
-    ) -> None:
-        """Hold the slots and the corpus."""
-        super().__init__(config, settings, slots, dataset)
-        self.corpus, self.host = corpus, host
+    corpus: Mapping[str, Any]
+    host: Host
 
     def build(self, slot: Slot, item: Mapping[str, Any]) -> ReplAgent:
         """A fresh agent on the slot's models and worker, with the run's resolved limits."""
@@ -102,12 +93,10 @@ class PreparedReplAgent(WorkerSlots, SmolagentsPrepared[Slot]):
         return record_fields(agent)
 
 
-@dataclass(frozen=True)
 class ReplAgentEntry(AgentBase):
     """The code-REPL agent of the paper (G.5); see :mod:`madqa.agents.baselines.repl.agent`."""
 
-    name: str = "repl"
-    options: type[ReplOptions] = ReplOptions
+    options = ReplOptions
 
     def check(self, config: RunConfig) -> None:
         """Raise :class:`RunError` for a sub-model spec that cannot be parsed (the rest: :meth:`ReplOptions.check`)."""
@@ -157,7 +146,7 @@ class ReplAgentEntry(AgentBase):
             ),
         )
         corpus = build_corpus(load_pages(config.dataset))
-        return PreparedReplAgent(config, settings, slots, request.dataset, corpus, request.host)
+        return PreparedReplAgent(config, settings, slots, request.dataset, corpus=corpus, host=request.host)
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

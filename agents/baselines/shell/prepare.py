@@ -27,7 +27,6 @@ from madqa.agents.baselines.shell.corpus import CorpusMap, read_corpus, write_co
 from madqa.agents.baselines.shell.options import DEFAULT_RETRIEVER, DEFAULT_TOP_K, ShellOptions
 from madqa.agents.baselines.shell.tools import FileSearchTool, ShellTool
 from madqa.agents.harness.agent_base import AgentBase, Preparation
-from madqa.agents.harness.config import RunConfig
 from madqa.agents.harness.protocol import Citation, CodeEvent, Host, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.prompts import load_prompts
@@ -96,23 +95,14 @@ class Slot:
     worker: ReplWorker
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class PreparedShellAgent(WorkerSlots, SmolagentsPrepared[Slot]):
     """The shell agent ready for a run: slots of a model and a worker; the page files and one retriever shared."""
 
-    def __init__(
-        self,
-        config: RunConfig,
-        settings: dict[str, Any],
-        slots: Sequence[Slot],
-        dataset: Mapping[str, Any] | None,
-        files: Mapping[str, str],
-        mapping: CorpusMap,
-        retriever: Any,
-        host: Host,
-    ) -> None:
-        """Hold the slots, the corpus files and the retriever."""
-        super().__init__(config, settings, slots, dataset)
-        self.files, self.mapping, self.retriever, self.host = files, mapping, retriever, host
+    files: Mapping[str, str]
+    mapping: CorpusMap
+    retriever: Any
+    host: Host
 
     def build(self, slot: Slot, item: Mapping[str, Any]) -> ShellAgent:
         """A fresh agent on the slot's model; the slot's worker gets the corpus files (its namespace reset)."""
@@ -163,12 +153,10 @@ class PreparedShellAgent(WorkerSlots, SmolagentsPrepared[Slot]):
         }
 
 
-@dataclass(frozen=True)
 class ShellAgentEntry(AgentBase):
     """The Semtools-style shell agent (paper G.4); see :mod:`madqa.agents.baselines.shell.prepare`."""
 
-    name: str = "shell"
-    options: type[ShellOptions] = ShellOptions
+    options = ShellOptions
 
     def load(self, request: Preparation) -> PreparedShellAgent:
         """Parse the corpus to page files (once), start the workers, load the models, build the retriever.
@@ -194,7 +182,9 @@ class ShellAgentEntry(AgentBase):
         slot_list = [Slot(m, w) for m, w in zip(models, workers, strict=True)]
         logger.info("shell agent: %d page file(s) in %s", len(files), folder)
         settings = config.settings(self.options)
-        return PreparedShellAgent(config, settings, slot_list, request.dataset, files, mapping, retriever, host)
+        return PreparedShellAgent(
+            config, settings, slot_list, request.dataset, files=files, mapping=mapping, retriever=retriever, host=host
+        )
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).
