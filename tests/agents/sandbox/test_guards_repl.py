@@ -12,14 +12,15 @@ c. the per-step CPU limit is re-armed before each step: several steps, each usin
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers.seccomp import DOCUMENTED_DENIED, EPERM, verdict
 
 from madqa.agents.sandbox import walls
 from madqa.agents.sandbox import worker as repl_worker
@@ -28,6 +29,88 @@ from madqa.agents.sandbox.worker import ReplWorker, WorkerLimits
 WALLS_FILE = Path(repl_worker.__file__).with_name("walls.py")
 needs_walls = pytest.mark.skipif(walls.landlock_abi() < 1, reason="this kernel offers no Landlock")
 needs_linux_table = pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"), reason="no seccomp table")
+
+#: The denied families, from the module documentation of walls.py (not from its DENIED tuple).
+DOCUMENTED_DENIED: dict[str, tuple[str, ...]] = {
+    "process creation and execution": ("execve", "execveat", "fork", "vfork"),
+    "sockets": ("socket", "socketpair", "connect", "bind", "listen", "accept", "accept4"),
+    "tracing and other processes' memory": (
+        "ptrace",
+        "process_vm_readv",
+        "process_vm_writev",
+        "kcmp",
+        "pidfd_open",
+        "pidfd_getfd",
+        "process_madvise",
+    ),
+    "mounts and namespaces": (
+        "mount",
+        "umount2",
+        "pivot_root",
+        "chroot",
+        "unshare",
+        "setns",
+        "open_tree",
+        "move_mount",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+        "mount_setattr",
+    ),
+    "kernel modules, kexec, bpf, perf": (
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "kexec_load",
+        "kexec_file_load",
+        "bpf",
+        "perf_event_open",
+    ),
+    "keyrings": ("keyctl", "add_key", "request_key"),
+    "userfaultfd, io_uring": ("userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register"),
+    "file handles, memfd": ("open_by_handle_at", "name_to_handle_at", "memfd_create"),
+    "file metadata": (
+        "chmod",
+        "fchmod",
+        "fchmodat",
+        "fchmodat2",
+        "chown",
+        "fchown",
+        "lchown",
+        "fchownat",
+        "utime",
+        "utimes",
+        "utimensat",
+        "futimesat",
+        "setxattr",
+        "lsetxattr",
+        "fsetxattr",
+        "removexattr",
+        "lremovexattr",
+        "fremovexattr",
+        "setxattrat",
+        "removexattrat",
+        "file_setattr",
+    ),
+    "watching files": ("inotify_add_watch", "fanotify_init", "fanotify_mark"),
+}
+EPERM = walls.RET_ERRNO | errno.EPERM
+
+
+def verdict(prog: list[tuple[int, int, int, int]], arch: int, nr: int, *args: int) -> int:
+    """Run a classic-BPF seccomp program on ``struct seccomp_data`` (little-endian)."""
+    data = struct.pack("<iIQ6Q", nr, arch, 0, *(a & (2**64 - 1) for a in (*args, 0, 0, 0, 0, 0, 0)[:6]))
+    pc, acc = 0, 0
+    while True:
+        code, jt, jf, k = prog[pc]
+        if code == walls.RET_K:
+            return k
+        if code == walls.LD_W_ABS:
+            acc, pc = struct.unpack_from("<I", data, k)[0], pc + 1
+            continue
+        taken = {walls.JMP_JEQ_K: acc == k, walls.JMP_JGE_K: acc >= k, walls.JMP_JSET_K: bool(acc & k)}[code]
+        pc += 1 + (jt if taken else jf)
 
 
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
