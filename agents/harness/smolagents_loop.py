@@ -21,6 +21,7 @@ import queue
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from dataclasses import InitVar, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from smolagents.memory import ActionStep
@@ -45,25 +46,27 @@ class StepSolver(SolvedAgent, Protocol):
         ...
 
 
+@dataclass(eq=False, repr=False)
 class SmolagentsPrepared(ABC, Generic[SlotT]):
     """A prepared smolagents agent: subclasses say how to build an agent on a slot and what its steps show.
+
+    A subclass is a keyword-only dataclass (``@dataclass(eq=False, repr=False, kw_only=True)``) whose fields are
+    what its agents share (an index, a retriever, a renderer), given after the four arguments here.
 
     Args:
         config: the run's settings (defaults resolved).
         settings: the results lines' ``config``.
-        slots: one per concurrent question.
+        slots: one per concurrent question (the subclass's ``load`` has built them).
         dataset: ``{"name", "revision"}`` for the results lines.
     """
 
-    def __init__(
-        self,
-        config: RunConfig,
-        settings: dict[str, Any],
-        slots: Sequence[SlotT],
-        dataset: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Hold the slots (the subclass has built them)."""
-        self.config, self.settings, self.dataset = config, settings, dataset
+    config: RunConfig
+    settings: dict[str, Any]
+    slots: InitVar[Sequence[SlotT]]
+    dataset: Mapping[str, Any] | None = None
+
+    def __post_init__(self, slots: Sequence[SlotT]) -> None:
+        """Put the slots in the pool that questions take them from."""
         self._slots: queue.Queue[SlotT] = queue.Queue()
         for slot in slots:
             self._slots.put(slot)

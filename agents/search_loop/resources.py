@@ -4,13 +4,15 @@ answering). Used by the bm25, rag, mdoc and shell baselines."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from smolagents import Model
 
 from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.corpus.search import Backend, SearchIndex, SearchLimits, open_index
+from madqa.agents.harness.agent_base import Preparation
 from madqa.agents.harness.config import RunConfig, RunError
 from madqa.agents.models.factory import is_text_only, make_model
 from madqa.agents.models.llamacpp import LlamaCppModel
@@ -56,16 +58,28 @@ def open_corpus(config: RunConfig, options: Any, *, progress: bool = True) -> tu
     if options.oracle:
         return None, renderer
     if options.retriever:
-        from madqa.agents.corpus.retrieval.base import RetrievalError
-        from madqa.agents.corpus.retrieval.spec import make_retriever
-
-        try:
-            return make_retriever(options.retriever, pages, progress=progress), renderer  # type: ignore[return-value]
-        except RetrievalError as exc:
-            raise RunError(str(exc)) from None
+        return make_run_retrievers([options.retriever], pages, progress=progress)[0], renderer
     limits = search_limits(options)
     backend = cast("Backend", options.search_backend)  # open_index refuses an unknown one
     return open_index(pages, backend=backend, limits=limits, progress=progress), renderer
+
+
+def make_run_retrievers(
+    specs: Sequence[str], pages: Iterable[Mapping[str, Any]], *, progress: bool = True
+) -> list[Any]:
+    """One :mod:`madqa.agents.corpus.retrieval` retriever per spec over ``pages``, for a run (the rag, mdoc and
+    shell agents, and the search agent's ``--retriever``).
+
+    Raises:
+        RunError: a spec that cannot be built (the message names it).
+    """
+    from madqa.agents.corpus.retrieval.base import RetrievalError
+    from madqa.agents.corpus.retrieval.spec import make_retrievers
+
+    try:
+        return list(make_retrievers(specs, pages, progress=progress))
+    except RetrievalError as exc:
+        raise RunError(str(exc)) from None
 
 
 def search_limits(options: Any) -> SearchLimits:
@@ -89,6 +103,42 @@ def load_models(
     if observe == "image" and is_text_only(models[0]):
         raise RunError(f"model {config.model} takes text only: use --observe text")
     return models, observe or ("text" if is_text_only(models[0]) else "image")
+
+
+@dataclass(frozen=True)
+class PageReaders:
+    """What an agent shown retrieved pages loads (rag, mdoc): its models, how they see a page, and the pages.
+
+    Attributes:
+        models: one per slot.
+        observe: ``image`` or ``text`` (see :func:`load_models`).
+        page_chars: page text shown per page in text mode.
+        pages: the dataset's page rows (the retrievers' corpus).
+        renderer: page images and texts of the dataset.
+    """
+
+    models: list[Model]
+    observe: str
+    page_chars: int
+    pages: list[Mapping[str, Any]]
+    renderer: PageRenderer
+
+
+def load_page_readers(request: Preparation, options: Any, calls: int) -> PageReaders:
+    """The models and pages of a run; ``options`` gives ``observe``, ``top_k`` and ``page_chars`` (else what fits
+    ``calls`` model calls of the model: :func:`default_page_chars`).
+
+    Raises:
+        RunError: ``observe="image"`` with a text-only model.
+        ValueError: an invalid model spec or a missing model dependency.
+    """
+    from madqa.loading_script.load import load_pages
+
+    config = request.config
+    models, observe = load_models(config, request.slots, request.model_options, options.observe)
+    page_chars = options.page_chars or default_page_chars(models[0], options.top_k, calls)
+    pages = load_pages(config.dataset)
+    return PageReaders(models, observe, page_chars, pages, PageRenderer(config.dataset, pages=pages))
 
 
 def record_fields(agent: SearchAgent | None) -> dict[str, Any]:

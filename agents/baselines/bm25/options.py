@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 from madqa.agents.corpus.search import DEFAULT_BACKEND, DEFAULT_SEARCH_TIMEOUT, MAX_EXPANSION_TERMS, MAX_POSTINGS
 from madqa.agents.harness.config import DEFAULT_TOP_K
 from madqa.agents.harness.options import AgentOptions, RunError, option
+from madqa.agents.search_loop.options import observe_option, page_chars_option
 
 
 @dataclass(frozen=True)
@@ -19,17 +20,10 @@ class SearchOptions(AgentOptions):
     summary: ClassVar[str] = "search agent (paper G.1)"
 
     top_k: int = option(DEFAULT_TOP_K, metavar="K", help="pages per search")
-    observe: Literal["image", "text"] | None = option(
-        None,
-        choices=("image", "text"),
-        help="show result pages as images or texts",
-        default_text="text for text-only models, else image",
-    )
+    observe: Literal["image", "text"] | None = observe_option("show result pages as images or texts")
     oracle: bool = option(False, help="show the gold evidence pages instead of searching (not on test)")
     search_backend: str = option(DEFAULT_BACKEND, choices=("whoosh", "tantivy"), help="search engine (the paper's)")
-    page_chars: int | None = option(
-        None, metavar="N", help="page text shown per result in text mode", default_text="by model"
-    )
+    page_chars: int | None = page_chars_option("page text shown per result in text mode")
     image_steps: int = option(1, metavar="N", help="searches whose page images stay in the model input")
     min_searches: int | None = option(
         None, metavar="N", help="searches before answering is allowed", default_text="0; 1 for the local model"

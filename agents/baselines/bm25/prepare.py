@@ -9,7 +9,7 @@ searches becomes a :class:`~madqa.agents.harness.protocol.SearchEvent`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from smolagents import Model
@@ -18,8 +18,8 @@ from smolagents.memory import ActionStep
 from madqa.agents.baselines.bm25.options import SearchOptions
 from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.corpus.search import SearchIndex
-from madqa.agents.harness.config import RunConfig
-from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.agent_base import AgentBase, Preparation
+from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
 from madqa.agents.search_loop.resources import (
@@ -31,25 +31,16 @@ from madqa.agents.search_loop.resources import (
 )
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class PreparedSearchAgent(SmolagentsPrepared[Model]):
     """The search agent ready for a run: a model per slot, a shared index and renderer.
 
     With ``oracle``, :attr:`evidence` holds each question's gold evidence pages by id (dev and train labels).
     """
 
-    def __init__(
-        self,
-        config: RunConfig,
-        settings: dict[str, Any],
-        models: Sequence[Model],
-        dataset: Mapping[str, Any] | None,
-        index: SearchIndex | None,
-        renderer: PageRenderer,
-        evidence: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    ) -> None:
-        """Hold the models, index, renderer and oracle evidence."""
-        super().__init__(config, settings, models, dataset)
-        self.index, self.renderer, self.evidence = index, renderer, dict(evidence or {})
+    index: SearchIndex | None
+    renderer: PageRenderer
+    evidence: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
 
     def build(self, slot: Model, item: Mapping[str, Any]) -> SearchAgent:
         """A fresh agent; with ``oracle``, given the question's gold evidence pages."""
@@ -87,38 +78,26 @@ class PreparedSearchAgent(SmolagentsPrepared[Model]):
         return record_fields(agent)
 
 
-@dataclass(frozen=True)
-class SearchAgentEntry:
+class SearchAgentEntry(AgentBase):
     """The BM25 search agent of the paper (G.1); see :mod:`madqa.agents.search_loop.agent`."""
 
-    name: str = "bm25"
-    options: type[SearchOptions] = SearchOptions
+    options = SearchOptions
 
-    def check(self, config: RunConfig) -> None:
-        """Nothing beyond its options' own checks (:meth:`SearchOptions.check`)."""
-
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int = 1,
-        model_options: Mapping[str, Any] | None = None,
-        dataset: Mapping[str, Any] | None = None,
-        host: Host = Host(),  # noqa: B008
-    ) -> PreparedSearchAgent:
-        """Load ``slots`` models and open the corpus; model-dependent defaults are resolved into the settings.
+    def load(self, request: Preparation) -> PreparedSearchAgent:
+        """Load a model per slot and open the corpus; model-dependent defaults are resolved into the settings.
 
         Raises:
             RunError: ``observe="image"`` with a text-only model.
             ValueError: an invalid model spec or a missing model dependency.
         """
+        config = request.config
         given = config.typed(SearchOptions)
-        models, observe = load_models(config, slots, model_options, given.observe)
+        models, observe = load_models(config, request.slots, request.model_options, given.observe)
         first = models[0]
         page_chars = given.page_chars or default_page_chars(first, given.top_k, config.max_steps)
         min_searches = default_min_searches(first) if given.min_searches is None else given.min_searches
         config = config.with_options(observe=observe, page_chars=page_chars, min_searches=min_searches)
-        index, renderer = open_corpus(config, config.typed(SearchOptions), progress=host.progress)
+        index, renderer = open_corpus(config, config.typed(SearchOptions), progress=request.host.progress)
         if given.retriever is not None:
             config = config.with_options(retriever=getattr(index, "name", given.retriever))  # the full spec
         evidence = {}
@@ -126,7 +105,10 @@ class SearchAgentEntry:
             from madqa.loading_script.load import load_gold
 
             evidence = {str(row["id"]): row["evidence"] for row in load_gold(config.split, config.dataset)}
-        return PreparedSearchAgent(config, config.settings(self.options), models, dataset, index, renderer, evidence)
+        settings = config.settings(self.options)
+        return PreparedSearchAgent(
+            config, settings, models, request.dataset, index=index, renderer=renderer, evidence=evidence
+        )
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from smolagents.agents import populate_template
@@ -45,9 +45,10 @@ from madqa.agents.baselines.file_search.store import (
     corpus_files,
     page_texts,
 )
+from madqa.agents.harness.agent_base import AgentBase, Preparation
 from madqa.agents.harness.config import RunConfig, RunError
 from madqa.agents.harness.errors import QuestionTimeoutError, classify, cut, short_error
-from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.record import MAX_MODEL_OUTPUT_CHARS, build_record
 from madqa.agents.harness.smolagents_loop import answer_event
 
@@ -199,12 +200,10 @@ class PreparedFileSearch:
         """Nothing to free (the store stays, for the next run)."""
 
 
-@dataclass(frozen=True)
-class FileSearchAgentEntry:
+class FileSearchAgentEntry(AgentBase):
     """The managed RAG baseline; see :mod:`madqa.agents.baselines.file_search.prepare`."""
 
-    name: str = NAME
-    options: type[FileSearchOptions] = FileSearchOptions
+    options = FileSearchOptions
 
     def check(self, config: RunConfig) -> None:
         """Raise :class:`RunError` for a model the provider's service cannot run (its options: their own check)."""
@@ -213,15 +212,7 @@ class FileSearchAgentEntry:
             raise RunError(f"--agent file-search needs --provider {' or '.join(PROVIDERS)}")
         service_model(provider, config.model)
 
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int = 1,
-        model_options: Mapping[str, Any] | None = None,
-        dataset: Mapping[str, Any] | None = None,
-        host: Host = Host(),  # noqa: B008 - a frozen value
-    ) -> PreparedFileSearch:
+    def load(self, request: Preparation) -> PreparedFileSearch:
         """Check the key, make sure the collection is in a store (cached), and load the page texts.
 
         Raises:
@@ -230,9 +221,10 @@ class FileSearchAgentEntry:
         """
         from madqa.loading_script.load import load_pages
 
+        config, dataset = request.config, request.dataset
         given = config.typed(FileSearchOptions)
         assert given.provider is not None  # checked
-        service = make_service(given.provider, service_model(given.provider, config.model), model_options)
+        service = make_service(given.provider, service_model(given.provider, config.model), request.model_options)
         files = corpus_files(config.dataset)
         if not files:
             raise RunError("file-search: the dataset has no PDF to upload (run `madqa setup` first)")

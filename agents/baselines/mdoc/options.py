@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from madqa.agents.harness.options import AgentOptions, RunError, option
+from madqa.agents.search_loop.options import observe_option, page_chars_option
 
 #: The text retriever when ``--retriever`` is not given (offline).
 DEFAULT_RETRIEVER = "bm25"
@@ -21,13 +22,8 @@ class MDocOptions(AgentOptions):
     summary: ClassVar[str] = "MDocAgent's five agents (§4)"
 
     top_k: int = option(DEFAULT_TOP_K, metavar="K", help="pages per retrieval (MDocAgent's top-4)")
-    observe: Literal["image", "text"] | None = option(
-        None,
-        choices=("image", "text"),
-        help="show the image side as page images or texts",
-        default_text="text for text-only models, else image",
-    )
-    page_chars: int | None = option(None, metavar="N", help="page text shown per page", default_text="by model")
+    observe: Literal["image", "text"] | None = observe_option("show the image side as page images or texts")
+    page_chars: int | None = page_chars_option("page text shown per page")
     retriever: str | None = option(
         None, metavar="SPEC", help="the text side's retriever", default_text=DEFAULT_RETRIEVER
     )

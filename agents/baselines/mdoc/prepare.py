@@ -23,31 +23,22 @@ from smolagents.memory import ActionStep
 from madqa.agents.baselines.mdoc.options import DEFAULT_RETRIEVER, DEFAULT_TOP_K, MDocOptions
 from madqa.agents.baselines.mdoc.pipeline import ROLES, MDocPipeline
 from madqa.agents.corpus.render import PageRenderer
-from madqa.agents.harness.config import RunConfig, RunError
-from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.agent_base import AgentBase, Preparation
+from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.prompts import load_prompts
-from madqa.agents.search_loop.resources import default_page_chars, load_models
+from madqa.agents.search_loop.resources import load_page_readers, make_run_retrievers
 
 __all__ = ["AGENT", "DEFAULT_RETRIEVER", "DEFAULT_TOP_K", "MDocAgentEntry", "PreparedMDocAgent"]
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class PreparedMDocAgent(SmolagentsPrepared[Model]):
     """MDocAgent ready for a run: a model per slot; the retrievers and the renderer shared."""
 
-    def __init__(
-        self,
-        config: RunConfig,
-        settings: dict[str, Any],
-        models: Sequence[Model],
-        dataset: Mapping[str, Any] | None,
-        text_retriever: Any,
-        image_retriever: Any | None,
-        renderer: PageRenderer,
-    ) -> None:
-        """Hold the models, retrievers and renderer."""
-        super().__init__(config, settings, models, dataset)
-        self.text_retriever, self.image_retriever, self.renderer = text_retriever, image_retriever, renderer
+    text_retriever: Any
+    image_retriever: Any | None
+    renderer: PageRenderer
 
     def _pages(self, hits: Sequence[Any]) -> list[dict[str, Any]]:
         chars = self.config.typed(MDocOptions).page_chars or 0
@@ -101,54 +92,38 @@ class PreparedMDocAgent(SmolagentsPrepared[Model]):
         }
 
 
-@dataclass(frozen=True)
-class MDocAgentEntry:
+class MDocAgentEntry(AgentBase):
     """MDocAgent's five-agent pipeline; see :mod:`madqa.agents.baselines.mdoc.prepare`."""
 
-    name: str = "mdoc"
-    options: type[MDocOptions] = MDocOptions
+    options = MDocOptions
 
-    def check(self, config: RunConfig) -> None:
-        """Nothing beyond its options' own checks (:meth:`MDocOptions.check`)."""
-
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int = 1,
-        model_options: Mapping[str, Any] | None = None,
-        dataset: Mapping[str, Any] | None = None,
-        host: Host = Host(),  # noqa: B008
-    ) -> PreparedMDocAgent:
-        """Load ``slots`` models and build the retrievers over the dataset's pages.
+    def load(self, request: Preparation) -> PreparedMDocAgent:
+        """Load a model per slot and build the retrievers over the dataset's pages.
 
         Raises:
             RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
             ValueError: an invalid model spec or a missing model dependency.
         """
-        from madqa.agents.corpus.retrieval.base import RetrievalError
-        from madqa.agents.corpus.retrieval.spec import make_retrievers
-        from madqa.loading_script.load import load_pages
-
-        given = config.typed(MDocOptions)
-        models, observe = load_models(config, slots, model_options, given.observe)
-        page_chars = given.page_chars or default_page_chars(models[0], given.top_k, 3)
-        pages = load_pages(config.dataset)
+        given = request.config.typed(MDocOptions)
+        readers = load_page_readers(request, given, calls=3)
         specs = [given.retriever or DEFAULT_RETRIEVER] + ([given.image_retriever] if given.image_retriever else [])
-        try:
-            retrievers = make_retrievers(specs, pages, progress=host.progress)
-        except RetrievalError as exc:
-            raise RunError(str(exc)) from None
+        retrievers = make_run_retrievers(specs, readers.pages, progress=request.host.progress)
         image = retrievers[1] if len(retrievers) > 1 else None
-        config = replace(config, max_steps=len(ROLES)).with_options(
-            observe=observe,
-            page_chars=page_chars,
+        config = replace(request.config, max_steps=len(ROLES)).with_options(
+            observe=readers.observe,
+            page_chars=readers.page_chars,
             retriever=retrievers[0].name,
             image_retriever=image.name if image else None,
         )
-        renderer = PageRenderer(config.dataset, pages=pages)
+        settings = config.settings(self.options)
         return PreparedMDocAgent(
-            config, config.settings(self.options), models, dataset, retrievers[0], image, renderer
+            config,
+            settings,
+            readers.models,
+            request.dataset,
+            text_retriever=retrievers[0],
+            image_retriever=image,
+            renderer=readers.renderer,
         )
 
 

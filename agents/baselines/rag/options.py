@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from madqa.agents.harness.options import AgentOptions, RunError, option
+from madqa.agents.search_loop.options import observe_option, page_chars_option
 
 #: The retriever when ``--retriever`` is not given (offline).
 DEFAULT_RETRIEVER = "rrf:bm25+dense:wordllama"
@@ -19,15 +20,8 @@ class RAGOptions(AgentOptions):
     summary: ClassVar[str] = "static RAG, one retrieval and one model call (§4)"
 
     top_k: int = option(5, metavar="K", help="pages retrieved")
-    observe: Literal["image", "text"] | None = option(
-        None,
-        choices=("image", "text"),
-        help="show the pages as images or texts",
-        default_text="text for text-only models, else image",
-    )
-    page_chars: int | None = option(
-        None, metavar="N", help="page text shown per page in text mode", default_text="by model"
-    )
+    observe: Literal["image", "text"] | None = observe_option("show the pages as images or texts")
+    page_chars: int | None = page_chars_option("page text shown per page in text mode")
     retriever: str | None = option(
         None,
         metavar="SPEC",

@@ -22,30 +22,21 @@ from smolagents.memory import ActionStep
 
 from madqa.agents.baselines.rag.options import DEFAULT_RETRIEVER, RAGOptions
 from madqa.agents.corpus.render import PageRenderer
-from madqa.agents.harness.config import RunConfig, RunError
-from madqa.agents.harness.protocol import Citation, Host, SearchEvent, StepEvent
+from madqa.agents.harness.agent_base import AgentBase, Preparation
+from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
-from madqa.agents.search_loop.resources import default_page_chars, load_models
+from madqa.agents.search_loop.resources import load_page_readers, make_run_retrievers
 
 __all__ = ["AGENT", "DEFAULT_RETRIEVER", "PreparedRAGAgent", "RAGAgentEntry"]
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class PreparedRAGAgent(SmolagentsPrepared[Model]):
     """The static RAG baseline ready for a run: a model per slot, one shared retriever and renderer."""
 
-    def __init__(
-        self,
-        config: RunConfig,
-        settings: dict[str, Any],
-        models: Sequence[Model],
-        dataset: Mapping[str, Any] | None,
-        retriever: Any,
-        renderer: PageRenderer,
-    ) -> None:
-        """Hold the models, the retriever and the renderer."""
-        super().__init__(config, settings, models, dataset)
-        self.retriever, self.renderer = retriever, renderer
+    retriever: Any
+    renderer: PageRenderer
 
     def build(self, slot: Model, item: Mapping[str, Any]) -> SearchAgent:
         """Retrieve the question's pages, then an agent that is shown them and can only answer."""
@@ -80,48 +71,29 @@ class PreparedRAGAgent(SmolagentsPrepared[Model]):
         return {"search_history": [dict(got)] if got else [], "steps": 1 if got else 0}
 
 
-@dataclass(frozen=True)
-class RAGAgentEntry:
+class RAGAgentEntry(AgentBase):
     """The static RAG baseline; see :mod:`madqa.agents.baselines.rag.prepare`."""
 
-    name: str = "rag"
-    options: type[RAGOptions] = RAGOptions
+    options = RAGOptions
 
-    def check(self, config: RunConfig) -> None:
-        """Nothing beyond its options' own checks (:meth:`RAGOptions.check`)."""
-
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int = 1,
-        model_options: Mapping[str, Any] | None = None,
-        dataset: Mapping[str, Any] | None = None,
-        host: Host = Host(),  # noqa: B008
-    ) -> PreparedRAGAgent:
-        """Load ``slots`` models and build the retriever over the dataset's pages.
+    def load(self, request: Preparation) -> PreparedRAGAgent:
+        """Load a model per slot and build the retriever over the dataset's pages.
 
         Raises:
             RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
             ValueError: an invalid model spec or a missing model dependency.
         """
-        from madqa.agents.corpus.retrieval.base import RetrievalError
-        from madqa.agents.corpus.retrieval.spec import make_retriever
-        from madqa.loading_script.load import load_pages
-
-        given = config.typed(RAGOptions)
-        models, observe = load_models(config, slots, model_options, given.observe)
-        page_chars = given.page_chars or default_page_chars(models[0], given.top_k, 2)
-        pages = load_pages(config.dataset)
-        try:
-            retriever = make_retriever(given.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
-        except RetrievalError as exc:
-            raise RunError(str(exc)) from None
-        config = replace(config, max_steps=1).with_options(
-            observe=observe, page_chars=page_chars, retriever=retriever.name
+        given = request.config.typed(RAGOptions)
+        readers = load_page_readers(request, given, calls=2)
+        spec = given.retriever or DEFAULT_RETRIEVER
+        [retriever] = make_run_retrievers([spec], readers.pages, progress=request.host.progress)
+        config = replace(request.config, max_steps=1).with_options(
+            observe=readers.observe, page_chars=readers.page_chars, retriever=retriever.name
         )
-        renderer = PageRenderer(config.dataset, pages=pages)
-        return PreparedRAGAgent(config, config.settings(self.options), models, dataset, retriever, renderer)
+        settings = config.settings(self.options)
+        return PreparedRAGAgent(
+            config, settings, readers.models, request.dataset, retriever=retriever, renderer=readers.renderer
+        )
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

@@ -23,12 +23,14 @@ from madqa.agents.baselines.repl.agent import ReplAgent, build_repl_agent
 from madqa.agents.baselines.repl.corpus import build_corpus
 from madqa.agents.baselines.repl.executor import ReplExecutor, default_observation_chars, default_sub_limits
 from madqa.agents.baselines.repl.options import ReplOptions
+from madqa.agents.harness.agent_base import AgentBase, Preparation
 from madqa.agents.harness.config import RunConfig
-from madqa.agents.harness.protocol import AgentUnavailableError, CodeEvent, Host, StepEvent
+from madqa.agents.harness.protocol import CodeEvent, Host, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.models.factory import make_model, parse_spec
 from madqa.agents.models.llamacpp import LlamaCppModel
-from madqa.agents.sandbox.worker import IsolationUnavailableError, ReplWorker, WorkerLimits
+from madqa.agents.sandbox.pool import WorkerSlots, worker_pool
+from madqa.agents.sandbox.worker import ReplWorker
 
 logger = logging.getLogger(__name__)
 
@@ -57,21 +59,12 @@ def record_fields(agent: ReplAgent | None) -> dict[str, Any]:
     }
 
 
-class PreparedReplAgent(SmolagentsPrepared[Slot]):
+@dataclass(eq=False, repr=False, kw_only=True)
+class PreparedReplAgent(WorkerSlots, SmolagentsPrepared[Slot]):
     """The code agent ready for a run: slots of models and workers, and the corpus variables."""
 
-    def __init__(
-        self,
-        config: RunConfig,
-        settings: dict[str, Any],
-        slots: Sequence[Slot],
-        dataset: Mapping[str, Any] | None,
-        corpus: Mapping[str, Any],
-        host: Host,
-    ) -> None:
-        """Hold the slots and the corpus."""
-        super().__init__(config, settings, slots, dataset)
-        self.corpus, self.host = corpus, host
+    corpus: Mapping[str, Any]
+    host: Host
 
     def build(self, slot: Slot, item: Mapping[str, Any]) -> ReplAgent:
         """A fresh agent on the slot's models and worker, with the run's resolved limits."""
@@ -99,22 +92,11 @@ class PreparedReplAgent(SmolagentsPrepared[Slot]):
         """See :func:`record_fields`."""
         return record_fields(agent)
 
-    def release(self, slot: Slot) -> None:
-        """With ``host.sandbox_per_question``, stop the worker: the next question starts a fresh one."""
-        if self.host.sandbox_per_question:
-            slot.worker.close()
 
-    def close_slot(self, slot: Slot) -> None:
-        """Stop the slot's worker."""
-        slot.worker.close()
-
-
-@dataclass(frozen=True)
-class ReplAgentEntry:
+class ReplAgentEntry(AgentBase):
     """The code-REPL agent of the paper (G.5); see :mod:`madqa.agents.baselines.repl.agent`."""
 
-    name: str = "repl"
-    options: type[ReplOptions] = ReplOptions
+    options = ReplOptions
 
     def check(self, config: RunConfig) -> None:
         """Raise :class:`RunError` for a sub-model spec that cannot be parsed (the rest: :meth:`ReplOptions.check`)."""
@@ -122,15 +104,7 @@ class ReplAgentEntry:
         if sub_model is not None:
             parse_spec(sub_model)
 
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int = 1,
-        model_options: Mapping[str, Any] | None = None,
-        dataset: Mapping[str, Any] | None = None,
-        host: Host = Host(),  # noqa: B008
-    ) -> PreparedReplAgent:
+    def load(self, request: Preparation) -> PreparedReplAgent:
         """Start the workers (first: a host that requires isolation refuses before any model is loaded), then
         load the models and build the corpus variables.
 
@@ -140,36 +114,14 @@ class ReplAgentEntry:
             AgentUnavailableError: ``host.require_isolation`` and the worker's kernel walls are incomplete.
             ValueError: an invalid model spec or a missing model dependency.
         """
-        limits = WorkerLimits(wall_s=config.typed(ReplOptions).step_timeout)
-        workers = [
-            ReplWorker(limits, require_isolation=host.require_isolation, protected_paths=host.protected_paths)
-            for _ in range(max(1, slots))
-        ]
-        try:
-            if host.require_isolation:
-                for worker in workers:
-                    worker.start()
-            prepared = self._prepare(config, workers, dict(model_options or {}), dataset, host)
-        except IsolationUnavailableError as exc:
-            for worker in workers:
-                worker.close()
-            raise AgentUnavailableError(str(exc)) from exc
-        except BaseException:
-            for worker in workers:
-                worker.close()
-            raise
-        return prepared
+        wall_s = request.config.typed(ReplOptions).step_timeout
+        with worker_pool(wall_s, request.slots, request.host) as workers:
+            return self._prepare(request, workers)
 
-    def _prepare(
-        self,
-        config: RunConfig,
-        workers: list[ReplWorker],
-        options: dict[str, Any],
-        dataset: Mapping[str, Any] | None,
-        host: Host,
-    ) -> PreparedReplAgent:
+    def _prepare(self, request: Preparation, workers: list[ReplWorker]) -> PreparedReplAgent:
         from madqa.loading_script.load import load_pages
 
+        config, options = request.config, dict(request.model_options or {})
         given = config.typed(ReplOptions)
         same_provider = given.sub_model is not None and parse_spec(given.sub_model)[0] == parse_spec(config.model)[0]
         slots = []
@@ -194,7 +146,7 @@ class ReplAgentEntry:
             ),
         )
         corpus = build_corpus(load_pages(config.dataset))
-        return PreparedReplAgent(config, settings, slots, dataset, corpus, host)
+        return PreparedReplAgent(config, settings, slots, request.dataset, corpus=corpus, host=request.host)
 
 
 #: The registered entry (:mod:`madqa.agents.harness.registry`).

@@ -26,13 +26,14 @@ from smolagents.memory import ActionStep
 from madqa.agents.baselines.shell.corpus import CorpusMap, read_corpus, write_corpus
 from madqa.agents.baselines.shell.options import DEFAULT_RETRIEVER, DEFAULT_TOP_K, ShellOptions
 from madqa.agents.baselines.shell.tools import FileSearchTool, ShellTool
-from madqa.agents.harness.config import RunConfig, RunError
-from madqa.agents.harness.protocol import AgentUnavailableError, Citation, CodeEvent, Host, SearchEvent, StepEvent
+from madqa.agents.harness.agent_base import AgentBase, Preparation
+from madqa.agents.harness.protocol import Citation, CodeEvent, Host, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.prompts import load_prompts
-from madqa.agents.sandbox.worker import IsolationUnavailableError, ReplWorker, WorkerLimits
+from madqa.agents.sandbox.pool import WorkerSlots, worker_pool
+from madqa.agents.sandbox.worker import ReplWorker
 from madqa.agents.search_loop.agent import SearchAgent
-from madqa.agents.search_loop.resources import default_min_searches, load_models
+from madqa.agents.search_loop.resources import default_min_searches, load_models, make_run_retrievers
 
 logger = logging.getLogger(__name__)
 
@@ -94,23 +95,14 @@ class Slot:
     worker: ReplWorker
 
 
-class PreparedShellAgent(SmolagentsPrepared[Slot]):
+@dataclass(eq=False, repr=False, kw_only=True)
+class PreparedShellAgent(WorkerSlots, SmolagentsPrepared[Slot]):
     """The shell agent ready for a run: slots of a model and a worker; the page files and one retriever shared."""
 
-    def __init__(
-        self,
-        config: RunConfig,
-        settings: dict[str, Any],
-        slots: Sequence[Slot],
-        dataset: Mapping[str, Any] | None,
-        files: Mapping[str, str],
-        mapping: CorpusMap,
-        retriever: Any,
-        host: Host,
-    ) -> None:
-        """Hold the slots, the corpus files and the retriever."""
-        super().__init__(config, settings, slots, dataset)
-        self.files, self.mapping, self.retriever, self.host = files, mapping, retriever, host
+    files: Mapping[str, str]
+    mapping: CorpusMap
+    retriever: Any
+    host: Host
 
     def build(self, slot: Slot, item: Mapping[str, Any]) -> ShellAgent:
         """A fresh agent on the slot's model; the slot's worker gets the corpus files (its namespace reset)."""
@@ -160,35 +152,13 @@ class PreparedShellAgent(SmolagentsPrepared[Slot]):
             },
         }
 
-    def release(self, slot: Slot) -> None:
-        """With ``host.sandbox_per_question``, stop the worker: the next question starts a fresh one."""
-        if self.host.sandbox_per_question:
-            slot.worker.close()
 
-    def close_slot(self, slot: Slot) -> None:
-        """Stop the slot's worker."""
-        slot.worker.close()
-
-
-@dataclass(frozen=True)
-class ShellAgentEntry:
+class ShellAgentEntry(AgentBase):
     """The Semtools-style shell agent (paper G.4); see :mod:`madqa.agents.baselines.shell.prepare`."""
 
-    name: str = "shell"
-    options: type[ShellOptions] = ShellOptions
+    options = ShellOptions
 
-    def check(self, config: RunConfig) -> None:
-        """Nothing beyond its options' own checks (:meth:`ShellOptions.check`)."""
-
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int = 1,
-        model_options: Mapping[str, Any] | None = None,
-        dataset: Mapping[str, Any] | None = None,
-        host: Host = Host(),  # noqa: B008
-    ) -> PreparedShellAgent:
+    def load(self, request: Preparation) -> PreparedShellAgent:
         """Parse the corpus to page files (once), start the workers, load the models, build the retriever.
 
         Raises:
@@ -196,43 +166,24 @@ class ShellAgentEntry:
             RunError: a retriever spec that cannot be built.
             ValueError: an invalid model spec or a missing model dependency.
         """
-        from madqa.agents.corpus.retrieval.base import RetrievalError
-        from madqa.agents.corpus.retrieval.spec import make_retriever
         from madqa.loading_script.load import load_pages
         from madqa.loading_script.paths import Layout
 
+        config, host = request.config, request.host
         given = config.typed(ShellOptions)
-        limits = WorkerLimits(wall_s=given.step_timeout)
-        workers = [
-            ReplWorker(limits, require_isolation=host.require_isolation, protected_paths=host.protected_paths)
-            for _ in range(max(1, slots))
-        ]
-        try:
-            if host.require_isolation:
-                for worker in workers:
-                    worker.start()
-            models, _ = load_models(config, slots, model_options, "text")
+        with worker_pool(given.step_timeout, request.slots, host) as workers:
+            models, _ = load_models(config, request.slots, request.model_options, "text")
             pages = load_pages(config.dataset)
             folder, mapping = write_corpus(pages, Layout.default().root / "shell")
             files = read_corpus(folder)
-            try:
-                retriever = make_retriever(given.retriever or DEFAULT_RETRIEVER, pages, progress=host.progress)
-            except RetrievalError as exc:
-                raise RunError(str(exc)) from None
-        except IsolationUnavailableError as exc:
-            for worker in workers:
-                worker.close()
-            raise AgentUnavailableError(str(exc)) from exc
-        except BaseException:
-            for worker in workers:
-                worker.close()
-            raise
+            [retriever] = make_run_retrievers([given.retriever or DEFAULT_RETRIEVER], pages, progress=host.progress)
         min_searches = default_min_searches(models[0]) if given.min_searches is None else given.min_searches
         config = config.with_options(retriever=retriever.name, min_searches=min_searches)
         slot_list = [Slot(m, w) for m, w in zip(models, workers, strict=True)]
         logger.info("shell agent: %d page file(s) in %s", len(files), folder)
+        settings = config.settings(self.options)
         return PreparedShellAgent(
-            config, config.settings(self.options), slot_list, dataset, files, mapping, retriever, host
+            config, settings, slot_list, request.dataset, files=files, mapping=mapping, retriever=retriever, host=host
         )
 
 
