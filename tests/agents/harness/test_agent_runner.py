@@ -233,9 +233,14 @@ def _valid(out: Path) -> list[dict[str, Any]]:
 @pytest.mark.slow
 def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, tmp_path: Path) -> None:
     out = tmp_path / "i.jsonl"
-    proc = _start(out, "--model", FAKE, "--limit", "8", "--workers", "2", env=_env(MADQA_FAKE_DELAY="0.4"))
+    slower = tmp_path / "delay"
+    proc = _start_slowable(out, slower, "0.4", "--limit", "8", "--workers", "2")
     _wait_for_lines(proc, out, 1)
-    time.sleep(0.1)  # the next questions have started (each takes 0.8 s)
+    # From now on every call takes 2 s: the questions in flight at the Ctrl+C are still in flight when the runner
+    # reads it, however late a busy machine delivers it (with 0.4 s calls a load run saw both finish first), and
+    # they end well inside the 30 s wait.
+    slower.write_text("2")
+    time.sleep(0.3)
     at_signal = _wait_for_lines(proc, out, 1)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
