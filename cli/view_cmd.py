@@ -40,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
     parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
     parser.add_argument("--no-thumbnails", action="store_true", help="do not render page thumbnails")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
+    conventions.add_kuiper_arguments(parser, order_and_seed=False)
 
 
 def references(args: argparse.Namespace) -> list[Any]:
