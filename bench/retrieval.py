@@ -29,12 +29,9 @@ EXAMPLES = ("madqa bench retrieval --retriever bm25 --pages 1000 --json",)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa bench retrieval`."""
-    parser.add_argument(
-        "--retriever",
-        default=DEFAULT_SPECS,
-        metavar="SPEC[,SPEC…]",
-        help="retrievers to measure",
-    )
+    from madqa.agents.corpus.retrieval.spec import add_retriever_argument
+
+    add_retriever_argument(parser, "retrievers to measure", default=DEFAULT_SPECS)
     parser.add_argument("--pages", type=int, default=5000, help="pages of the synthetic corpus")
     parser.add_argument("--queries", type=int, default=200, help="timed queries per retriever")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")

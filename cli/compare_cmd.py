@@ -47,13 +47,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--names", nargs="+", metavar="NAME", help="display names, one per run (default: file stems)")
     parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
     conventions.add_output_file(parser, "also draw the budget curves to this PNG", metavar="FILE.png", old=("--plot",))
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    conventions.add_kuiper_arguments(parser)
     conventions.add_json_flag(parser, "the comparison")
     add_prices_argument(parser)
-    from madqa.cli.evaluate_cmd import add_kuiper_order_argument
-
-    add_kuiper_order_argument(parser)
 
 
 def add_prices_argument(parser: argparse.ArgumentParser) -> None:

@@ -209,6 +209,22 @@ def add_gold_arguments(parser: argparse.ArgumentParser, split_help: str = "label
     add_dataset_argument(gold)
 
 
+def add_kuiper_arguments(parser: argparse.ArgumentParser, *, order_and_seed: bool = True) -> None:
+    """``--resamples N`` of the Kuiper CI's bootstrap and, with ``order_and_seed`` (``evaluate``, ``compare``,
+    ``figures``), ``--kuiper-order`` and the bootstrap's ``--seed``: one option, one meaning, in every command."""
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
+    if not order_and_seed:
+        return
+    parser.add_argument(
+        "--kuiper-order",
+        choices=("block", "file"),
+        default="block",
+        help="block: ties in effort read as one block, independent of line order; "
+        "file: D read at every k as in the paper's F.3, ties in file order",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+
 def add_json_flag(parser: argparse.ArgumentParser, what: str = "the report") -> None:
     """``--json``: one JSON document on stdout, the logs on stderr."""
     parser.add_argument("--json", action="store_true", help=f"print {what} as one JSON document on stdout")

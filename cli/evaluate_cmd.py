@@ -58,9 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     add_model_option_argument(parser)
     parser.add_argument("--calibration", type=Path, help="judge calibration file from `madqa calibrate`")
-    add_kuiper_order_argument(parser)
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    conventions.add_kuiper_arguments(parser)
     parser.add_argument("--max-budget", type=int, help="largest step budget of the budget curve")
     parser.add_argument(
         "--compare",
@@ -75,17 +73,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ctt-dev-size", type=int, default=200, help="CTT dev split size")
     parser.add_argument("--per-item", action="store_true", help="include per-item scores in --json output")
     conventions.add_json_flag(parser)
-
-
-def add_kuiper_order_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--kuiper-order`` (``evaluate``, ``compare`` and ``figures``: one option, one meaning)."""
-    parser.add_argument(
-        "--kuiper-order",
-        choices=("block", "file"),
-        default="block",
-        help="block: ties in effort read as one block, independent of line order; "
-        "file: D read at every k as in the paper's F.3, ties in file order",
-    )
 
 
 def scoring_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -61,11 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="query/page embedder for drift and evidence distance (none: skip those figures)",
     )
     parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
-    from madqa.cli.evaluate_cmd import add_kuiper_order_argument
-
-    add_kuiper_order_argument(parser)
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    conventions.add_kuiper_arguments(parser)
     conventions.add_json_flag(parser, "what was written (figures drawn, figures skipped and why)")
 
 

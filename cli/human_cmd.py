@@ -19,7 +19,7 @@ from pathlib import Path
 
 from madqa.cli import conventions
 from madqa.cli.errors import UserError
-from madqa.cli.serve import check_free, port_help, resolve_port, serve
+from madqa.cli.serve import add_serve_arguments, check_free, resolve_port, serve
 
 DEFAULT_PORT = 7862
 
@@ -51,8 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="batch shuffle seed")
     conventions.add_top_k(parser, "results per search (as the agent's)", default=DEFAULT_K, old=("--k",))
     conventions.add_search_backend(parser, "search engine (unset: whoosh, the agent's)", old=("--backend",))
-    parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
-    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    add_serve_arguments(parser, DEFAULT_PORT)
     parser.add_argument("--list-batches", action="store_true", help="print the batches and exit")
     conventions.add_json_flag(parser, "the batches (with --list-batches)")
 

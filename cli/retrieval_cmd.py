@@ -31,13 +31,10 @@ logger = logging.getLogger(__name__)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``retrieval`` arguments."""
-    parser.add_argument(
-        "--retriever",
-        required=True,
-        metavar="SPEC[,SPEC…]",
-        help="retrievers: bm25, dense:EMBEDDER (dense:wordllama), rrf:A+B, hybrid:A>B",
-    )
     from madqa.agents.corpus.retrieval.evaluation import CUTOFF, DEFAULT_DEPTH
+    from madqa.agents.corpus.retrieval.spec import add_retriever_argument
+
+    add_retriever_argument(parser, "retrievers: bm25, dense:EMBEDDER (dense:wordllama), rrf:A+B, hybrid:A>B")
 
     parser.add_argument("--split", default="dev", help="labelled split (test labels are hidden)")
     conventions.add_dataset_argument(parser)

@@ -32,6 +32,12 @@ def port_help(default: int) -> str:
     return f"port (default: ${ENV_PORT} if set, else {default})"
 
 
+def add_serve_arguments(parser: Any, default_port: int) -> None:
+    """``--port`` (see :func:`resolve_port`) and ``--host`` of a serving command (``space``, ``view``, ``human``)."""
+    parser.add_argument("--port", type=int, default=None, help=port_help(default_port))
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+
+
 def resolve_port(flag: int | None, default: int, env: Mapping[str, str] | None = None) -> int:
     """``--port`` > ``GRADIO_SERVER_PORT`` > ``default``.
 

@@ -12,7 +12,7 @@ import argparse
 import logging
 import os
 
-from madqa.cli.serve import check_free, port_help, resolve_port, serve
+from madqa.cli.serve import add_serve_arguments, check_free, resolve_port, serve
 
 DEFAULT_PORT = 7860
 HELP = "launch the Gradio Space (leaderboard, submissions, agent tab) on http://127.0.0.1:PORT"
@@ -23,8 +23,7 @@ logger = logging.getLogger(__name__)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of `madqa space`."""
-    parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
-    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    add_serve_arguments(parser, DEFAULT_PORT)
     parser.add_argument("--no-seed", action="store_true", help="do not seed an empty board with the baselines")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from madqa.cli import conventions
 from madqa.cli.errors import UserError
-from madqa.cli.serve import check_free, port_help, resolve_port, serve
+from madqa.cli.serve import add_serve_arguments, check_free, resolve_port, serve
 
 DEFAULT_PORT = 7861
 
@@ -37,10 +37,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     conventions.add_output_file(
         parser, "write a self-contained HTML report and exit", metavar="REPORT.html", old=("--export",)
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
-    parser.add_argument("--port", type=int, default=None, help=port_help(DEFAULT_PORT))
+    add_serve_arguments(parser, DEFAULT_PORT)
     parser.add_argument("--no-thumbnails", action="store_true", help="do not render page thumbnails")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the Kuiper CI")
+    conventions.add_kuiper_arguments(parser, order_and_seed=False)
 
 
 def references(args: argparse.Namespace) -> list[Any]:

@@ -123,24 +123,29 @@ def draw_domains(fig: Figure, runs: PaperRuns) -> MplFigure:
 
 
 def _grouped_bars(
-    ax: Any, groups: Sequence[str], series: Sequence[tuple[Sequence[float], Mapping[str, Any]]], **tick_style: Any
+    ax: Any,
+    groups: Sequence[str],
+    series: Sequence[tuple[Sequence[float], Mapping[str, Any]]],
+    ylabel: str,
+    top: float,
+    **tick_style: Any,
 ) -> None:
     """One bar per series (its values, its bar style) in each group, side by side in 0.8 of a group's width; each
-    group's name under its middle."""
+    group's name under its middle; the y axis from 0 to ``top`` and a legend of the series."""
     width = 0.8 / max(1, len(series))
     for i, (values, style) in enumerate(series):
         ax.bar([j + i * width for j in range(len(groups))], values, width, **style)
     ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(groups))], groups, **tick_style)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, top)
+    ax.legend(fontsize=7)
 
 
 def draw_cascade(fig: Figure, runs: PaperRuns) -> MplFigure:
     ax = (out := MplFigure(figsize=SIZE)).subplots()
     stages = (("total", "all items"), ("found_doc", "doc cited"), ("found_page", "page cited"), ("correct", "correct"))
     series = [([100.0, *[_pct(r[k]) for k, _ in stages[1:]]], _bar_style(runs, r["name"])) for r in fig.data["rows"]]
-    _grouped_bars(ax, [s for _, s in stages], series)
-    ax.set_ylabel("% of gold items")
-    ax.set_ylim(0, 105)
-    ax.legend(fontsize=7)
+    _grouped_bars(ax, [s for _, s in stages], series, "% of gold items", 105)
     return out
 
 
@@ -247,10 +252,7 @@ def draw_single_multi(fig: Figure, runs: PaperRuns) -> MplFigure:
         ([_pct(fig.data[n][key]) for n in names], {"label": label})
         for key, label in (("single", "one query"), ("multi", "two or more"))
     ]
-    _grouped_bars(ax, [runs.label(n) for n in names], series, rotation=30, fontsize=7)
-    ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=7)
+    _grouped_bars(ax, [runs.label(n) for n in names], series, "accuracy (%)", 100, rotation=30, fontsize=7)
     return out
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.gold import gold_record
 from helpers.report_keys import REPORT_KEYS
 
 from madqa import cli
@@ -14,30 +15,11 @@ from madqa.bench import metric as bench_metric
 from madqa.cli import UserError, calibrate_cmd, evaluate_cmd
 
 GOLD = [
-    {
-        "id": "dev/0",
-        "question": "Total revenue?",
-        "answer_variants": [["$1.2M"]],
-        "evidence": [{"document": "a.pdf", "page": 2}],
-        "domain": "finance",
-        "document_category": "report",
-    },
-    {
-        "id": "dev/1",
-        "question": "Who signed?",
-        "answer_variants": [["Alice Smith"], ["A. Smith"]],
-        "evidence": [{"document": "b.pdf", "page": 1}, {"document": "b.pdf", "page": 3}],
-        "domain": "legal",
-        "document_category": "contract",
-    },
-    {
-        "id": "dev/2",
-        "question": "Which is lower?",
-        "answer_variants": [["Firearms"]],
-        "evidence": [{"document": "c.pdf", "page": 4}, {"document": "d.pdf", "page": 1}],
-        "domain": "education",
-        "document_category": "plan",
-    },
+    gold_record("dev/0", "Total revenue?", [["$1.2M"]], [("a.pdf", 2)], "finance", "report"),
+    gold_record(
+        "dev/1", "Who signed?", [["Alice Smith"], ["A. Smith"]], [("b.pdf", 1), ("b.pdf", 3)], "legal", "contract"
+    ),
+    gold_record("dev/2", "Which is lower?", [["Firearms"]], [("c.pdf", 4), ("d.pdf", 1)], "education", "plan"),
 ]
 SYSTEM_A = [
     {"id": "dev/0", "answer": ["$1.2M"], "citations": [{"document": "a.pdf", "page": 2}], "search_history": ["q"]},

@@ -18,3 +18,12 @@ def scanned_pdf(path: Path, line: str, dpi: int) -> Path:
     out.insert_image(out.rect, pixmap=pix)
     doc.save(path)
     return path
+
+
+def one_page_pdf(text: str, attach: dict[str, bytes] | None = None) -> bytes:
+    """A one-page PDF of ``text`` with each of ``attach`` (name: bytes) as an embedded file."""
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), text, fontsize=11)
+    for name, data in (attach or {}).items():
+        doc.embfile_add(name, data, filename=name, ufilename=name)
+    return doc.tobytes()

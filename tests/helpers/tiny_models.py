@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
+from helpers.tiny_bert import tiny_bert
+
 torch = pytest.importorskip("torch", reason="the late-interaction encoders need torch (pip install -e '.[late]')")
 transformers = pytest.importorskip("transformers", reason="the encoders need transformers (pip install -e '.[late]')")
 
@@ -49,22 +51,14 @@ IMAGE_PIXELS = {"min_pixels": 28 * 28, "max_pixels": 4 * 28 * 28}  # at most 4 m
 def colbert_folder(root: Path, seed: int = 0) -> Path:
     """A ColBERTv2-layout checkpoint: BERT, its vocab and ``linear.weight``."""
     from safetensors.torch import save_file
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from transformers import BertTokenizerFast
 
     folder = root / f"colbert-tiny-{seed}"
     folder.mkdir()
     vocab = ["[PAD]", "[unused0]", "[unused1]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *string.punctuation, *WORDS]
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    model = BertModel(config)
+    model = tiny_bert(len(vocab), hidden_size=32, layers=2)
     with torch.no_grad():  # a token's vector is then its word in its bag of words: the same text, the same vectors
         model.embeddings.position_embeddings.weight.zero_()
     model.save_pretrained(folder)

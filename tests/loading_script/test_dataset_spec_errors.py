@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import TESTS
+from helpers.socket_guard import recorded_attempts
 
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
 HERE = Path(__file__).resolve().parent
@@ -28,30 +29,9 @@ SPEC = "OxRML/MADQA"
 FIX = f"madqa setup --dataset {SPEC}"
 
 CHILD = r"""
-import json, os, socket, sys, types
-LOG = os.environ["MADQA_GUARD_LOG"]
-_connect = socket.socket.connect
-_getaddrinfo = socket.getaddrinfo
-LOCAL = ("localhost", "127.0.0.1", "::1")
-
-def record(what):
-    with open(LOG, "a", encoding="utf-8") as log:
-        log.write(json.dumps(str(what)) + "\n")
-
-def getaddrinfo(host, *args, **kwargs):
-    if host not in LOCAL:
-        record(host)
-        raise socket.gaierror(-2, "name resolution blocked by the test")
-    return _getaddrinfo(host, *args, **kwargs)
-
-def connect(self, address):
-    if self.family in (socket.AF_INET, socket.AF_INET6):
-        record(address)  # every attempt, loopback included
-        if address[0] not in LOCAL:
-            raise OSError(101, "network unreachable (blocked by the test)")
-    return _connect(self, address)
-
-socket.getaddrinfo, socket.socket.connect = getaddrinfo, connect
+import json, os, sys, types
+from helpers.socket_guard import install_logging_to
+install_logging_to(os.environ["MADQA_GUARD_LOG"], record_loopback=True)  # every attempt, loopback included
 import huggingface_hub.utils._http as hub_http
 hub_http.time = types.SimpleNamespace(sleep=lambda seconds: None)  # keep the retries, skip their waits
 from madqa.cli import main
@@ -112,8 +92,7 @@ def _madqa(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[
 
 
 def _connections(env: dict[str, str]) -> list[str]:
-    path = Path(env["MADQA_GUARD_LOG"])
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+    return [attempt["address"] for attempt in recorded_attempts(env["MADQA_GUARD_LOG"])]
 
 
 def _assert_one_line(proc: subprocess.CompletedProcess[str], *, reason: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pymupdf
+from helpers.pdfs import one_page_pdf
 
 from madqa.loading_script.extract import extract_corpus
 from madqa.loading_script.pdf_text import extract_pdf
@@ -13,25 +14,17 @@ from madqa.loading_script.pdf_text import extract_pdf
 CSV = b"item,cost\npier,12000\n"
 
 
-def _pdf_bytes(text: str, attach: dict[str, bytes] | None = None) -> bytes:
-    doc = pymupdf.open()
-    doc.new_page().insert_text((72, 72), text, fontsize=11)
-    for name, data in (attach or {}).items():
-        doc.embfile_add(name, data, filename=name, ufilename=name)
-    return doc.tobytes()
-
-
 def _parent(path: Path, *, portfolio: bool = False) -> Path:
-    doc = pymupdf.open(stream=_pdf_bytes("Harbour report: see the annexed budget tables."))
-    inner = _pdf_bytes("Nested annex: storm damage estimate for the breakwater.")
+    doc = pymupdf.open(stream=one_page_pdf("Harbour report: see the annexed budget tables."))
+    inner = one_page_pdf("Nested annex: storm damage estimate for the breakwater.")
     doc.embfile_add(
         "annex.pdf",
-        _pdf_bytes("Annex A: the ferry pier budget of 2024.", {"storm.pdf": inner}),
+        one_page_pdf("Annex A: the ferry pier budget of 2024.", {"storm.pdf": inner}),
         filename="annex.pdf",
         ufilename="annex.pdf",
     )
     doc.embfile_add("tables.csv", CSV, filename="tables.csv")
-    doc[0].add_file_annot((400, 100), _pdf_bytes("Signed minutes of the March meeting."), "minutes.pdf")
+    doc[0].add_file_annot((400, 100), one_page_pdf("Signed minutes of the March meeting."), "minutes.pdf")
     if portfolio:
         doc.xref_set_key(doc.pdf_catalog(), "Collection", "<< /Type /Collection /View /D >>")
     doc.save(path)
@@ -85,7 +78,7 @@ def test_the_corpus_holds_attached_documents_with_their_parent_also_from_the_cac
 
 
 def test_an_unreadable_attachment_is_skipped_by_name(tmp_path: Path):
-    doc = pymupdf.open(stream=_pdf_bytes("Cover page of the bundle."))
+    doc = pymupdf.open(stream=one_page_pdf("Cover page of the bundle."))
     doc.embfile_add("broken.pdf", b"%PDF-1.7\n this is not a PDF body", filename="broken.pdf")
     doc.save(tmp_path / "bundle.pdf")
     report = extract_corpus([tmp_path / "bundle.pdf"], workers=1, ocr=False, progress=False)

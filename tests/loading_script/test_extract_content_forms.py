@@ -18,42 +18,36 @@ def _widget(page: pymupdf.Page, kind: int, name: str, rect: tuple[float, float, 
     page.add_widget(widget)
 
 
+TEXT, LISTBOX, COMBOBOX, CHECKBOX = (
+    pymupdf.PDF_WIDGET_TYPE_TEXT,
+    pymupdf.PDF_WIDGET_TYPE_LISTBOX,
+    pymupdf.PDF_WIDGET_TYPE_COMBOBOX,
+    pymupdf.PDF_WIDGET_TYPE_CHECKBOX,
+)
+PORT = {"choice_values": ["Dover", "Calais", "Ostend"], "field_value": "Calais"}
+CABIN = {"choice_values": ["Standard", "Deluxe", "Suite"], "field_value": "Deluxe"}
+NEWSLETTER = {"field_value": False, "field_label": "Send me the newsletter"}  # a tooltip, no label on the page
+
+#: The form's fields in page order: the label's text and where it starts (``None``: no label on the page), the
+#: field's kind, name and box, and its values.
+FIELDS = (
+    ("Name:", (50, 100), TEXT, "applicant", (110, 88, 300, 104), {"field_value": "Jane Doe"}),
+    ("Home port:", (50, 140), LISTBOX, "port", (110, 128, 300, 190), PORT),
+    ("Cabin:", (50, 220), COMBOBOX, "cabin", (110, 208, 300, 224), CABIN),
+    ("I accept the terms", (70, 260), CHECKBOX, "terms", (50, 250, 62, 262), {"field_value": True}),
+    (None, None, CHECKBOX, "news", (50, 270, 62, 282), NEWSLETTER),
+    ("Phone:", (50, 320), TEXT, "phone", (110, 308, 300, 324), {"field_value": ""}),
+)
+
+
 def _form_pdf(path: Path) -> Path:
     doc = pymupdf.open()
     page = doc.new_page()
     page.insert_text((50, 60), "Ferry season pass application", fontsize=14)
-    page.insert_text((50, 100), "Name:", fontsize=11)
-    _widget(page, pymupdf.PDF_WIDGET_TYPE_TEXT, "applicant", (110, 88, 300, 104), field_value="Jane Doe")
-    page.insert_text((50, 140), "Home port:", fontsize=11)
-    _widget(
-        page,
-        pymupdf.PDF_WIDGET_TYPE_LISTBOX,
-        "port",
-        (110, 128, 300, 190),
-        choice_values=["Dover", "Calais", "Ostend"],
-        field_value="Calais",
-    )
-    page.insert_text((50, 220), "Cabin:", fontsize=11)
-    _widget(
-        page,
-        pymupdf.PDF_WIDGET_TYPE_COMBOBOX,
-        "cabin",
-        (110, 208, 300, 224),
-        choice_values=["Standard", "Deluxe", "Suite"],
-        field_value="Deluxe",
-    )
-    _widget(page, pymupdf.PDF_WIDGET_TYPE_CHECKBOX, "terms", (50, 250, 62, 262), field_value=True)
-    page.insert_text((70, 260), "I accept the terms", fontsize=11)
-    _widget(
-        page,
-        pymupdf.PDF_WIDGET_TYPE_CHECKBOX,
-        "news",
-        (50, 270, 62, 282),
-        field_value=False,
-        field_label="Send me the newsletter",
-    )
-    page.insert_text((50, 320), "Phone:", fontsize=11)
-    _widget(page, pymupdf.PDF_WIDGET_TYPE_TEXT, "phone", (110, 308, 300, 324), field_value="")
+    for label, label_at, kind, name, rect, values in FIELDS:
+        if label is not None:
+            page.insert_text(label_at, label, fontsize=11)
+        _widget(page, kind, name, rect, **values)
     doc.save(path)
     return path
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 from helpers.paths import TESTS
+from helpers.polling import wait_until
 
 from madqa.loading_script.pdf_text import PdfResult, extract_pdf
 
@@ -36,15 +37,6 @@ def _text_pdf(path: Path, line: str) -> None:
     doc = pymupdf.open()
     doc.new_page().insert_text((72, 100), line, fontsize=12)
     doc.save(path)
-
-
-def _wait_for(condition, what: str, limit_s: float = 120.0) -> None:
-    """Poll ``condition`` (a safety net against a hang, not a measurement)."""
-    give_up = time.monotonic() + limit_s
-    while not condition():
-        if time.monotonic() > give_up:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.1)
 
 
 def _alive(pid: int) -> bool:
@@ -109,7 +101,7 @@ def test_a_worker_killed_as_by_the_oom_killer_costs_its_file_only_and_the_rest_i
     hold, out = tmp_path / "hold.pid", tmp_path / "out" / "pages.jsonl"
     run = _start_cli(folder, out, hold, tmp_path / "home")
     try:
-        _wait_for(lambda: hold.is_file() and hold.read_text() != "", "the worker to pick up b_HOLD.pdf")
+        wait_until(lambda: hold.is_file() and hold.read_text() != "", "the worker to pick up b_HOLD.pdf", limit_s=120)
         worker = int(hold.read_text())
         assert _oom_score_adj(worker) == 1000 > _oom_score_adj(run.pid)  # the OOM killer's first choice
         os.kill(worker, signal.SIGKILL)  # what the OOM killer does
@@ -131,11 +123,11 @@ def test_workers_die_with_their_parent(folder, tmp_path):
     hold = tmp_path / "hold.pid"
     run = _start_cli(folder, tmp_path / "pages.jsonl", hold, tmp_path / "home")
     try:
-        _wait_for(lambda: hold.is_file() and hold.read_text() != "", "the worker to pick up b_HOLD.pdf")
+        wait_until(lambda: hold.is_file() and hold.read_text() != "", "the worker to pick up b_HOLD.pdf", limit_s=120)
         worker = int(hold.read_text())
         os.kill(run.pid, signal.SIGKILL)  # the parent only, as the OOM killer would; its worker is mid-file
         run.wait()
-        _wait_for(lambda: not _alive(worker), "the orphaned worker to end", limit_s=60)
+        wait_until(lambda: not _alive(worker), "the orphaned worker to end", limit_s=60)
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import helpers.release_host as release_host
 import pymupdf
+from helpers.pdfs import one_page_pdf
 from helpers.release_host import FACTS, Host, pdf_bytes, write_release
 
 from madqa.loading_script.load import document_file, load_documents, load_pages
@@ -19,22 +20,14 @@ from madqa.loading_script.release_attachments import attachment_bytes
 home_fixture, host_fixture = release_host.home_fixture, release_host.host_fixture
 
 
-def _one_page(text: str, attach: dict[str, bytes] | None = None) -> bytes:
-    doc = pymupdf.open()
-    doc.new_page().insert_text((72, 100), text, fontsize=11)
-    for name, data in (attach or {}).items():
-        doc.embfile_add(name, data, filename=name, ufilename=name)
-    return doc.tobytes()
-
-
 def _with_attachments(pdf: bytes) -> bytes:
     """``pdf`` with an embedded annex (that has an attachment of its own), a CSV, and a file-attachment annotation."""
-    storm = _one_page("Nested annex: storm damage estimate for the breakwater, 41,000 euros.")
-    annex = _one_page("Annex A: the ferry pier budget of 2024 is 12,000 euros.", {"storm.pdf": storm})
+    storm = one_page_pdf("Nested annex: storm damage estimate for the breakwater, 41,000 euros.")
+    annex = one_page_pdf("Annex A: the ferry pier budget of 2024 is 12,000 euros.", {"storm.pdf": storm})
     doc = pymupdf.open(stream=pdf, filetype="pdf")
     doc.embfile_add("annex.pdf", annex, filename="annex.pdf", ufilename="annex.pdf")
     doc.embfile_add("tables.csv", b"item,cost\npier,12000\n", filename="tables.csv")
-    doc[1].add_file_annot((400, 100), _one_page("Signed minutes of the March harbour meeting."), "minutes.pdf")
+    doc[1].add_file_annot((400, 100), one_page_pdf("Signed minutes of the March harbour meeting."), "minutes.pdf")
     return doc.tobytes()
 
 

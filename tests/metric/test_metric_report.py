@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.gold import gold_record
 from helpers.report_keys import REPORT_KEYS
 
 from madqa.cli.table import format_kappa, format_report
@@ -14,38 +15,10 @@ from madqa.metric.schema import METRICS
 
 GOLD = parse_references(
     [
-        {
-            "id": "s1",
-            "question": "A?",
-            "answer_variants": [["alpha"]],
-            "evidence": [{"document": "a.pdf", "page": 1}],
-            "domain": "fin",
-            "document_category": "report",
-        },
-        {
-            "id": "p1",
-            "question": "B?",
-            "answer_variants": [["beta"]],
-            "evidence": [{"document": "b.pdf", "page": 1}, {"document": "b.pdf", "page": 2}],
-            "domain": "fin",
-            "document_category": "form",
-        },
-        {
-            "id": "d1",
-            "question": "C?",
-            "answer_variants": [["gamma"]],
-            "evidence": [{"document": "c.pdf", "page": 3}, {"document": "e.pdf", "page": 1}],
-            "domain": "law",
-            "document_category": "report",
-        },
-        {
-            "id": "s2",
-            "question": "D?",
-            "answer_variants": [["delta"]],
-            "evidence": [{"document": "d.pdf", "page": 4}],
-            "domain": "law",
-            "document_category": "form",
-        },
+        gold_record("s1", "A?", [["alpha"]], [("a.pdf", 1)], "fin", "report"),
+        gold_record("p1", "B?", [["beta"]], [("b.pdf", 1), ("b.pdf", 2)], "fin", "form"),
+        gold_record("d1", "C?", [["gamma"]], [("c.pdf", 3), ("e.pdf", 1)], "law", "report"),
+        gold_record("s2", "D?", [["delta"]], [("d.pdf", 4)], "law", "form"),
     ],
     "gold",
 )

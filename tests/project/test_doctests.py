@@ -1,4 +1,5 @@
-"""Run the docstring examples of the data-model modules."""
+"""Run the docstring examples of the modules that have them (each must hold at least one), one list for all
+packages."""
 
 from __future__ import annotations
 
@@ -11,12 +12,32 @@ import pytest
 @pytest.mark.parametrize(
     "name",
     [
-        "madqa.loading_script.features",
-        "madqa.loading_script.splits",
-        "madqa.loading_script.release_source",
+        "madqa.agents.baselines.repl.corpus",
+        "madqa.agents.corpus.search",
+        "madqa.agents.corpus.search.base",
+        "madqa.agents.corpus.search.index",
+        "madqa.agents.corpus.search.query",
+        "madqa.agents.harness.answer",
+        "madqa.agents.harness.config",
+        "madqa.agents.harness.errors",
+        "madqa.agents.harness.protocol",
+        "madqa.agents.harness.registry",
+        "madqa.agents.harness.resolve",
+        "madqa.agents.models.factory",
+        "madqa.agents.prompts",
         "madqa.bench.measure",
+        "madqa.bench.search_index",
+        "madqa.cli.compare_cmd",
+        "madqa.loading_script.features",
         "madqa.loading_script.release_attachments",
+        "madqa.loading_script.release_source",
+        "madqa.loading_script.splits",
         "madqa.space.agent_tab",
+        "madqa.space.explore.html",
+        "madqa.space.explore.runs",
+        "madqa.space.human.batches",
+        "madqa.space.human.corpus",
+        "madqa.space.human.session",
     ],
 )
 def test_doctests(name):

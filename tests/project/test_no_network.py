@@ -18,34 +18,15 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import TESTS
+from helpers.socket_guard import recorded_attempts
 
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
 HERE = Path(__file__).resolve().parent
 
 GUARD = r"""
-import json, os, socket, sys, traceback
-LOG = os.environ["MADQA_GUARD_LOG"]
-_getaddrinfo, _connect = socket.getaddrinfo, socket.socket.connect
-LOCAL = ("localhost", "127.0.0.1", "::1", None, "")
-
-def record(host):
-    with open(LOG, "a", encoding="utf-8") as log:  # at once: a served app is stopped by a signal
-        log.write(json.dumps({"host": str(host), "stack": "".join(traceback.format_stack(limit=30)[:-2])}) + "\n")
-
-def getaddrinfo(host, *args, **kwargs):
-    if host not in LOCAL:
-        record(host)
-        raise socket.gaierror(-2, "network blocked by test_no_network")
-    return _getaddrinfo(host, *args, **kwargs)
-
-def connect(self, address):
-    host = address[0] if isinstance(address, tuple) else address
-    if self.family in (socket.AF_INET, socket.AF_INET6) and host not in LOCAL:
-        record(host)
-        raise OSError("network blocked by test_no_network")
-    return _connect(self, address)
-
-socket.getaddrinfo, socket.socket.connect = getaddrinfo, connect
+import json, os, sys
+from helpers.socket_guard import install_logging_to
+install_logging_to(os.environ["MADQA_GUARD_LOG"])
 from madqa.cli import main
 sys.exit(max(main(argv) for argv in json.loads(sys.argv[1])))
 """
@@ -60,8 +41,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _attempts(env: dict[str, str]) -> list[dict[str, str]]:
-    path = Path(env["MADQA_GUARD_LOG"])
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+    return recorded_attempts(env["MADQA_GUARD_LOG"])
 
 
 @pytest.mark.slow

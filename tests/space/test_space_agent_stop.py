@@ -10,12 +10,13 @@ its search tool, the prepared agent's stream and the tab's runtime are the real 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.fakes import ScriptedModel, code, search_then_cite  # noqa: E402
+from helpers.polling import wait_until
 
 SPEC = "py:test_space_agent_stop:gated_model"
 ANSWER = "stop-test-answer"
@@ -79,6 +80,19 @@ def _run_in_background(runtime: Any, stop: threading.Event) -> tuple[threading.T
     return thread, seen
 
 
+def _is_waiting_status(title: str) -> bool:
+    return title.startswith("waiting for another visitor's run to end… ")
+
+
+def _wait_for_status(seen: list[list[Any]], matches: Callable[[str], bool], what: str) -> None:
+    """Poll the latest history shown until one of its status titles ``matches`` (60 s at most)."""
+
+    def shown() -> bool:
+        return any(matches((m.metadata or {}).get("title", "")) for m in (seen[-1] if seen else []))
+
+    wait_until(shown, what)
+
+
 def _texts(history: list[Any]) -> list[str]:
     return [str(m.content) for m in history]
 
@@ -89,13 +103,7 @@ def test_stop_ends_the_run_when_the_pending_call_returns(runtime: Any) -> None:
     assert ENTERED[0].wait(120), "the first model call never started"
     assert runtime.request_stop("visitor") is True
     # while the call is pending, the status line says the run will stop when it returns
-    for _ in range(600):  # a condition, polled (60 s at most)
-        titles = [(m.metadata or {}).get("title", "") for m in (seen[-1] if seen else [])]
-        if any(t.endswith("(stopping when this call returns)") for t in titles):
-            break
-        threading.Event().wait(0.1)
-    else:
-        raise AssertionError(f"no stopping status in {titles}")
+    _wait_for_status(seen, lambda t: t.endswith("(stopping when this call returns)"), "the stopping status")
     GATES[0].set()  # the call returns: it asked for a search, which is shown, then the run stops
     thread.join(120)
     assert not thread.is_alive()
@@ -148,17 +156,8 @@ def test_stop_while_waiting_for_another_run_ends_the_wait(runtime: Any) -> None:
     try:
         stop = runtime.admit("visitor", "ip:a").stop
         thread, seen = _run_in_background(runtime, stop)
-        for _ in range(600):  # a condition, polled: the question is shown
-            if seen:
-                break
-            threading.Event().wait(0.1)
-        for _ in range(600):  # a condition, polled: the wait is shown as a status line
-            titles = [(m.metadata or {}).get("title", "") for m in (seen[-1] if seen else [])]
-            if any(t.startswith("waiting for another visitor's run to end… ") for t in titles):
-                break
-            threading.Event().wait(0.1)
-        else:
-            raise AssertionError(f"no waiting status in {titles}")
+        wait_until(lambda: bool(seen), "the question to be shown")
+        _wait_for_status(seen, _is_waiting_status, "the waiting status")
         assert thread.is_alive()  # it cannot end without the lock
         stop.set()
         thread.join(30)  # ends at its next slice, not after the 300 s wait
@@ -176,11 +175,7 @@ def test_a_stop_that_comes_as_the_agent_comes_free_still_ends_the_run_before_it_
     assert runtime.lock.acquire(timeout=10)  # another visitor's run holds the agent
     stop = runtime.admit("visitor", "ip:a").stop
     thread, seen = _run_in_background(runtime, stop)
-    for _ in range(600):  # a condition, polled: the run waits
-        titles = [(m.metadata or {}).get("title", "") for m in (seen[-1] if seen else [])]
-        if any(t.startswith("waiting for another visitor's run to end… ") for t in titles):
-            break
-        threading.Event().wait(0.1)
+    _wait_for_status(seen, _is_waiting_status, "the run to wait")
     stop.set()
     runtime.lock.release()  # the other run ends as the Stop comes
     thread.join(120)

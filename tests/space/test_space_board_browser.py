@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -48,11 +49,17 @@ def browser() -> Iterator[Any]:
         yield shared
 
 
-def open_board(browser: Any, url: str, width: int, height: int) -> tuple[Any, list[Any]]:
+@contextmanager
+def board_page(browser: Any, url: str, width: int, height: int) -> Iterator[Any]:
+    """A page of the board at ``width``×``height``, loaded; closed after, and then it must have logged no error."""
     page, errors = watched_page(browser, {"width": width, "height": height})
-    page.goto(url, timeout=60_000)
-    page.locator("#leaderboard").get_by_text("Baseline: no answer (floor)").first.wait_for(timeout=60_000)
-    return page, errors
+    try:
+        page.goto(url, timeout=60_000)
+        page.locator("#leaderboard").get_by_text("Baseline: no answer (floor)").first.wait_for(timeout=60_000)
+        yield page
+    finally:
+        page.close()
+    assert not errors, errors
 
 
 def shoot_other_tabs(page: Any, width: int, folder: Any) -> None:
@@ -72,8 +79,7 @@ def header_box(page: Any, text: str) -> dict[str, float]:
 
 def test_wide_screen_shows_the_metrics_pinned_system_tooltips_units_and_detail(space, browser, tmp_path) -> None:
     url, _ = space
-    page, errors = open_board(browser, url, 1440, 900)
-    try:
+    with board_page(browser, url, 1440, 900) as page:
         for name in ("Accuracy", "95% CI", "Page F1", "Doc F1", "Kuiper ↓", "Mean steps", "Coverage"):
             box = header_box(page, name)
             assert box["x"] + box["width"] <= 1440 and box["y"] < 900, (name, box)  # on the first screen
@@ -103,15 +109,11 @@ def test_wide_screen_shows_the_metrics_pinned_system_tooltips_units_and_detail(s
         page.locator("#board-detail").get_by_text("Disclosures").first.wait_for(timeout=30_000)
         assert "contact" not in page.locator("#board-detail").inner_text().lower()
         shoot_other_tabs(page, 1440, tmp_path)
-    finally:
-        page.close()
-    assert not errors, errors
 
 
 def test_phone_gets_the_compact_board_and_every_tab(space, browser, tmp_path) -> None:
     url, _ = space
-    page, errors = open_board(browser, url, 390, 844)
-    try:
+    with board_page(browser, url, 390, 844) as page:
         headers = [t.strip() for t in page.locator("#leaderboard th").all_inner_texts() if t.strip()]
         assert headers[:3] == ["Rank", "System", "Accuracy"] and "Page F1" not in headers
         table = page.locator("#leaderboard").bounding_box()
@@ -120,9 +122,6 @@ def test_phone_gets_the_compact_board_and_every_tab(space, browser, tmp_path) ->
             assert page.get_by_role("tab", name=tab).is_visible(), tab
         save_screens(page, "space-leaderboard-390", tmp_path)
         shoot_other_tabs(page, 390, tmp_path)
-    finally:
-        page.close()
-    assert not errors, errors
 
 
 def test_the_plot_picker_lists_systems_stored_after_start_up(space, browser, layout) -> None:
@@ -135,10 +134,6 @@ def test_the_plot_picker_lists_systems_stored_after_start_up(space, browser, lay
         for r in rows[:20]
     )
     accepted = services.scorer.submit_text(text, clean_form(FORM))  # not through this page: another visitor's
-    page, errors = open_board(browser, url, 1440, 900)
-    try:
+    with board_page(browser, url, 1440, 900) as page:
         label = page.locator("#pick label").filter(has_text=f"late-arrival system (#{accepted.id})")
         label.first.wait_for(timeout=30_000)  # named by the system first, filled on page load
-    finally:
-        page.close()
-    assert not errors, errors

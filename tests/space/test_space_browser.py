@@ -7,10 +7,9 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers.browser_support import ARGS, CHROMIUM, require_browser  # noqa: E402
+from helpers.browser_support import browser_page, require_browser  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -48,45 +47,37 @@ def test_browser_tabs_submit_and_new_row(url: str, layout, tmp_path: Path) -> No
             for r in rows[:30]
         )
     )
-    errors: list[Any] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("pageerror", lambda exc: errors.append(exc))
-            page.goto(url, timeout=60_000)
-            board = page.locator("#leaderboard")
-            board.wait_for(timeout=60_000)
-            page.get_by_text("Baseline: no answer (floor)").first.wait_for(timeout=30_000)
-            for tab in ("Submit", "Try an agent", "About", "Leaderboard"):
-                page.get_by_role("tab", name=tab).click()
-            page.locator("#pick label").first.click()
-            page.locator("#plot-button").click()
-            page.locator("#plot img, #plot svg, #plot canvas").first.wait_for(timeout=60_000)
-            page.get_by_role("tab", name="Try an agent").click()
-            page.locator("#run-agent").wait_for(timeout=10_000)
-            page.get_by_role("tab", name="Submit").click()
-            page.locator("#upload input[type=file]").set_input_files(str(results))
-            fields = {
-                "#f-system textarea": "ui-browser-system",
-                "#f-submitter textarea": "browser",
-                "#f-agent textarea": "a",
-                "#f-model textarea": "m",
-                "#f-contact textarea": "x@y.z",
-                "#f-models textarea": "m",
-                "#f-training textarea": "none",
-                "#f-compute textarea": "1 min",
-            }
-            for selector, value in fields.items():
-                page.locator(selector).fill(value)
-            page.wait_for_timeout(500)
-            page.locator("#submit").click()
-            page.locator("#status").get_by_text("Accepted").wait_for(timeout=60_000)
-            page.get_by_role("tab", name="Leaderboard").click()
-            page.locator("#leaderboard").get_by_text("ui-browser-system").first.wait_for(timeout=30_000)
-            shot = Path(os.environ.get("MADQA_SCREENSHOT_DIR", str(tmp_path))) / "space_leaderboard.png"
-            page.screenshot(path=str(shot), full_page=True)
-            assert shot.stat().st_size > 10_000
-        finally:
-            browser.close()
-    assert not errors, errors
+    with browser_page({"width": 1400, "height": 1000}) as page:
+        page.goto(url, timeout=60_000)
+        board = page.locator("#leaderboard")
+        board.wait_for(timeout=60_000)
+        page.get_by_text("Baseline: no answer (floor)").first.wait_for(timeout=30_000)
+        for tab in ("Submit", "Try an agent", "About", "Leaderboard"):
+            page.get_by_role("tab", name=tab).click()
+        page.locator("#pick label").first.click()
+        page.locator("#plot-button").click()
+        page.locator("#plot img, #plot svg, #plot canvas").first.wait_for(timeout=60_000)
+        page.get_by_role("tab", name="Try an agent").click()
+        page.locator("#run-agent").wait_for(timeout=10_000)
+        page.get_by_role("tab", name="Submit").click()
+        page.locator("#upload input[type=file]").set_input_files(str(results))
+        fields = {
+            "#f-system textarea": "ui-browser-system",
+            "#f-submitter textarea": "browser",
+            "#f-agent textarea": "a",
+            "#f-model textarea": "m",
+            "#f-contact textarea": "x@y.z",
+            "#f-models textarea": "m",
+            "#f-training textarea": "none",
+            "#f-compute textarea": "1 min",
+        }
+        for selector, value in fields.items():
+            page.locator(selector).fill(value)
+        page.wait_for_timeout(500)
+        page.locator("#submit").click()
+        page.locator("#status").get_by_text("Accepted").wait_for(timeout=60_000)
+        page.get_by_role("tab", name="Leaderboard").click()
+        page.locator("#leaderboard").get_by_text("ui-browser-system").first.wait_for(timeout=30_000)
+        shot = Path(os.environ.get("MADQA_SCREENSHOT_DIR", str(tmp_path))) / "space_leaderboard.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000

@@ -14,13 +14,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.paths import TESTS
+from helpers.polling import wait_until
 
 from madqa.space.scoring_pool import STOPPING_MESSAGE, PoolClosed
 
@@ -28,6 +27,8 @@ pytestmark = pytest.mark.server
 
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
 HERE = Path(__file__).resolve().parent
+#: A generous limit on each wait (a safety net against a hang; a loaded machine starts a Space slowly).
+QUIET_LIMIT_S = 300.0
 
 
 def _alive(pid: int) -> bool:
@@ -37,14 +38,6 @@ def _alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
     return state not in ("Z", "X")
-
-
-def _wait_for(condition: Callable[[], bool], what: str, limit_s: float = 300.0) -> None:
-    """Return as soon as ``condition()`` holds; fail naming ``what`` after a generous ``limit_s``."""
-    deadline = time.monotonic() + limit_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_a_worker_mid_file_when_the_server_is_killed_exits_without_a_traceback(tmp_path: Path) -> None:
@@ -65,13 +58,17 @@ def test_a_worker_mid_file_when_the_server_is_killed_exits_without_a_traceback(t
         )
     worker = None
     try:
-        _wait_for(lambda: pid_file.is_file() or server.poll() is not None, "the worker to take the file")
+        wait_until(
+            lambda: pid_file.is_file() or server.poll() is not None,
+            "the worker to take the file",
+            limit_s=QUIET_LIMIT_S,
+        )
         assert server.poll() is None, log_path.read_text(errors="replace")
         worker = int(pid_file.read_text())
         assert _alive(worker)
         os.kill(server.pid, signal.SIGKILL)  # the server only, as `kill -9` or the OOM killer: its worker is mid-file
         server.wait(timeout=60)
-        _wait_for(lambda: not _alive(worker), "the orphaned worker to end")
+        wait_until(lambda: not _alive(worker), "the orphaned worker to end", limit_s=QUIET_LIMIT_S)
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
@@ -183,11 +180,12 @@ def test_clients_gone_mid_request_leave_no_traceback_in_the_space_log(layout, tm
     client = None
     try:
         url = f"http://127.0.0.1:{port}/"
-        _wait_for(
+        wait_until(
             lambda: (
                 f"serving the MADQA Space on {url}" in log_path.read_text(errors="replace") or space.poll() is not None
             ),
             "the Space to serve",
+            limit_s=QUIET_LIMIT_S,
         )
         assert space.poll() is None, log_path.read_text(errors="replace")
         # 1. an upload cut short: the gate is reading its body when the client goes
@@ -217,7 +215,11 @@ def test_clients_gone_mid_request_leave_no_traceback_in_the_space_log(layout, tm
         client.kill()
         client.wait(timeout=60)
         stored = "INFO madqa.space.submission: accepted submission 1 (gone sys)"
-        _wait_for(lambda: stored in log_path.read_text(errors="replace"), "the left submission to be stored")
+        wait_until(
+            lambda: stored in log_path.read_text(errors="replace"),
+            "the left submission to be stored",
+            limit_s=QUIET_LIMIT_S,
+        )
         assert httpx.get(url, timeout=60).status_code == 200  # the Space serves on
     finally:
         if client is not None and client.poll() is None:

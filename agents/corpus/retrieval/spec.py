@@ -129,6 +129,13 @@ class _Corpus:
         return self._dense[embedder_spec]
 
 
+def add_retriever_argument(parser: Any, help_text: str, default: str | None = None) -> None:
+    """``--retriever SPEC[,SPEC…]`` (``madqa retrieval``, ``madqa bench retrieval``); required without ``default``."""
+    parser.add_argument(
+        "--retriever", default=default, required=default is None, metavar="SPEC[,SPEC…]", help=help_text
+    )
+
+
 def _typed(spec: str, key: str, raw: str, kind: type) -> Any:
     try:
         return kind(raw)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.tiny_bert import tiny_bert
 
 from madqa.agents.corpus.embeddings import (
     Embedder,
@@ -226,21 +227,13 @@ def test_sentence_transformer_wrapper_normalises_and_batches() -> None:
 )
 def test_tiny_random_sentence_transformer_from_a_local_folder(tmp_path: Path) -> None:
     import sentence_transformers
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from transformers import BertTokenizerFast
 
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "dog", "sat", "revenue", "rose", "mat"]
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     hf = tmp_path / "hf"
     BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt")).save_pretrained(hf)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-    )
-    BertModel(config).save_pretrained(hf)  # randomly initialised
+    tiny_bert(len(vocab), hidden_size=16, layers=1).save_pretrained(hf)  # randomly initialised
     word = sentence_transformers.models.Transformer(str(hf))
     pooling = sentence_transformers.models.Pooling(word.get_word_embedding_dimension())
     folder = tmp_path / "st"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import importlib
 import threading
 from pathlib import Path
@@ -281,18 +280,3 @@ def test_bench_helpers_measure_and_report(tmp_path: Path) -> None:
     }
     text = "\n".join(format_report(report))
     assert "identical 100.0%" in text and "whoosh backend" in text
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "madqa.agents.corpus.search",
-        "madqa.agents.corpus.search.base",
-        "madqa.agents.corpus.search.index",
-        "madqa.agents.corpus.search.query",
-        "madqa.bench.search_index",
-    ],
-)
-def test_doctests(name: str) -> None:
-    result = doctest.testmod(importlib.import_module(name))
-    assert result.attempted > 0 and result.failed == 0

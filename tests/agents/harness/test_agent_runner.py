@@ -263,27 +263,44 @@ def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, t
 
 
 @pytest.mark.slow
-def test_the_wait_for_questions_in_flight_is_bounded(layout, tmp_path: Path) -> None:
-    out = tmp_path / "b.jsonl"
+@pytest.mark.parametrize(
+    ("run_args", "in_flight", "pauses_s", "limit_s", "said", "unsaid", "written"),
+    [
+        # the question in flight needs a minute more (waiting for it would show); Ctrl+C inside its first call: the
+        # wait is bounded (0.5 s asked, 60 s if unbounded)
+        (
+            ("1.5", "--limit", "4", "--interrupt-wait", "0.5"),
+            1,
+            (0.3,),
+            30,
+            ("gave up waiting for 1 question(s)", "resume with: madqa"),
+            (),
+            (1, 1),
+        ),
+        # the two questions in flight need a minute more (the first Ctrl+C waits 30 s); Ctrl+C twice in their first
+        # call: the second stops at once, not after the 30 s wait, and the file stays intact
+        (("0.5", "--limit", "6", "--workers", "2"), 2, (0.2, 0.2), 20, ("stopped at once",), ("Traceback",), (2, 5)),
+    ],
+    ids=["the-wait-for-questions-in-flight-is-bounded", "second-ctrl-c-stops-at-once-with-the-file-intact"],
+)
+def test_ctrl_c_while_the_calls_in_flight_outlast_the_wait(
+    layout,
+    tmp_path: Path,
+    run_args: tuple[str, ...],
+    in_flight: int,
+    pauses_s: tuple[float, ...],
+    limit_s: float,
+    said: tuple[str, ...],
+    unsaid: tuple[str, ...],
+    written: tuple[int, int],
+) -> None:
+    out = tmp_path / "results.jsonl"
     slower = tmp_path / "delay"
-    proc = _start_slowable(out, slower, "1.5", "--limit", "4", "--interrupt-wait", "0.5")
-    # the question in flight needs a minute more (waiting for it would show); Ctrl+C inside its first call
-    stderr, took_s = _ctrl_c_once_slowed(proc, out, slower, lines=1, pauses_s=(0.3,))
-    assert proc.returncode == 130 and took_s < 30, stderr  # 0.5 s asked, 60 s if unbounded
-    assert "gave up waiting for 1 question(s)" in stderr and "resume with: madqa" in stderr
-    assert len(_valid(out)) == 1
-
-
-@pytest.mark.slow
-def test_second_ctrl_c_stops_at_once_with_the_file_intact(layout, tmp_path: Path) -> None:
-    out = tmp_path / "d.jsonl"
-    slower = tmp_path / "delay"
-    proc = _start_slowable(out, slower, "0.5", "--limit", "6", "--workers", "2")
-    # the two questions in flight need a minute more (the first Ctrl+C waits 30 s); Ctrl+C twice in their first call
-    stderr, took_s = _ctrl_c_once_slowed(proc, out, slower, lines=2, pauses_s=(0.2, 0.2))
-    assert proc.returncode == 130 and took_s < 20, stderr  # at once, not after the 30 s wait
-    assert "stopped at once" in stderr and "Traceback" not in stderr
-    assert 2 <= len(_valid(out)) < 6
+    proc = _start_slowable(out, slower, *run_args)
+    stderr, took_s = _ctrl_c_once_slowed(proc, out, slower, lines=in_flight, pauses_s=pauses_s)
+    assert proc.returncode == 130 and took_s < limit_s, stderr
+    assert all(text in stderr for text in said) and not any(text in stderr for text in unsaid), stderr
+    assert written[0] <= len(_valid(out)) <= written[1]
 
 
 @pytest.mark.slow

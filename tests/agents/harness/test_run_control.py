@@ -425,15 +425,6 @@ def test_a_stop_request_starts_no_new_question(layout, tmp_path: Path, monkeypat
     assert 1 <= summary.written == len(_valid(out)) <= 2  # the first line, and the one in flight with it
 
 
-@pytest.mark.parametrize("name", ["madqa.agents.harness.errors", "madqa.agents.harness.config"])
-def test_docstring_examples(name: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name))
-    assert result.attempted > 0 and result.failed == 0
-
-
 def forced_call_fails_model() -> ScriptedModel:
     """Never calls a tool on the last step, then the forced final call gets an HTTP 500."""
 

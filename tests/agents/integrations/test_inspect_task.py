@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 from helpers.paths import ROOT
+from helpers.socket_guard import guarded_socket_calls
 
 pytest.importorskip("inspect_ai")
 
 LIMIT, MAX_STEPS = 3, 3
 PAGE = re.compile(r"--- 1\. file (\S+), page (\d+) ---")
-LOOPBACK = ("localhost", "127.0.0.1", "::1", None, "")
 TASK_FILE = ROOT / "agents" / "integrations" / "inspect_task" / "task.py"
 
 
@@ -77,21 +77,7 @@ def scripted(gold: dict[str, dict[str, Any]], seen: list[tuple[str, int, list[st
 def offline_guard() -> Iterator[list[str]]:
     """Refuse (and record) every connection to a host other than loopback."""
     attempts: list[str] = []
-    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if host not in LOOPBACK:
-            attempts.append(str(host))
-            raise socket.gaierror(-2, "network blocked by test_inspect_task")
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        host = address[0] if isinstance(address, tuple) else address
-        if self.family in (socket.AF_INET, socket.AF_INET6) and host not in LOOPBACK:
-            attempts.append(str(host))
-            raise OSError("network blocked by test_inspect_task")
-        return real_connect(self, address)
-
+    getaddrinfo, connect = guarded_socket_calls(lambda host, address: attempts.append(host))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(socket, "getaddrinfo", getaddrinfo)
         mp.setattr(socket.socket, "connect", connect)

@@ -156,27 +156,6 @@ def test_local_model_honours_a_json_schema_response_format(local_model) -> None:
     assert VERDICT_SCHEMA["properties"]["verdict"]["enum"] == ["correct", "partial", "incorrect"]
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "madqa.agents.models.factory",
-        "madqa.agents.harness.answer",
-        "madqa.agents.harness.resolve",
-        "madqa.agents.harness.config",
-        "madqa.agents.harness.protocol",
-        "madqa.agents.harness.registry",
-        "madqa.agents.prompts",
-        "madqa.agents.baselines.repl.corpus",
-    ],
-)
-def test_docstring_examples(name: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name))
-    assert result.attempted > 0 and result.failed == 0
-
-
 def test_local_model_drops_old_turns_to_fit_its_context() -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: pip install 'madqa[local]'")
     model = make_model("local", n_ctx=512, max_tokens=48)

@@ -395,12 +395,3 @@ def test_space_explore_refuses_test_files_and_never_reads_the_labels(layout, run
     golds = {s for r in rows for v in r["answer_variants"] for s in v if len(s) >= 4}
     assert not [g for g in golds if any(g in m for m, _ in refused)]
     assert not list(uploads.glob("*/*.jsonl")), "uploads are deleted after reading"
-
-
-@pytest.mark.parametrize("name", ["madqa.space.explore.runs", "madqa.space.explore.html"])
-def test_doctests(name: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name))
-    assert result.attempted > 0 and result.failed == 0

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.browser_support import ARGS, CHROMIUM, require_browser, save_screens  # noqa: E402
+from helpers.browser_support import ARGS, CHROMIUM, browser_page, require_browser, save_screens  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
 from madqa.space.gradio_launch import launch as launch_gradio
@@ -61,48 +61,40 @@ def choose(page: Any, elem_id: str, option: str) -> None:
 def test_filter_open_and_compare_in_the_browser(url: str, runs, tmp_path: Path) -> None:
     expected = runs["retrieval_a"]
     first = runs["gold"][expected[0]]
-    errors: list[Any] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1100})
-            page.on("pageerror", lambda exc: errors.append(exc))
-            page.goto(url, timeout=60_000)
-            page.locator("#explore-count").get_by_text(f"{len(runs['order'])} of {len(runs['order'])}").wait_for(
-                timeout=60_000
-            )
-            choose(page, "explore-outcome", "incorrect")
-            choose(page, "explore-error", "retrieval")
-            count = page.locator("#explore-count")
-            count.get_by_text(f"{len(expected)} of {len(runs['order'])} questions").wait_for(timeout=30_000)
-            detail = page.locator("#explore-detail")
-            detail.get_by_text(f"{first['id']}: {first['question']}").wait_for(timeout=30_000)
-            text = detail.inner_text()
-            assert QUERY in text  # the query of the step
-            shown = [line for line in text.splitlines() if " p. " in line]
-            assert shown, text  # the result pages (labels under thumbnails)
-            assert "retrieval" in text and "incorrect" in text
-            assert "; ".join(first["answer_variants"][0]) in text  # the gold answer
-            assert all(e["document"] in text for e in first["evidence"])  # the gold evidence pages
-            assert detail.locator(".run-column").count() == 2  # runs side by side
-            assert detail.locator("img").count() >= 1  # thumbnails rendered from the sample's PDFs
-            page.get_by_role("tab", name="Compare runs").click()
-            panel = page.locator("#explore-compare")
-            panel.wait_for(timeout=10_000)
-            got = {k: int(page.locator(f"#agree-{k}").inner_text()) for k in ("both", "only_a", "only_b", "neither")}
-            assert got == {k: v for k, v in runs["counts"].items() if k != "unscored"}
-            page.get_by_role("tab", name="Summary").click()
-            page.locator("#explore-summary img").first.wait_for(timeout=10_000)
-            page.get_by_role("tab", name="Questions").click()
-            shot = os.environ.get("MADQA_EXPLORE_SCREENSHOT")
-            if shot:  # the README's picture: filters, table and the top of the trajectories
-                page.set_viewport_size({"width": 1300, "height": 1500})
-                page.wait_for_timeout(500)
-                page.screenshot(path=shot, full_page=False)
-                assert Path(shot).stat().st_size < 300_000
-        finally:
-            browser.close()
-    assert not errors, errors
+    with browser_page({"width": 1400, "height": 1100}) as page:
+        page.goto(url, timeout=60_000)
+        page.locator("#explore-count").get_by_text(f"{len(runs['order'])} of {len(runs['order'])}").wait_for(
+            timeout=60_000
+        )
+        choose(page, "explore-outcome", "incorrect")
+        choose(page, "explore-error", "retrieval")
+        count = page.locator("#explore-count")
+        count.get_by_text(f"{len(expected)} of {len(runs['order'])} questions").wait_for(timeout=30_000)
+        detail = page.locator("#explore-detail")
+        detail.get_by_text(f"{first['id']}: {first['question']}").wait_for(timeout=30_000)
+        text = detail.inner_text()
+        assert QUERY in text  # the query of the step
+        shown = [line for line in text.splitlines() if " p. " in line]
+        assert shown, text  # the result pages (labels under thumbnails)
+        assert "retrieval" in text and "incorrect" in text
+        assert "; ".join(first["answer_variants"][0]) in text  # the gold answer
+        assert all(e["document"] in text for e in first["evidence"])  # the gold evidence pages
+        assert detail.locator(".run-column").count() == 2  # runs side by side
+        assert detail.locator("img").count() >= 1  # thumbnails rendered from the sample's PDFs
+        page.get_by_role("tab", name="Compare runs").click()
+        panel = page.locator("#explore-compare")
+        panel.wait_for(timeout=10_000)
+        got = {k: int(page.locator(f"#agree-{k}").inner_text()) for k in ("both", "only_a", "only_b", "neither")}
+        assert got == {k: v for k, v in runs["counts"].items() if k != "unscored"}
+        page.get_by_role("tab", name="Summary").click()
+        page.locator("#explore-summary img").first.wait_for(timeout=10_000)
+        page.get_by_role("tab", name="Questions").click()
+        shot = os.environ.get("MADQA_EXPLORE_SCREENSHOT")
+        if shot:  # the README's picture: filters, table and the top of the trajectories
+            page.set_viewport_size({"width": 1300, "height": 1500})
+            page.wait_for_timeout(500)
+            page.screenshot(path=shot, full_page=False)
+            assert Path(shot).stat().st_size < 300_000
 
 
 def test_export_opens_offline_with_the_numbers_of_evaluate(runs, tmp_path: Path, capsys) -> None:
@@ -148,48 +140,38 @@ def test_deep_link_outcomes_on_screen_and_page_zoom(url: str, runs, tmp_path: Pa
     a click on a thumbnail opens the page large; the link box follows the selection."""
     expect = sync_api.expect
     qid, other = runs["order"][2], runs["order"][0]
-    errors: list[Any] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.on("pageerror", lambda exc: errors.append(exc))
-            page.goto(f"{url}?q={qid}&runs=agent-b", timeout=60_000)
-            detail = page.locator("#explore-detail")
-            detail.get_by_text(f"{qid}: {runs['gold'][qid]['question']}").wait_for(timeout=60_000)
-            expect(detail.locator(".run-column")).to_have_count(1, timeout=30_000)
-            assert detail.locator(".run-column").get_attribute("data-run") == "agent-b"
-            assert "max steps T" in detail.locator(".run-config").inner_text()
-            link = page.locator("#explore-link textarea, #explore-link input").first
-            expect(link).to_have_value(
-                re.compile(rf"^http://127\.0\.0\.1:\d+/\?q={qid}&runs=agent-b$"), timeout=30_000
-            )
-            table = page.locator("#explore-table")
-            for name in ("agent-a", "agent-b"):
-                head = table.get_by_text(name, exact=True).filter(visible=True).first.bounding_box()
-                assert head is not None and 0 <= head["x"] and head["x"] + head["width"] <= width, (name, head)
-            mark = table.get_by_text(re.compile("^[✓✗]")).filter(visible=True).first.bounding_box()
-            assert mark is not None and mark["x"] + mark["width"] <= width, mark
-            table.scroll_into_view_if_needed()
-            save_screens(page, f"explore-{width}", tmp_path)
-            thumb = detail.locator("img.thumb").first
-            thumb.scroll_into_view_if_needed()
-            small = thumb.evaluate("img => img.naturalWidth")
-            thumb.click()
-            big = page.locator("#explore-zoom-img")
-            expect(big).to_have_attribute("data-large", "1", timeout=30_000)
-            assert big.evaluate("img => img.naturalWidth") > 3 * small
-            assert big.bounding_box()["width"] > min(width - 40, 900)  # type: ignore[index]
-            save_screens(page, f"explore-zoom-{width}", tmp_path)
-            page.keyboard.press("Escape")
-            expect(page.locator("#explore-zoom")).to_be_hidden()
-            # gradio's cell holds a hidden copy of its text before the shown one: click the shown one
-            table.get_by_text(other, exact=True).filter(visible=True).first.click()
-            expect(link).to_have_value(re.compile(rf"\?q={other}&runs=agent-b$"), timeout=30_000)
-            assert f"q={other}" in page.url  # the address bar holds the selection too
-        finally:
-            browser.close()
-    assert not errors, errors
+    with browser_page({"width": width, "height": height}) as page:
+        page.goto(f"{url}?q={qid}&runs=agent-b", timeout=60_000)
+        detail = page.locator("#explore-detail")
+        detail.get_by_text(f"{qid}: {runs['gold'][qid]['question']}").wait_for(timeout=60_000)
+        expect(detail.locator(".run-column")).to_have_count(1, timeout=30_000)
+        assert detail.locator(".run-column").get_attribute("data-run") == "agent-b"
+        assert "max steps T" in detail.locator(".run-config").inner_text()
+        link = page.locator("#explore-link textarea, #explore-link input").first
+        expect(link).to_have_value(re.compile(rf"^http://127\.0\.0\.1:\d+/\?q={qid}&runs=agent-b$"), timeout=30_000)
+        table = page.locator("#explore-table")
+        for name in ("agent-a", "agent-b"):
+            head = table.get_by_text(name, exact=True).filter(visible=True).first.bounding_box()
+            assert head is not None and 0 <= head["x"] and head["x"] + head["width"] <= width, (name, head)
+        mark = table.get_by_text(re.compile("^[✓✗]")).filter(visible=True).first.bounding_box()
+        assert mark is not None and mark["x"] + mark["width"] <= width, mark
+        table.scroll_into_view_if_needed()
+        save_screens(page, f"explore-{width}", tmp_path)
+        thumb = detail.locator("img.thumb").first
+        thumb.scroll_into_view_if_needed()
+        small = thumb.evaluate("img => img.naturalWidth")
+        thumb.click()
+        big = page.locator("#explore-zoom-img")
+        expect(big).to_have_attribute("data-large", "1", timeout=30_000)
+        assert big.evaluate("img => img.naturalWidth") > 3 * small
+        assert big.bounding_box()["width"] > min(width - 40, 900)  # type: ignore[index]
+        save_screens(page, f"explore-zoom-{width}", tmp_path)
+        page.keyboard.press("Escape")
+        expect(page.locator("#explore-zoom")).to_be_hidden()
+        # gradio's cell holds a hidden copy of its text before the shown one: click the shown one
+        table.get_by_text(other, exact=True).filter(visible=True).first.click()
+        expect(link).to_have_value(re.compile(rf"\?q={other}&runs=agent-b$"), timeout=30_000)
+        assert f"q={other}" in page.url  # the address bar holds the selection too
 
 
 def test_export_header_filter_and_sort_offline(runs, tmp_path: Path) -> None:

@@ -129,6 +129,12 @@ def wait_text(page: Any, elem: str, text: str) -> None:
     page.locator(f"#{elem}").get_by_text(text).first.wait_for(timeout=T)
 
 
+def click_then_wait(page: Any, button: str, elem: str, text: str) -> None:
+    """Click ``#button``, then wait for ``text`` in ``#elem`` (the app's answer to the click)."""
+    page.locator(f"#{button}").click()
+    wait_text(page, elem, text)
+
+
 def search(page: Any, query: str, n: int) -> None:
     page.locator("#query textarea").fill(query)
     page.locator("#search").click()
@@ -140,8 +146,7 @@ def start(page: Any, url: str, annotator: str, batch: str) -> None:
     page.locator("#annotator textarea").fill(annotator)
     page.locator("#batch input").fill(batch)
     page.locator("#batch input").press("Enter")
-    page.locator("#start").click()
-    wait_text(page, "question", "Question 1 of")
+    click_then_wait(page, "start", "question", "Question 1 of")
 
 
 def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -160,27 +165,20 @@ def test_whole_session_in_the_browser(layout, tmp_path: Path, capsys: pytest.Cap
             search(page, query, n)
         page.locator("#results img").first.click()
         wait_text(page, "viewer-title", f"{doc}, page {expected[-1][0][1]} of")
-        page.locator("#nav-first").click()
-        wait_text(page, "viewer-title", "page 1 of")
-        page.locator("#nav-next").click()
-        wait_text(page, "viewer-title", "page 2 of")
+        click_then_wait(page, "nav-first", "viewer-title", "page 1 of")
+        click_then_wait(page, "nav-next", "viewer-title", "page 2 of")
         page.locator("#jump input").fill("3")
-        page.locator("#nav-jump").click()
-        wait_text(page, "viewer-title", "page 3 of")
-        page.locator("#cite").click()
-        wait_text(page, "citations", f"{doc}, page 3")
-        page.locator("#nav-next").click()
-        wait_text(page, "viewer-title", "page 4 of")
-        page.locator("#cite").click()
-        wait_text(page, "citations", f"{doc}, page 4")
+        click_then_wait(page, "nav-jump", "viewer-title", "page 3 of")
+        click_then_wait(page, "cite", "citations", f"{doc}, page 3")
+        click_then_wait(page, "nav-next", "viewer-title", "page 4 of")
+        click_then_wait(page, "cite", "citations", f"{doc}, page 4")
         page.locator("#uncite").click()
         page.locator("#citations").get_by_text("page 4").wait_for(state="detached", timeout=T)
         page.locator("#answer textarea").fill("first line\nsecond line")
         shot = (DOCS if UPDATE_SCREENSHOTS else tmp_path) / "human-app.jpg"
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(shot), type="jpeg", quality=80, scale="css", full_page=True)
-        page.locator("#submit-answer").click()
-        wait_text(page, "question", "Question 2 of 13")
+        click_then_wait(page, "submit-answer", "question", "Question 2 of 13")
         wait_text(page, "feedback", "Gold answer")  # practice mode: the gold and the score after answering
         search(page, "permit", 1)
         page.reload()  # mid-question: the run, and this question's searches, are still there
@@ -278,20 +276,15 @@ def test_test_mode_sends_no_label_data(layout, tmp_path: Path) -> None:
         search(page, "riverton water rates", 1)
         page.locator("#results img").first.click()
         wait_text(page, "viewer-title", "page 5 of")
-        page.locator("#nav-last").click()
-        wait_text(page, "viewer-title", "page 6 of 6")
-        page.locator("#cite").click()
-        wait_text(page, "citations", "page 6")
+        click_then_wait(page, "nav-last", "viewer-title", "page 6 of 6")
+        click_then_wait(page, "cite", "citations", "page 6")
         page.locator("#answer textarea").fill("a guess\nanother")
-        page.locator("#submit-answer").click()
-        wait_text(page, "question", "Question 2 of")
-        page.locator("#give-up").click()
-        wait_text(page, "question", "Question 3 of")
+        click_then_wait(page, "submit-answer", "question", "Question 2 of")
+        click_then_wait(page, "give-up", "question", "Question 3 of")
         page.reload()
         wait_text(page, "question", "Question 3 of")
         search(page, "permit", 1)
-        page.locator("#submit-answer").click()
-        wait_text(page, "question", "Question 4 of")
+        click_then_wait(page, "submit-answer", "question", "Question 4 of")
     data = b"".join(gzip.decompress(c) if c[:2] == b"\x1f\x8b" else c for c in sink).decode("utf-8", "replace")
     assert first_question in data and "riverton_water_annual_report_2019.pdf" in data  # the recorder sees it all
     leaked = [c for c in canaries if c in data]

@@ -430,15 +430,3 @@ def test_oracle_shows_exactly_the_evidence(tmp_path: Path) -> None:
     record, _ = service.submit(run, qid, "x")
     assert record["mode"] == "oracle" and run.path.name.endswith("-oracle-ann.jsonl")
     service.close()
-
-
-@pytest.mark.parametrize(
-    "name",
-    ["madqa.space.human.batches", "madqa.space.human.session", "madqa.space.human.corpus", "madqa.cli.compare_cmd"],
-)
-def test_docstring_examples(name: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name))
-    assert result.attempted > 0 and result.failed == 0
