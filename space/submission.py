@@ -11,7 +11,7 @@ import hashlib
 import logging
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -261,23 +261,25 @@ class Scorer:
         try:
             # every refusal happens here, before any gold is touched (also for files sent at once: _in_flight)
             self.store.precheck(file_sha256=sha, content_sha256=content, idem_key=idem, rate=rule())
-            with self._in_flight(identity, rule(), [k for k in (idem, sha, content) if k]):
+            with self._in_flight(identity, rule(), [k for k in (idem, sha, content) if k]) as stored:
                 done = self.evaluate_text(text)
                 created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
                 kind = results_system_type(text)
                 report = {**done.report, "system_type": kind}  # also in the report: older readers and mirror files
-                sid = self.store.add(
-                    form,
-                    report,
-                    done.items,
-                    created=created,
-                    origin=origin,
-                    file_sha256=sha,
-                    content_sha256=content,
-                    idem_key=idem,
-                    rate=rule(),
-                    system_type=kind,
-                    also=private_row if self.private is not None else None,
+                sid = stored(
+                    lambda: self.store.add(
+                        form,
+                        report,
+                        done.items,
+                        created=created,
+                        origin=origin,
+                        file_sha256=sha,
+                        content_sha256=content,
+                        idem_key=idem,
+                        rate=rule(),
+                        system_type=kind,
+                        also=private_row if self.private is not None else None,
+                    )
                 )
         except KeyReplay as exc:
             if not exc.same_file:
@@ -304,13 +306,19 @@ class Scorer:
         return accepted
 
     @contextmanager
-    def _in_flight(self, identity: str | None, rule: RateRule | None, keys: Sequence[str] = ()) -> Iterator[None]:
+    def _in_flight(
+        self, identity: str | None, rule: RateRule | None, keys: Sequence[str] = ()
+    ) -> Iterator[Callable[[Callable[[], int]], int]]:
         """Count a submission being scored against its author's quota, and reserve its idempotency key and file
         hashes, until it is stored or refused.
 
         Without this, files sent at once by a user with one submission left (or with one key, or the same file)
         would all pass the pre-check and be scored (their response times observed) although only one can be
         stored: free probes of the labels. Here the others are refused at once, before any scoring work.
+
+        The block stores through the function it is given: the row is written and the submission stops counting
+        as in flight under one hold of the lock, so that another submission's check never sees it twice (stored
+        and in flight; a loaded run saw a quota of 3 accept only 2 of 8 sent at once).
         """
         limited = rule if identity is not None and rule is not None and rule.limit > 0 else None
         who = identity or ""
@@ -333,15 +341,30 @@ class Scorer:
                     raise SubmissionError(RateLimiter.message(limited.limit, limited.window_s, exc.wait_s)) from None
                 self._busy[who] += 1
             self._reserved.update(keys)
+        released = False
+
+        def release() -> None:  # with the lock held
+            nonlocal released
+            if released:
+                return
+            released = True
+            self._reserved.difference_update(keys)
+            if limited is not None:
+                self._busy[who] -= 1
+                if not self._busy[who]:
+                    del self._busy[who]
+
+        def stored(store: Callable[[], int]) -> int:
+            with self._lock:
+                sid = store()
+                release()
+                return sid
+
         try:
-            yield
+            yield stored
         finally:
             with self._lock:
-                self._reserved.difference_update(keys)
-                if limited is not None:
-                    self._busy[who] -= 1
-                    if not self._busy[who]:
-                        del self._busy[who]
+                release()
 
     def accepted(self, sid: int, *, replayed: bool = False) -> Accepted:
         """The answer for stored submission ``sid``: its rank by accuracy among all submissions."""
