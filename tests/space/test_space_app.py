@@ -339,6 +339,19 @@ def hostile_files(folder: Path, layout) -> list[Path]:
     return out
 
 
+def answer_or_none(job) -> str | None:
+    """The Space's answer to one submitted file, or None where the upload gate shed it with 503 (send it again)."""
+    try:
+        return str(job.result(timeout=300)[0])
+    except ValueError as exc:  # the client refuses files over the upload limit before sending them
+        return f"client refused: {exc}"
+    except httpx.HTTPStatusError as exc:  # the upload gate refuses a name starting with a dot or escaped
+        if exc.response.status_code == 503:
+            return None
+        assert exc.response.status_code == 415, exc
+        return f"gate refused: {exc.response.text}"
+
+
 def test_fuzz_hostile_files_are_rejected_and_nothing_is_stored(app, layout, tmp_path: Path) -> None:
     store = app["services"].store
     files = hostile_files(tmp_path, layout)
@@ -347,23 +360,18 @@ def test_fuzz_hostile_files_are_rejected_and_nothing_is_stored(app, layout, tmp_
 
     client: Client = app["client"]
     jobs = [client.submit(handle_file(str(path)), *FORM, api_name="/submit") for path in files]
-    messages = []
-    for path, job in zip(files, jobs, strict=True):
-        for _ in range(60):  # the gate sheds a flood with 503 ("try again in a moment"): a client sends again
-            try:
-                messages.append(str(job.result(timeout=120)[0]))
-            except ValueError as exc:  # the client refuses files over the upload limit before sending them
-                messages.append(f"client refused: {exc}")
-            except httpx.HTTPStatusError as exc:  # the upload gate refuses a name starting with a dot or escaped
-                if exc.response.status_code == 503:
-                    time.sleep(0.5)
-                    job = client.submit(handle_file(str(path)), *FORM, api_name="/submit")
-                    continue
-                assert exc.response.status_code == 415, exc
-                messages.append(f"gate refused: {exc.response.text}")
-            break
-        else:
-            raise AssertionError(f"{path.name}: the upload gate answered 503 sixty times")
+    # The gate sheds a flood with 503 ("try again in a moment"). A file sent again goes to the back of the queue, so
+    # it is sent again only once the flood is answered, and alone: waiting on it inside the flood would time it out
+    # behind every file still queued (a CI run on a busy machine did).
+    answers = [answer_or_none(job) for job in jobs]
+    for n, path in enumerate(files):
+        for _ in range(60):
+            if answers[n] is not None:
+                break
+            time.sleep(0.5)
+            answers[n] = answer_or_none(client.submit(handle_file(str(path)), *FORM, api_name="/submit"))
+        assert answers[n] is not None, f"{path.name}: the upload gate answered 503 sixty-one times"
+    messages = [answer for answer in answers if answer is not None]
     for path, message in zip(files, messages, strict=True):
         assert message.startswith(("**Rejected:**", "client refused", "gate refused")), (path.name, message[:300])
         if message.startswith("gate refused"):  # with the reason, naming the file
