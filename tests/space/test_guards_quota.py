@@ -82,3 +82,39 @@ def test_in_flight_count_is_released_after_a_refusal(scorer) -> None:
     scorer.submit_text(results_text(refs, 1), form, identity="ip:a", limiter=limiter)
     with pytest.raises(SubmissionError, match="rate limit"):
         scorer.submit_text(results_text(refs, 2), form, identity="ip:a", limiter=limiter)
+
+
+def test_a_submission_being_stored_is_never_counted_twice(scorer) -> None:
+    """The moment a row is written, the submission is both stored and (until released) in flight: a check made in
+    that moment must not count it twice. With a quota of 2 and one submission being stored, a second one is within
+    the quota; were it counted twice (stored 1 + in flight 1 = 2), it would be refused (a loaded clean-clone run
+    saw a quota of 3 accept 2 of 8 files sent at once)."""
+    from madqa.space.submission import RateLimiter, SubmissionError
+
+    refs, form = scorer.references, clean_form(submission_form(training_data="t", compute="c"))
+    limiter = RateLimiter(2, 3600)
+    real_add, outcome = scorer.store.add, []
+
+    def check_meanwhile() -> None:  # another file's quota check, made while the first one's row is being written
+        try:
+            with scorer._in_flight("ip:a", limiter.rule("ip:a"), []):
+                outcome.append("within the quota")
+        except SubmissionError as exc:
+            outcome.append(str(exc))
+
+    def add_then_check(*args: Any, **kwargs: Any) -> int:
+        sid = real_add(*args, **kwargs)
+        if not outcome:
+            other = threading.Thread(target=check_meanwhile)
+            other.start()
+            other.join(2)  # done at once if the check does not wait for the storing to end (the race)
+        return sid
+
+    scorer.store.add = add_then_check  # type: ignore[method-assign]
+    scorer.submit_text(results_text(refs, 1), form, identity="ip:a", limiter=limiter)
+    deadline = threading.Event()
+    for _ in range(300):  # the check waited for the storing to end; it ends after it
+        if outcome:
+            break
+        deadline.wait(0.1)
+    assert outcome == ["within the quota"]
