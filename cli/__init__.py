@@ -80,6 +80,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         logging.getLogger("madqa").error("%s", exc)
         return 2
+    except ImportError as exc:  # a missing optional package: one line naming its extra (agents.harness.deps)
+        message = _missing_dependency_message(exc)
+        if message is None:
+            raise
+        logging.getLogger("madqa").error("%s", message)
+        return 2
     except KeyboardInterrupt:
         logging.getLogger("madqa").warning("interrupted (Ctrl+C)")
         return 130
@@ -88,6 +94,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         logging.getLogger("madqa").error("%s", exc)  # a dataset no command turned into a UserError: still one line
         return 2
+
+
+def _missing_dependency_message(exc: ImportError) -> str | None:
+    """The one line for a missing optional package (its ``pip install 'madqa[EXTRA]'``), or None for another error."""
+    from madqa.agents.harness.deps import MissingDependencyError, missing_module_message
+
+    if isinstance(exc, MissingDependencyError):
+        return str(exc)
+    if isinstance(exc, ModuleNotFoundError):
+        return missing_module_message(exc)
+    return None
 
 
 def _is_dataset_error(exc: BaseException) -> bool:

@@ -18,6 +18,7 @@ BENCHES: tuple[tuple[str, str, str], ...] = (
     ("provider", "madqa.bench.provider", "the runner's own cost per question against a real model server"),
     ("leakage", "madqa.bench.leakage", "the board-probing attack against a launched Space, and what it learns"),
     ("retrieval", "madqa.bench.retrieval", "build time, index size and query throughput of each retriever"),
+    ("first-run", "madqa.bench.first_run", "minutes from a clean clone to a served demo and a first scored run"),
 )
 
 HELP = "benchmarks, measured side by side in one run: " + ", ".join(name for name, _, _ in BENCHES)

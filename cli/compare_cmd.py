@@ -380,13 +380,14 @@ def format_comparison(result: Mapping[str, Any]) -> str:
 
 def plot_curves(result: Mapping[str, Any], path: Path) -> None:
     """Draw every run's budget curve (humans dashed) into a PNG."""
-    try:
-        import matplotlib
+    from madqa.agents.harness.deps import require_extra
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UserError("-o FILE.png (the plot) needs matplotlib: pip install -e '.[space]'") from None
+    require_extra("space", "-o FILE.png (the plot)")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for s in result["systems"]:
         curve = s["budget_curve"]
@@ -428,8 +429,11 @@ def run_names(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Score the runs and print the comparison."""
+    from madqa.agents.harness.deps import require_extra
     from madqa.cli.evaluate_cmd import scoring_options
 
+    if args.output is not None:
+        require_extra("space", "-o FILE.png (the plot)")  # before the runs are scored
     result = compare(args.runs, args.names, prices=args.prices, **scoring_options(args))
     if args.output is not None:
         plot_curves(result, args.output)

@@ -105,16 +105,14 @@ def page_texts(args: argparse.Namespace) -> tuple[dict[tuple[str, int], str] | N
 
 def run(args: argparse.Namespace) -> int:
     """Score the runs, compute and draw every figure, write them under ``--output-dir``."""
+    from madqa.agents.harness.deps import require_extra
     from madqa.cli.compare_cmd import price_table, run_names, score_files
     from madqa.cli.evaluate_cmd import scoring_options
 
+    require_extra("space", "madqa figures")  # before the runs are scored
     names = run_names(args)
     prices = price_table(args.prices)
     scored = score_files(args.runs, names, prices, **scoring_options(args))
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise UserError("madqa figures needs matplotlib: pip install -e '.[space]'") from None
     from madqa.space.explore.paper_data import PaperRuns, build_static, gold_records
     from madqa.space.explore.paper_dynamics import FiguresError, build_dynamics
     from madqa.space.explore.paper_page import write_figures

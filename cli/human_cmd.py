@@ -94,6 +94,10 @@ def build_service(args: argparse.Namespace):  # noqa: ANN201 - lazy import of th
 
 def run(args: argparse.Namespace) -> int:
     """List the batches, or serve the app until interrupted."""
+    from madqa.agents.harness.deps import require_extra
+
+    if not args.list_batches:
+        require_extra("space", "madqa human")  # before the search index is opened
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     port = None if args.list_batches else resolve_port(args.port, DEFAULT_PORT)
     if port is not None:
@@ -107,10 +111,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write("".join(f"{b['name']}\t{b['questions']}\n" for b in batches))
         return 0
-    try:
-        from madqa.space.human.app import launch_human
-    except ImportError as exc:
-        raise UserError(f"the app needs gradio: pip install -e '.[space]' ({exc})") from None
+    from madqa.space.human.app import launch_human
+
     where = plan.output or plan.out_dir
     logger.info(
         "human study on split %s (%s mode, %d batch(es)); answers go to %s",

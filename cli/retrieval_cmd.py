@@ -103,10 +103,16 @@ def run(args: argparse.Namespace) -> int:
         summarise,
         write_runs,
     )
-    from madqa.agents.corpus.retrieval.spec import make_retrievers
+    from madqa.agents.corpus.retrieval.spec import make_retrievers, require_dependencies
+    from madqa.agents.harness.deps import require_extra
     from madqa.loading_script.load import DatasetUnavailableError, load_gold, load_pages
 
     specs = _specs(args.retriever)
+    require_extra("retrieval", "madqa retrieval")  # scores with ir_measures: checked before any ranking is computed
+    try:
+        require_dependencies(specs)  # before the gold and the pages are loaded
+    except RetrievalError as exc:
+        raise UserError(str(exc)) from None
     k = args.missed_at
     if k < 1 or (args.limit is not None and args.limit < 1):
         raise UserError("--missed-at and --limit must be positive")

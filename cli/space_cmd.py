@@ -29,16 +29,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Start the Space and serve until interrupted."""
+    from madqa.agents.harness.deps import require_extra
     from madqa.cli.errors import UserError
 
+    require_extra("space", "madqa space")  # before the set-up work, which can take a while
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     port = resolve_port(args.port, DEFAULT_PORT)
-    check_free(args.host, port)  # before the set-up work, which can take a while
-    try:
-        from madqa.space.app import launch
-        from madqa.space.startup import ConfigError, start
-    except ImportError as exc:
-        raise UserError(f"the Space needs its extra: pip install -e '.[space]' ({exc})") from None
+    check_free(args.host, port)
+    from madqa.space.app import launch
+    from madqa.space.startup import ConfigError, start
+
     try:
         services = start(seed=False if args.no_seed else None, progress=True)
     except ConfigError as exc:

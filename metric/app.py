@@ -147,9 +147,9 @@ def read_gold(spec: str, split: str) -> tuple[dict[str, Any], ...]:
 @functools.lru_cache(maxsize=1)
 def load_metric() -> Any:
     """The metric, loaded from this folder's script as ``evaluate.load`` loads any local metric."""
-    import evaluate
+    from .light_import import import_evaluate
 
-    return evaluate.load(str(METRIC_DIR / "madqa.py"), keep_in_memory=True)
+    return import_evaluate().load(str(METRIC_DIR / "madqa.py"), keep_in_memory=True)
 
 
 def metric_module(metric: Any, name: str) -> Any:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import datasets
-import evaluate
 
 from .accuracy import summarize_accuracy
 from .aggregate import cohen_kappa
@@ -20,6 +19,7 @@ from .inputs import parse_predictions, parse_reference
 from .jsonl import InputError, load_json_line, split_lines
 from .judge import Judge
 from .kuiper import kuiper_statistic
+from .light_import import import_evaluate
 from .matching import match_predictions
 from .notes import InputNotes
 from .report import ReportOptions, evaluate_predictions
@@ -39,6 +39,8 @@ _COPIED_HELPERS = (
 )
 
 logger = logging.getLogger(__name__)
+
+evaluate = import_evaluate()  # not `import evaluate`: that imports transformers where it is installed (light_import)
 
 _CITATION = """\
 @misc{madqa2026,

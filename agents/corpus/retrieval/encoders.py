@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from madqa.agents.corpus.retrieval.base import RetrievalError
-from madqa.agents.harness.deps import MissingDependencyError
+from madqa.agents.harness.deps import MissingDependencyError, install_hint
 
 #: pip names of the modules :func:`require` checks (the ``late`` extra has torch and transformers; colpali-engine,
 #: for ColPali and ColSmol only, is not in it: it does not import without torchvision, see :mod:`.qwenvl`).
@@ -47,10 +47,11 @@ def require(spec: str, *modules: str) -> None:
     """Raise :class:`MissingDependencyError` naming the packages to install unless every module is importable."""
     missing = [m for m in ("torch", "transformers", *modules) if importlib.util.find_spec(m) is None]
     if missing:
+        hints = [install_hint("late")] if {"torch", "transformers"} & set(missing) else []
+        hints += [f"pip install {PIP_NAMES.get(m, m)}" for m in missing if m not in ("torch", "transformers")]
         raise MissingDependencyError(
             f"retriever {spec!r} needs the Python package(s) {', '.join(missing)}, which "
-            f"are not installed: pip install "
-            f"{' '.join(PIP_NAMES.get(m, m) for m in missing)}"
+            f"are not installed: {' and '.join(hints)}"
         )
 
 

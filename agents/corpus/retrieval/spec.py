@@ -18,7 +18,7 @@ options ``vs_pages=R`` (with ``vs_filter``, ``alpha``) and ``query_filter=RHO`` 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from madqa.agents.corpus.retrieval.base import RetrievalError, Retriever
@@ -222,6 +222,43 @@ def _build(spec: str, corpus: _Corpus) -> Retriever:
     raise RetrievalError(f"unknown retriever {spec!r}; one of {SPEC_HELP}")
 
 
+def _leaves(spec: str) -> Iterator[tuple[str, str]]:
+    """``(kind, rest)`` of every retriever a spec builds (through ``rrf:`` and ``hybrid:``, read as :func:`_build`)."""
+    kind, _, rest = spec.strip().partition(":")
+    if kind == "hybrid":
+        first, _, second = _hybrid_options(rest, spec)[1].partition(">")
+        for part in (first, second):
+            yield from _leaves(part)
+    elif kind == "rrf":
+        for part in rest.split("+"):
+            yield from _leaves(part)
+    else:
+        yield kind, rest.strip()
+
+
+def require_dependencies(specs: Iterable[str]) -> None:
+    """Check the optional packages every spec needs, before any page is loaded or indexed.
+
+    Raises:
+        RetrievalError: the first missing one, in one line naming the spec and ``pip install 'madqa[EXTRA]'``.
+    """
+    from madqa.agents.corpus.retrieval import encoders
+    from madqa.agents.harness.deps import MissingDependencyError, require_extra
+
+    try:
+        for spec in specs:
+            for kind, rest in _leaves(spec):
+                embedder = rest.partition(":")[0].strip().lower()
+                if kind == "dense" and embedder == "wordllama":
+                    require_extra("embed", f"--retriever {spec}")
+                elif kind == "dense" and embedder in ("st", "sentence-transformers", "sentence_transformers"):
+                    require_extra("sentence-transformers", f"--retriever {spec}")
+                elif kind in DEFAULT_MODELS:
+                    encoders.require(spec)
+    except MissingDependencyError as exc:
+        raise RetrievalError(str(exc)) from None
+
+
 def make_retrievers(
     specs: Iterable[str],
     pages: Iterable[Mapping[str, Any]],
@@ -242,6 +279,8 @@ def make_retrievers(
         RetrievalError: a spec is malformed or names what is not available (the message names the spec).
         MissingDependencyError: a learned-vector spec without the ``late`` extra installed.
     """
+    specs = list(specs)
+    require_dependencies(specs)
     corpus = _Corpus(pages, index_dir, cache_dir, progress, renderer, dataset)
     return [_build(spec, corpus) for spec in specs]
 

@@ -207,6 +207,6 @@ def test_heaven_defaults_and_hybrid_options(tmp_path: Path, monkeypatch: pytest.
 def test_missing_packages_are_one_line_naming_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
-    with pytest.raises(RetrievalError, match=r"needs the Python package\(s\) torch\b.*: pip install torch"):
+    with pytest.raises(RetrievalError, match=r"needs the Python package\(s\) torch\b.*: pip install 'madqa\[late\]'$"):
         make_retriever("colbert:colbert-ir/colbertv2.0", PAGES, cache_dir=tmp_path, index_dir=tmp_path)
     assert spec.DEFAULT_MODELS["colbert"] == "colbert-ir/colbertv2.0"
