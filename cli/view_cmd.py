@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     """Export the report, or serve the explorer until interrupted."""
     from madqa.agents.harness.deps import require_extra
 
-    require_extra("space", "madqa view --export" if args.output is not None else "madqa view")  # before scoring
+    require_extra("space", "madqa view -o REPORT.html" if args.output is not None else "madqa view")  # before scoring
     port = None if args.output is not None else resolve_port(args.port, DEFAULT_PORT)
     if port is not None:
         check_free(args.host, port)  # before the files are scored
