@@ -44,8 +44,8 @@ EXAMPLES = ("madqa bench first-run --json", "madqa bench first-run --commit HEAD
 def configure(parser: argparse.ArgumentParser) -> None:
     """The benchmark's options."""
     here = Path(__file__).resolve().parents[1]
-    parser.add_argument("--repo", default=str(here), help="the repository to clone (default: this checkout)")
-    parser.add_argument("--commit", default="HEAD", help="the commit to check out (default: HEAD)")
+    parser.add_argument("--repo", default=str(here), help="the repository to clone (this checkout)")
+    parser.add_argument("--commit", default="HEAD", help="the commit to check out")
     parser.add_argument("--python", default="python3", help="the Python that makes the venv (>= 3.11)")
     parser.add_argument("--limit", type=int, default=3, help="questions of the first run")
     parser.add_argument("--space-timeout", type=float, default=600.0, help="seconds to wait for the Space's HTTP")
