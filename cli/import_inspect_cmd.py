@@ -10,7 +10,6 @@ twice. ``-o`` is written whole (an existing file only with ``--overwrite``). Nee
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import os
 from pathlib import Path
@@ -50,8 +49,9 @@ def log_files(paths: list[Path]) -> list[Path]:
 
 def run(args: argparse.Namespace) -> int:
     """Read the logs, check them, write the results lines."""
-    if importlib.util.find_spec("inspect_ai") is None:
-        raise UserError("madqa import-inspect needs inspect_ai: pip install 'madqa[inspect]'")
+    from madqa.agents.harness.deps import require_extra
+
+    require_extra("inspect", "madqa import-inspect")
     from madqa.agents.harness.record import ResultsWriter
     from madqa.agents.integrations.inspect_task.lines import LogError, log_lines, read_log, task_settings
 

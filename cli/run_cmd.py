@@ -309,6 +309,12 @@ def run(args: argparse.Namespace) -> int:
         question_timeout=args.question_timeout,
         options=agent_options.options_of(args),
     )
+    from madqa.agents.models.factory import check_dependencies
+
+    try:
+        check_dependencies(args.model)  # before the gold, the pages and the index are loaded
+    except ValueError as exc:  # a MissingDependencyError too: one line naming the extra
+        raise UserError(str(exc)) from None
     _warn_if_incomplete(args.dataset)
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
     options = model_options_of(args)

@@ -49,6 +49,7 @@ __all__ = [
     "bounded_schema",
     "bundled_gguf",
     "check_credentials",
+    "check_dependencies",
     "effective_options",
     "is_text_only",
     "make_model",
@@ -183,6 +184,24 @@ def effective_options(spec: str, opts: Mapping[str, Any] | None) -> dict[str, An
 
 #: Options the bundled llama.cpp model takes (the others concern HTTP servers).
 LOCAL_OPTIONS = ("max_tokens", "temperature", "seed", "n_ctx", "n_threads")
+
+
+def check_dependencies(spec: str) -> None:
+    """Raise :class:`MissingDependencyError` when ``spec``'s provider package is missing: the run calls this before
+    it loads any data (:func:`make_model` checks again when it builds the model).
+
+    Raises:
+        ValueError: an invalid spec.
+    """
+    provider, _ = parse_spec(spec)
+    needed = {
+        "local": ("llama_cpp",),
+        "openai": ("openai",),
+        "litellm": ("litellm",),
+        "transformers": ("transformers", "torch"),
+    }
+    for module in needed.get(provider, ()):
+        require(module)
 
 
 def check_credentials(spec: str, **opts: Any) -> None:
