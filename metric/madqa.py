@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 
@@ -38,9 +38,12 @@ _COPIED_HELPERS = (
     InputNotes,
 )
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    import evaluate
+else:  # not `import evaluate`: that imports transformers (and torch) where installed, for nothing (light_import)
+    evaluate = import_evaluate()
 
-evaluate = import_evaluate()  # not `import evaluate`: that imports transformers where it is installed (light_import)
+logger = logging.getLogger(__name__)
 
 _CITATION = """\
 @misc{madqa2026,
