@@ -32,10 +32,10 @@ def run(args: argparse.Namespace) -> int:
     from madqa.agents.harness.deps import require_extra
     from madqa.cli.errors import UserError
 
-    require_extra("space", "madqa space")  # before the set-up work, which can take a while
+    require_extra("space", "madqa space")  # before the port check and the set-up work
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     port = resolve_port(args.port, DEFAULT_PORT)
-    check_free(args.host, port)
+    check_free(args.host, port)  # before the set-up work, which can take a while
     from madqa.space.app import launch
     from madqa.space.startup import ConfigError, start
 
