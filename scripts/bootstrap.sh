@@ -33,7 +33,7 @@ fi
 # build 2.13.0, pinned, which pip takes from this machine's disk (a 192 MB wheel, 754 MB installed, ~20 s); any other
 # torch, or a range, resolves to a CUDA build of several GB. MADQA_WITH_TORCH=0 leaves torch and `late` out (those
 # tests then skip, saying why).
-extras="test,local,space,ray,embed,retrieval,inspect,file-search"
+extras="test,docs,local,space,ray,embed,retrieval,inspect,file-search"
 if [ "${MADQA_WITH_TORCH:-1}" = "1" ]; then
   extras="$extras,late"
   if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
