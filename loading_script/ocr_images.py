@@ -24,7 +24,7 @@ from typing import Any
 
 from .tesseract import OcrError
 
-#: The peak RSS one OCR worker stays under (the README's bound; tests/loading_script/test_extract_memory.py measures
+#: The peak RSS one OCR worker stays under (the documented bound, docs/extraction.md; tests/loading_script/test_extract_memory.py measures
 #: it).
 WORKER_BOUND_MIB = 600
 #: A progressive JPEG whose DCT coefficients take more than this is decoded here, not by MuPDF.
