@@ -201,3 +201,11 @@ def test_the_example_model_factory_runs(built_home: Path, tmp_path: Path) -> Non
     )
     assert scored.returncode == 0, scored.stderr
     assert json.loads(scored.stdout)["n_predicted"] == 1
+
+
+def test_the_readmes_links_into_the_checkout_resolve() -> None:
+    """The front door links to the docs pages by path (mkdocs checks the site's own links with --strict)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = {t.split("#")[0] for t in re.findall(r"\]\(([^)]+)\)", readme) if not t.startswith("http")}
+    assert len(targets) >= 15
+    assert sorted(t for t in targets if not (ROOT / t).exists()) == []
