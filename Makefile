@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (main job on the embedded sample; `make demo PORT=8000`, or
 # GRADIO_SERVER_PORT=8000, to serve elsewhere than 7860) and `make test`.
-.PHONY: demo test test-fast suite lint setup bench install install-demo clean
+.PHONY: demo test test-fast suite lint docs setup bench install install-demo clean
 
 # Everything the test suite exercises (torch, Ray, inspect, the test tools, Tesseract's language packs).
 install:
@@ -17,7 +17,7 @@ demo: install-demo
 
 test:
 	MADQA_WITH_BROWSER=1 bash scripts/bootstrap.sh test
-	$(MAKE) --no-print-directory lint suite
+	$(MAKE) --no-print-directory lint docs suite
 
 # The test suite alone, on what is installed (`make test` installs first; scripts/load_test.sh runs lint + suite).
 suite:
@@ -33,6 +33,11 @@ lint:
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	bash scripts/typecheck.sh
+
+# The documentation site (mkdocs.yml, docs/; the `docs` extra), into build/site; --strict turns every warning
+# (a broken link, a page missing from the nav, an API object that does not resolve) into a failure.
+docs:
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict -d build/site
 
 bench: install
 	.venv/bin/madqa setup

@@ -24,8 +24,8 @@ from typing import Any
 
 from .tesseract import OcrError
 
-#: The peak RSS one OCR worker stays under (the README's bound; tests/loading_script/test_extract_memory.py measures
-#: it).
+#: The peak RSS one OCR worker stays under (the documented bound, docs/extraction.md;
+#: tests/loading_script/test_extract_memory.py measures it).
 WORKER_BOUND_MIB = 600
 #: A progressive JPEG whose DCT coefficients take more than this is decoded here, not by MuPDF.
 SELF_DECODE_BYTES = 32 * 2**20

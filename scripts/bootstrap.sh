@@ -47,7 +47,7 @@ else
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
   done
   if ((${#missing[@]})); then install_debian "${missing[@]}"; fi
-  extras="test,local,space,ray,embed,retrieval,inspect,file-search"
+  extras="test,docs,local,space,ray,embed,retrieval,inspect,file-search"
 fi
 
 PYTHON="${PYTHON:-python3}"

@@ -102,7 +102,7 @@ class IsolationUnavailableError(ReplWorkerError):
 class WorkerLimits:
     """Limits of one worker.
 
-    The defaults are the documented ones (README "The code-REPL agent"; ``tests/agents/sandbox/test_repl_isolation.py``
+    The defaults are the documented ones (docs/security.md; ``tests/agents/sandbox/test_repl_isolation.py``
     pins them, and a started worker reports them in its ``walls``).
 
     Attributes:

@@ -73,3 +73,15 @@ def test_readme_commands_run_in_sequence_without_clashing() -> None:
     text = README.read_text(encoding="utf-8")
     assert len(commands(text)) >= 10  # the checker sees the blocks
     assert problems(text) == []
+
+
+def test_docs_pages_never_write_one_file_twice() -> None:
+    """A docs page's blocks are read top to bottom too: no two of its commands write the same file. (A page may read
+    a results file another page wrote, e.g. the figures page reads the runs of the quick start.)"""
+    pages = sorted((ROOT / "docs").rglob("*.md"))
+    assert sum(len(commands(p.read_text(encoding="utf-8"))) for p in pages) >= 30
+    twice = {
+        str(p.relative_to(ROOT)): [x for x in problems(p.read_text(encoding="utf-8")) if "already written" in x]
+        for p in pages
+    }
+    assert {page: found for page, found in twice.items() if found} == {}
