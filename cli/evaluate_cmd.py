@@ -286,8 +286,8 @@ def _score_file(
     m = run.matching
     if predictions and len(m.missing_ids) == len(references):
         raise UserError(
-            f"{path}: none of its {len(predictions)} line(s) is a question of {gold_label}, the gold it was scored "
-            "against; pass the --dataset and --split it was run on (or --gold FILE)"
+            f"{path}: none of its {len(predictions)} line(s) is a question of {gold_label}; "
+            "pass the --dataset and --split it was run on (or --gold FILE)"
         )
     if m.matched_by_question:
         logger.warning("%s: %d line(s) had no id and were matched by question text", path, m.matched_by_question)
@@ -395,7 +395,7 @@ def evaluate(
     cache = None if judge_cache is None else Path(judge_cache)
     scorer = _judge(mode, judge, cache, judge_workers, judge_retries, model_options or {})
     gold_ref = gold_dataset(dataset, gold_path)
-    label = _gold_label(split, dataset, gold_path)
+    label = f"{_gold_label(split, dataset, gold_path)}, the gold it was scored against"
     if recorded_dataset is not None and (recorded_dataset, recorded_split or split) != (dataset, split):
         label += f" (its lines record split {recorded_split or split!r} of dataset {recorded_dataset!r})"
     scored = {str(p): _score_file(p, references, mode, scorer, gold_ref, label) for p in paths}
