@@ -179,10 +179,11 @@ def recorded_gold(path: Path) -> tuple[str | None, str | None]:
     """``(dataset name, split)`` that the lines of results file ``path`` record (``None`` where none does).
 
     Reads each JSON line's ``dataset.name`` and ``config.split`` leniently (a line that does not parse is left to
-    the results parser, which names it). Raises :class:`UserError` when the lines name more than one dataset
-    (name and revision) or split: such a file cannot be scored against one gold.
+    the results parser, which names it). Raises :class:`UserError` when the lines name more than one dataset or
+    split: such a file cannot be scored against one gold. Lines of one dataset at several revisions are scored
+    (their ids are that dataset's); :func:`check_provenance` warns about them.
     """
-    datasets: dict[tuple[Any, Any], int] = {}
+    datasets: dict[str, int] = {}
     splits: dict[str, int] = {}
     for line in _read_text(path).splitlines():
         try:
@@ -193,20 +194,17 @@ def recorded_gold(path: Path) -> tuple[str | None, str | None]:
             continue
         ref = row.get("dataset")
         if isinstance(ref, dict) and ref.get("name"):
-            key = (str(ref["name"]), ref.get("revision"))
-            datasets[key] = datasets.get(key, 0) + 1
+            datasets[str(ref["name"])] = datasets.get(str(ref["name"]), 0) + 1
         config = row.get("config")
         if isinstance(config, dict) and isinstance(config.get("split"), str):
             splits[config["split"]] = splits.get(config["split"], 0) + 1
-    if len(datasets) > 1:
-        seen = ", ".join(f"{n} line(s) of {name}" + (f"@{rev}" if rev else "") for (name, rev), n in datasets.items())
-        raise UserError(
-            f"{path}: its lines were run on {len(datasets)} datasets ({seen}); score each one's lines apart"
-        )
-    if len(splits) > 1:
-        seen = ", ".join(f"{n} line(s) of {name}" for name, n in splits.items())
-        raise UserError(f"{path}: its lines were run on {len(splits)} splits ({seen}); score each one's lines apart")
-    return (next(iter(datasets))[0] if datasets else None), (next(iter(splits)) if splits else None)
+    for what, seen in (("datasets", datasets), ("splits", splits)):
+        if len(seen) > 1:
+            listed = ", ".join(f"{n} line(s) of {name}" for name, n in seen.items())
+            raise UserError(
+                f"{path}: its lines were run on {len(seen)} {what} ({listed}); score each one's lines apart"
+            )
+    return next(iter(datasets), None), next(iter(splits), None)
 
 
 def _gold_label(split: str, dataset: str | None, gold: Path | None) -> str:
