@@ -226,6 +226,7 @@ class _Bar:
     def close(self) -> None:
         self._closed.set()
         if self.bar is not None:
+            self.bar.leave = self.status != "preparing the agent"  # nothing was left to answer: no bar stays
             self.status = "done"
             self.bar.set_postfix(self._postfix(), refresh=False)
             self.bar.close()
