@@ -69,6 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def project_info_only(record: logging.LogRecord) -> bool:
+    """The console's filter (lifted by ``-v``): INFO lines of the project only, warnings and errors of all.
+
+    Libraries log routine INFO lines (httpx: "HTTP Request: POST …" on every model call), which went into the
+    progress bars and buried the run's own lines; what they warn about still shows.
+    """
+    return record.levelno >= logging.WARNING or record.name == "madqa" or record.name.startswith("madqa.")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``madqa`` command line and return its exit status."""
     args = build_parser().parse_args(argv)
@@ -91,15 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         logging.getLogger("madqa").error("%s", exc)  # a dataset no command turned into a UserError: still one line
         return 2
-
-
-def project_info_only(record: logging.LogRecord) -> bool:
-    """The console's filter (lifted by ``-v``): INFO lines of the project only, warnings and errors of all.
-
-    Libraries log routine INFO lines (httpx: "HTTP Request: POST …" on every model call), which went into the
-    progress bars and buried the run's own lines; what they warn about still shows.
-    """
-    return record.levelno >= logging.WARNING or record.name == "madqa" or record.name.startswith("madqa.")
 
 
 def _is_dataset_error(exc: BaseException) -> bool:
