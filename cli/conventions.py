@@ -49,7 +49,11 @@ DATASET_DEFAULT = "$MADQA_DATASET, else sample"
 #: Commands whose ``--dataset`` default differs (the convention test allows only these). ``setup`` builds the
 #: sample unless told which dataset to prepare: reading ``$MADQA_DATASET`` there would change what a plain
 #: ``madqa setup`` (``make demo``) does, so its help says so instead.
-DATASET_DEFAULT_EXCEPTIONS = {"setup": "the embedded sample, whatever $MADQA_DATASET says"}
+DATASET_DEFAULT_EXCEPTIONS = {
+    "setup": "the embedded sample, whatever $MADQA_DATASET says",
+    # evaluate scores a file against the gold it was run on unless told otherwise (its lines record it)
+    "evaluate": "the dataset the file's lines were run on, else $MADQA_DATASET, else sample",
+}
 #: Commands without ``--json``, and why not.
 NO_JSON = {
     "space": "serves the Space until interrupted; prints nothing",
@@ -199,14 +203,49 @@ def add_dataset_argument(target: Any, *, default_text: str | None = DATASET_DEFA
     target.add_argument("--dataset", metavar="SPEC", help=text)
 
 
-def add_gold_arguments(parser: argparse.ArgumentParser, split_help: str = "labelled split to score against") -> None:
-    """``--split NAME`` and, exclusive of each other, ``--gold FILE`` and ``--dataset SPEC`` (scoring commands)."""
+def add_gold_arguments(
+    parser: argparse.ArgumentParser,
+    split_help: str = "labelled split to score against",
+    *,
+    recorded_default: bool = False,
+) -> None:
+    """``--split NAME`` and, exclusive of each other, ``--gold FILE`` and ``--dataset SPEC`` (scoring commands).
+
+    ``recorded_default`` (``evaluate``): both default to what the results file's lines recorded (``None`` here;
+    the command reads the file), so that a run is scored against the gold it was run on.
+    """
     from pathlib import Path
 
-    parser.add_argument("--split", default="dev", help=split_help)
+    if recorded_default:
+        parser.add_argument(
+            "--split", help=f"{split_help} (default: the split the file's lines were run on, else dev)"
+        )
+    else:
+        parser.add_argument("--split", default="dev", help=split_help)
     gold = parser.add_mutually_exclusive_group()
     gold.add_argument("--gold", type=Path, metavar="PATH.jsonl", help="labelled questions JSONL instead of a split")
-    add_dataset_argument(gold)
+    add_dataset_argument(
+        gold, default_text=DATASET_DEFAULT_EXCEPTIONS["evaluate"] if recorded_default else DATASET_DEFAULT
+    )
+
+
+def score_command(output: Any, split: str | None, dataset: str | None) -> str:
+    """The shell command that scores results file ``output`` of ``split`` of ``dataset`` (a run's closing hint).
+
+    ``--dataset`` is named whenever the dataset is not the sample (a relative folder made absolute, so the hint
+    works from anywhere); every word is shell-quoted.
+    """
+    import shlex
+    from pathlib import Path
+
+    from madqa.loading_script.load import SAMPLE, dataset_spec
+
+    words = ["madqa", "evaluate", str(output)] + (["--split", split] if split else [])
+    spec = dataset_spec(dataset)
+    if spec != SAMPLE:
+        folder = Path(spec).expanduser()
+        words += ["--dataset", str(folder.resolve()) if folder.is_dir() else spec]
+    return shlex.join(words)
 
 
 def add_kuiper_arguments(parser: argparse.ArgumentParser, *, order_and_seed: bool = True) -> None:

@@ -88,14 +88,11 @@ def run(args: argparse.Namespace) -> int:
     os.replace(tmp, args.output)
     errors = sum(1 for line in lines if line["error"])
     dataset = lines[0]["config"].get("dataset")
-    hint = f" --dataset {dataset}" if dataset and dataset != "sample" else ""
     logger.info(
-        "wrote %d line(s) (%d with an error) to %s; score them: madqa evaluate %s --split %s%s",
+        "wrote %d line(s) (%d with an error) to %s; score them: %s",
         len(lines),
         errors,
         args.output,
-        args.output,
-        split,
-        hint,
+        conventions.score_command(args.output, split, dataset),
     )
     return 0

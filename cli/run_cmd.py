@@ -160,11 +160,20 @@ def ray_backend(args: argparse.Namespace) -> Any:
 
 
 class _Bar:
-    """tqdm progress with running accuracy (ANLS* ≥ threshold) when gold variants are known."""
+    """tqdm progress with running accuracy (ANLS* ≥ threshold) when gold variants are known.
+
+    The bar opens before the agent is prepared and says what the run is doing (``status``: preparing the agent,
+    then answering), with its clock redrawn every second: a first question can take a minute (a local model loading),
+    and a bar frozen at "0/3 [00:00<?]" reads as a hang.
+    """
+
+    TICK_S = 1.0
 
     def __init__(self, gold: Mapping[str, Any] | None, enabled: bool) -> None:
         self.gold, self.enabled, self.bar = gold, enabled, None  # type: Mapping[str, Any] | None, bool, Any
         self.scored, self.correct, self.errors = 0, 0, 0
+        self.status = "preparing the agent"
+        self._closed = threading.Event()
 
     def _score(self, record: Mapping[str, Any]) -> None:
         self.errors += bool(record.get("error"))
@@ -177,18 +186,35 @@ class _Bar:
         self.correct += anls_star(list(record.get("answer") or []), self.gold[str(record["id"])]) >= CORRECT_THRESHOLD
 
     def _postfix(self) -> dict[str, str]:
-        out = {"errors": str(self.errors)}
+        out = {"status": self.status, "errors": str(self.errors)}
         if self.scored:
             out["acc"] = f"{self.correct / self.scored:.1%}"
         return out
 
+    def open(self, total: int | None) -> None:
+        """Show the bar now (``total``: the questions asked for, when known), before any slow preparation."""
+        if not self.enabled:
+            return
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=total, unit="q", desc="madqa run", dynamic_ncols=True)
+        self.bar.set_postfix(self._postfix())
+        threading.Thread(target=self._tick, name="madqa-run-bar", daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._closed.wait(self.TICK_S):
+            if self.bar is not None:
+                self.bar.refresh()
+
     def start(self, total: int, finished: Sequence[Mapping[str, Any]]) -> None:
         for record in finished:
             self._score(record)
-        if self.enabled:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, initial=len(finished), unit="q", desc="madqa run", dynamic_ncols=True)
+        self.status = "answering"
+        if self.enabled and self.bar is None:
+            self.open(total)
+        if self.bar is not None:
+            self.bar.total = total
+            self.bar.n = len(finished)
             self.bar.set_postfix(self._postfix())
 
     def update(self, record: Mapping[str, Any]) -> None:
@@ -198,8 +224,21 @@ class _Bar:
             self.bar.set_postfix(self._postfix())
 
     def close(self) -> None:
+        self._closed.set()
         if self.bar is not None:
+            self.bar.leave = self.status != "preparing the agent"  # nothing was left to answer: no bar stays
+            self.status = "done"
+            self.bar.set_postfix(self._postfix(), refresh=False)
             self.bar.close()
+
+
+def _logs_above_the_bar(enabled: bool) -> contextlib.AbstractContextManager[None]:
+    """While the bar shows, log lines are written above it rather than into it."""
+    if not enabled:
+        return contextlib.nullcontext()
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    return logging_redirect_tqdm()
 
 
 def _gold_variants(split: str, dataset: str | None) -> dict[str, Any] | None:
@@ -242,6 +281,15 @@ def _resume_command(args: argparse.Namespace) -> str:
         return f"madqa run … -o {shlex.quote(str(args.output))} --resume"
     words = [w for w in argv if w != "--overwrite"]
     return "madqa " + shlex.join(words + ([] if "--resume" in words else ["--resume"]))
+
+
+def _score_hint(output: Any, split: str, dataset: str | None) -> str:
+    """The closing hint: the command that scores the file against the gold it was run on."""
+    from madqa.loading_script.load import SAMPLE, dataset_spec
+
+    if split == "test" and dataset_spec(dataset) != SAMPLE:  # its labels are not on this machine
+        return f"the test labels of {dataset_spec(dataset)} are hidden: submit {output} on the leaderboard Space"
+    return f"score it with: {conventions.score_command(output, split, dataset)}"
 
 
 def _exit_now(status: int) -> None:
@@ -320,8 +368,9 @@ def run(args: argparse.Namespace) -> int:
     options = model_options_of(args)
     backend = ray_backend(args)
     stop = StopRequest(args.interrupt_wait)
+    bar.open(args.limit)
     try:
-        with _interrupts(stop, _resume_command(args)):
+        with _interrupts(stop, _resume_command(args)), _logs_above_the_bar(bar.enabled):
             summary = run_benchmark(
                 config,
                 args.output,
@@ -360,7 +409,7 @@ def run(args: argparse.Namespace) -> int:
         summary.errors,
         acc,
     )
-    logger.info("score it with: madqa evaluate %s --split %s", summary.output, args.split)
+    logger.info("%s", _score_hint(summary.output, args.split, args.dataset))
     if summary.retryable_ids:
         ids = summary.retryable_ids
         logger.warning(

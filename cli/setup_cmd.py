@@ -112,6 +112,8 @@ def _run_sample(args: argparse.Namespace) -> int:
         done = ", ".join(result.steps_run) or "nothing (everything up to date)"
         logger.info("set-up done in %s: ran %s", layout.root, done)
         logger.info("dataset folder: %s", layout.dataset_dir)
+        if result.datasets_cache is not None:
+            logger.info("load it by name: %s", load_by_name_command(result.datasets_cache))
     if args.strict and result.skipped_pdfs:
         logger.error("--strict: %d PDF(s) skipped (named above)", len(result.skipped_pdfs))
         return 1
@@ -194,6 +196,21 @@ def _run_dataset(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def load_by_name_command(cache: Path) -> str:
+    """The shell command that loads this home's data by name: ``HF_HUB_OFFLINE=1`` (without it every call first
+    retries the Hub, about 25 s, for a name that is local), and ``HF_DATASETS_CACHE`` where the home registered
+    outside the environment's cache (:func:`madqa.loading_script.register.registration_cache`)."""
+    import shlex
+
+    from madqa.loading_script.register import hf_datasets_cache
+
+    env = ["HF_HUB_OFFLINE=1"] + (
+        [] if cache == hf_datasets_cache() else [f"HF_DATASETS_CACHE={shlex.quote(str(cache))}"]
+    )
+    code = 'import datasets; print(datasets.load_dataset("madqa"))'
+    return " ".join([*env, "python", "-c", shlex.quote(code)])
 
 
 def install_metric() -> Path:

@@ -183,6 +183,7 @@ def run_sweep(
         logger.info("sweep: %s -> %s", entry.name, entry.output)
         bar = _Bar(_gold_variants(entry.config.split, entry.config.dataset), enabled=progress)
         row: dict[str, Any] = {"name": entry.name, "output": str(entry.output), "error": None}
+        bar.open(entry.config.limit)  # before the agent is prepared, as `madqa run`'s
         try:
             summary = run_benchmark(
                 entry.config,

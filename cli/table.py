@@ -15,10 +15,25 @@ def _num(value: Any, digits: int = 2) -> str:
 
 
 def _ci(pair: Sequence[float] | None, pct: bool = True) -> str:
+    """``  95% CI [lo, hi]``, or nothing when there is no interval (never a dangling "95% CI")."""
     if pair is None:
         return ""
     lo, hi = pair
-    return f"[{100 * lo:.1f}, {100 * hi:.1f}]" if pct else f"[{lo:.2f}, {hi:.2f}]"
+    return f"  95% CI [{100 * lo:.1f}, {100 * hi:.1f}]" if pct else f"  95% CI [{lo:.2f}, {hi:.2f}]"
+
+
+def _kuiper_line(r: Mapping[str, Any]) -> str:
+    """The Kuiper row; without an item that has an effort count there is no statistic, and the row says why."""
+    where = f"{r['kuiper_order']} order, {r['kuiper_n']} items, {r['kuiper_excluded']} without effort"
+    if r["kuiper"] is None:
+        return (
+            f"Kuiper        {_num(None):>7}  undefined: no item has an effort count (steps or search_history); "
+            f"{r['kuiper_excluded']} items without effort"
+        )
+    return (
+        f"Kuiper        {_num(r['kuiper']):>7}{_ci(r['kuiper_ci'], pct=False)}; K/N "
+        f"{_num(r['kuiper_normalized'], 4)} ({where})"
+    )
 
 
 def _groups(title: str, groups: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -40,14 +55,11 @@ def format_report(report: Mapping[str, Any], title: str = "") -> str:
     lines += [
         f"mode {r['mode']} · {r['n']} gold items · {r['n_predicted']} predicted · {r['missing']} missing · "
         f"{r['n_unknown']} unknown ids · {r['matched_by_question']} matched by question · {r['unscored']} unscored",
-        f"accuracy      {_pct(r['accuracy']):>7}  95% CI {_ci(r['accuracy_ci'])}{corrected}; "
-        f"raw {_pct(r['accuracy_raw'])}",
+        f"accuracy      {_pct(r['accuracy']):>7}{_ci(r['accuracy_ci'])}{corrected}; raw {_pct(r['accuracy_raw'])}",
         f"ANLS*         {_pct(r['anls']):>7}",
         f"Page F1       {_pct(r['page_f1']):>7}",
         f"Doc F1        {_pct(r['doc_f1']):>7}",
-        f"Kuiper        {_num(r['kuiper']):>7}  95% CI {_ci(r['kuiper_ci'], pct=False)}; K/N "
-        f"{_num(r['kuiper_normalized'], 4)} ({r['kuiper_order']} order, {r['kuiper_n']} items, "
-        f"{r['kuiper_excluded']} without effort)",
+        _kuiper_line(r),
         f"wasted effort {_num(r['wasted_effort_ratio']):>7}  (mean steps incorrect / correct; mean steps "
         f"{_num(r['mean_steps'])})",
     ]

@@ -14,13 +14,14 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .build import build_dataset
 from .extract import ExtractionReport, OcrUnavailableError, extract_corpus, list_pdfs, sha256_file
 from .io import read_jsonl
 from .paths import Layout
-from .register import register_offline_names, registration_ok
+from .register import register_offline_names, registration_cache, registration_ok
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ class SetupResult:
 
     layout: Layout
     steps_run: list[str] = field(default_factory=list)
+    #: the `datasets` cache the name ``madqa`` is registered in for this home (``None``: not registered)
+    datasets_cache: Path | None = None
     stats: dict[str, Any] = field(default_factory=dict)
     skipped_pdfs: list[tuple[str, str]] = field(default_factory=list)
 
@@ -144,11 +147,23 @@ def run_setup(
         result.stats = stamp.get("stats", {})
 
     if register:
-        if force or stamp.get("registered") != build_key or not registration_ok(layout.registry_dir):
-            register_offline_names(layout.dataset_dir, layout.registry_dir)
+        cache, other = registration_cache(layout.root, layout.dataset_dir)
+        result.datasets_cache = cache
+        if force or stamp.get("registered") != build_key or not registration_ok(layout.registry_dir, cache):
+            register_offline_names(layout.dataset_dir, layout.registry_dir, cache=cache, home=layout.root)
             stamp["registered"] = build_key
             _write_stamp(layout, stamp)
             result.steps_run.append("register")
+        if other is not None:
+            logger.warning(
+                "load_dataset('madqa') with the shared datasets cache %s loads MADQA_HOME %s (other data); this "
+                "home's is registered in %s: load it with HF_DATASETS_CACHE=%s set, or load_dataset('%s')",
+                other["cache"],
+                other["home"],
+                cache,
+                cache,
+                layout.dataset_dir,
+            )
     return result
 
 
