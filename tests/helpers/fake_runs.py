@@ -19,9 +19,14 @@ def fake_reply(text: str, tools: list[str]) -> Any:
     """One fixed search, then an answer citing the first page shown; ``MADQA_FAKE_DELAY`` (seconds) slows every
     call (a file named by ``MADQA_FAKE_DELAY_FILE``, once written, overrides it: a test slows the calls that start
     after it, so that waiting for them and not waiting differ by far more than a loaded machine's noise), and a
-    question containing ``MADQA_FAKE_FAIL`` makes the call raise."""
+    question containing ``MADQA_FAKE_FAIL`` makes the call raise. With ``MADQA_FAKE_CALLS_FILE``, each call
+    appends its delay to that file as it starts: a test waits for a slowed call to be in flight (not for a time)."""
     later = Path(os.environ.get("MADQA_FAKE_DELAY_FILE", "/nonexistent"))
-    time.sleep(float(later.read_text() if later.is_file() else os.environ.get("MADQA_FAKE_DELAY", "0")))
+    delay = later.read_text() if later.is_file() else os.environ.get("MADQA_FAKE_DELAY", "0")
+    if calls := os.environ.get("MADQA_FAKE_CALLS_FILE"):
+        with open(calls, "a", encoding="utf-8") as log:  # one short write per call: whole lines
+            log.write(f"{float(delay)}\n")
+    time.sleep(float(delay))
     question = re.search(r"Question: (.*)", text).group(1)
     fail = os.environ.get("MADQA_FAKE_FAIL")
     if fail and fail in question:

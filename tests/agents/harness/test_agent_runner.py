@@ -193,8 +193,23 @@ def _start(out: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
 def _start_slowable(out: Path, slower: Path, delay_s: str, *args: str) -> subprocess.Popen[str]:
     """A run of the fake model taking ``delay_s`` seconds a call; seconds written to ``slower`` later replace them
     (so that the calls in flight at a Ctrl+C outlast the wait)."""
-    env = _env(MADQA_FAKE_DELAY=delay_s, MADQA_FAKE_DELAY_FILE=str(slower))
+    env = _env(MADQA_FAKE_DELAY=delay_s, MADQA_FAKE_DELAY_FILE=str(slower), MADQA_FAKE_CALLS_FILE=f"{slower}.calls")
     return _start(out, "--model", FAKE, *args, env=env)
+
+
+def _slow_call_in_flight(proc: subprocess.Popen[str], slower: Path, delay_s: str, timeout: float = 120) -> None:
+    """Slow every later call to ``delay_s`` seconds and wait until one such call has started: a question is then in
+    flight for that long, whatever the machine's load (a load run saw the gap between two questions outlast a
+    fixed pause, and the Ctrl+C then found none in flight)."""
+    slower.write_text(delay_s)
+    calls = Path(f"{slower}.calls")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if calls.is_file() and float(delay_s) in [float(x) for x in calls.read_text().split()]:
+            return
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.02)
+    raise AssertionError(f"no call slowed to {delay_s} s started within {timeout} s")
 
 
 def _wait_for_lines(proc: subprocess.Popen[str], out: Path, n: int, timeout: float = 120) -> int:
@@ -214,7 +229,7 @@ def _ctrl_c_once_slowed(
     """Once ``lines`` lines are written, make every later call a minute long, then press Ctrl+C after each pause;
     the run's stderr and the seconds it took to stop after the last press."""
     _wait_for_lines(proc, out, lines)
-    slower.write_text("60")
+    _slow_call_in_flight(proc, slower, "60")
     for pause_s in pauses_s:
         time.sleep(pause_s)
         proc.send_signal(signal.SIGINT)
@@ -236,11 +251,10 @@ def test_first_ctrl_c_finishes_what_is_in_flight_then_resume_completes(layout, t
     slower = tmp_path / "delay"
     proc = _start_slowable(out, slower, "0.4", "--limit", "8", "--workers", "2")
     _wait_for_lines(proc, out, 1)
-    # From now on every call takes 2 s: the questions in flight at the Ctrl+C are still in flight when the runner
-    # reads it, however late a busy machine delivers it (with 0.4 s calls a load run saw both finish first), and
-    # they end well inside the 30 s wait.
-    slower.write_text("2")
-    time.sleep(0.3)
+    # From now on every call takes 5 s, and the Ctrl+C waits for one of them to be in flight: the questions in flight
+    # are still in flight when the runner reads it, however late a busy machine delivers it (with 0.4 s calls a load
+    # run saw both finish first), and they end well inside the 30 s wait (two calls each).
+    _slow_call_in_flight(proc, slower, "5")
     at_signal = _wait_for_lines(proc, out, 1)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)

@@ -416,7 +416,9 @@ def test_a_stop_request_starts_no_new_question(layout, tmp_path: Path, monkeypat
 
         chosen = RayBackend()
     monkeypatch.setenv("MADQA_CTRL_DELAY", "0.3")
-    stop = StopRequest(wait_s=30)
+    # A wait far longer than the question in flight needs: a Ray worker importing the harness for the first time took
+    # over 30 s on a loaded machine (load 12-18), and the question was abandoned. Only a hang makes it wait that long.
+    stop = StopRequest(wait_s=600)
     out = tmp_path / "s.jsonl"
     summary = run_benchmark(
         RunConfig(model=CTRL, limit=8), out, workers=2, progress=_StopAfterFirst(stop), stop=stop, backend=chosen
