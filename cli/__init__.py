@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from madqa.cli import conventions
+from madqa.cli.console import console_handler
 from madqa.cli.errors import UserError
 
 __version__ = "0.1.0"
@@ -69,22 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def project_info_only(record: logging.LogRecord) -> bool:
-    """The console's filter (lifted by ``-v``): INFO lines of the project only, warnings and errors of all.
-
-    Libraries log routine INFO lines (httpx: "HTTP Request: POST …" on every model call), which went into the
-    progress bars and buried the run's own lines; what they warn about still shows.
-    """
-    return record.levelno >= logging.WARNING or record.name == "madqa" or record.name.startswith("madqa.")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``madqa`` command line and return its exit status."""
     args = build_parser().parse_args(argv)
     level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
-    console = logging.StreamHandler(sys.stderr)
-    if not args.verbose:
-        console.addFilter(project_info_only)
+    console = console_handler(verbose=args.verbose)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", handlers=[console])
     conventions.log_deprecations(args)
     try:
