@@ -1,7 +1,8 @@
 """``madqa compare``: humans and agents side by side on one labelled split (paper §5.2, H.4, Figure 9).
 
 ``madqa compare RUN1.jsonl RUN2.jsonl … --split dev [--names A B …] [-o curves.png] [--json]`` scores every run
-against the same gold (as ``madqa evaluate`` does, ANLS* mode) and prints, per run, accuracy with its 95% CI,
+against the same gold (as ``madqa evaluate`` does, ANLS* mode; without ``--dataset``/``--split`` the one the runs'
+lines record, :mod:`madqa.cli.recorded_gold`) and prints, per run, accuracy with its 95% CI,
 Kuiper (in the ``--kuiper-order`` it names: ``block`` by default, ``file`` for the paper's every-k reading) and
 Page F1; then the pairwise Cohen's κ matrix on per-item correctness, the "solved only by A / only by B"
 counts of every pair, and the accuracy-vs-step-budget curve of each run as a table (``-o FILE.png``: a plot).
@@ -43,7 +44,7 @@ DENSE_ROWS = 20
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``compare`` arguments."""
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.jsonl", help="two or more results files")
-    conventions.add_gold_arguments(parser)
+    conventions.add_gold_arguments(parser, recorded_default=True)
     parser.add_argument("--names", nargs="+", metavar="NAME", help="display names, one per run (default: file stems)")
     parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
     conventions.add_output_file(parser, "also draw the budget curves to this PNG", metavar="FILE.png", old=("--plot",))
@@ -161,6 +162,7 @@ class Scored:
         lines: name → the file's raw line objects.
         reports: name → :func:`~madqa.metric.report.build_report`'s report.
         result: the comparison as one JSON-ready dict (what ``--json`` prints).
+        choice: the gold scored against (:class:`~madqa.cli.recorded_gold.GoldChoice`).
     """
 
     references: list[Any]
@@ -168,6 +170,7 @@ class Scored:
     lines: dict[str, list[dict[str, Any]]]
     reports: dict[str, dict[str, Any]]
     result: dict[str, Any]
+    choice: Any = None
 
 
 def score_files(
@@ -175,7 +178,7 @@ def score_files(
     names: Sequence[str],
     prices: Any = None,
     *,
-    split: str = "dev",
+    split: str | None = None,
     dataset: str | None = None,
     gold: Path | None = None,
     max_budget: int | None = None,
@@ -185,16 +188,23 @@ def score_files(
 ) -> Scored:
     """Score every run against the gold (``prices``: a :class:`~madqa.metric.cost.PriceTable`, or no cost).
 
-    The gold is ``gold`` (a labelled questions JSONL) or the ``split`` of ``dataset`` (see ``madqa evaluate``);
-    ``max_budget`` (default: the largest step count seen) ends the budget curves.
+    The gold is ``gold`` (a labelled questions JSONL) or the ``split`` of ``dataset``; ``None`` for either: what the
+    runs' lines record (:func:`~madqa.cli.recorded_gold.choose_gold`, as ``madqa evaluate``); ``max_budget`` (default:
+    the largest step count seen) ends the budget curves.
     """
     from madqa.cli.evaluate_cmd import check_provenance, gold_dataset, load_references
+    from madqa.cli.recorded_gold import choose_gold
     from madqa.metric.aggregate import budget_curve, cohen_kappa
     from madqa.metric.cost import run_cost, unpriced_reason
     from madqa.metric.inputs import InputError, parse_results_text
     from madqa.metric.report import ReportOptions, build_report, score_predictions
 
-    references, gold_ref = load_references(split, dataset, gold), gold_dataset(dataset, gold)
+    choice = choose_gold(runs, split, dataset, gold)
+    try:
+        references = load_references(choice.split, choice.dataset, choice.gold)
+    except UserError as exc:
+        raise choice.load_failed(exc) from None
+    gold_ref = gold_dataset(choice.dataset, choice.gold)
     gold_ids = {r.id for r in references}
     scored, systems, raw = {}, [], {}
     for name, path in zip(names, runs, strict=True):
@@ -204,6 +214,7 @@ def score_files(
             run = score_predictions(predictions, references)
         except InputError as exc:
             raise UserError(exc.problems[0] if exc.problems else str(exc)) from None
+        choice.refuse_unmatched(path, len(predictions), len(run.matching.missing_ids), len(references))
         check_provenance(path, predictions, gold_ref)
         scored[name], raw[name] = run, lines
         systems.append({"name": name, "path": str(path), "human": is_human(lines)})
@@ -253,7 +264,7 @@ def score_files(
                 pairs.append({"a": a, "b": b, "kappa": kappa[a][b], **pair_counts(outcomes[a], outcomes[b])})
     curves = {s["name"]: s["budget_curve"] for s in out_systems}
     result = {
-        "split": None if gold else split,
+        "split": None if gold else choice.split,
         "n_gold": len(references),
         "systems": out_systems,
         "kappa": kappa,
@@ -263,14 +274,14 @@ def score_files(
         "prices": None if prices is None else prices.source,
         "budget_table": budget_table(curves, table_budgets(top)),
     }
-    return Scored(list(references), scored, raw, reports, result)
+    return Scored(list(references), scored, raw, reports, result, choice)
 
 
 def compare(
     runs: Sequence[str | Path],
     names: Sequence[str] | None = None,
     *,
-    split: str = "dev",
+    split: str | None = None,
     dataset: str | None = None,
     gold: str | Path | None = None,
     prices: str | Path | None = None,

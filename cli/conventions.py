@@ -51,8 +51,11 @@ DATASET_DEFAULT = "$MADQA_DATASET, else sample"
 #: ``madqa setup`` (``make demo``) does, so its help says so instead.
 DATASET_DEFAULT_EXCEPTIONS = {
     "setup": "the embedded sample, whatever $MADQA_DATASET says",
-    # evaluate scores a file against the gold it was run on unless told otherwise (its lines record it)
-    "evaluate": "the dataset the file's lines were run on, else $MADQA_DATASET, else sample",
+    # the scoring commands score files against the gold they were run on unless told otherwise (their lines record it)
+    **dict.fromkeys(
+        ("evaluate", "compare", "figures", "view"),
+        "the dataset the files' lines were run on, else $MADQA_DATASET, else sample",
+    ),
 }
 #: Commands without ``--json``, and why not.
 NO_JSON = {
@@ -211,14 +214,15 @@ def add_gold_arguments(
 ) -> None:
     """``--split NAME`` and, exclusive of each other, ``--gold FILE`` and ``--dataset SPEC`` (scoring commands).
 
-    ``recorded_default`` (``evaluate``): both default to what the results file's lines recorded (``None`` here;
-    the command reads the file), so that a run is scored against the gold it was run on.
+    ``recorded_default`` (``evaluate``, ``compare``, ``figures``, ``view``): both default to what the results files'
+    lines recorded (``None`` here; :mod:`madqa.cli.recorded_gold` reads the files), so that a run is scored against
+    the gold it was run on.
     """
     from pathlib import Path
 
     if recorded_default:
         parser.add_argument(
-            "--split", help=f"{split_help} (default: the split the file's lines were run on, else dev)"
+            "--split", help=f"{split_help} (default: the split the files' lines were run on, else dev)"
         )
     else:
         parser.add_argument("--split", default="dev", help=split_help)

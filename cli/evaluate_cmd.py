@@ -4,13 +4,14 @@ Prints a readable table, or with ``--json`` one JSON object on stdout (the repor
 ``--compare`` it also holds ``compare``: the other systems' reports and the pairwise Cohen's κ). ``--ctt`` writes
 Classical Test Theory item statistics and test/dev/train splits built from all the systems given.
 
-Gold: ``--gold PATH.jsonl`` (labelled question records; every record is used, ``--split`` is ignored),
-or ``madqa.loading_script.load.load_gold(split, dataset)`` with ``--dataset PATH`` (a dataset folder, a Hub id or
-``sample``). For ``test`` it reads the private labels file. Without ``--dataset``/``--split`` the gold is the one
-the file was run on: the ``dataset.name`` and ``config.split`` its lines record (:func:`recorded_gold`; ``madqa
-run`` writes both), else ``MADQA_DATASET`` or the local sample, and ``dev``. A file whose lines name two datasets
-or splits, or none of whose lines matches a gold question, is refused (exit 2, one line naming the file and the
-dataset and split it was scored against): a 0 % report of the wrong gold is never printed.
+Gold: ``--gold PATH.jsonl`` (labelled question records; every record is used, ``--split`` is ignored), or
+``madqa.loading_script.load.load_gold(split, dataset)`` with ``--dataset PATH`` (a dataset folder, a Hub id or
+``sample``). For ``test`` it reads the private labels file. Without ``--dataset``/``--split`` the gold is the one the
+file was run on: the ``dataset.name`` and ``config.split`` its lines record
+(:func:`madqa.cli.recorded_gold.choose_gold`; ``madqa run`` writes both), else ``MADQA_DATASET`` or the local sample,
+and ``dev``. A file whose lines name two datasets or splits, or none of whose lines matches a gold question, is refused
+(exit 2, one line naming the file and the dataset and split it was scored against): a 0 % report of the wrong gold is
+never printed.
 
 Provenance: each results file's lines are compared with the gold's dataset
 (:func:`madqa.loading_script.release.dataset_provenance`; unknown with ``--gold``) and the record schema this
@@ -36,6 +37,8 @@ from typing import Any
 
 from madqa.cli import conventions
 from madqa.cli.errors import UserError
+from madqa.cli.recorded_gold import GoldChoice, choose_gold
+from madqa.cli.recorded_gold import read_text as _read_text
 
 HELP = "score a results JSONL file: accuracy, Page/Doc F1, Kuiper, breakdowns (paper §3)"
 EXAMPLES = (
@@ -91,15 +94,6 @@ def scoring_options(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "kuiper_order": args.kuiper_order,
     }
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
 
 
 def load_references(split: str = "dev", dataset: str | None = None, gold: Path | None = None) -> list[Any]:
@@ -175,47 +169,6 @@ def _calibration(path: Path | None) -> Any:
         raise UserError(str(exc)) from None
 
 
-def recorded_gold(path: Path) -> tuple[str | None, str | None]:
-    """``(dataset name, split)`` that the lines of results file ``path`` record (``None`` where none does).
-
-    Reads each JSON line's ``dataset.name`` and ``config.split`` leniently (a line that does not parse is left to
-    the results parser, which names it). Raises :class:`UserError` when the lines name more than one dataset or
-    split: such a file cannot be scored against one gold. Lines of one dataset at several revisions are scored
-    (their ids are that dataset's); :func:`check_provenance` warns about them.
-    """
-    datasets: dict[str, int] = {}
-    splits: dict[str, int] = {}
-    for line in _read_text(path).splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(row, dict):
-            continue
-        ref = row.get("dataset")
-        if isinstance(ref, dict) and ref.get("name"):
-            datasets[str(ref["name"])] = datasets.get(str(ref["name"]), 0) + 1
-        config = row.get("config")
-        if isinstance(config, dict) and isinstance(config.get("split"), str):
-            splits[config["split"]] = splits.get(config["split"], 0) + 1
-    for what, seen in (("datasets", datasets), ("splits", splits)):
-        if len(seen) > 1:
-            listed = ", ".join(f"{n} line(s) of {name}" for name, n in seen.items())
-            raise UserError(
-                f"{path}: its lines were run on {len(seen)} {what} ({listed}); score each one's lines apart"
-            )
-    return next(iter(datasets), None), next(iter(splits), None)
-
-
-def _gold_label(split: str, dataset: str | None, gold: Path | None) -> str:
-    """The gold in words, for the refusal: ``--gold FILE`` or ``split 'dev' of dataset 'sample'``."""
-    if gold is not None:
-        return f"the --gold file {gold}"
-    from madqa.loading_script.load import dataset_spec
-
-    return f"split {split!r} of dataset {dataset_spec(dataset)!r}"
-
-
 def gold_dataset(dataset: str | None = None, gold: Path | None = None) -> Any:
     """The gold's :class:`~madqa.metric.schema.DatasetRef`, or ``None`` when unknown (a ``gold`` file)."""
     from madqa.metric.schema import DatasetRef
@@ -257,9 +210,7 @@ def check_provenance(path: Path, predictions: list[Any], gold: Any) -> dict[str,
     return summary
 
 
-def _score_file(
-    path: Path, references: list[Any], mode: str, judge: Any, gold: Any = None, gold_label: str = "the gold"
-) -> Any:
+def _score_file(path: Path, references: list[Any], mode: str, judge: Any, gold: Any, choice: GoldChoice) -> Any:
     """Parse and score one results file; returns ``(scored run, provenance summary, input notes)``.
 
     What the parser read leniently (no ``answer`` key, pages above the cap, misspelt fields) is logged as one
@@ -282,11 +233,7 @@ def _score_file(
         listed = "listed above" if exc.count == len(exc.problems) else f"the first {len(exc.problems)} listed above"
         raise UserError(f"{path}: {exc.count} problems ({listed}); nothing was scored") from None
     m = run.matching
-    if predictions and len(m.missing_ids) == len(references):
-        raise UserError(
-            f"{path}: none of its {len(predictions)} line(s) is a question of {gold_label}; "
-            "pass the --dataset and --split it was run on (or --gold FILE)"
-        )
+    choice.refuse_unmatched(path, len(predictions), len(m.missing_ids), len(references))
     if m.matched_by_question:
         logger.warning("%s: %d line(s) had no id and were matched by question text", path, m.matched_by_question)
     if m.unknown:
@@ -363,11 +310,11 @@ def evaluate(
 ) -> dict[str, Any]:
     """Score a results file: the report ``madqa evaluate --json`` prints, as a dict.
 
-    The gold is ``gold`` (a labelled questions JSONL) or the ``split`` of ``dataset``; ``None`` for either: the one
-    the file's lines record (:func:`recorded_gold`), else the default dataset and ``dev``. With ``compare`` (more
-    results files) the report also holds ``compare``: every file's report and Cohen's κ between them; ``ctt``
-    writes Classical Test Theory item statistics and splits there. ``mode="judge"`` scores with ``judge`` (a model
-    spec or ``py:MODULE:NAME``; ``model_options``: its provider settings). Raises
+    The gold is ``gold`` (a labelled questions JSONL) or the ``split`` of ``dataset``; ``None`` for either: the one the
+    files' lines record (:func:`~madqa.cli.recorded_gold.choose_gold`), else the default dataset and ``dev``. With
+    ``compare`` (more results files) the report also holds ``compare``: every file's report and Cohen's κ between them;
+    ``ctt`` writes Classical Test Theory item statistics and splits there. ``mode="judge"`` scores with ``judge`` (a
+    model spec or ``py:MODULE:NAME``; ``model_options``: its provider settings). Raises
     :class:`~madqa.cli.errors.UserError` for a mistake in the input, with the one-line message the command prints.
     """
     from madqa.metric.report import ReportOptions, build_report, compare_runs
@@ -377,26 +324,16 @@ def evaluate(
         raise UserError("the same results file is given twice")
     if resamples < 1:
         raise UserError("--resamples must be positive")
-    gold_path = None if gold is None else Path(gold)
-    recorded_dataset, recorded_split = recorded_gold(paths[0])
-    split = split or recorded_split or "dev"
-    if gold_path is None and dataset is None and recorded_dataset is not None:
-        dataset = recorded_dataset
-        logger.info("scoring against split %s of %s, the dataset %s was run on", split, dataset, paths[0])
+    choice = choose_gold(paths, split, dataset, None if gold is None else Path(gold))
     try:
-        references = load_references(split, dataset, gold_path)
+        references = load_references(choice.split, choice.dataset, choice.gold)
     except UserError as exc:
-        if dataset is recorded_dataset and dataset is not None:  # the gold named by the file, not by the user
-            raise UserError(f"{exc} (the dataset {paths[0]} was run on; pass --dataset or --gold)") from None
-        raise
+        raise choice.load_failed(exc) from None
     calibration_found = _calibration(None if calibration is None else Path(calibration))
     cache = None if judge_cache is None else Path(judge_cache)
     scorer = _judge(mode, judge, cache, judge_workers, judge_retries, model_options or {})
-    gold_ref = gold_dataset(dataset, gold_path)
-    label = f"{_gold_label(split, dataset, gold_path)}, the gold it was scored against"
-    if recorded_dataset is not None and (recorded_dataset, recorded_split or split) != (dataset, split):
-        label += f" (its lines record split {recorded_split or split!r} of dataset {recorded_dataset!r})"
-    scored = {str(p): _score_file(p, references, mode, scorer, gold_ref, label) for p in paths}
+    gold_ref = gold_dataset(choice.dataset, choice.gold)
+    scored = {str(p): _score_file(p, references, mode, scorer, gold_ref, choice) for p in paths}
     runs = {name: run for name, (run, _, _) in scored.items()}
     options = ReportOptions(
         mode=mode,

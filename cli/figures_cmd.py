@@ -1,15 +1,15 @@
 """``madqa figures``: the paper's Table 3 and figures for a set of runs, as PNGs, ``figures.json`` and one HTML page.
 
-``madqa figures a.jsonl b.jsonl human.jsonl --split dev --output-dir figs [--names A B H] [--prices FILE]
-[--embedder SPEC] [--kuiper-order block|file]`` scores every run as ``madqa compare`` does (the same function, so
-the same numbers), then writes under ``--output-dir``: ``<figure>.png`` for every figure that can be drawn,
-``figures.json`` (every number behind every figure, and for a skipped one the reason) and ``index.html``
-(self-contained: figures as ``data:`` URIs, no network). The figures, in the paper's order: Table 3, accuracy vs
-inference cost (Fig. 7), failure classes per system (Figs. 8, 17) and per domain (Fig. 19), the failure cascade
-(Fig. 20), budget curves (Fig. 9), the κ matrix (Fig. 21), the item difficulty spectrum (Fig. 22), retrieval by
-search iteration and recovery (Figs. 23, 24), single- vs multi-query accuracy (H.6), drift (Figs. 25, 26), response
-time vs accuracy (§5.2) and semantic vs physical evidence distance (H.1). Human runs (``system_type: "human"``) are
-marked in every figure.
+``madqa figures a.jsonl b.jsonl human.jsonl --split dev --output-dir figs [--names A B H] [--prices FILE] [--embedder
+SPEC] [--kuiper-order block|file]`` scores every run as ``madqa compare`` does (the same function, so the same numbers;
+without ``--dataset``/``--split`` against the gold the runs' lines record), then writes under ``--output-dir``:
+``<figure>.png`` for every figure that can be drawn, ``figures.json`` (every number behind every figure, and for a
+skipped one the reason) and ``index.html`` (self-contained: figures as ``data:`` URIs, no network). The figures, in the
+paper's order: Table 3, accuracy vs inference cost (Fig. 7), failure classes per system (Figs. 8, 17) and per domain
+(Fig. 19), the failure cascade (Fig. 20), budget curves (Fig. 9), the κ matrix (Fig. 21), the item difficulty spectrum
+(Fig. 22), retrieval by search iteration and recovery (Figs. 23, 24), single- vs multi-query accuracy (H.6), drift
+(Figs. 25, 26), response time vs accuracy (§5.2) and semantic vs physical evidence distance (H.1). Human runs
+(``system_type: "human"``) are marked in every figure.
 
 Table 3's Kuiper column follows ``--kuiper-order`` (as ``madqa evaluate``): ``block`` (default) reads ``D`` only
 where the effort changes, so tied efforts count as one block and the line order cannot matter; ``file`` reads ``D``
@@ -51,7 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.jsonl", help="one or more results files")
     conventions.add_output_dir(parser, "folder to write the figures to", required=True, old=("--out",))
-    conventions.add_gold_arguments(parser)
+    conventions.add_gold_arguments(parser, recorded_default=True)
     parser.add_argument("--names", nargs="+", metavar="NAME", help="display names, one per run (default: file stems)")
     add_prices_argument(parser)
     parser.add_argument(
@@ -88,16 +88,17 @@ def embedder(spec: str) -> tuple[Any, str | None]:
     return model, None
 
 
-def page_texts(args: argparse.Namespace) -> tuple[dict[tuple[str, int], str] | None, str | None]:
-    """The split's page texts by ``(doc_key(document), page)``, or ``(None, why not)``."""
-    if args.gold is not None:
+def page_texts(choice: Any) -> tuple[dict[tuple[str, int], str] | None, str | None]:
+    """The page texts of the dataset scored against (a :class:`~madqa.cli.recorded_gold.GoldChoice`) by
+    ``(doc_key(document), page)``, or ``(None, why not)``."""
+    if choice.gold is not None:
         return None, "--gold gives no dataset to read page texts from (use --split with --dataset)"
     from madqa.metric.scoring import doc_key
 
     try:
         from madqa.loading_script.load import load_pages
 
-        rows = load_pages(args.dataset)
+        rows = load_pages(choice.dataset)
     except Exception as exc:  # no pages config, an unreadable dataset: the distance figure says why
         return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     return {(doc_key(str(r["document"])), int(r["page"])): str(r.get("text") or "") for r in rows}, None
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     model, embed_reason = embedder(args.embedder)
     if model is None and args.embedder.lower() != "none":
         logger.warning("the drift and evidence-distance figures are skipped: %s", embed_reason)
-    texts, pages_reason = page_texts(args)
+    texts, pages_reason = page_texts(scored.choice)
     embed = None if model is None else model.embed
     try:
         figures = build_static(runs, prices) + build_dynamics(

@@ -1,7 +1,8 @@
 """``madqa view``: explore results files in the browser (trajectories, errors, runs side by side) or export a report.
 
 ``madqa view r.jsonl [more.jsonl …] --split dev`` scores each file against the split's gold (as ``madqa evaluate``
-does, same numbers) and serves a local Gradio app on ``--host``/``--port`` (default 127.0.0.1:7861);
+does, same numbers; without ``--dataset``/``--split`` the gold the files' lines record, and the same refusals:
+:mod:`madqa.cli.recorded_gold`) and serves a local Gradio app on ``--host``/``--port`` (default 127.0.0.1:7861);
 ``-o report.html`` writes one self-contained HTML file instead. ``--split test`` works only where the test
 labels are held locally (the sample's ``$MADQA_HOME/private``); otherwise the loader's error says they are hidden.
 Bad lines are reported as ``FILE line N: field …`` (the metric's parser).
@@ -16,6 +17,7 @@ from typing import Any
 
 from madqa.cli import conventions
 from madqa.cli.errors import UserError
+from madqa.cli.recorded_gold import GoldChoice, choose_gold
 from madqa.cli.serve import add_serve_arguments, check_free, resolve_port, serve
 
 DEFAULT_PORT = 7861
@@ -33,7 +35,7 @@ logger = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``view`` arguments."""
     parser.add_argument("results", nargs="+", type=Path, help="results JSONL file(s) of `madqa run` (or any harness)")
-    conventions.add_gold_arguments(parser, "labelled split the files answer")
+    conventions.add_gold_arguments(parser, "labelled split the files answer", recorded_default=True)
     conventions.add_output_file(
         parser, "write a self-contained HTML report and exit", metavar="REPORT.html", old=("--export",)
     )
@@ -42,18 +44,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     conventions.add_kuiper_arguments(parser, order_and_seed=False)
 
 
-def references(args: argparse.Namespace) -> list[Any]:
-    """Gold references from ``--gold`` or the split (see the module docstring)."""
+def references(choice: GoldChoice) -> list[Any]:
+    """Gold references from ``--gold`` or the chosen split of the chosen dataset (see the module docstring)."""
     from madqa.metric.inputs import InputError, parse_references, read_jsonl_text
     from madqa.space.explore.runs import ExploreError, load_gold_references, read_text
 
     try:
-        if args.gold is not None:
-            rows = read_jsonl_text(read_text(args.gold), str(args.gold))
-            return parse_references([r for _, r in rows], str(args.gold))
-        return load_gold_references(args.split, args.dataset)
+        if choice.gold is not None:
+            rows = read_jsonl_text(read_text(choice.gold), str(choice.gold))
+            return parse_references([r for _, r in rows], str(choice.gold))
+        return load_gold_references(choice.split, choice.dataset)
     except (InputError, ExploreError) as exc:
-        raise UserError(str(exc)) from None
+        raise choice.load_failed(UserError(str(exc))) from None
 
 
 def prepare(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -65,26 +67,33 @@ def prepare(args: argparse.Namespace) -> tuple[Any, Any]:
         raise UserError("the same results file is given twice")
     if args.resamples < 1:
         raise UserError("--resamples must be positive")
-    refs = references(args)
+    choice = choose_gold(args.results, args.split, args.dataset, args.gold)
+    refs = references(choice)
+    split = choice.split
     try:
         sources = [(str(p), read_text(p)) for p in args.results]
-        ws = open_workspace(sources, refs, split=args.split, dataset=args.dataset, resamples=args.resamples)
+        ws = open_workspace(
+            sources,
+            refs,
+            split=split,
+            dataset=choice.dataset,
+            resamples=args.resamples,
+            refuse_unmatched=choice.refuse_unmatched,
+        )
     except ExploreError as exc:
         raise UserError(str(exc)) from None
     for run in ws.runs:
         m = run.scored.matching
         if m.unknown:
-            logger.warning(
-                "%s: %d line(s) match no %s question and are ignored", run.source, len(m.unknown), args.split
-            )
+            logger.warning("%s: %d line(s) match no %s question and are ignored", run.source, len(m.unknown), split)
         if m.missing_ids:
             logger.warning(
                 "%s: %d %s question(s) have no line (shown as missing, scored incorrect)",
                 run.source,
                 len(m.missing_ids),
-                args.split,
+                split,
             )
-    thumbs = Thumbnails(args.dataset, enabled=not args.no_thumbnails and args.gold is None)
+    thumbs = Thumbnails(choice.dataset, enabled=not args.no_thumbnails and choice.gold is None)
     return ws, thumbs
 
 

@@ -13,7 +13,7 @@ only; ``madqa view --split test`` works only where the labels are held locally.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,8 +125,12 @@ def load_run(
     split: str = "dev",
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    refuse_unmatched: Callable[[str, int, int, int], None] | None = None,
 ) -> RunData:
     """Parse, match and score one results text against ``references``.
+
+    ``refuse_unmatched(source, lines, missing, gold)``, when given, is called first with the counts and may raise
+    its own error for a file that matches nothing (``madqa view``: the words of ``madqa evaluate``).
 
     Raises:
         ExploreError: invalid lines, duplicate ids, or a file none of whose lines is a question of ``split`` (a
@@ -137,6 +141,8 @@ def load_run(
         scored = score_predictions(predictions, references)
     except InputError as exc:
         raise ExploreError(_problem_text(exc, source)) from None
+    if refuse_unmatched is not None:
+        refuse_unmatched(source, len(predictions), len(scored.matching.missing_ids), len(references))
     matched = len(references) - len(scored.matching.missing_ids)
     if matched == 0:
         raise ExploreError(
@@ -176,13 +182,17 @@ def open_workspace(
     split: str,
     dataset: str | None = None,
     resamples: int = DEFAULT_RESAMPLES,
+    refuse_unmatched: Callable[[str, int, int, int], None] | None = None,
 ) -> Workspace:
-    """A workspace over ``(source, text)`` pairs (names from the sources, made unique)."""
+    """A workspace over ``(source, text)`` pairs (names from the sources, made unique; ``refuse_unmatched``: see
+    :func:`load_run`)."""
     if not sources:
         raise ExploreError("no results file given")
     names = unique_names([Path(s).name.removesuffix(".jsonl").removesuffix(".json") or "run" for s, _ in sources])
     runs = [
-        load_run(text, source, references, name=name, split=split, resamples=resamples)
+        load_run(
+            text, source, references, name=name, split=split, resamples=resamples, refuse_unmatched=refuse_unmatched
+        )
         for (source, text), name in zip(sources, names, strict=True)
     ]
     return Workspace(split, list(references), runs, dataset)
