@@ -103,3 +103,20 @@ def test_the_wrong_gold_is_refused_as_evaluate_refuses_it(runs, command: str, tm
     evaluated = _one_error(*_madqa("evaluate", runs["other"], "--dataset", "sample"))
     assert error[error.index(str(runs["other"])) :] == evaluated[evaluated.index(str(runs["other"])) :]
     assert "none of its 2 line(s) is a question of split 'dev' of dataset 'sample'" in error
+
+
+def test_evaluate_compare_refuses_files_of_two_datasets_too(runs) -> None:
+    error = _one_error(*_madqa("evaluate", runs["sample"], "--compare", runs["other"]))
+    assert "the results files were run on different datasets" in error and str(runs["other"]) in error
+
+
+def test_files_of_two_splits_are_refused_unless_split_is_given(runs, tmp_path: Path) -> None:
+    train = tmp_path / "train.jsonl"  # the sample run's lines, recorded as run on train
+    rows = [json.loads(x) for x in runs["sample"].read_text(encoding="utf-8").splitlines()]
+    train.write_text("".join(json.dumps({**r, "config": {**r["config"], "split": "train"}}) + "\n" for r in rows))
+    error = _one_error(*_madqa("compare", runs["sample"], train))
+    assert "the results files were run on different splits" in error
+    assert f"{runs['sample']}: dev" in error and f"{train}: train" in error
+    rc, out, err = _madqa("compare", runs["sample"], train, "--split", "dev", "--json", "--resamples", "20")
+    assert rc == 0, err  # an explicit --split wins: both are scored on dev
+    assert [s["n_predicted"] for s in json.loads(out)["systems"]] == [2, 2]
