@@ -14,8 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from helpers.agent_cli import madqa, madqa_env, results_lines
-from helpers.dataset_copy import renamed_copy
-from helpers.fake_runs import FAKE
+from helpers.dataset_copy import runs_on_two_datasets
 
 from madqa.cli.errors import UserError
 from madqa.cli.evaluate_cmd import evaluate
@@ -26,15 +25,7 @@ HERE = Path(__file__).parent
 @pytest.fixture(scope="module")
 def runs(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two runs of two questions: one on the sample (the default), one on another dataset folder."""
-    root = tmp_path_factory.mktemp("recorded_gold")
-    other = renamed_copy(layout.dataset_dir, root / "other")
-    env = madqa_env(HERE)
-    out = {"other": root / "other.jsonl", "sample": root / "sample.jsonl", "folder": other}
-    for name, extra in (("other", ["--dataset", str(other)]), ("sample", [])):
-        done = madqa(["run", "--model", FAKE, "--limit", "2", "-o", str(out[name]), "--no-progress", *extra], env)
-        assert done.returncode == 0, done.stderr
-        out[f"{name}_log"] = done.stderr
-    return out
+    return runs_on_two_datasets(layout.dataset_dir, tmp_path_factory.mktemp("recorded_gold"), HERE)
 
 
 def _evaluate(args: list[str]) -> tuple[int, str, str]:

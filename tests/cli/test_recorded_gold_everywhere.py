@@ -15,8 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from helpers.agent_cli import madqa, madqa_env
-from helpers.dataset_copy import renamed_copy
-from helpers.fake_runs import FAKE
+from helpers.dataset_copy import runs_on_two_datasets
 
 from madqa.cli.evaluate_cmd import evaluate
 
@@ -28,12 +27,8 @@ def runs(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two-question runs: two on another dataset folder (the second a copy: compare needs two files), one on the
     sample (the default)."""
     root = tmp_path_factory.mktemp("recorded_everywhere")
-    other = renamed_copy(layout.dataset_dir, root / "other")
-    env = madqa_env(HERE)
-    out = {"other": root / "other.jsonl", "sample": root / "sample.jsonl", "folder": other}
-    for name, extra in (("other", ["--dataset", str(other)]), ("sample", [])):
-        done = madqa(["run", "--model", FAKE, "--limit", "2", "-o", str(out[name]), "--no-progress", *extra], env)
-        assert done.returncode == 0, done.stderr
+    out = runs_on_two_datasets(layout.dataset_dir, root, HERE)
+    other = out["folder"]
     out["other_b"] = root / "other_b.jsonl"
     shutil.copyfile(out["other"], out["other_b"])
     (dev,) = (other / "data").glob("dev-*.parquet")
