@@ -209,3 +209,12 @@ def test_the_pull_request_a_user_opens_puts_the_file_on_the_model_repo(layout, t
                 path_or_fileobj=str(written), path_in_repo=".eval_results/madqa.yaml", repo_id="x/y", create_pr=True
             )
         assert len(hub.commits) == 1
+
+
+def test_an_imported_inspect_run_names_its_harness_and_no_local_log_path(layout, tmp_path, caplog):
+    inspect_config = {**CONFIG, "harness": "inspect_ai", "inspect_ai": "0.3.285", "log": "/home/me/logs/run.eval"}
+    lines = [{**line, "config": {**inspect_config, "split": "dev"}} for line in _lines("dev")]
+    run, repo = _write(tmp_path / "inspect.jsonl", lines), tmp_path / "my-model"
+    assert _evaluate([str(run), "--eval-results", str(repo), "--eval-dataset", HUB_ID], caplog) == (0, [])
+    (entry,) = _entries(repo)
+    assert "harness=inspect_ai, inspect_ai=0.3.285" in entry["notes"] and "/home/me" not in entry["notes"]
