@@ -86,13 +86,28 @@ def request_of(args: Any) -> EvalResultsRequest | None:
         if given:
             raise UserError(f"{', '.join(given)} only apply with --eval-results DIR")
         return None
-    if args.compare:
+    if getattr(args, "compare", None):
         raise UserError("--eval-results writes the results of one run: leave out --compare")
     if args.source is not None and not re.match(r"^https?://\S+$", args.source):
         raise UserError(f"--source {args.source!r}: expected the http(s) URL where the traces are published")
     return EvalResultsRequest(
         args.eval_results, args.source, args.eval_dataset, args.eval_split, args.allow_incomplete
     )
+
+
+def harness_version() -> str:
+    """The installed madqa's version (``unknown`` when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("madqa")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def today(request: EvalResultsRequest) -> str:
+    """The entries' date: the request's, else today (UTC)."""
+    return request.today or dt.datetime.now(dt.UTC).date().isoformat()
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -128,11 +143,12 @@ def _incomplete(report: Mapping[str, Any], lines: Sequence[Mapping[str, Any]]) -
     return [f"{n} {what}" for n, what in counts if n]
 
 
-def _task_split(request: EvalResultsRequest, choice: Any, tracks_splits: Sequence[str]) -> str:
+def task_split(request: EvalResultsRequest, choice: Any, tracks_splits: Sequence[str]) -> str:
+    """The task split a run is published as (``choice``: its gold's ``split`` and ``gold`` file, if any)."""
     splits = ", ".join(sorted(set(tracks_splits)))
     if request.split is not None:
         if request.split not in tracks_splits:
-            raise UserError(f"--eval-split {request.split}: the benchmark's QA tasks are on {splits}")
+            raise UserError(f"--eval-split {request.split}: the benchmark's tasks of this track are on {splits}")
         return request.split
     if choice.gold is not None:
         raise UserError(
@@ -141,13 +157,14 @@ def _task_split(request: EvalResultsRequest, choice: Any, tracks_splits: Sequenc
         )
     if choice.split not in tracks_splits:
         raise UserError(
-            f"the run was scored on split {choice.split!r}; the benchmark's QA tasks are on {splits} "
+            f"the run was scored on split {choice.split!r}; the benchmark's tasks of this track are on {splits} "
             "(--eval-split SPLIT states which task's split the gold is)"
         )
     return str(choice.split)
 
 
-def _dataset_id(request: EvalResultsRequest, gold: Mapping[str, Any] | None) -> str:
+def hub_dataset_id(request: EvalResultsRequest, gold: Mapping[str, Any] | None) -> str:
+    """The benchmark's Hub id: ``--eval-dataset``, else the gold dataset's name when it is one."""
     if request.dataset_id is not None:
         if not HUB_ID.match(request.dataset_id):
             raise UserError(f"--eval-dataset {request.dataset_id!r}: expected a Hub dataset id ORG/NAME")
@@ -185,35 +202,34 @@ def write_eval_results(
     request: EvalResultsRequest, results: Path, report: Mapping[str, Any], choice: Any, mode: str
 ) -> Path:
     """Check the run and write ``request.out_dir/.eval_results/madqa.yaml``; returns its path."""
-    from importlib.metadata import PackageNotFoundError, version
-
     from madqa.loading_script.benchmark_eval import BENCHMARK_TASKS, QA_TRACK, tasks_for
-    from madqa.loading_script.schema_check import SchemaViolation, check, load_schema
     from madqa.metric import eval_results as er
 
     if not report.get("n") or report.get("n_scored", 0) == 0:
         raise UserError(f"{results}: no question of the gold was scored; nothing to publish")
-    split = _task_split(request, choice, [t.split for t in BENCHMARK_TASKS if t.track == QA_TRACK])
+    split = task_split(request, choice, [t.split for t in BENCHMARK_TASKS if t.track == QA_TRACK])
     lines = _lines(results)
     settings = _settings(results, lines)
     incomplete = _incomplete(report, lines)
     if incomplete and not request.allow_incomplete:
         raise UserError(f"{results}: the run is incomplete ({'; '.join(incomplete)}); finish it or --allow-incomplete")
     gold = (report.get("provenance") or {}).get("gold")
-    dataset_id = _dataset_id(request, gold)
-    try:
-        harness = version("madqa")
-    except PackageNotFoundError:
-        harness = "unknown"
-    notes = er.run_notes({k: v for k, v in settings.items() if k != "log"}, harness, mode)
+    dataset_id = hub_dataset_id(request, gold)
+    notes = er.run_notes({k: v for k, v in settings.items() if k != "log"}, harness_version(), mode)
     if choice.gold is not None or split != choice.split:
         notes += f"; gold: {choice.described()} as split {split}"
     if incomplete:
         notes += f"; INCOMPLETE: {'; '.join(incomplete)}"
-    date = request.today or dt.datetime.now(dt.UTC).date().isoformat()
-    provenance = er.ResultsProvenance(dataset_id, (gold or {}).get("revision"), date, notes, request.source)
+    provenance = er.ResultsProvenance(dataset_id, (gold or {}).get("revision"), today(request), notes, request.source)
     tasks = [er.ResultsTask(t.id, t.metric) for t in tasks_for(QA_TRACK, split)]
-    entries = er.eval_results_entries(report, tasks, provenance)
+    return write_entries(request, er.eval_results_entries(report, tasks, provenance))
+
+
+def write_entries(request: EvalResultsRequest, entries: list[dict[str, Any]]) -> Path:
+    """Merge ``entries`` into ``request.out_dir/.eval_results/madqa.yaml``, check the file, write it; its path."""
+    from madqa.loading_script.schema_check import SchemaViolation, check, load_schema
+    from madqa.metric import eval_results as er
+
     target = request.out_dir / er.EVAL_RESULTS_DIR / er.EVAL_RESULTS_FILE
     document = _merged(target, entries)
     try:
@@ -226,3 +242,41 @@ def write_eval_results(
     tmp.replace(target)
     logger.info("wrote %d Eval Results entr%s to %s", len(entries), "y" if len(entries) == 1 else "ies", target)
     return target
+
+
+def write_retrieval_results(
+    request: EvalResultsRequest,
+    results: Mapping[str, Mapping[str, Any]],
+    *,
+    split: str,
+    dataset: str | None,
+    limited: bool,
+    depth: int,
+) -> Path:
+    """``madqa retrieval --eval-results DIR``: one retriever's retrieval-track entries (its page-level measures)."""
+    from types import SimpleNamespace
+
+    from madqa.loading_script.benchmark_eval import BENCHMARK_TASKS, RETRIEVAL_TRACK, tasks_for
+    from madqa.loading_script.release import dataset_provenance
+    from madqa.metric import eval_results as er
+
+    if len(results) != 1:
+        raise UserError(f"--eval-results publishes one retriever's results; {len(results)} were given")
+    ((name, summary),) = results.items()
+    splits = [t.split for t in BENCHMARK_TASKS if t.track == RETRIEVAL_TRACK]
+    task = task_split(request, SimpleNamespace(split=split, gold=None), splits)
+    if limited and not request.allow_incomplete:
+        raise UserError("--limit ranks part of the split: leave it out, or state it with --allow-incomplete")
+    gold = dataset_provenance(dataset)
+    dataset_id = hub_dataset_id(request, gold)
+    tasks = tasks_for(RETRIEVAL_TRACK, task)
+    report = {t.metric: summary["page"]["all"][t.metric]["mean"] for t in tasks}
+    notes = f"retriever {name}; page level, ranked to depth {depth}; scored by madqa {harness_version()} (ir-measures)"
+    if task != split:
+        notes += f"; gold: split {split!r} as split {task}"
+    if limited:
+        notes += "; INCOMPLETE: --limit ranked part of the split"
+    provenance = er.ResultsProvenance(dataset_id, gold.get("revision"), today(request), notes, request.source)
+    return write_entries(
+        request, er.eval_results_entries(report, [er.ResultsTask(t.id, t.metric) for t in tasks], provenance)
+    )

@@ -67,9 +67,14 @@ def _write(path: Path, lines: list[dict]) -> Path:
 
 
 def _evaluate(args: list[str], caplog) -> tuple[int, list[str]]:
+    return _command(["evaluate", *args], caplog)
+
+
+def _command(argv: list[str], caplog) -> tuple[int, list[str]]:
+    """``madqa ARGV`` in this process: its exit status and the ERROR lines it logged."""
     caplog.clear()
     with caplog.at_level(logging.INFO):
-        rc = main(["evaluate", *args])
+        rc = main(argv)
     return rc, [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
 
 
@@ -136,7 +141,7 @@ def _refusals(tmp_path: Path) -> list[tuple[list[str], str]]:
             "unlabelled rows cannot be scored",
         ),
         ([str(tmp_path / "dev.jsonl"), *base, "--source", "me/traces"], "--source 'me/traces': expected the http"),
-        ([str(tmp_path / "dev.jsonl"), *base, "--eval-split", "train"], "--eval-split train: the benchmark's QA"),
+        ([str(tmp_path / "dev.jsonl"), *base, "--eval-split", "train"], "--eval-split train: the benchmark's tasks"),
     ]
 
 
@@ -218,3 +223,27 @@ def test_an_imported_inspect_run_names_its_harness_and_no_local_log_path(layout,
     assert _evaluate([str(run), "--eval-results", str(repo), "--eval-dataset", HUB_ID], caplog) == (0, [])
     (entry,) = _entries(repo)
     assert "harness=inspect_ai, inspect_ai=0.3.285" in entry["notes"] and "/home/me" not in entry["notes"]
+
+
+def test_retrieval_writes_the_retrieval_track_entry_of_one_retriever(layout, tmp_path, caplog, capsys):
+    repo, flags = (
+        tmp_path / "my-retriever",
+        ["--eval-dataset", HUB_ID, "--eval-results", str(tmp_path / "my-retriever")],
+    )
+    caplog.clear()
+    assert main(["retrieval", "--retriever", "bm25", "--split", "dev", "--json", "--no-progress", *flags]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    (entry,) = _entries(repo)
+    assert entry["dataset"]["task_id"] == "retrieval_dev_ndcg10"
+    assert entry["dataset"]["revision"] == dataset_provenance("sample")["revision"]
+    assert entry["value"] == printed["retrievers"]["bm25"]["page"]["all"]["nDCG@10"]["mean"]
+    assert entry["notes"].startswith("retriever bm25; page level")
+    (repo / ".eval_results" / "madqa.yaml").unlink()
+    for args, message in (
+        (["--retriever", "bm25,dense:wordllama"], "publishes one retriever's results; 2 were given"),
+        (["--retriever", "bm25", "--limit", "3"], "--limit ranks part of the split"),
+        (["--retriever", "bm25", "--split", "train"], "scored on split 'train'"),
+    ):
+        rc, errors = _command(["retrieval", *args, "--no-progress", *flags], caplog)
+        assert rc == 2 and len(errors) == 1 and message in errors[0], errors
+        assert not (repo / ".eval_results" / "madqa.yaml").exists()
