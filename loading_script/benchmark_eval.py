@@ -119,3 +119,35 @@ def write_eval_yaml(folder: Path, name: str, tasks: Sequence[BenchmarkTask] = BE
 def tasks_for(track: str, split: str, tasks: Sequence[BenchmarkTask] = BENCHMARK_TASKS) -> list[BenchmarkTask]:
     """The tasks of ``track`` scored on ``split`` (empty when the benchmark declares none)."""
     return [t for t in tasks if t.track == track and t.split == split]
+
+
+def publish_eval_yaml(dataset: str | None, repo_id: str, *, create_pr: bool = False, api: Any = None) -> Any:
+    """Upload the ``eval.yaml`` of the prepared ``dataset`` (checked again first) to the Hub dataset ``repo_id``.
+
+    Returns the ``CommitInfo`` (``pr_url`` set with ``create_pr``). Raises :class:`DatasetUnavailableError` when the
+    dataset has no folder with an ``eval.yaml`` and :class:`SchemaError` when the file breaks the schema.
+    """
+    from .load import DatasetUnavailableError, dataset_spec, resolve_dataset
+
+    spec = dataset_spec(dataset)
+    folder = resolve_dataset(spec)
+    path = folder / EVAL_YAML if isinstance(folder, Path) else None
+    if path is None or not path.is_file():
+        raise DatasetUnavailableError(f"no {EVAL_YAML} for '{spec}': run `madqa setup --dataset {spec}` first")
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise SchemaError(f"{path}: not YAML ({str(exc).splitlines()[0]})") from None
+    check_eval_yaml(document)
+    if api is None:
+        from huggingface_hub import HfApi
+
+        api = HfApi()
+    return api.upload_file(
+        path_or_fileobj=str(path),
+        path_in_repo=EVAL_YAML,
+        repo_id=repo_id,
+        repo_type="dataset",
+        create_pr=create_pr,
+        commit_message=f"MADQA benchmark tasks ({EVAL_YAML}, {len(document['tasks'])} tasks)",
+    )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import jsonschema
@@ -96,3 +97,35 @@ def test_task_ids_given_twice_are_refused():
     twice = (*BENCHMARK_TASKS, BENCHMARK_TASKS[0])
     with pytest.raises(SchemaError, match=r"field 'tasks\[\]\.id': qa_test_accuracy given more than once"):
         render_eval_yaml("MADQA", twice)
+
+
+def test_publish_benchmark_pushes_the_checked_eval_yaml_as_a_pull_request(
+    layout, tmp_path, monkeypatch, capsys, caplog
+):
+    import shutil
+
+    import huggingface_hub
+    from helpers.hub_http import hub_stand_in
+
+    from madqa.cli import main
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # the stand-in is on loopback
+    real_api = huggingface_hub.HfApi
+    with hub_stand_in() as hub:
+        monkeypatch.setattr(huggingface_hub, "HfApi", lambda: real_api(endpoint=hub.endpoint, token="hf_maintainer"))
+        argv = ["publish", "benchmark", "--dataset", "sample", "--repo", "OxRML/MADQA-sample", "--create-pr", "--json"]
+        assert main(argv) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["url"] == f"{hub.endpoint}/datasets/OxRML/MADQA-sample/discussions/1"
+        (commit,) = hub.commits
+        assert (commit.repo_type, commit.repo_id, commit.create_pr) == ("dataset", "OxRML/MADQA-sample", True)
+        assert commit.files == {EVAL_YAML: (layout.dataset_dir / EVAL_YAML).read_bytes()}
+
+        broken = tmp_path / "madqa"
+        shutil.copytree(layout.dataset_dir, broken)
+        text = (broken / EVAL_YAML).read_text(encoding="utf-8")
+        (broken / EVAL_YAML).write_text(text.replace("evaluation_framework: madqa", "evaluation_framework: mine"))
+        assert main(["publish", "benchmark", "--dataset", str(broken), "--repo", "OxRML/MADQA-sample"]) == 2
+        errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert len(errors) == 1 and "eval.yaml: field 'evaluation_framework': 'mine' is not one of" in errors[0]
+        assert len(hub.commits) == 1
