@@ -19,6 +19,9 @@ metric knows; lines from another dataset name or revision, or of a newer ``schem
 counts, and every report gets a ``provenance`` entry (:func:`madqa.metric.report.provenance_summary`). Lines
 without provenance (older files) are never rejected.
 
+Hub Eval Results: ``--eval-results DIR`` writes ``DIR/.eval_results/madqa.yaml``, the run's entries for a model
+repo (:mod:`madqa.cli.eval_results_out`, which says what it refuses to publish).
+
 Judge: ``--judge SPEC`` is a model spec of the agents package (``madqa.agents.models.factory.make_model``), or
 ``py:MODULE:NAME`` for any importable ``complete(prompt) -> str`` callable (or object with ``generate``).
 
@@ -80,6 +83,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ctt-dev-size", type=int, default=200, help="CTT dev split size")
     parser.add_argument("--per-item", action="store_true", help="include per-item scores in --json output")
     conventions.add_json_flag(parser)
+    from madqa.cli.eval_results_out import add_eval_results_arguments
+
+    add_eval_results_arguments(parser)
 
 
 def scoring_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -358,9 +364,11 @@ def evaluate(
 
 def run(args: argparse.Namespace) -> int:
     """Score the results file(s) and print the report."""
+    from madqa.cli.eval_results_out import request_of, write_eval_results
     from madqa.cli.run_cmd import model_options_of
     from madqa.cli.table import format_kappa, format_report
 
+    eval_results = request_of(args)  # its flags are checked before any scoring
     main = evaluate(
         args.results,
         compare=args.compare,
@@ -377,6 +385,9 @@ def run(args: argparse.Namespace) -> int:
         ctt_dev_size=args.ctt_dev_size,
         **scoring_options(args),
     )
+    if eval_results is not None:
+        choice = choose_gold([args.results], args.split, args.dataset, args.gold)
+        write_eval_results(eval_results, args.results, main, choice, args.mode)
     if args.json:
         sys.stdout.write(json.dumps(main, allow_nan=False, ensure_ascii=False) + "\n")
         return 0

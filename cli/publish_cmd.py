@@ -5,7 +5,8 @@ extraction settings and source revision in the card) as a Hub dataset, so users 
 ``madqa setup --dataset OxRML/MADQA --pages-repo ORG/NAME``. ``madqa publish metric --repo ORG/NAME`` pushes the
 ``metric/`` folder as an `evaluate` metric Space (``app.py`` widget); ``madqa publish labels --file F --repo
 ORG/NAME`` checks the hidden test labels against the public test split and pushes them to a private dataset for
-the leaderboard Space (``MADQA_SPACE_LABELS_REPO``). All need a token with write access
+the leaderboard Space (``MADQA_SPACE_LABELS_REPO``); ``madqa publish benchmark --dataset SPEC --repo ORG/NAME
+[--create-pr]`` pushes the prepared dataset's ``eval.yaml`` (checked again first). All need a token with write access
 (``hf auth login`` or ``HF_TOKEN``).
 """
 
@@ -21,10 +22,11 @@ EXAMPLES = (
     "madqa publish pages --dataset OxRML/MADQA --repo ORG/pages --json",
     "madqa publish labels --file test_labels.jsonl --dataset OxRML/MADQA --repo ORG/labels",
     "madqa publish metric --repo ORG/madqa-metric --private",
+    "madqa publish benchmark --dataset OxRML/MADQA --repo OxRML/MADQA --create-pr",
 )
 HELP = (
     "maintainers: push to the Hugging Face Hub the page corpus of a prepared dataset (pages), the hidden "
-    "test labels (labels, private) or the metric Space (metric)"
+    "test labels (labels, private), the metric Space (metric) or the benchmark's eval.yaml (benchmark)"
 )
 logger = logging.getLogger("madqa.publish")
 
@@ -55,7 +57,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     metric.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub Space repo")
     metric.add_argument("--private", action="store_true", help="create the Space private")
     conventions.add_json_flag(metric, "the result")
-    for name, nested in (("pages", pages), ("labels", labels), ("metric", metric)):
+    benchmark = sub.add_parser("benchmark", help="push a prepared dataset's eval.yaml (its Hub benchmark tasks)")
+    conventions.add_dataset_argument(benchmark)
+    benchmark.add_argument("--repo", required=True, metavar="ORG/NAME", help="the benchmark's Hub dataset repo")
+    benchmark.add_argument("--create-pr", action="store_true", help="open a pull request instead of committing")
+    conventions.add_json_flag(benchmark, "the result")
+    for name, nested in (("pages", pages), ("labels", labels), ("metric", metric), ("benchmark", benchmark)):
         conventions.add_examples(nested, conventions.examples_for(f"madqa publish {name}", EXAMPLES))
 
 
@@ -105,6 +112,20 @@ def run(args: argparse.Namespace) -> int:
                 "files": ["test_labels.jsonl"],
                 "questions": pushed.questions,
                 "private": pushed.private,
+            }
+        elif args.what == "benchmark":
+            from madqa.loading_script.benchmark_eval import publish_eval_yaml
+            from madqa.loading_script.features import SchemaError
+            from madqa.loading_script.load import DatasetUnavailableError
+
+            try:
+                commit = publish_eval_yaml(args.dataset, args.repo, create_pr=args.create_pr)
+            except (DatasetUnavailableError, SchemaError) as exc:
+                raise UserError(str(exc)) from None
+            summary = {
+                "repo": args.repo,
+                "url": str(getattr(commit, "pr_url", None) or getattr(commit, "commit_url", "")),
+                "files": ["eval.yaml"],
             }
         else:
             from madqa.cli.publish_metric import publish_metric

@@ -7,6 +7,8 @@ each retriever (:mod:`madqa.agents.corpus.retrieval`) and prints Recall@1/5/10, 
 with ``--by-hop``, and the share of questions whose evidence no retriever puts in its top ``--missed-at`` pages (a
 miss rate; not the paper's Oracle Gap, see :mod:`madqa.agents.corpus.retrieval.evaluation`). ``--output-dir`` writes
 each ranking as TREC runs and the gold as qrels, from which ``trec_eval`` reproduces the printed table.
+``--eval-results DIR`` writes one retriever's retrieval-track Hub Eval Results entries (page-level nDCG@10;
+:mod:`madqa.cli.eval_results_out`).
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         parser, "write TREC runs and qrels of both levels here (runs.json says which is which)", old=("--runs-dir",)
     )
     conventions.add_json_flag(parser, "the results")
+    from madqa.cli.eval_results_out import add_eval_results_arguments
+
+    add_eval_results_arguments(parser)
     conventions.add_no_progress_flag(parser)
 
 
@@ -105,9 +110,11 @@ def run(args: argparse.Namespace) -> int:
     )
     from madqa.agents.corpus.retrieval.spec import make_retrievers, require_dependencies
     from madqa.agents.harness.deps import require_extra
+    from madqa.cli.eval_results_out import request_of, write_retrieval_results
     from madqa.loading_script.load import DatasetUnavailableError, load_gold, load_pages
 
     specs = _specs(args.retriever)
+    eval_results = request_of(args)  # its flags are checked before any ranking
     require_extra("retrieval", "madqa retrieval")  # scores with ir_measures: checked before any ranking is computed
     try:
         require_dependencies(specs)  # before the gold and the pages are loaded
@@ -152,6 +159,11 @@ def run(args: argparse.Namespace) -> int:
         results[retriever.name] = summarise(ranked, questions, deep, depth)
     if args.output_dir:
         write_runs(args.output_dir, rankings, questions, depth)
+    if eval_results is not None:
+        limited = args.limit is not None and args.limit < len(rows)
+        write_retrieval_results(
+            eval_results, results, split=args.split, dataset=args.dataset, limited=limited, depth=depth
+        )
     missed = missed_by_all([r for _, r, _ in rankings], questions, k)
     out = {
         "split": args.split,

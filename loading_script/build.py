@@ -3,6 +3,7 @@
 Output (``Layout.dataset_dir``, basename ``madqa``)::
 
     README.md                                   the card from dataset_card/, with dataset_info and sample stats
+    eval.yaml                                   the Hub benchmark's tasks (:mod:`.benchmark_eval`)
     data/{train,dev,test}-00000-of-00001.parquet questions (test without answer_variants/evidence/hop_type)
     data/documents/document_urls-00000-of-00001.parquet
     data/pages/pages-00000-of-00001.parquet
@@ -25,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .benchmark_eval import write_eval_yaml
 from .features import (
     DOCUMENT_FEATURES,
     DOCUMENTS_SPLIT,
@@ -49,6 +51,8 @@ QA_FILE = "data/{split}-00000-of-00001.parquet"
 DOCUMENTS_FILE = "data/documents/document_urls-00000-of-00001.parquet"
 PAGES_FILE = "data/pages/pages-00000-of-00001.parquet"
 PDF_DIR = "documents"
+#: The ``eval.yaml`` name of the built sample (the release's is its card's ``pretty_name``).
+SAMPLE_BENCHMARK_NAME = "MADQA (synthetic sample)"
 
 
 @dataclass
@@ -231,6 +235,7 @@ def build_dataset(
         (staging / "README.md").write_text(
             render_card(split_sizes, len(doc_records), len(page_rows), stats), encoding="utf-8"
         )
+        write_eval_yaml(staging, SAMPLE_BENCHMARK_NAME)
         write_jsonl(test_labels_path, labels, private=True)
         old = out_dir.with_name(f".{out_dir.name}.old{os.getpid()}")
         if out_dir.exists():

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .benchmark_eval import EVAL_YAML
 from .build import build_dataset
 from .extract import ExtractionReport, OcrUnavailableError, extract_corpus, list_pdfs, sha256_file
 from .io import read_jsonl
@@ -122,7 +123,10 @@ def run_setup(
         sorted(d["sha256"] for d in documents),
         *([str(extract_settings)] if extract_settings is not None else []),
     )
-    built = (layout.dataset_dir / "README.md").is_file() and layout.test_labels.is_file()
+    built = (
+        all((layout.dataset_dir / name).is_file() for name in ("README.md", EVAL_YAML))
+        and layout.test_labels.is_file()
+    )
     if force or stamp.get("build") != build_key or not built:
         report: ExtractionReport = extract_corpus(
             list_pdfs(layout.sample_dir / "documents"),

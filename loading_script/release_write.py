@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from .benchmark_eval import write_eval_yaml
 from .build import DOCUMENTS_FILE, PAGES_FILE, QA_FILE
 from .extract import sha256_file
 from .features import DOCUMENT_FEATURES, DOCUMENTS_SPLIT, PAGE_FEATURES, PAGES_SPLIT, QA_FEATURES
@@ -72,7 +73,7 @@ def write_prepared(
     attachments: Mapping[str, str] | None = None,
     unwritten: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Write ``data/`` and ``README.md`` of a prepared folder; returns its statistics.
+    """Write ``data/``, ``README.md`` and ``eval.yaml`` of a prepared folder; returns its statistics.
 
     ``attachments``: attached PDF's document → the listed document it came from (:mod:`.release_attachments`),
     each listed after the listed documents, with its parent's category and domain and no URL; ``unwritten``: those
@@ -137,4 +138,5 @@ def write_prepared(
     tmp = target / f".README.md.tmp{os.getpid()}"
     tmp.write_text(_card(source, spec, revision, list(questions), stats), encoding="utf-8")
     tmp.replace(target / "README.md")
+    write_eval_yaml(target, str(card_metadata(source).get("pretty_name") or spec))
     return stats

@@ -32,6 +32,7 @@ PRINTS_REPORT = (
         "publish pages",
         "publish labels",
         "publish metric",
+        "publish benchmark",
         "compare",
         "figures",
         "sweep",

@@ -19,6 +19,7 @@ import helpers.release_host as release_host
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from helpers.release_host import BAD, FACTS, Host, pdf_bytes, setup_json, write_release
 
 from madqa.cli import main
@@ -131,6 +132,24 @@ def test_hub_id_is_prepared_from_a_snapshot_and_then_works_offline(
 
     assert resolve_dataset("OrgX/MADQA").name == "hub--OrgX--MADQA"
     assert [q["id"] for q in load_questions("dev", "OrgX/MADQA")] == ["r2", "r3", "r4", "r5", "r6"]
+
+    # The prepared folder is a Hub benchmark, and a run on it is published under the Hub id and revision it records.
+    from madqa.loading_script.load import load_gold
+    from madqa.loading_script.release import dataset_provenance
+
+    benchmark = yaml.safe_load((resolve_dataset("OrgX/MADQA") / "eval.yaml").read_text(encoding="utf-8"))
+    assert benchmark["name"] == "MADQA fixture" and benchmark["evaluation_framework"] == "madqa"
+    provenance, run = dataset_provenance("OrgX/MADQA"), tmp_path / "dev.jsonl"
+    lines = [
+        {"id": q["id"], "question": q["question"], "answer": q["answer_variants"][0], "citations": q["evidence"]}
+        | {"config": {"agent": "bm25", "model": "m", "split": "dev"}, "dataset": provenance}
+        for q in load_gold("dev", "OrgX/MADQA")
+    ]
+    run.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert main(["evaluate", str(run), "--eval-results", str(tmp_path / "model")]) == 0
+    (entry,) = yaml.safe_load((tmp_path / "model" / ".eval_results" / "madqa.yaml").read_text(encoding="utf-8"))
+    assert entry["dataset"] == {"id": "OrgX/MADQA", "task_id": "qa_dev_accuracy", "revision": snapshot.name}
+    assert entry["value"] == 1.0
 
 
 def test_bad_specs_are_clear_errors(home: Path, tmp_path: Path, caplog) -> None:
