@@ -194,3 +194,18 @@ def test_the_documented_example_runs(layout) -> None:
     )
     # mteb's own search over the embedder's vectors finds what the dense retriever finds
     assert lines["madqa/wordllama:256"] == lines["madqa/dense:wordllama"]
+
+
+def test_a_corpus_of_other_pages_is_refused(layout) -> None:
+    _mteb()
+    from datasets import Dataset
+
+    from madqa.agents.integrations.mteb_task.search import RetrieverSearch
+
+    search = RetrieverSearch("bm25")
+    with pytest.raises(
+        ValueError, match=r"1 corpus page\(s\) are not pages of the dataset, e.g. \('nowhere.pdf', 3\)"
+    ):
+        search.index(Dataset.from_list([{"id": "nowhere.pdf#p3", "text": "x"}]))
+    with pytest.raises(RuntimeError, match="index the corpus before searching it"):
+        RetrieverSearch("bm25").search(Dataset.from_list([{"id": "q", "text": "x"}]), top_k=10)
