@@ -74,8 +74,9 @@ class RetrieverSearch:
 
     Args:
         spec: the retriever spec (``madqa retrieval --retriever``), e.g. ``dense:wordllama``.
-        dataset: the dataset whose pages rows the retriever indexes (their text, and PDFs for page-image retrievers);
-            the corpus mteb passes names which of them (by id) and in what order.
+        dataset: the dataset whose pages rows the retriever indexes (their text; a page-image retriever reads the
+            corpus's images, or renders the dataset's PDFs for a text corpus); the corpus mteb passes names which
+            pages (by id) and in what order.
         cache_dir: where dense retrievers cache page vectors (default: ``$MADQA_HOME/embeddings``).
     """
 
