@@ -102,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
         CUTOFF,
         DEFAULT_DEPTH,
         TREC_EVAL_COMMAND,
-        Question,
         missed_by_all,
+        questions_from_gold,
         rank_all,
         summarise,
         write_runs,
@@ -135,15 +135,7 @@ def run(args: argparse.Namespace) -> int:
         pages = load_pages(args.dataset)
     except DatasetUnavailableError as exc:
         raise UserError(str(exc)) from None
-    questions = [
-        Question(
-            str(r["id"]),
-            str(r["question"]),
-            tuple((e["document"], int(e["page"])) for e in r["evidence"]),
-            str(r.get("hop_type") or ""),
-        )
-        for r in rows
-    ][: args.limit]
+    questions = questions_from_gold(rows)[: args.limit]
     if not questions:
         raise UserError(f"the {args.split} split has no labelled questions to rank pages for")
     try:

@@ -18,6 +18,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "embed": ("wordllama",),
     "ray": ("ray",),
     "inspect": ("inspect_ai",),
+    "mteb": ("mteb",),
     "file-search": ("openai", "google.genai"),
     "search-tantivy": ("tantivy",),
     "late": ("torch", "transformers"),

@@ -13,6 +13,7 @@ import pytest
     "name",
     [
         "madqa.agents.baselines.repl.corpus",
+        "madqa.agents.corpus.retrieval.spec",
         "madqa.agents.corpus.search",
         "madqa.agents.corpus.search.base",
         "madqa.agents.corpus.search.index",
@@ -23,6 +24,7 @@ import pytest
         "madqa.agents.harness.protocol",
         "madqa.agents.harness.registry",
         "madqa.agents.harness.resolve",
+        "madqa.agents.integrations.mteb_task.data",
         "madqa.agents.models.factory",
         "madqa.agents.prompts",
         "madqa.bench.measure",

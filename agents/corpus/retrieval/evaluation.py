@@ -81,6 +81,20 @@ class Question:
     hop_type: str
 
 
+def questions_from_gold(rows: Sequence[Mapping[str, Any]]) -> list[Question]:
+    """The labelled questions (``load_gold`` rows) as :class:`Question` s, in their order: what ``madqa retrieval``
+    and the MTEB task (:mod:`madqa.agents.integrations.mteb_task`) both rank pages for."""
+    return [
+        Question(
+            str(r["id"]),
+            str(r["question"]),
+            tuple((e["document"], int(e["page"])) for e in r["evidence"]),
+            str(r.get("hop_type") or ""),
+        )
+        for r in rows
+    ]
+
+
 def page_id(document: str, page: int) -> str:
     """The id of a page in qrels and TREC runs: ``DOCUMENT#pPAGE``."""
     return f"{document}#p{page}"

@@ -57,10 +57,15 @@ class PageEncoder(Protocol):
 
 
 def image_content_digest(records: Sequence[PageRecord], renderer: Any) -> str:
-    """What page images depend on: the pages (text digest), each PDF file's bytes, the render settings."""
+    """What page images depend on: the pages (text digest), each PDF file's bytes, the render settings (or the
+    renderer's own ``content_key``)."""
     h = hashlib.sha256(pages_digest(records).encode())
     settings = [getattr(renderer, name, None) for name in ("dpi", "max_side", "max_pixels")]
     h.update(repr(settings).encode())
+    # a renderer that reads no PDF (the page images an MTEB corpus hands over) says what its images depend on
+    content_key = getattr(renderer, "content_key", None)
+    if content_key is not None:
+        h.update(f"\0content {content_key}".encode())
     locate = getattr(renderer, "_path", None)  # the renderer's one document-to-file resolver
     for document in sorted({r.document for r in records}):
         h.update(f"\0{len(document)}:{document}".encode())

@@ -236,6 +236,19 @@ def _leaves(spec: str) -> Iterator[tuple[str, str]]:
         yield kind, rest.strip()
 
 
+#: The kinds whose encoders read page images (the others read page texts).
+IMAGE_KINDS = ("colpali", "dse")
+
+
+def reads_page_images(spec: str) -> bool:
+    """Whether a retriever the spec builds reads page images (``colpali:``, ``dse:``, in ``rrf:``/``hybrid:`` too).
+
+    >>> reads_page_images("rrf:bm25+dse:MrLight/dse-qwen2-2b-mrl-v1"), reads_page_images("colbert:x")
+    (True, False)
+    """
+    return any(kind in IMAGE_KINDS for kind, _ in _leaves(spec))
+
+
 def require_dependencies(specs: Iterable[str]) -> None:
     """Check the optional packages every spec needs, before any page is loaded or indexed.
 
