@@ -184,7 +184,7 @@ def test_judge_report_se_uses_scored_items_only_and_keeps_the_other_fields() -> 
     def complete(prompt: str) -> str:
         return next(replies) if "Gold question 1?" in prompt else "no verdict here"
 
-    judge = Judge(complete, "fake", workers=1, retries=0)
+    judge = Judge(complete, "gemini-2.5-flash", workers=1, retries=0)  # the paper's judge: the paper's calibration
     lines = [{"id": "q0", "answer": ["ans0"]}, {"id": "q1", "answer": ["close"]}, {"id": "q2", "answer": ["x"]}]
     report = run(*lines, mode="judge", judge=judge)
     assert report["unscored"] == 1 and report["n_scored"] == 3  # q2 unscored; q3 missing counts as scored 0
