@@ -1,5 +1,5 @@
 """One scripted model that every model-driven agent can run with (:data:`FAKE_ANY`), and that can kill its own
-``madqa run`` process (SIGKILL) at a chosen point, for the resume tests of every agent.
+``madqa run`` process (SIGKILL) at a chosen point, for the resume tests of every agent; and those tests' steps.
 
 The agent is told apart by what a call offers: the search agent's ``search_documents`` tool, static RAG's lone
 ``final_answer``, the shell agent's ``bash``, MDocAgent's role prompts (no tools), and else the code agent (no tools,
@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -70,3 +71,27 @@ def every_agent_reply(text: str, tools: list[str]) -> Any:
 def every_agent_model(**_: Any) -> ScriptedModel:
     """The model of :data:`FAKE_ANY` (text-only, stateless: one instance serves every question and slot)."""
     return ScriptedModel([every_agent_reply], text_only=True, usage=(50, 5), model_id="fake-any")
+
+
+def madqa_until_exit(args: list[str], env: dict[str, str], log: Path) -> tuple[int, str]:
+    """``madqa ARGS`` to its end; output to a file (a killed run's worker may keep a pipe open after it)."""
+    with open(log, "w", encoding="utf-8") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "madqa.cli", *args], env=env, stdout=sink, stderr=sink)
+        code = proc.wait(timeout=600)
+    return code, log.read_text(encoding="utf-8")
+
+
+def check_resumed(before: list[dict[str, Any]], after: list[dict[str, Any]], first_ids: list[str]) -> None:
+    """The lines of the killed run kept as they were; every question of the limit exactly once, without error."""
+    assert len(before) == 1, before
+    assert after[0] == before[0]
+    assert [r["id"] for r in after] == first_ids, [r["id"] for r in after]
+    assert all(r["error"] is None for r in after), [r["error"] for r in after]
+    assert all(r["config"] == after[0]["config"] for r in after)
+
+
+def dev_ids(limit: int) -> list[str]:
+    """The ids of the first ``limit`` dev questions, in split order (what a run with ``--limit`` answers)."""
+    from madqa.loading_script.load import load_questions
+
+    return [str(q["id"]) for q in load_questions("dev")[:limit]]
