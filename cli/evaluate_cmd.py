@@ -164,10 +164,9 @@ def _judge(
 def _calibration(path: Path | None) -> Any:
     from madqa.metric.calibration_inputs import parse_calibration
     from madqa.metric.inputs import InputError, load_json_line
-    from madqa.metric.schema import DEFAULT_CALIBRATION
 
     if path is None:
-        return DEFAULT_CALIBRATION
+        return None  # the judge's own: the paper's for the paper's judge, else none (raw)
     try:
         text = _read_text(path)
         return parse_calibration(load_json_line(text, str(path)), str(path))

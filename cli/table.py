@@ -51,7 +51,8 @@ def format_report(report: Mapping[str, Any], title: str = "") -> str:
     """A readable multi-line summary of one report."""
     r = report
     lines = [title] if title else []
-    corrected = " (bias-corrected)" if r["mode"] == "judge" else ""
+    calibration = r.get("calibration") or {}
+    corrected = f" ({calibration['note']})" if r["mode"] == "judge" and calibration.get("note") else ""
     lines += [
         f"mode {r['mode']} · {r['n']} gold items · {r['n_predicted']} predicted · {r['missing']} missing · "
         f"{r['n_unknown']} unknown ids · {r['matched_by_question']} matched by question · {r['unscored']} unscored",

@@ -29,7 +29,7 @@ from typing import Any
 from .benchmark_eval import write_eval_yaml
 from .features import (
     DOCUMENT_FEATURES,
-    DOCUMENTS_SPLIT,
+    DOCUMENTS_SPLITS,
     FEATURES_BY_CONFIG,
     HIDDEN_SPLIT,
     PAGE_FEATURES,
@@ -137,7 +137,7 @@ def render_card(split_sizes: Mapping[str, int], num_documents: int, num_pages: i
     configs = {c["config_name"]: c for c in card.data.to_dict().get("configs", [])}
     expected = {
         "default": {s: QA_FILE.format(split=s).replace("-00000-of-00001", "-*") for s in QA_SPLITS},
-        "documents": {DOCUMENTS_SPLIT: DOCUMENTS_FILE.replace("-00000-of-00001", "-*")},
+        "documents": {s: DOCUMENTS_FILE.replace("-00000-of-00001", "-*") for s in DOCUMENTS_SPLITS},
         "pages": {PAGES_SPLIT: PAGES_FILE.replace("-00000-of-00001", "-*")},
     }
     for name, files in expected.items():
@@ -148,7 +148,7 @@ def render_card(split_sizes: Mapping[str, int], num_documents: int, num_pages: i
             )
     sizes = {
         "default": dict(split_sizes),
-        "documents": {DOCUMENTS_SPLIT: num_documents},
+        "documents": {s: num_documents for s in DOCUMENTS_SPLITS},
         "pages": {PAGES_SPLIT: num_pages},
     }
     infos = DatasetInfosDict()

@@ -18,11 +18,14 @@ HOP_TYPES: tuple[HopType, ...] = ("single", "cross_page", "cross_doc")
 QA_SPLITS: tuple[str, ...] = ("train", "dev", "test")
 #: Split holding the hidden labels; its public rows carry empty ``answer_variants``/``evidence``/``hop_type``.
 HIDDEN_SPLIT = "test"
-#: Split names of the other configs. Every config's only split is ``train``, the Hub's convention
+#: Split names of the other configs. Every config's split is ``train``, the Hub's convention
 #: (``load_dataset("madqa", "documents", split="train")``); the public release calls its documents split ``links``,
 #: and folders built before were named so too: readers take the only split whatever its name.
 DOCUMENTS_SPLIT = "train"
 LEGACY_DOCUMENTS_SPLIT = "links"
+#: The names a written folder's documents config answers to, both on the same files: ``train``, and ``links``, the
+#: public release's, which the public harness's agents load (``load_dataset(folder, "documents", split="links")``).
+DOCUMENTS_SPLITS: tuple[str, ...] = (DOCUMENTS_SPLIT, LEGACY_DOCUMENTS_SPLIT)
 PAGES_SPLIT = "train"
 
 TEXT_SOURCES: tuple[str, ...] = ("pdf", "ocr", "none")

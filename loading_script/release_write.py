@@ -19,7 +19,7 @@ import yaml
 from .benchmark_eval import write_eval_yaml
 from .build import DOCUMENTS_FILE, PAGES_FILE, QA_FILE
 from .extract import sha256_file
-from .features import DOCUMENT_FEATURES, DOCUMENTS_SPLIT, PAGE_FEATURES, PAGES_SPLIT, QA_FEATURES
+from .features import DOCUMENT_FEATURES, DOCUMENTS_SPLITS, PAGE_FEATURES, PAGES_SPLIT, QA_FEATURES
 from .io import write_parquet
 from .load import card_metadata
 
@@ -40,7 +40,9 @@ def _card(source: Path, spec: str, revision: str, splits: Sequence[str], stats: 
         },
         {
             "config_name": "documents",
-            "data_files": [{"split": DOCUMENTS_SPLIT, "path": DOCUMENTS_FILE.replace("-00000-of-00001", "-*")}],
+            "data_files": [
+                {"split": s, "path": DOCUMENTS_FILE.replace("-00000-of-00001", "-*")} for s in DOCUMENTS_SPLITS
+            ],
         },
         {
             "config_name": "pages",

@@ -16,6 +16,10 @@ sensitivity ``q1`` were measured on ``m0`` human-incorrect and ``m1`` human-corr
   (q0 + q1 - 1)`` with the unclipped ``theta``. It is the full CI's SE before smoothing; with ``q0 = q1 = 1`` it is
   ``sqrt(p (1 - p) / n)``, the SE used in ``anls`` mode.
 
+Calibration belongs to a judge (:func:`calibration_for`): the paper's values are its judge's error rates, so they
+correct only that judge (:data:`~.schema.PAPER_JUDGE`); another judge is reported raw unless a calibration of it is
+given (``madqa calibrate``). A raw judge accuracy has ``anls`` mode's intervals.
+
 In ``anls`` mode there is no judge: accuracy is not corrected, the main CI is Agresti–Coull (the full form's limit
 for an exact, perfect judge) and the simplified CI is Wald. Intervals are clipped to [0, 1].
 
@@ -32,7 +36,7 @@ from dataclasses import dataclass
 
 from scipy.stats import norm
 
-from .schema import Calibration, Mode
+from .schema import DEFAULT_CALIBRATION, PAPER_JUDGE, Calibration, Mode
 
 
 def _clip(x: float) -> float:
@@ -189,14 +193,17 @@ class AccuracySummary:
 
 
 def summarize_accuracy(
-    scores: Sequence[float], mode: Mode, calibration: Calibration, alpha: float = 0.05
+    scores: Sequence[float], mode: Mode, calibration: Calibration | None, alpha: float = 0.05
 ) -> AccuracySummary:
-    """Accuracy, raw accuracy and both CIs for the given item scores (unscored items already removed)."""
+    """Accuracy, raw accuracy and both CIs for the given item scores (unscored items already removed).
+
+    ``calibration`` ``None`` in judge mode: no calibration of the judge, the raw accuracy as in ``anls`` mode.
+    """
     n = len(scores)
     if n == 0:
         return AccuracySummary(None, None, None, None, 0)
     p = sum(scores) / n
-    if mode == "anls":
+    if mode == "anls" or calibration is None:
         return AccuracySummary(p, p, agresti_coull(p, n, alpha), wald(p, n, alpha), n, binomial_se(p, n))
     c = calibration
     return AccuracySummary(
@@ -207,3 +214,64 @@ def summarize_accuracy(
         n,
         rogan_gladen_se(p, n, c.q0, c.q1, c.m0, c.m1),
     )
+
+
+def is_paper_judge(name: str | None) -> bool:
+    """Whether a judge model name is the paper's judge (:data:`~.schema.PAPER_JUDGE`), whatever the route to it.
+
+    The model id is read after a provider prefix or path (``litellm:gemini/gemini-2.5-flash``,
+    ``models/gemini-2.5-flash``).
+
+    >>> is_paper_judge("litellm:gemini/gemini-2.5-flash"), is_paper_judge("openai:smollm2")
+    (True, False)
+    >>> is_paper_judge("gemini-2.5-flash-lite"), is_paper_judge(None)
+    (False, False)
+    """
+    if not name:
+        return False
+    model = name.strip().rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+    return model.lower() == PAPER_JUDGE
+
+
+def calibration_for(judge: str | None, given: Calibration | None = None) -> Calibration | None:
+    """The calibration that corrects ``judge``'s accuracy (``None``: none, the accuracy is reported raw).
+
+    ``given`` (a calibration file of the judge) wins; else the paper's for the paper's judge, else ``None``: another
+    judge's error rates are not the paper's judge's.
+
+    >>> calibration_for("gemini:gemini-2.5-flash").source, calibration_for("openai:smollm2")
+    ('paper', None)
+    """
+    if given is not None:
+        return given
+    return DEFAULT_CALIBRATION if is_paper_judge(judge) else None
+
+
+def calibration_summary(judge: str | None, calibration: Calibration | None) -> dict[str, object]:
+    """The report's ``calibration`` in judge mode, stating where the correction comes from.
+
+    It holds the values and their ``source``, the ``judge``, whether the accuracy is ``corrected``, and a ``note``
+    saying so in words (what ``madqa evaluate`` prints next to the accuracy).
+
+    >>> summary = calibration_summary("openai:smollm2", None)
+    >>> summary["corrected"], summary["note"][:45]
+    (False, 'raw: no calibration for judge openai:smollm2 ')
+    """
+    who = judge or "(unnamed)"
+    if calibration is None:
+        return {
+            "q0": None,
+            "q1": None,
+            "m0": None,
+            "m1": None,
+            "source": None,
+            "judge": judge,
+            "corrected": False,
+            "note": f"raw: no calibration for judge {who} (the paper's applies to {PAPER_JUDGE} only; pass one from "
+            "`madqa calibrate` with --calibration)",
+        }
+    if calibration.source == DEFAULT_CALIBRATION.source:
+        note = f"bias-corrected with the paper's calibration for {PAPER_JUDGE}"
+    else:
+        note = f"bias-corrected with the calibration {calibration.source} for judge {who}"
+    return {**vars(calibration), "judge": judge, "corrected": True, "note": note}

@@ -22,7 +22,7 @@ def mean(values: Sequence[float]) -> float | None:
 
 
 def group_summary(
-    items: Sequence[ItemScore], mode: Mode, calibration: Calibration, alpha: float = 0.05
+    items: Sequence[ItemScore], mode: Mode, calibration: Calibration | None, alpha: float = 0.05
 ) -> dict[str, Any]:
     """Accuracy (with CIs), ANLS*, Page F1 and Doc F1 of a group of items."""
     scored = [it.score for it in items if it.score is not None]
@@ -44,7 +44,7 @@ def breakdown(
     references: Sequence[Reference],
     key: Callable[[Reference], str],
     mode: Mode,
-    calibration: Calibration,
+    calibration: Calibration | None,
     *,
     order: Sequence[str] = (),
 ) -> dict[str, dict[str, Any]]:

@@ -21,7 +21,9 @@ A results line follows the public harness: ``id``, ``question``, ``answer`` (lis
   of a long string costs quadratic time), so a page is always an ``int`` of bounded cost.
 * a field close to a scored field the line lacks (``citatons``, ``anwser``) is ignored and warned about by name,
   once per file (:mod:`.notes`); the other extra fields (``agent``, ``usage``, ``trajectory``, …) are silent.
-* effort: ``len(search_history)`` when present, else ``steps``, else ``iterations``; a non-negative integer.
+* effort: ``len(search_history)`` when it is a non-empty list; an empty one falls back to ``iterations`` (0 without
+  it), as the public harness's ``evaluate_single`` does; with no list, ``steps``, else ``iterations``; a
+  non-negative integer.
   Lines without any of them have unknown effort (left out of Kuiper and the budget curve).
 * ``question``: used only to match a line without ``id``; a blank ``question`` next to an ``id`` is ignored.
 * ``schema_version`` (integer) and ``dataset`` (``{name, revision}``), written by `madqa run`: read leniently,
@@ -169,7 +171,14 @@ def _as_count(value: Any, where: str, name: str) -> int:
 def parse_steps(record: Mapping[str, Any], where: str) -> int | None:
     """Effort of a line: ``len(search_history)``, else ``steps``, else ``iterations``, else ``None``.
 
-    Every effort field present is checked (type and :data:`~.schema.MAX_EFFORT`), also those not used.
+    An empty ``search_history`` falls back to ``iterations`` (0 without it), as the public harness does
+    (``eval/evaluate.py`` ``evaluate_single``: ``len(search_history) if search_history else iterations``): a line
+    of an agent that records its effort only as ``iterations`` keeps it. ``steps`` is not read next to an empty
+    list, which says that this agent's searches, its effort, were none. Every effort field present is checked
+    (type and :data:`~.schema.MAX_EFFORT`), also those not used.
+
+    >>> parse_steps({"search_history": [], "iterations": 3}, "line 1"), parse_steps({"search_history": []}, "l")
+    (3, 0)
     """
     history = record.get("search_history")
     if history is not None and not isinstance(history, list):
@@ -179,8 +188,10 @@ def parse_steps(record: Mapping[str, Any], where: str) -> int | None:
     counts = {
         name: _as_count(record[name], where, name) for name in ("steps", "iterations") if record.get(name) is not None
     }
-    if history is not None:
+    if history:
         return len(history)
+    if history is not None:  # an empty list: the public harness's fallback
+        return counts.get("iterations", 0)
     return next(iter(counts.values()), None)
 
 

@@ -23,7 +23,7 @@ from .light_import import import_evaluate
 from .matching import match_predictions
 from .notes import InputNotes
 from .report import ReportOptions, evaluate_predictions
-from .schema import DEFAULT_CALIBRATION
+from .schema import PAPER_JUDGE
 from .scoring import anls_star
 
 #: Helpers imported only so that evaluate copies their modules (no comments on relative-import lines: evaluate
@@ -36,6 +36,7 @@ _COPIED_HELPERS = (
     anls_star,
     split_lines,
     InputNotes,
+    PAPER_JUDGE,
 )
 
 if TYPE_CHECKING:
@@ -72,7 +73,8 @@ Args:
     judge: for judge mode, a `complete(prompt) -> str` callable or an object with `generate(messages)`.
     judge_name: name of the judge model for the verdict cache (default: derived from `judge`).
     judge_cache: path of a JSONL verdict cache (default: in memory).
-    calibration: dict with q0, q1, m0, m1 (default: the paper's 1.000, 0.980, 48, 152).
+    calibration: dict with q0, q1, m0, m1 of the judge (default: the paper's 1.000, 0.980, 48, 152 for the paper's
+        judge, gemini-2.5-flash, named by `judge_name` or the judge's `model_id`; no correction for another judge).
     kuiper_order: "block" (default, independent of line order) or "file" (the public harness's tie order; its
         value only where the harness sees the same items and efforts, see README.md).
     n_resamples: bootstrap resamples for the Kuiper CI (default 1000). seed: bootstrap seed (default 0).
@@ -136,7 +138,7 @@ class Madqa(evaluate.Metric):
             raise InputError("mode='judge' needs judge=<callable complete(prompt) -> str>")
         cache = None if judge_cache is None else Path(judge_cache)
         batch = None if judge is None else Judge(judge, judge_name, cache)
-        cal = DEFAULT_CALIBRATION if calibration is None else parse_calibration(calibration, "calibration")
+        cal = None if calibration is None else parse_calibration(calibration, "calibration")
         options = ReportOptions(
             mode=mode,  # type: ignore[arg-type]
             calibration=cal,

@@ -16,14 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from .accuracy import summarize_accuracy
+from .accuracy import calibration_for, calibration_summary, summarize_accuracy
 from .aggregate import breakdown, budget_curve, error_breakdown, kappa_matrix, mean, wasted_effort_ratio
 from .judge import JudgeOutcome, JudgeRequest
 from .kuiper import kuiper
 from .matching import Matching, match_predictions
 from .notes import InputNotes
 from .schema import (
-    DEFAULT_CALIBRATION,
     HOP_TYPES,
     METRIC_VERSION,
     RECORD_SCHEMA_VERSION,
@@ -46,8 +45,10 @@ class ReportOptions:
     """How a run is scored and aggregated: the metric's keyword arguments other than the judge, in one value.
 
     Attributes:
-        mode: ``"anls"`` (offline) or ``"judge"`` (verdicts of an LLM judge, bias-corrected).
-        calibration: the judge's sensitivity/specificity estimate (judge mode only).
+        mode: ``"anls"`` (offline) or ``"judge"`` (verdicts of an LLM judge, bias-corrected where the judge has a
+            calibration).
+        calibration: the judge's sensitivity/specificity estimate (judge mode only); ``None``: the judge's own, the
+            paper's for the paper's judge and none (raw accuracy) for another (:func:`.accuracy.calibration_for`).
         kuiper_order: ``"block"`` (independent of line order) or ``"file"`` (the public harness's tie order; its
             value only where the harness sees the same items and efforts, see :mod:`.kuiper`).
         n_resamples: bootstrap resamples of the Kuiper confidence interval.
@@ -57,7 +58,7 @@ class ReportOptions:
     """
 
     mode: Mode = "anls"
-    calibration: Calibration = DEFAULT_CALIBRATION
+    calibration: Calibration | None = None
     kuiper_order: KuiperOrder = "block"
     n_resamples: int = 1000
     seed: int = 0
@@ -71,11 +72,15 @@ DEFAULT_OPTIONS = ReportOptions()
 
 @dataclass(frozen=True)
 class ScoredRun:
-    """Per-item scores of one system (in gold order) and how its lines were matched."""
+    """Per-item scores of one system (in gold order), how its lines were matched, and the judge's name.
+
+    The judge's name matters in judge mode: the calibration belongs to the judge.
+    """
 
     items: tuple[ItemScore, ...]
     matching: Matching
     judge_calls: int = 0
+    judge_name: str | None = None
 
 
 def score_predictions(
@@ -121,7 +126,8 @@ def score_predictions(
             score = VERDICT_SCORES.get(out.verdict)
             items.append(score_item(ref, pred, score=score, source=out.source, order=order, anls_value=anls_values[i]))
     calls = sum(1 for o in outcomes.values() if o.called)
-    return ScoredRun(tuple(items), matching, calls)
+    name = getattr(judge, "model_name", None) if mode == "judge" else None
+    return ScoredRun(tuple(items), matching, calls, None if name is None else str(name))
 
 
 def _clean(value: Any) -> Any:
@@ -146,7 +152,8 @@ def build_report(
     ``notes`` (the parser's :class:`~.notes.InputNotes`) adds ``input_notes`` (its counts) and ``warnings`` (its
     messages); without it both are empty.
     """
-    mode, calibration, kuiper_order = options.mode, options.calibration, options.kuiper_order
+    mode, kuiper_order = options.mode, options.kuiper_order
+    calibration = calibration_for(run.judge_name, options.calibration) if mode == "judge" else None
     n_resamples, seed = options.n_resamples, options.seed
     items = run.items
     scored = [it for it in items if it.score is not None]
@@ -181,7 +188,7 @@ def build_report(
         "accuracy_ci": acc.ci,
         "accuracy_se": acc.se,
         "accuracy_ci_simplified": acc.ci_simplified,
-        "calibration": None if mode == "anls" else vars(calibration).copy(),
+        "calibration": None if mode == "anls" else calibration_summary(run.judge_name, calibration),
         "anls": mean([it.anls for it in items]),
         "page_f1": mean([it.page_f1 for it in items]),
         "doc_f1": mean([it.doc_f1 for it in items]),

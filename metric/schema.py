@@ -199,8 +199,11 @@ class Calibration:
     source: str = "paper"
 
 
-#: The paper's calibration of its judge (F.1): q0 = 1.000, q1 = 0.980 on 48 + 152 human-labelled items.
+#: The paper's calibration of its judge (F.1): q0 = 1.000, q1 = 0.980 on 48 + 152 human-labelled items. These are
+#: the error rates of that judge (:data:`PAPER_JUDGE`): they apply to it only (:func:`.accuracy.calibration_for`).
 DEFAULT_CALIBRATION = Calibration()
+#: The paper's judge model (F.1: Gemini 2.5 Flash), whose error rates :data:`DEFAULT_CALIBRATION` measured.
+PAPER_JUDGE = "gemini-2.5-flash"
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,8 @@ COLUMNS: tuple[ViewColumn, ...] = (
         "Accuracy",
         "pct",
         "Share of test items answered correctly (ANLS* ≥ 0.5 per item in anls "
-        "mode; bias-corrected judge accuracy in judge mode). ↑ higher is better.",
+        "mode; judge accuracy in judge mode, bias-corrected for the paper's judge or a calibrated one). ↑ higher is "
+        "better.",
         "high",
     ),
     ViewColumn("95% CI", "Accuracy CI", "text", "95% confidence interval of the accuracy, in %."),

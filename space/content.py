@@ -13,10 +13,11 @@ Agentic question answering over PDF collections: systems answer questions and ci
 
 #: Folded under the header ("How the board is scored").
 INTRO = """\
-Scores come from the MADQA metric: **Accuracy** (ANLS* ≥ 0.5 per item in `anls` mode; bias-corrected judge accuracy
-in `judge` mode) with a 95% CI, accuracy on cross-page (**X-Page**) and cross-document (**X-Doc**) questions, **Page
-F1** / **Doc F1** of the citations, and the **Kuiper** statistic of effort calibration (lower is better). The best
-value of each column is highlighted. Rows named *Baseline* are simple deterministic systems computed by the
+Scores come from the MADQA metric: **Accuracy** (ANLS* ≥ 0.5 per item in `anls` mode; judge accuracy in `judge`
+mode, bias-corrected only for the paper's judge, whose calibration it is) with a 95% CI, accuracy on cross-page
+(**X-Page**) and cross-document (**X-Doc**) questions, **Page F1** / **Doc F1** of the citations, and the
+**Kuiper** statistic of effort calibration (lower is better). The best value of each column is highlighted.
+Rows named *Baseline* are simple deterministic systems computed by the
 maintainers on the public test questions; none of them saw the hidden test labels.
 
 The hidden test labels have two parts. The **official ranking** (first table) is accuracy on the **private part**,

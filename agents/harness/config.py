@@ -111,8 +111,21 @@ class RunConfig:
         {'model': 'local', 'agent': 'repl', 'split': 'dev', 'dataset': None, 'max_steps': 10, 'question_timeout': None,
          'step_timeout': 30.0}
         """
-        common = {name: getattr(self, name) for name in COMMON_FIELDS}
+        common = {name: getattr(self.for_agent(cls), name) for name in COMMON_FIELDS}
         return {**common, **self.typed(cls).recorded()}
+
+    def for_agent(self, cls: type[AgentOptions]) -> RunConfig:
+        """This config as the agent of options ``cls`` runs it: its own step count where it has one
+        (:attr:`AgentOptions.fixed_max_steps`), so that a line records, and ``--resume`` compares, what ran.
+
+        >>> from madqa.agents.harness.options import AgentOptions
+        >>> class OneCall(AgentOptions):
+        ...     fixed_max_steps = 1
+        >>> RunConfig(agent="rag").for_agent(OneCall).max_steps
+        1
+        """
+        fixed = cls.fixed_max_steps
+        return self if fixed is None or fixed == self.max_steps else replace(self, max_steps=fixed)
 
 
 #: Settings that do not change a finished line's result, so ``--resume`` does not compare them: ``limit`` (which

@@ -89,10 +89,15 @@ class AgentOptions:
     Attributes:
         agent: the registered name of the agent these options are for (a class variable).
         summary: what the agent is, in a few words (``madqa run --agent``'s help; a class variable).
+        fixed_max_steps: the model calls per question of an agent whose count is its own, whatever ``--max-steps``
+            says (static RAG and file search: 1; MDocAgent: its five agents); ``None``: ``--max-steps`` holds. It is
+            declared here, not only in the agent's ``prepare``, so that ``--resume`` compares the ``max_steps`` the
+            lines record before the agent is loaded (a class variable).
     """
 
     agent: ClassVar[str] = ""
     summary: ClassVar[str] = ""
+    fixed_max_steps: ClassVar[int | None] = None
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -232,3 +232,29 @@ def test_subcommands_are_registered(files, capsys):
     assert cli.main(["evaluate", str(files["a"]), "--gold", str(files["gold"]), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n"] == 3
     assert cli.main(["evaluate", str(files["dir"] / "missing.jsonl"), "--gold", str(files["gold"])]) == 2
+
+
+def test_judge_text_names_where_the_correction_comes_from(files, capsys, monkeypatch):
+    """The paper's calibration corrects only the paper's judge; the text says which calibration, or why raw."""
+    from madqa.cli.table import format_report
+    from madqa.metric.inputs import parse_references, parse_results_text
+    from madqa.metric.judge import Judge
+    from madqa.metric.report import ReportOptions, evaluate_predictions
+
+    module = files["dir"] / "half_judge_mod.py"
+    module.write_text('def complete(prompt):\n    return \'{"reasoning": "ok", "verdict": "partial"}\'\n')
+    monkeypatch.syspath_prepend(str(files["dir"]))
+    args = [files["b"], "--gold", files["gold"], "--mode", "judge", "--judge", "py:half_judge_mod:complete"]
+    assert run(evaluate_cmd, *args) == 0
+    text = capsys.readouterr().out
+    assert "raw: no calibration for judge py:half_judge_mod:complete" in text and "gemini-2.5-flash only" in text
+    assert "accuracy        83.3%" in text, text  # (0.5 + 1 + 1) / 3, uncorrected
+    cal = write_jsonl(files["dir"] / "own.json", [{"q0": 0.9, "q1": 0.9, "m0": 5, "m1": 10}])
+    assert run(evaluate_cmd, *args, "--calibration", cal) == 0
+    text = capsys.readouterr().out
+    assert f"bias-corrected with the calibration {cal} for judge py:half_judge_mod:complete" in text
+    paper = Judge(lambda prompt: '{"reasoning": "ok", "verdict": "partial"}', "gemini:gemini-2.5-flash")
+    preds = parse_results_text((files["b"]).read_text(encoding="utf-8"), "b.jsonl")
+    report = evaluate_predictions(preds, parse_references(GOLD, "gold"), ReportOptions(mode="judge"), judge=paper)
+    assert "(bias-corrected with the paper's calibration for gemini-2.5-flash); raw 83.3%" in format_report(report)
+    assert report["accuracy"] == pytest.approx((2.5 / 3) / 0.98)

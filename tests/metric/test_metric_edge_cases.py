@@ -116,9 +116,15 @@ def test_simplified_ci_is_centred_on_the_unclipped_estimate_when_p_exceeds_q1() 
     assert summarize_accuracy([1.0] * 99 + [0.0], "judge", Calibration(1.0, 0.98, 48, 152)).accuracy == 1.0
 
 
-def test_empty_search_history_is_zero_steps_even_with_iterations() -> None:
+def test_an_empty_search_history_falls_back_to_iterations_as_the_public_harness_does() -> None:
+    """The harness (eval/evaluate.py evaluate_single) reads ``len(search_history) if search_history else
+    iterations``: a line whose effort is only in ``iterations`` keeps it (issue 48)."""
     [pred] = parse_results_text(results({"id": "q0", "answer": [], "search_history": [], "iterations": 7}), "r")
-    assert pred.steps == 0
+    assert pred.steps == 7
+    [pred] = parse_results_text(results({"id": "q0", "answer": [], "search_history": [], "steps": 7}), "r")
+    assert pred.steps == 0  # no iterations: an empty list is no search, as in the harness
+    [pred] = parse_results_text(results({"id": "q0", "answer": [], "search_history": ["a"], "iterations": 7}), "r")
+    assert pred.steps == 1
 
 
 def test_zero_step_items_count_in_the_wasted_effort_ratio() -> None:
@@ -184,7 +190,7 @@ def test_judge_report_se_uses_scored_items_only_and_keeps_the_other_fields() -> 
     def complete(prompt: str) -> str:
         return next(replies) if "Gold question 1?" in prompt else "no verdict here"
 
-    judge = Judge(complete, "fake", workers=1, retries=0)
+    judge = Judge(complete, "gemini-2.5-flash", workers=1, retries=0)  # the paper's judge: the paper's calibration
     lines = [{"id": "q0", "answer": ["ans0"]}, {"id": "q1", "answer": ["close"]}, {"id": "q2", "answer": ["x"]}]
     report = run(*lines, mode="judge", judge=judge)
     assert report["unscored"] == 1 and report["n_scored"] == 3  # q2 unscored; q3 missing counts as scored 0

@@ -13,6 +13,7 @@ from madqa.metric import judge as judge_module
 from madqa.metric.inputs import parse_references, parse_results_text
 from madqa.metric.judge import Judge, JudgeRequest, build_prompt, cache_key, parse_verdict
 from madqa.metric.report import ReportOptions, evaluate_predictions
+from madqa.metric.schema import Calibration
 
 
 class Scripted:
@@ -81,26 +82,49 @@ def predictions():
 
 
 def test_judge_mode_scores_shortcuts_cache_and_correction(tmp_path):
+    """The paper's judge (by its model id, whatever the route) gets the paper's correction."""
     fake = Scripted(TABLE)
     cache = tmp_path / "cache.jsonl"
-    report = evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(fake, "fake-model", cache))
+    paper = "litellm:gemini/gemini-2.5-flash"
+    report = evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(fake, paper, cache))
     assert fake.calls == 3 and report["judge_calls"] == 3
     assert report["score_sources"] == {"empty": 1, "exact": 1, "judge": 3, "too_long": 1}
     assert report["accuracy_raw"] == pytest.approx((1 + 0.5 + 0 + 0 + 0 + 1) / 6)
     assert report["accuracy"] == pytest.approx(report["accuracy_raw"] / 0.98)  # Rogan–Gladen, q0 = 1, q1 = .98
     assert report["n_partial"] == 1 and report["unscored"] == 0
-    assert report["calibration"]["q1"] == 0.98
+    assert report["calibration"]["q1"] == 0.98 and report["calibration"]["source"] == "paper"
+    assert report["calibration"]["corrected"] and report["calibration"]["judge"] == paper
     # binary analyses: partial counts as correct (score >= 0.5)
     assert report["errors"]["n_incorrect"] == 3
     # second run: every verdict comes from the cache or a short-cut
     again_fake = Scripted(TABLE)
-    again = evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(again_fake, "fake-model", cache))
+    again = evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(again_fake, paper, cache))
     assert again_fake.calls == 0 and again["judge_calls"] == 0
     assert again["accuracy"] == report["accuracy"]
     # another judge model (or prompt version) is another cache key
     other = Scripted(TABLE)
     evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(other, "other-model", cache))
     assert other.calls == 3
+
+
+def test_another_judge_is_reported_raw_and_says_why():
+    """The paper's q0/q1 are its judge's error rates: any other judge gets no correction unless given its own."""
+    report = evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(Scripted(TABLE), "openai:smollm2"))
+    raw = (1 + 0.5 + 0 + 0 + 0 + 1) / 6
+    assert report["accuracy_raw"] == pytest.approx(raw) and report["accuracy"] == pytest.approx(raw)
+    assert report["accuracy_ci"][0] < raw < report["accuracy_ci"][1]  # anls mode's interval: no calibration error
+    cal = report["calibration"]
+    assert cal["corrected"] is False and cal["source"] is None and cal["q1"] is None
+    assert cal["note"].startswith("raw: no calibration for judge openai:smollm2")
+    # a look-alike of the paper's judge is another judge
+    lite = evaluate_predictions(predictions(), GOLD, JUDGE_MODE, judge=Judge(Scripted(TABLE), "gemini-2.5-flash-lite"))
+    assert lite["accuracy"] == pytest.approx(raw) and not lite["calibration"]["corrected"]
+    # the judge's own calibration (madqa calibrate's file) is used whatever the judge
+    own = Calibration(0.9, 0.9, 50, 50, source="smollm2_calibration.json")
+    given = ReportOptions(mode="judge", calibration=own)
+    corrected = evaluate_predictions(predictions(), GOLD, given, judge=Judge(Scripted(TABLE), "openai:smollm2"))
+    assert corrected["accuracy"] == pytest.approx((raw + 0.9 - 1) / 0.8)
+    assert corrected["calibration"]["source"] == "smollm2_calibration.json" and corrected["calibration"]["corrected"]
 
 
 def test_prompt_version_is_part_of_the_key(tmp_path, monkeypatch):

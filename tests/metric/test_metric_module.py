@@ -74,6 +74,24 @@ def test_metric_compute_judge_mode_and_bad_input(tmp_path):
         metric.compute(predictions=PREDS, references=REFS, mode="judge")
 
 
+def test_metric_judge_mode_corrects_only_the_papers_judge(tmp_path):
+    """evaluate.load's metric applies the paper's calibration as `madqa evaluate` does: to the paper's judge only."""
+    from madqa.metric.madqa import Madqa
+
+    def partial(prompt: str) -> str:
+        return '{"reasoning": "close", "verdict": "partial"}'
+
+    metric = Madqa(keep_in_memory=True, cache_dir=str(tmp_path))
+    preds = [{"id": "q1", "answer": ["1.2 million"], "steps": 1}, {"id": "q2", "answer": ["Ann"], "steps": 2}]
+    raw = metric.compute(predictions=preds, references=REFS, mode="judge", judge=partial)
+    assert raw["accuracy"] == raw["accuracy_raw"] == 0.75 and raw["calibration"]["corrected"] is False
+    assert raw["calibration"]["judge"] == "partial" and raw["calibration"]["note"].startswith("raw: no calibration")
+    paper = metric.compute(
+        predictions=preds, references=REFS, mode="judge", judge=partial, judge_name="gemini-2.5-flash"
+    )
+    assert paper["accuracy"] == pytest.approx(0.75 / 0.98) and paper["calibration"]["source"] == "paper"
+
+
 def test_kwargs_description_examples_run(tmp_path):
     import doctest
 

@@ -18,6 +18,7 @@ class FileSearchOptions(AgentOptions):
 
     agent: ClassVar[str] = "file-search"
     summary: ClassVar[str] = "managed RAG: OpenAI or Gemini File Search (G.2)"
+    fixed_max_steps: ClassVar[int | None] = 1  # one model call, whatever --max-steps says
 
     provider: str | None = option(
         None,

@@ -250,7 +250,7 @@ class FileSearchAgentEntry(AgentBase):
             )
         else:
             logger.info("file-search: reusing %s store %s", service.provider, entry.store)
-        config = replace(config, max_steps=1)
+        config = config.for_agent(self.options)
         settings = {**config.settings(self.options), "service_model": service.model}
         pages = page_texts(load_pages(config.dataset))
         return PreparedFileSearch(config, settings, service, entry, pages, dataset)

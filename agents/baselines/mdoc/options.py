@@ -20,6 +20,7 @@ class MDocOptions(AgentOptions):
 
     agent: ClassVar[str] = "mdoc"
     summary: ClassVar[str] = "MDocAgent's five agents (§4)"
+    fixed_max_steps: ClassVar[int | None] = 5  # one call per agent (pipeline.ROLES), whatever --max-steps says
 
     top_k: int = option(DEFAULT_TOP_K, metavar="K", help="pages per retrieval (MDocAgent's top-4)")
     observe: Literal["image", "text"] | None = observe_option("show the image side as page images or texts")

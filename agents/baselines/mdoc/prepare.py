@@ -14,14 +14,14 @@ and ``steps`` = 5 model calls (``max_steps`` is 5 whatever ``--max-steps`` says)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from smolagents import Model
 from smolagents.memory import ActionStep
 
 from madqa.agents.baselines.mdoc.options import DEFAULT_RETRIEVER, DEFAULT_TOP_K, MDocOptions
-from madqa.agents.baselines.mdoc.pipeline import ROLES, MDocPipeline
+from madqa.agents.baselines.mdoc.pipeline import MDocPipeline
 from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.harness.agent_base import AgentBase, Preparation
 from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
@@ -109,7 +109,7 @@ class MDocAgentEntry(AgentBase):
         specs = [given.retriever or DEFAULT_RETRIEVER] + ([given.image_retriever] if given.image_retriever else [])
         retrievers = make_run_retrievers(specs, readers.pages, progress=request.host.progress)
         image = retrievers[1] if len(retrievers) > 1 else None
-        config = replace(request.config, max_steps=len(ROLES)).with_options(
+        config = request.config.for_agent(self.options).with_options(
             observe=readers.observe,
             page_chars=readers.page_chars,
             retriever=retrievers[0].name,

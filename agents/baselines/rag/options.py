@@ -18,6 +18,7 @@ class RAGOptions(AgentOptions):
 
     agent: ClassVar[str] = "rag"
     summary: ClassVar[str] = "static RAG, one retrieval and one model call (§4)"
+    fixed_max_steps: ClassVar[int | None] = 1  # one model call, whatever --max-steps says
 
     top_k: int = option(5, metavar="K", help="pages retrieved")
     observe: Literal["image", "text"] | None = observe_option("show the pages as images or texts")

@@ -14,7 +14,7 @@ HEAVEN (ColPali, DSE + ColQwen2.5) are not built yet (``madqa retrieval`` says s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from smolagents import Model
@@ -87,7 +87,7 @@ class RAGAgentEntry(AgentBase):
         readers = load_page_readers(request, given, calls=2)
         spec = given.retriever or DEFAULT_RETRIEVER
         [retriever] = make_run_retrievers([spec], readers.pages, progress=request.host.progress)
-        config = replace(request.config, max_steps=1).with_options(
+        config = request.config.for_agent(self.options).with_options(
             observe=readers.observe, page_chars=readers.page_chars, retriever=retriever.name
         )
         settings = config.settings(self.options)
