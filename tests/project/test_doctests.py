@@ -24,6 +24,7 @@ import pytest
         "madqa.agents.harness.registry",
         "madqa.agents.harness.resolve",
         "madqa.agents.models.factory",
+        "madqa.agents.models.retry_policy",
         "madqa.agents.prompts",
         "madqa.bench.measure",
         "madqa.bench.search_index",
