@@ -176,6 +176,9 @@ def build_record(
         forced = getattr(agent, "forced_exception", None)
         if forced is not None and recognised_kind(forced) is not None:
             error_kind = recognised_kind(forced)
+    if error is not None and calls is not None and calls.get("retries"):
+        # The retries spent before the provider was given up on belong in the line's reason.
+        error += f" [after {calls['attempts']} model call attempts, {calls['waited_s']:g} s waited]"
     if usage is None:
         usage = usage_of(agent) if agent is not None else {"input_tokens": 0, "output_tokens": 0}
     record: dict[str, Any] = {

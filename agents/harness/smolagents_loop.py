@@ -141,9 +141,6 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
                 if deadline.expired():  # e.g. a model call cut by the budget: the budget is the cause
                     exc = QuestionTimeoutError(deadline.seconds or 0.0)
                 error, kind = short_error(exc), classify(exc)
-                if deadline.calls.retries:  # the retries spent before it gave up belong in the line's reason
-                    tried = deadline.calls.as_dict()
-                    error += f" [after {tried['attempts']} model call attempts, {tried['waited_s']:g} s waited]"
                 logger.warning("question %s failed (%s): %s", item.get("id"), kind, error)
             finally:
                 if run is not None:  # a question stopped between steps: end smolagents' run now, not at GC

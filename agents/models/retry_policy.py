@@ -19,6 +19,7 @@ sleeping into a certain timeout. Without a budget, a wait longer than the ``time
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import logging
@@ -178,7 +179,8 @@ class RetryPolicy:
                 return fn(*args, **{**kwargs, "timeout": timeout})
             except Exception as exc:
                 if retry >= self.options.retries or not is_retryable(exc):
-                    exc.retries_spent = retry  # type: ignore[attr-defined]
+                    with contextlib.suppress(AttributeError):  # an exception class with __slots__ takes no mark
+                        exc.retries_spent = retry  # type: ignore[attr-defined]
                     raise
                 wait = self.wait_before(retry, exc)
                 self._fits(wait, exc, retry)

@@ -282,6 +282,23 @@ def test_a_retry_after_beyond_the_budget_ends_the_line_saying_so(
     assert time.monotonic() - started < 30  # nothing was waited
 
 
+def test_a_line_that_failed_after_retries_counts_them(
+    built_home: Path, server: LlamaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gateway that keeps failing: 1 + retries (3) attempts, all in the line's calls and its error's reason."""
+    from madqa.agents.harness.deadline import Deadline
+
+    monkeypatch.setattr(Deadline, "clock", staticmethod(lambda: 1000.0))
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["500"] * 20)
+    try:
+        line = _answer_one(proxy, question_timeout=60)
+    finally:
+        proxy.close()
+    assert line["error_kind"] == "provider" and "injected 500" in line["error"], line["error"]
+    assert line["calls"]["attempts"] == len(proxy.seen) and line["calls"]["retries"] >= 3, (line["calls"], proxy.seen)
+    assert f"[after {line['calls']['attempts']} model call attempts" in line["error"], line["error"]
+
+
 def test_question_timeout_ends_a_hanging_question(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
     """A server that stops answering: each question ends at its budget with a timeout line, and the run ends."""
     proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["hang"] * 20, hang_s=60)
