@@ -299,6 +299,47 @@ def test_a_line_that_failed_after_retries_counts_them(
     assert f"[after {line['calls']['attempts']} model call attempts" in line["error"], line["error"]
 
 
+def test_a_run_with_a_60_s_budget_answers_through_a_failing_gateway(
+    built_home: Path, server: LlamaServer, tmp_path: Path
+) -> None:
+    """Issue 46's done-when: `madqa run --question-timeout 60` behind a gateway whose calls fail now and then (a 500
+    first, a 429 later) writes no infrastructure error: each fault costs one retry."""
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["500", "pass", "429"])
+    out = tmp_path / "r.jsonl"
+    try:
+        proc = _madqa(
+            [
+                "run",
+                "--model",
+                f"openai:{ALIAS}",
+                "--api-base",
+                f"{proxy.url}/v1",
+                "-o",
+                str(out),
+                "--question-timeout",
+                "60",
+                *SMALL_RUN[:2],
+                "--limit",
+                "2",
+                "--max-steps",
+                "1",
+                *SMALL_RUN[6:],
+                "--model-option",
+                "tool_choice=none",
+                *SMALL_SEARCH,
+            ],
+            env={"OPENAI_API_KEY": "x"},
+        )
+    finally:
+        proxy.close()
+    lines = _lines(out)
+    assert len(lines) == 2, proc.stderr[-2000:]
+    assert [line["error_kind"] for line in lines if line["error_kind"] in INFRA_KINDS] == [], [
+        line["error"] for line in lines
+    ]
+    assert proxy.seen[:3] == ["500", "pass", "429"] and sum(line["calls"]["retries"] for line in lines) == 2
+
+
 def test_question_timeout_ends_a_hanging_question(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
     """A server that stops answering: each question ends at its budget with a timeout line, and the run ends."""
     proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["hang"] * 20, hang_s=60)
