@@ -243,7 +243,8 @@ class Judge:
         model_name: name used in the cache key (defaults to :func:`judge_name_of`).
         cache_path: JSONL cache file (``None``: in-memory only).
         workers: maximum concurrent calls.
-        retries: extra attempts after a failed call or an unparsable reply.
+        retries: extra attempts after a failed call or an unparsable reply (a failure that carries
+            ``retries_spent``, set by the retry policy of madqa's API models, is not retried again).
         backoff: first wait in seconds; doubles on each retry.
         sleep: the waiting function (injected in tests).
     """
@@ -278,11 +279,14 @@ class Judge:
             except Exception as exc:  # noqa: BLE001 - any model failure becomes a retry, then "unscored"
                 error = f"{type(exc).__name__}: {exc}"
                 logger.debug("judge call failed (attempt %d): %s", attempt + 1, error)
+                if hasattr(exc, "retries_spent"):
+                    # The model's own retry policy (madqa's API models) already retried it as far as it allows.
+                    break
                 continue
             if verdict is not None:
                 return JudgeOutcome(verdict, "judge", called=True)
             error = "reply without a valid verdict"
-        logger.warning("judge failed after %d attempt(s): %s", self.retries + 1, error)
+        logger.warning("judge failed after %d attempt(s): %s", attempt + 1, error)
         return JudgeOutcome("unscored", "unscored", called=True, error=error)
 
     def _one(self, request: JudgeRequest) -> JudgeOutcome:

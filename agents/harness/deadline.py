@@ -18,6 +18,11 @@ threads started inside a step do not inherit it). Code that starts threads insid
     with active(budget):
         ...  # model calls here see the question's remaining() (the executor's llm_query_batched does this)
 
+**The question's model calls.** Each :class:`Deadline` carries a :class:`CallTally`: every HTTP attempt of a model
+call made under it (retries included; the SDKs' own retries are off, so none is hidden) and every second waited
+before a retry (:mod:`madqa.agents.models.retry_policy` counts them, :func:`tally` finds the current one). The
+results line records it as ``calls``.
+
 **The run's stop request.** :class:`StopRequest` is set by the first Ctrl+C of ``madqa run``: the backends start no
 new question, and wait at most :attr:`StopRequest.wait_s` for those in flight (:meth:`StopRequest.waiting`).
 """
@@ -35,6 +40,7 @@ from madqa.agents.harness.errors import QuestionTimeoutError
 
 __all__ = [
     "DEFAULT_INTERRUPT_WAIT",
+    "CallTally",
     "Deadline",
     "QuestionTimeoutError",
     "StopRequest",
@@ -43,6 +49,7 @@ __all__ = [
     "current",
     "question_deadline",
     "remaining",
+    "tally",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,8 +60,38 @@ DEFAULT_INTERRUPT_WAIT = 30.0
 _current = threading.local()
 
 
+class CallTally:
+    """The model calls of one question: HTTP attempts, retries among them, seconds waited before retries.
+
+    Thread-safe: the code agent's sub-calls run in threads that share their question's budget.
+    """
+
+    def __init__(self) -> None:
+        """Nothing counted yet."""
+        self.attempts = 0
+        self.retries = 0
+        self.waited_s = 0.0
+        self._lock = threading.Lock()
+
+    def attempt(self) -> None:
+        """One HTTP attempt is about to be sent."""
+        with self._lock:
+            self.attempts += 1
+
+    def waited(self, seconds: float) -> None:
+        """A retry comes after ``seconds`` of waiting."""
+        with self._lock:
+            self.retries += 1
+            self.waited_s += seconds
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"attempts", "retries", "waited_s"}`` for a results line."""
+        with self._lock:
+            return {"attempts": self.attempts, "retries": self.retries, "waited_s": round(self.waited_s, 3)}
+
+
 class Deadline:
-    """A wall-clock budget that starts when it is made (``seconds`` ``None``: no limit)."""
+    """A wall-clock budget that starts when it is made (``seconds`` ``None``: no limit), and its :class:`CallTally`."""
 
     #: What the budget is measured on. Tests swap in a clock that their scripted model calls advance, so that a
     #: loaded machine cannot change how many steps fit in a budget.
@@ -64,6 +101,7 @@ class Deadline:
         """Start the budget now."""
         self.seconds = seconds
         self.at = None if seconds is None else self.clock() + seconds
+        self.calls = CallTally()
 
     def remaining(self) -> float | None:
         """Seconds left (never below 0), or ``None`` without a limit."""
@@ -108,6 +146,12 @@ def remaining() -> float | None:
     """Seconds left of the current thread's question budget (at least 0), or ``None`` when there is none."""
     deadline: Deadline | None = getattr(_current, "deadline", None)
     return deadline.remaining() if deadline is not None else None
+
+
+def tally() -> CallTally | None:
+    """The current thread's question's :class:`CallTally` (``None`` outside a question, e.g. the judge's calls)."""
+    deadline: Deadline | None = getattr(_current, "deadline", None)
+    return deadline.calls if deadline is not None else None
 
 
 def check() -> None:

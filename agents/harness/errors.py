@@ -27,6 +27,7 @@ in ``AgentGenerationError``) and matches every class of each exception's MRO by 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -37,10 +38,12 @@ __all__ = [
     "RETRYABLE",
     "TABLE",
     "QuestionTimeoutError",
+    "RetryBudgetError",
     "chain",
     "classify",
     "http_status",
     "kind_of_line",
+    "server_reason",
     "short_error",
 ]
 
@@ -48,6 +51,8 @@ ERROR_KINDS: tuple[str, ...] = ("provider", "transport", "timeout", "worker", "s
 RETRYABLE: frozenset[str] = frozenset({"provider", "transport", "timeout", "worker", "search"})
 #: Characters of an exception's message kept in a line's ``error`` (providers send 18-19 k character bodies).
 MAX_ERROR_CHARS = 300
+#: Characters of a server's own error body kept in a line's ``error`` when the SDK's message leaves it out.
+MAX_REASON_CHARS = 200
 
 
 class QuestionTimeoutError(TimeoutError):
@@ -59,10 +64,16 @@ class QuestionTimeoutError(TimeoutError):
         self.seconds = seconds
 
 
+class RetryBudgetError(RuntimeError):
+    """A transient failure worth a retry, but the wait before it (backoff or ``Retry-After``) plus a useful attempt
+    does not fit in what is left of the question's budget; kind ``provider`` (the server asked for the wait)."""
+
+
 #: (kind, top-level module, class names): an exception whose MRO has a class of that module and name has that kind.
 #: Rows are tried in order, so a more specific row comes first (a timeout of one call before its SDK's base error).
 TABLE: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("timeout", "madqa", frozenset({"QuestionTimeoutError"})),
+    ("provider", "madqa", frozenset({"RetryBudgetError"})),
     ("worker", "madqa", frozenset({"ReplWorkerError"})),
     ("search", "madqa", frozenset({"SearchTimeoutError"})),
     ("worker", "ray", frozenset({"RayError"})),  # the cluster gave up: actor died, node lost, object lost
@@ -193,15 +204,62 @@ def cut(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     return flat if len(flat) <= limit else flat[:limit].rstrip() + " …"
 
 
+def _body_text(body: Any) -> str | None:
+    """The human part of an error body: ``error.message``, ``message``, ``detail`` or ``error`` when it has one."""
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        for holder in (inner, body):
+            if isinstance(holder, Mapping):
+                for key in ("message", "detail", "error"):
+                    if isinstance(holder.get(key), str) and holder[key].strip():
+                        return str(holder[key])
+            elif isinstance(holder, str) and holder.strip():
+                return holder
+        return str(body) if body else None
+    return str(body) if isinstance(body, (str, bytes)) and body else None
+
+
+def server_reason(exc: BaseException) -> str | None:
+    """The server's own words in an HTTP error of ``exc``'s chain: its body's message, cut to
+    :data:`MAX_REASON_CHARS` (the openai SDK keeps only an OpenAI-shaped ``error.message`` in its text, so e.g.
+    ``{"detail": "Server is pinned to …"}`` would otherwise be lost).
+
+    >>> class Refused(Exception):
+    ...     body = {"detail": "Server is pinned to 'a'; requested 'b'"}
+    >>> server_reason(Refused("Error code: 400"))
+    "Server is pinned to 'a'; requested 'b'"
+    """
+    for err in chain(exc):
+        body = getattr(err, "body", None)
+        text = _body_text(body.decode("utf-8", "replace") if isinstance(body, bytes) else body)
+        if text is None and http_status(err) is not None:
+            try:  # an httpx response that was read; a streamed one that was not cannot be read now
+                raw = getattr(getattr(err, "response", None), "text", None)
+            except Exception:  # noqa: BLE001 - no body to show is fine
+                raw = None
+            if isinstance(raw, str) and raw.strip():
+                try:
+                    text = _body_text(json.loads(raw))
+                except ValueError:
+                    text = raw
+        if text:
+            return cut(text, MAX_REASON_CHARS)
+    return None
+
+
 def short_error(exc: BaseException) -> str:
     """``Type: message`` of the exception that explains ``exc`` (:func:`culprit`), the message cut to
-    :data:`MAX_ERROR_CHARS`.
+    :data:`MAX_ERROR_CHARS`, then the server's reason (:func:`server_reason`) when the message does not hold it.
 
     >>> short_error(ValueError("x" * 500))[-5:]
     'xxx …'
     """
     shown = culprit(exc)[1]
-    return f"{type(shown).__name__}: {cut(str(shown))}"
+    text = f"{type(shown).__name__}: {cut(str(shown))}"
+    reason = server_reason(shown)
+    if reason and reason.rstrip(" …") not in cut(str(shown)):
+        text += f" (server said: {reason})"
+    return text
 
 
 #: Type names, as written at the start of an old line's ``error`` text, and the kind they mean (lines written before

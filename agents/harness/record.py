@@ -7,7 +7,9 @@ number of searches of a search agent, the model calls of the code agent), plus `
 ``model``, ``usage`` (``{input_tokens, output_tokens}`` over all model calls), ``elapsed_s``, ``error`` (why the
 item has no answer, ``Type: message`` cut short: a failed model call, or no final answer after the last step),
 ``error_kind`` (:mod:`madqa.agents.harness.errors`: ``provider``, ``transport``, ``timeout``, ``worker``, ``search``,
-``model`` or ``None``), ``attempts`` (1, plus one per ``--retry-errors`` rerun of the question), ``final_state``,
+``model`` or ``None``), ``attempts`` (1, plus one per ``--retry-errors`` rerun of the question), ``calls`` (the
+question's HTTP attempts to the model server, ``retries`` among them and ``waited_s`` before them:
+:class:`madqa.agents.harness.deadline.CallTally`; API models only), ``final_state``,
 ``config`` (the run's settings, a search agent's search limits included), ``trajectory`` (one entry per model
 call: tool calls, observation, tokens, seconds), and the line's provenance:
 ``schema_version`` (:data:`madqa.metric.schema.RECORD_SCHEMA_VERSION`) and ``dataset`` (``{name, revision}``,
@@ -136,6 +138,7 @@ def build_record(
     error: str | None = None,
     error_kind: str | None = None,
     attempts: int = 1,
+    calls: Mapping[str, Any] | None = None,
     config: Mapping[str, Any] | None = None,
     dataset: Mapping[str, Any] | None = None,
     steps: int = 0,
@@ -155,6 +158,8 @@ def build_record(
         error: why the run failed, else ``None``.
         error_kind: the kind of ``error`` (:func:`madqa.agents.harness.errors.classify`); default: read from its text.
         attempts: how many times the question has been run, this time included.
+        calls: the question's model calls (``{"attempts", "retries", "waited_s"}``); ``None``: the line has no such
+            field.
         config: run settings stored with the line.
         dataset: ``{"name", "revision"}`` of the dataset the question came from (``None``: both unknown).
         steps: the agent's effort (searches, or model calls).
@@ -171,6 +176,9 @@ def build_record(
         forced = getattr(agent, "forced_exception", None)
         if forced is not None and recognised_kind(forced) is not None:
             error_kind = recognised_kind(forced)
+    if error is not None and calls is not None and calls.get("retries"):
+        # The retries spent before the provider was given up on belong in the line's reason.
+        error += f" [after {calls['attempts']} model call attempts, {calls['waited_s']:g} s waited]"
     if usage is None:
         usage = usage_of(agent) if agent is not None else {"input_tokens": 0, "output_tokens": 0}
     record: dict[str, Any] = {
@@ -192,6 +200,7 @@ def build_record(
             "error": error,
             "error_kind": (error_kind or kind_of_line({"error": error, "final_state": state})) if error else None,
             "attempts": attempts,
+            **({"calls": dict(calls)} if calls is not None else {}),
             "final_state": state if error is None or state == "no_answer" else "error",
             "config": dict(config or {}),
             "dataset": {"name": (dataset or {}).get("name"), "revision": (dataset or {}).get("revision")},

@@ -159,6 +159,7 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
                     agent=agent,
                     error=error,
                     error_kind=kind,
+                    calls=deadline.calls.as_dict() if deadline.calls.attempts else None,
                     config=self.settings,
                     dataset=self.dataset,
                     **self.record_fields(agent),

@@ -5,32 +5,29 @@ stricter (llama-cpp-python's server refuses list content in a system message, as
 "required"`` and refuses a ``json_schema`` response format), so :func:`adapt_request` rewrites each request to the
 :class:`~madqa.agents.models.options.ModelOptions` of the endpoint. Everything else is the libraries' own machinery:
 
-* **Retries** are the SDKs': the openai client's ``max_retries`` (exponential backoff with jitter, ``Retry-After``
-  honoured, on 408/409/429/5xx, dropped connections and timeouts) and LiteLLM's ``num_retries``. smolagents' own
-  rate-limit retryer (3 attempts, 60 s waits, on top of the SDK's) is replaced by one that retries only what the
-  SDKs do not: a 200 reply whose body is cut short or not JSON (:func:`is_truncated_reply`).
+* **Retries** are one policy, ours (:mod:`madqa.agents.models.retry_policy`): the SDKs' own retries are off (the
+  openai client's ``max_retries=0``, LiteLLM's ``num_retries=0`` and ``max_retries=0``) and smolagents' rate-limit
+  retryer is replaced, so every HTTP attempt and every wait is counted in the question's results line (``calls``).
+  A transient failure (429, 5xx, a dropped connection, a truncated body) is retried whenever the wait plus a useful
+  attempt fits in what is left of the question's budget.
 * **Time**: each attempt has the ``timeout`` option as its HTTP timeout, shortened to what is left of the question's
-  wall-clock budget (:func:`madqa.agents.harness.deadline.remaining`), with no more retries than fit in it
-  (:func:`attempt_budget`); when nothing is left the call is not sent. On a
-  timeout the client closes the connection, so an abandoned call stops costing this process anything. A server may
+  wall-clock budget (:func:`madqa.agents.harness.deadline.remaining`); when nothing is left the call is not sent. On
+  a timeout the client closes the connection, so an abandoned call stops costing this process anything. A server may
   finish a non-streamed generation anyway (llama-cpp-python's does): the ``max_tokens`` cap bounds that.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from smolagents import LiteLLMModel, OpenAIServerModel
-from smolagents.utils import Retrying
 
-from madqa.agents.harness.deadline import check, remaining
-from madqa.agents.harness.errors import chain
 from madqa.agents.models.llamacpp import bounded_schema
 from madqa.agents.models.options import ModelOptions, Profile
+from madqa.agents.models.retry_policy import RetryPolicy, is_truncated_reply
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +35,7 @@ logger = logging.getLogger(__name__)
 SCHEMA_STRING_CHARS = 1000
 SCHEMA_ARRAY_ITEMS = 50
 
-__all__ = ["CompatLiteLLMModel", "CompatOpenAIModel", "adapt_request", "attempt_budget", "is_truncated_reply"]
+__all__ = ["CompatLiteLLMModel", "CompatOpenAIModel", "adapt_request", "is_truncated_reply"]
 
 
 def _text_of(content: Any) -> Any:
@@ -106,37 +103,6 @@ def adapt_request(kwargs: dict[str, Any], options: ModelOptions, profile: Profil
     return out
 
 
-def is_truncated_reply(exc: BaseException) -> bool:
-    """A reply that arrived but cannot be read (body cut short, not JSON): worth another attempt.
-
-    The SDKs retry statuses and connection errors themselves; this is the case they leave out.
-    """
-    for err in chain(exc):
-        if isinstance(err, json.JSONDecodeError) or type(err).__name__ in (
-            "APIResponseValidationError",
-            "RemoteProtocolError",
-            "IncompleteRead",
-            "JSONDecodeError",
-        ):
-            return True
-    return False
-
-
-def attempt_budget(options: ModelOptions) -> tuple[float, int]:
-    """``(timeout per attempt, retries)`` for the next call, within what is left of the question's budget.
-
-    Without a budget: the options'. With one, no attempt outlives it and no retry is planned that could not start
-    before it ends (the SDK would otherwise retry a timed-out attempt with a fresh timeout); a spent budget raises
-    :class:`~madqa.agents.harness.errors.QuestionTimeoutError`, so the call is not sent.
-    """
-    left = remaining()
-    if left is None:
-        return options.timeout, options.retries
-    check()
-    timeout = max(0.5, min(options.timeout, left))
-    return timeout, min(options.retries, int(left // timeout) - 1) if left > timeout else 0
-
-
 class _Compat:
     """The shared part of both API models (a mixin before the smolagents class)."""
 
@@ -145,36 +111,27 @@ class _Compat:
 
     def _setup(self, options: ModelOptions, profile: Profile) -> None:
         self.options, self.profile = options, profile
-        # Replaces smolagents' 429 retryer: statuses and connections are the SDK's to retry (see module docstring).
-        self.retryer = Retrying(
-            max_attempts=options.retries + 1,
-            wait_seconds=1.0,
-            exponential_base=2.0,
-            jitter=True,
-            retry_predicate=is_truncated_reply,
-            reraise=True,
-            before_sleep_logger=(logger, logging.WARNING),
-        )
+        # Replaces smolagents' 429 retryer (3 attempts, 60 s waits): the one policy, which sets each attempt's timeout.
+        self.retryer = RetryPolicy(options)
 
     def _prepare_completion_kwargs(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         prepared: dict[str, Any] = super()._prepare_completion_kwargs(*args, **kwargs)  # type: ignore[misc]
         return adapt_request(prepared, self.options, self.profile)
 
 
-class _BudgetedClient:
-    """The openai client as smolagents calls it (``client.chat.completions.create``), each call within its budget."""
+class _TimedClient:
+    """The openai client as smolagents calls it (``client.chat.completions.create``), each HTTP attempt timed."""
 
-    def __init__(self, client: Any, options: ModelOptions) -> None:
-        self._client, self._options = client, options
+    def __init__(self, client: Any) -> None:
+        self._client = client
         self.chat = self
         self.completions = self
-        self.call_seconds: list[float] = []  # wall time of each call, retries included (`madqa bench provider`)
+        self.call_seconds: list[float] = []  # wall time of each HTTP attempt (`madqa bench provider`)
 
     def create(self, **kwargs: Any) -> Any:
-        timeout, retries = attempt_budget(self._options)
         start = time.perf_counter()
         try:
-            return self._client.with_options(timeout=timeout, max_retries=retries).chat.completions.create(**kwargs)
+            return self._client.chat.completions.create(**kwargs)
         finally:
             self.call_seconds.append(time.perf_counter() - start)
 
@@ -183,27 +140,27 @@ class _BudgetedClient:
 
 
 class CompatOpenAIModel(_Compat, OpenAIServerModel):
-    """``OpenAIServerModel`` with :func:`adapt_request`, the SDK's retries and timeouts (``openai:`` specs)."""
+    """``OpenAIServerModel`` with :func:`adapt_request` and the retry policy (``openai:`` specs)."""
 
     def __init__(self, model_id: str, options: ModelOptions, profile: Profile, api_key: str) -> None:
-        """Build the client with the options' timeout and retry count."""
+        """Build the client with the options' timeout and no retries of its own (the policy's are counted)."""
         super().__init__(
             model_id=model_id,
             api_base=options.api_base,
             api_key=api_key,
-            client_kwargs={"timeout": options.timeout, "max_retries": options.retries},
+            client_kwargs={"timeout": options.timeout, "max_retries": 0},
             flatten_messages_as_text=options.content == "text",
             **options.sampling(),
         )
         self._setup(options, profile)
-        self.client = _BudgetedClient(self.client, options)
+        self.client = _TimedClient(self.client)
 
 
 class CompatLiteLLMModel(_Compat, LiteLLMModel):
-    """``LiteLLMModel`` with :func:`adapt_request`, LiteLLM's retries and timeouts (``litellm:`` specs)."""
+    """``LiteLLMModel`` with :func:`adapt_request` and the retry policy (``litellm:`` specs)."""
 
     def __init__(self, model_id: str, options: ModelOptions, profile: Profile, api_key: str | None) -> None:
-        """Keep the options (LiteLLM gets the timeout and retry count with each call)."""
+        """Keep the options (the policy gives LiteLLM each attempt's timeout)."""
         super().__init__(
             model_id=model_id,
             api_base=options.api_base,
@@ -215,5 +172,7 @@ class CompatLiteLLMModel(_Compat, LiteLLMModel):
 
     def _prepare_completion_kwargs(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         out = super()._prepare_completion_kwargs(*args, **kwargs)
-        out["timeout"], out["num_retries"] = attempt_budget(self.options)
+        # LiteLLM retries on its own twice over (its num_retries, and its openai client's max_retries, 2 by default):
+        # both off, so the policy's attempts are all there are.
+        out["num_retries"] = out["max_retries"] = 0
         return out

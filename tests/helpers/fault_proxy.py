@@ -3,8 +3,11 @@
 Each request to the proxy takes the next fault of its script (``None`` or ``"pass"``: forward unchanged), so a test
 decides exactly which attempt fails and how. Faults:
 
-* ``"429"`` / ``"429-retry-after"``: Too Many Requests, without or with ``Retry-After: 1``;
+* ``"429"`` / ``"429-retry-after"``: Too Many Requests, without or with ``Retry-After`` (:attr:`FaultProxy.retry_after`
+  seconds, 1 unless given);
 * ``"500"``, ``"503"``: a server error with a JSON error body;
+* ``"400-detail"``: a refusal whose reason is not OpenAI-shaped, as ``transformers serve`` words it
+  (``{"detail": "Server is pinned to …"}``, :data:`PINNED_REASON`);
 * ``"drop"``: close the connection without any reply;
 * ``"truncate"``: forward, then send the real headers (the full ``Content-Length``) and half the body, and close;
 * ``"badjson"``: forward, then send a 200 whose body is the first half of the real one, ``Content-Length`` matching;
@@ -24,7 +27,9 @@ from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
-FAULTS = ("pass", "429", "429-retry-after", "500", "503", "drop", "truncate", "badjson", "hang")
+FAULTS = ("pass", "429", "429-retry-after", "500", "503", "400-detail", "drop", "truncate", "badjson", "hang")
+#: The reason a ``"400-detail"`` fault gives.
+PINNED_REASON = "Server is pinned to 'Qwen/Qwen2.5-0.5B-Instruct'; requested 'smollm2'"
 
 
 class FaultProxy:
@@ -36,6 +41,7 @@ class FaultProxy:
         script: Iterable[str | None] = (),
         *,
         hang_s: float = 6.0,
+        retry_after: float = 1,
         max_requests: int = 200,
         upstream_timeout: float = 300.0,
     ) -> None:
@@ -45,6 +51,7 @@ class FaultProxy:
         if unknown:
             raise ValueError(f"unknown faults {sorted(unknown)}")
         self.hang_s, self.max_requests, self.upstream_timeout = hang_s, max_requests, upstream_timeout
+        self.retry_after = retry_after
         self.seen: list[str] = []  # the fault applied to each request, in order
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -75,12 +82,13 @@ class FaultProxy:
                     self.close_connection = True
                     self.connection.close()
                     return
-                if fault in ("429", "429-retry-after", "500", "503"):
+                if fault in ("429", "429-retry-after", "500", "503", "400-detail"):
                     status = int(fault[:3])
-                    data = json.dumps({"error": {"message": f"injected {status}", "type": "injected"}}).encode()
+                    error = {"error": {"message": f"injected {status}", "type": "injected"}}
+                    data = json.dumps({"detail": PINNED_REASON} if fault == "400-detail" else error).encode()
                     self.send_response(status)
                     if fault == "429-retry-after":
-                        self.send_header("Retry-After", "1")
+                        self.send_header("Retry-After", f"{proxy.retry_after:g}")
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()

@@ -171,6 +171,23 @@ def test_failures_become_unscored_never_zero(tmp_path):
     assert report["errors"]["n_incorrect"] == 2  # unscored items have no error category
 
 
+def test_a_failure_the_models_retry_policy_gave_up_on_is_not_retried_again():
+    """madqa's API models retry transient failures themselves and mark what they gave up on (``retries_spent``):
+    the judge's own loop must not multiply those attempts (3 model retries x 4 judge attempts = 16 calls)."""
+    calls: list[int] = []
+    waits: list[float] = []
+
+    def rate_limited(prompt: str) -> str:
+        calls.append(1)
+        exc = ConnectionError("429 Too Many Requests")
+        exc.retries_spent = 3  # type: ignore[attr-defined]
+        raise exc
+
+    out = Judge(rate_limited, "x", None, retries=3, sleep=waits.append)([JudgeRequest("Q", ("v",), (("w",),), 0.0)])
+    assert out[0].verdict == "unscored" and "429" in (out[0].error or "")
+    assert len(calls) == 1 and waits == []
+
+
 def test_unparsable_replies_are_retried_then_unscored():
     replies = iter(["I think it is right", '{"verdict": "maybe"}', '{"verdict": "Incorrect"}'])
     j = Judge(lambda prompt: next(replies), "x", None, retries=2, sleep=lambda s: None)

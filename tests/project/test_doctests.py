@@ -26,6 +26,7 @@ import pytest
         "madqa.agents.harness.resolve",
         "madqa.agents.integrations.mteb_task.data",
         "madqa.agents.models.factory",
+        "madqa.agents.models.retry_policy",
         "madqa.agents.prompts",
         "madqa.bench.measure",
         "madqa.bench.search_index",

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 from madqa.agents.harness.config import public_options
-from madqa.agents.harness.deadline import Deadline, active
-from madqa.agents.harness.errors import QuestionTimeoutError
 from madqa.agents.models.factory import check_credentials, effective_options, is_text_only, make_model
 from madqa.agents.models.options import (
     ModelOptionError,
@@ -14,7 +12,7 @@ from madqa.agents.models.options import (
     endpoint_profile,
     parse_model_options,
 )
-from madqa.agents.models.server_compat import adapt_request, attempt_budget, is_truncated_reply
+from madqa.agents.models.server_compat import adapt_request, is_truncated_reply
 
 LOCAL_SERVER = "http://127.0.0.1:8080/v1"
 
@@ -153,20 +151,6 @@ def test_a_run_with_a_bad_option_or_credential_stops_before_the_first_question(
     assert main(["run", "--model", "hf:some/model", "--limit", "1", "-o", str(out), "--no-progress"]) == 2
     assert "HF_TOKEN" in caplog.text
     assert not out.exists()
-
-
-def test_attempts_fit_the_question_budget() -> None:
-    options = ModelOptions.resolve({"timeout": 30, "retries": 3})
-    assert attempt_budget(options) == (30, 3)  # no budget: the options
-    with active(Deadline(100)):
-        timeout, retries = attempt_budget(options)
-        assert timeout == 30 and retries == 2  # 3 attempts of 30 s fit in 100 s, 4 would not
-    with active(Deadline(5)):
-        timeout, retries = attempt_budget(options)
-        assert timeout <= 5 and retries == 0
-    spent = Deadline(0.0)
-    with active(spent), pytest.raises(QuestionTimeoutError):
-        attempt_budget(options)
 
 
 def test_truncated_replies_are_recognised() -> None:

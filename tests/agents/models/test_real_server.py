@@ -208,7 +208,7 @@ def test_retries_are_bounded(server: LlamaServer) -> None:
 
 
 def test_litellm_route_retries_too(server: LlamaServer) -> None:
-    """The LiteLLM route gets the same policy (LiteLLM's own retries)."""
+    """The LiteLLM route gets the same policy (ours: LiteLLM's own retries are off, so exactly one more attempt)."""
     from madqa.agents.models.factory import make_model
 
     proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["503"])
@@ -217,9 +217,127 @@ def test_litellm_route_retries_too(server: LlamaServer) -> None:
             f"litellm:openai/{ALIAS}", api_base=f"{proxy.url}/v1", api_key="x", max_tokens=4, retries=2, timeout=20
         )
         assert _say_hi(model) is not None
-        assert proxy.seen[:2] == ["503", "pass"], proxy.seen
+        assert proxy.seen == ["503", "pass"], proxy.seen
     finally:
         proxy.close()
+
+
+def _answer_one(proxy: FaultProxy, question_timeout: float) -> dict:
+    """The results line of the first dev question, answered in this process through ``proxy`` (so that the budget's
+    clock a test injects is the one the question runs on)."""
+    from madqa.agents.harness.config import RunConfig
+    from madqa.agents.harness.registry import get_agent
+    from madqa.loading_script.load import load_questions
+
+    config = RunConfig(
+        model=f"openai:{ALIAS}",
+        max_steps=1,
+        question_timeout=question_timeout,
+        options={"top_k": 2, "page_chars": 300},
+    )
+    options = {"api_base": f"{proxy.url}/v1", "api_key": "x", "tool_choice": "none", "max_tokens": 256}
+    prepared = get_agent("bm25").prepare(config, slots=1, model_options={**options, "temperature": 0.0})
+    try:
+        return prepared.answer(load_questions("dev", None)[0])
+    finally:
+        prepared.close()
+
+
+@pytest.mark.parametrize("fault", ["429", "500"])
+def test_a_fast_fault_with_60_s_left_is_retried_and_the_question_answers(
+    built_home: Path, server: LlamaServer, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """Issue 46: with 60 s left (a clock that stands still), a 429 or 500 that fails at once costs one retry, not the
+    question, although the 300 s attempt timeout does not fit in 60 s."""
+    from madqa.agents.harness.deadline import Deadline
+
+    monkeypatch.setattr(Deadline, "clock", staticmethod(lambda: 1000.0))
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), [fault])
+    try:
+        line = _answer_one(proxy, question_timeout=60)
+    finally:
+        proxy.close()
+    assert line["error_kind"] not in INFRA_KINDS, (line["error"], server.log_tail())
+    assert proxy.seen[:2] == [fault, "pass"], proxy.seen
+    assert line["calls"]["attempts"] == len(proxy.seen) and line["calls"]["retries"] == 1, line["calls"]
+    assert 0 < line["calls"]["waited_s"] <= 1.0
+
+
+def test_a_retry_after_beyond_the_budget_ends_the_line_saying_so(
+    built_home: Path, server: LlamaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """5 s left and Retry-After: 30: the line ends at once as a provider error that says the wait did not fit."""
+    from madqa.agents.harness.deadline import Deadline
+
+    monkeypatch.setattr(Deadline, "clock", staticmethod(lambda: 1000.0))
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["429-retry-after"] * 3, retry_after=30)
+    try:
+        started = time.monotonic()
+        line = _answer_one(proxy, question_timeout=5)
+    finally:
+        proxy.close()
+    assert line["error_kind"] == "provider" and proxy.seen == ["429-retry-after"], (line["error"], proxy.seen)
+    assert "30.0 s wait (Retry-After) does not fit in the 5.0 s left" in line["error"], line["error"]
+    assert line["calls"] == {"attempts": 1, "retries": 0, "waited_s": 0.0}
+    assert time.monotonic() - started < 30  # nothing was waited
+
+
+def test_a_line_that_failed_after_retries_counts_them(
+    built_home: Path, server: LlamaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gateway that keeps failing: 1 + retries (3) attempts, all in the line's calls and its error's reason."""
+    from madqa.agents.harness.deadline import Deadline
+
+    monkeypatch.setattr(Deadline, "clock", staticmethod(lambda: 1000.0))
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["500"] * 20)
+    try:
+        line = _answer_one(proxy, question_timeout=60)
+    finally:
+        proxy.close()
+    assert line["error_kind"] == "provider" and "injected 500" in line["error"], line["error"]
+    assert line["calls"]["attempts"] == len(proxy.seen) and line["calls"]["retries"] >= 3, (line["calls"], proxy.seen)
+    assert f"[after {line['calls']['attempts']} model call attempts" in line["error"], line["error"]
+
+
+def test_a_run_with_a_60_s_budget_answers_through_a_failing_gateway(
+    built_home: Path, server: LlamaServer, tmp_path: Path
+) -> None:
+    """Issue 46's done-when: `madqa run --question-timeout 60` behind a gateway whose calls fail now and then (a 500
+    first, a 429 later) writes no infrastructure error: each fault costs one retry."""
+    proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["500", "pass", "429"])
+    out = tmp_path / "r.jsonl"
+    try:
+        proc = _madqa(
+            [
+                "run",
+                "--model",
+                f"openai:{ALIAS}",
+                "--api-base",
+                f"{proxy.url}/v1",
+                "-o",
+                str(out),
+                "--question-timeout",
+                "60",
+                *SMALL_RUN[:2],
+                "--limit",
+                "2",
+                "--max-steps",
+                "1",
+                *SMALL_RUN[6:],
+                "--model-option",
+                "tool_choice=none",
+                *SMALL_SEARCH,
+            ],
+            env={"OPENAI_API_KEY": "x"},
+        )
+    finally:
+        proxy.close()
+    lines = _lines(out)
+    assert len(lines) == 2, proc.stderr[-2000:]
+    assert [line["error_kind"] for line in lines if line["error_kind"] in INFRA_KINDS] == [], [
+        line["error"] for line in lines
+    ]
+    assert proxy.seen[:3] == ["500", "pass", "429"] and sum(line["calls"]["retries"] for line in lines) == 2
 
 
 def test_question_timeout_ends_a_hanging_question(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
