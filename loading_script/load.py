@@ -195,11 +195,29 @@ def read_hub_config(repo_id: str, config: str, **kwargs: Any) -> Any:
 
 
 def read_folder_config(folder: Path, config: str, **kwargs: Any) -> Any:
-    """One config of a local dataset folder as a ``DatasetDict``, through the ``parquet`` builder (no network)."""
+    """One config of a local dataset folder as a ``DatasetDict``, read from its Parquet files (no network).
+
+    Without ``kwargs`` the files are read straight into in-memory tables: ``load_dataset("parquet", …)`` would
+    convert them into the ``datasets`` cache and, on its way, import scipy (its streaming patches), a second of
+    every ``madqa info`` or ``madqa evaluate`` (issue 47). With ``kwargs`` (a split, features, …) it goes through
+    ``load_dataset`` as before.
+    """
     import datasets
 
-    with quiet_datasets():
-        return datasets.load_dataset("parquet", data_files=_local_data_files(folder, config), **kwargs)
+    files = _local_data_files(folder, config)
+    if kwargs:
+        with quiet_datasets():
+            return datasets.load_dataset("parquet", data_files=files, **kwargs)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from datasets.table import InMemoryTable
+
+    splits = {}
+    for split, paths in files.items():
+        tables = [pq.read_table(path) for path in paths]
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default")
+        splits[split] = datasets.Dataset(InMemoryTable(table), split=datasets.NamedSplit(split))
+    return datasets.DatasetDict(splits)
 
 
 def normalise_question_row(row: Mapping[str, Any]) -> dict[str, Any]:
