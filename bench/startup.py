@@ -36,6 +36,8 @@ TARGET_HELP_RATIO = 3.0
 TARGET_WORKER_MIB = 120.0
 TARGET_SPACE_S = 5.0
 EVALUATE_LINES = 2250
+#: Kuiper bootstrap resamples of the timed ``madqa evaluate`` (its default).
+RESAMPLES = 1000
 #: Packages a command imports only when it needs them: none of the measured commands does.
 HEAVY = ("scipy", "torch", "transformers", "gradio")
 
@@ -117,17 +119,18 @@ def _commands(tmp: Path, sample_reason: str | None) -> dict[str, list[str] | Non
     gold, text = synthetic_run(EVALUATE_LINES)
     (tmp / "gold.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gold), encoding="utf-8")
     (tmp / "run.jsonl").write_text(text, encoding="utf-8")
+    # `python -m` command lines, as a user types them (text: the bench runs the command line, it imports no cli)
     commands: dict[str, list[str] | None] = {
         "interpreter": None,
-        "help": ["madqa.cli", "--help"],
-        "evaluate": ["madqa.cli", "evaluate", "run.jsonl", "--gold", "gold.jsonl", "--resamples", "1000"],
+        "help": "madqa.cli --help".split(),
+        "evaluate": f"madqa.cli evaluate run.jsonl --gold gold.jsonl --resamples {RESAMPLES}".split(),
     }
     if sample_reason is None:
-        commands["info"] = ["madqa.cli", "info"]
-        commands["run"] = [
-            *("madqa.cli", "run", "--agent", "bm25", "--model", "py:madqa.bench.scale_model:sleepy_model"),
-            *("--limit", "1", "-o", "first.jsonl", "--overwrite", "--no-progress"),
-        ]
+        commands["info"] = "madqa.cli info".split()
+        commands["run"] = (
+            "madqa.cli run --agent bm25 --model py:madqa.bench.scale_model:sleepy_model --limit 1 -o first.jsonl "
+            "--overwrite --no-progress"
+        ).split()
     return commands
 
 
