@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 
 #: (name, module, one line): each module has ``configure(parser)`` for its options and ``run(args) -> int``.
@@ -19,6 +20,7 @@ BENCHES: tuple[tuple[str, str, str], ...] = (
     ("leakage", "madqa.bench.leakage", "the board-probing attack against a launched Space, and what it learns"),
     ("retrieval", "madqa.bench.retrieval", "build time, index size and query throughput of each retriever"),
     ("first-run", "madqa.bench.first_run", "minutes from a clean clone to a served demo and a first scored run"),
+    ("startup", "madqa.bench.startup", "start-up wall time and peak memory of the commands users start most"),
 )
 
 HELP = "benchmarks, measured side by side in one run: " + ", ".join(name for name, _, _ in BENCHES)
@@ -27,27 +29,31 @@ EXAMPLES = ("madqa bench metric --json", "madqa bench search --no-render")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add one sub-parser per benchmark (a benchmark whose module is missing is left out).
+    """Add one sub-parser per benchmark; a benchmark's module is imported when it is chosen (or by
+    :func:`madqa.cli.lazy_parser.configure_everything`).
 
     A benchmark module has ``configure(parser)``, ``run(args)``, ``EXAMPLES`` and optionally ``DEPRECATED`` (old
     spelling → new); it may not import the command line, so the conventions (help format, examples, deprecated
     aliases) are applied here.
     """
-    from madqa.cli import conventions
+    from madqa.cli import conventions, lazy_parser
 
     parser.epilog = EPILOG
-    sub = parser.add_subparsers(dest="bench", metavar="BENCH", required=True)
+    sub = parser.add_subparsers(dest="bench", metavar="BENCH", required=True, action=lazy_parser.LazySubParsersAction)
     for name, module_name, line in BENCHES:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        sp = sub.add_parser(name, help=line, description=line, formatter_class=conventions.HelpFormatter)
-        module.configure(sp)
-        for old, new in getattr(module, "DEPRECATED", {}).items():
-            conventions.deprecated_alias(sp, sp._option_string_actions[new], old)
-        conventions.add_examples(sp, module.EXAMPLES)
-        sp.set_defaults(_bench=module.run)
+        sub.add_lazy(name, line, functools.partial(_configure, module_name), formatter_class=conventions.HelpFormatter)
+
+
+def _configure(module_name: str, parser: argparse.ArgumentParser) -> None:
+    """Import one benchmark's module and add its options, deprecated aliases, examples and ``run``."""
+    from madqa.cli import conventions
+
+    module = importlib.import_module(module_name)
+    module.configure(parser)
+    for old, new in getattr(module, "DEPRECATED", {}).items():
+        conventions.deprecated_alias(parser, parser._option_string_actions[new], old)
+    conventions.add_examples(parser, module.EXAMPLES)
+    parser.set_defaults(_bench=module.run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,10 +7,9 @@ public release's (``OxRML/MADQA``) plus the derived ``hop_type`` column, which i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
-
-import datasets
 
 HopType = Literal["single", "cross_page", "cross_doc"]
 HOP_TYPES: tuple[HopType, ...] = ("single", "cross_page", "cross_doc")
@@ -30,8 +29,6 @@ PAGES_SPLIT = "train"
 
 TEXT_SOURCES: tuple[str, ...] = ("pdf", "ocr", "none")
 
-EVIDENCE_FEATURE = datasets.List({"document": datasets.Value("string"), "page": datasets.Value("int64")})
-
 #: Columns of the public release, in its order.
 RELEASE_QA_COLUMNS: tuple[str, ...] = (
     "id",
@@ -42,44 +39,59 @@ RELEASE_QA_COLUMNS: tuple[str, ...] = (
     "domain",
 )
 
-QA_FEATURES = datasets.Features(
-    {
-        "id": datasets.Value("string"),
-        "question": datasets.Value("string"),
-        "answer_variants": datasets.List(datasets.List(datasets.Value("string"))),
-        "evidence": EVIDENCE_FEATURE,
-        "document_category": datasets.Value("string"),
-        "domain": datasets.Value("string"),
-        "hop_type": datasets.Value("string"),
-    }
-)
+#: Column names of each config, in order: what readers need, without importing ``datasets`` (a second at start).
+QA_COLUMNS: tuple[str, ...] = (*RELEASE_QA_COLUMNS, "hop_type")
+DOCUMENT_COLUMNS: tuple[str, ...] = ("document", "url", "path", "num_pages", "sha256", "document_category", "domain")
+PAGE_COLUMNS: tuple[str, ...] = ("document", "page", "text", "text_source")
 
-DOCUMENT_FEATURES = datasets.Features(
-    {
-        "document": datasets.Value("string"),
-        "url": datasets.Value("string"),
-        "path": datasets.Value("string"),
-        "num_pages": datasets.Value("int64"),
-        "sha256": datasets.Value("string"),
-        "document_category": datasets.Value("string"),
-        "domain": datasets.Value("string"),
-    }
-)
+_FEATURE_NAMES = ("EVIDENCE_FEATURE", "QA_FEATURES", "DOCUMENT_FEATURES", "PAGE_FEATURES", "FEATURES_BY_CONFIG")
 
-PAGE_FEATURES = datasets.Features(
-    {
-        "document": datasets.Value("string"),
-        "page": datasets.Value("int64"),
-        "text": datasets.Value("string"),
-        "text_source": datasets.Value("string"),
-    }
-)
 
-FEATURES_BY_CONFIG: dict[str, datasets.Features] = {
-    "default": QA_FEATURES,
-    "documents": DOCUMENT_FEATURES,
-    "pages": PAGE_FEATURES,
-}
+@functools.cache
+def _features() -> dict[str, Any]:
+    """The ``datasets`` feature declarations, built on first use (importing ``datasets``)."""
+    import datasets
+
+    text, number = datasets.Value("string"), datasets.Value("int64")
+    evidence = datasets.List({"document": text, "page": number})
+    qa = datasets.Features(
+        {
+            "id": text,
+            "question": text,
+            "answer_variants": datasets.List(datasets.List(text)),
+            "evidence": evidence,
+            "document_category": text,
+            "domain": text,
+            "hop_type": text,
+        }
+    )
+    documents = datasets.Features(
+        {
+            "document": text,
+            "url": text,
+            "path": text,
+            "num_pages": number,
+            "sha256": text,
+            "document_category": text,
+            "domain": text,
+        }
+    )
+    pages = datasets.Features({"document": text, "page": number, "text": text, "text_source": text})
+    return {
+        "EVIDENCE_FEATURE": evidence,
+        "QA_FEATURES": qa,
+        "DOCUMENT_FEATURES": documents,
+        "PAGE_FEATURES": pages,
+        "FEATURES_BY_CONFIG": {"default": qa, "documents": documents, "pages": pages},
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``QA_FEATURES``, ``DOCUMENT_FEATURES``, ``PAGE_FEATURES``, ``EVIDENCE_FEATURE`` and ``FEATURES_BY_CONFIG``:
+    the ``datasets.Features`` of each config, imported only by what builds or casts a dataset."""
+    if name in _FEATURE_NAMES:
+        return _features()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def hop_type(evidence: Iterable[Mapping[str, Any]]) -> HopType | None:

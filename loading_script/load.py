@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from .features import (
-    DOCUMENT_FEATURES,
+    DOCUMENT_COLUMNS,
     DOCUMENTS_SPLIT,
     HIDDEN_SPLIT,
     LEGACY_DOCUMENTS_SPLIT,
     PAGES_SPLIT,
-    QA_FEATURES,
+    QA_COLUMNS,
     QA_SPLITS,
     hop_type,
 )
@@ -195,15 +195,30 @@ def read_hub_config(repo_id: str, config: str, **kwargs: Any) -> Any:
 
 
 def read_folder_config(folder: Path, config: str, **kwargs: Any) -> Any:
-    """One config of a local dataset folder as a ``DatasetDict``, through the ``parquet`` builder (no network)."""
-    import datasets
+    """One config of a local dataset folder: split name -> rows (dicts), read from its Parquet files (no network).
 
-    with quiet_datasets():
-        return datasets.load_dataset("parquet", data_files=_local_data_files(folder, config), **kwargs)
+    Without ``kwargs`` the files are read with pyarrow alone: ``load_dataset("parquet", …)`` would import
+    ``datasets`` (pandas, a second), convert the files into its cache and, on its way, import scipy (its streaming
+    patches): most of every ``madqa info`` or ``madqa evaluate`` (issue 47). With ``kwargs`` (a split, features,
+    …) it is ``load_dataset`` as before, a ``DatasetDict``.
+    """
+    files = _local_data_files(folder, config)
+    if kwargs:
+        import datasets
+
+        with quiet_datasets():
+            return datasets.load_dataset("parquet", data_files=files, **kwargs)
+    import pyarrow.parquet as pq
+
+    # ParquetFile, not read_table: read_table goes through pyarrow.dataset, which imports pandas
+    return {
+        split: [row for path in paths for row in pq.ParquetFile(path).read().to_pylist()]
+        for split, paths in files.items()
+    }
 
 
 def normalise_question_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: row.get(k) for k in QA_FEATURES}
+    out = {k: row.get(k) for k in QA_COLUMNS}
     out["answer_variants"] = [list(v) for v in (out["answer_variants"] or [])]
     out["evidence"] = [{"document": e["document"], "page": int(e["page"])} for e in (out["evidence"] or [])]
     if not out.get("hop_type"):
@@ -252,10 +267,10 @@ def load_gold(
 
 
 def load_documents(dataset: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """The documents config (one row per PDF), with every column of :data:`DOCUMENT_FEATURES`."""
+    """The documents config (one row per PDF), with every column of :data:`~.features.DOCUMENT_COLUMNS`."""
     data = load_config("documents", dataset)
     split = next((s for s in (DOCUMENTS_SPLIT, LEGACY_DOCUMENTS_SPLIT) if s in data), next(iter(data)))
-    return [{k: row.get(k) for k in DOCUMENT_FEATURES} for row in data[split]]
+    return [{k: row.get(k) for k in DOCUMENT_COLUMNS} for row in data[split]]
 
 
 def load_pages(dataset: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:

@@ -74,7 +74,10 @@ def anls_star(answer: Sequence[str], variants: Iterable[Sequence[str]]) -> float
     best = 0.0
     pred = list(answer)
     for variant in variants:
-        score = _anls(list(variant), pred)
+        gold = list(variant)
+        if gold == pred:  # ANLS* of identical lists is 1 (every string matches itself): skip the Levenshtein work,
+            return 1.0  # 60 % of `madqa evaluate`'s scoring time on right answers (issue 47)
+        score = _anls(gold, pred)
         if score > best:
             best = score
             if best >= 1.0:

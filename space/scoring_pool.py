@@ -20,8 +20,10 @@ import multiprocessing.util  # noqa: F401 - its exit handler is registered befor
 import os
 import queue
 import signal
+import sys
 import threading
 import time
+import types
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -164,6 +166,28 @@ def _worker_main(
             return
 
 
+#: One worker starts at a time: :func:`_start_without_main_module` swaps a process-wide entry.
+_START_LOCK = threading.Lock()
+
+
+def _start_without_main_module(proc: Any) -> None:
+    """Start a spawned process that does not run the parent's ``__main__`` again.
+
+    Why: multiprocessing's spawn imports the parent's main module in the child (by name for ``python -m
+    madqa.space.app``, by path for a hosted Space's ``app.py``), so every scoring process imported gradio and the
+    whole app: 265 MiB and seconds per worker instead of the metric's ~100 MiB (issue 47). The worker's target and
+    arguments live in this module and the metric, so the child needs nothing from ``__main__``: while it starts, a
+    bare stand-in without ``__spec__`` or ``__file__`` takes the main module's place, and spawn then records none.
+    """
+    with _START_LOCK:
+        main = sys.modules["__main__"]
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            proc.start()
+        finally:
+            sys.modules["__main__"] = main
+
+
 class _Worker:
     """One scoring process and the parent's end of its pipe."""
 
@@ -179,11 +203,11 @@ class _Worker:
         if threading.current_thread() is threading.main_thread():
             previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
-                self.proc.start()
+                _start_without_main_module(self.proc)
             finally:
                 signal.signal(signal.SIGINT, previous)
         else:
-            self.proc.start()
+            _start_without_main_module(self.proc)
         child.close()
 
     def stop(self) -> None:

@@ -12,6 +12,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import smolagents.agent_types
+import smolagents.agents
+import smolagents.tools
 from smolagents import Tool
 
 from madqa.metric.schema import MAX_ANSWER_LINE_CHARS, MAX_ID_CHARS
@@ -28,6 +31,29 @@ MAX_DOCUMENT_CHARS = MAX_ID_CHARS
 #: A page with more significant digits is read from its first 20, as the metric reads it (int() of a long digit
 #: string costs quadratic time, and refuses past 4,300 digits); it stays above any page: a wrong citation.
 PAGE_DIGITS = 20
+
+
+#: JSON values smolagents' output typing returns unchanged: only it looks for a torch tensor first.
+_PLAIN_OUTPUTS = (dict, list, tuple, int, float, bool, type(None))
+_smolagents_output_types = smolagents.agent_types.handle_agent_output_types
+
+
+def plain_output_types(output: Any, output_type: str | None = None) -> Any:
+    """smolagents' ``handle_agent_output_types`` without its torch import for a value it returns unchanged.
+
+    Why: smolagents wraps a tool's output (and every run's final answer, untyped) by type; for any value that is not
+    a string or an image it imports torch to ask whether it is a tensor. Our final answer is a dict, so each
+    process's first answer cost 1-2 s and ~200 MiB of torch (issue 47). A dict, list or number is never a tensor
+    and its type has no wrapper: it is returned as smolagents would return it, without the import.
+    """
+    if output_type not in smolagents.agent_types._AGENT_TYPE_MAPPING and isinstance(output, _PLAIN_OUTPUTS):
+        return output
+    return _smolagents_output_types(output, output_type)
+
+
+# The two places smolagents calls it from (a tool's output, the final answer step); set once, at first import.
+smolagents.tools.handle_agent_output_types = plain_output_types
+smolagents.agents.handle_agent_output_types = plain_output_types
 
 
 class AnswerFormatError(ValueError):

@@ -39,7 +39,7 @@ PRINTS_REPORT = (
         "retrieval",
     }
     | {f"bench {name}" for name in ("extract", "metric", "search", "limits", "space", "view", "human", "scale")}
-    | {f"bench {name}" for name in ("provider", "leakage", "retrieval", "first-run")}
+    | {f"bench {name}" for name in ("provider", "leakage", "retrieval", "first-run", "startup")}
 )
 #: Subcommands that show a progress bar (→ ``--no-progress``). Those left out show none.
 SHOWS_BAR = {"setup", "extract", "sweep", "retrieval"}

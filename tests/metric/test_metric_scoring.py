@@ -40,6 +40,16 @@ def test_anls_star_values(answer, variants, expected):
     assert anls_star(answer, variants) == expected
 
 
+@pytest.mark.parametrize(
+    "answer", [["Paris"], [""], [" "], ["a", "a"], [" x ", "Y"], [], ["12,345 kg", "item 3 of 7"], ["é", "ß"]]
+)
+def test_an_answer_identical_to_a_variant_scores_what_anls_star_gives(answer):
+    """The shortcut for an answer equal to a variant (no Levenshtein work) is the package's own value."""
+    from anls_star import anls_score
+
+    assert anls_star(answer, [["other"], answer]) == float(anls_score(list(answer), list(answer))) == 1.0
+
+
 def test_anls_mode_correctness_threshold():
     assert score_item(ref(variants=[["abcd"]]), pred(["abxy"])).correct is True
     assert score_item(ref(variants=[["abcd"]]), pred(["axyz"])).correct is False
