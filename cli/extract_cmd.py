@@ -41,7 +41,7 @@ def add_extraction_options(parser: argparse.ArgumentParser) -> None:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options of `madqa extract`."""
-    from madqa.loading_script.extract import DEFAULT_FILE_TIMEOUT_S
+    from madqa.loading_script.extract import DEFAULT_FILE_TIMEOUT_S, DEFAULT_WORKER_MEMORY_MIB
 
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--pdfs", type=Path, help="a folder of PDF files")
@@ -58,6 +58,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="S",
         help=f"stop and skip a file still running after S seconds (unset: {DEFAULT_FILE_TIMEOUT_S:g}; 0: no limit)",
+    )
+    parser.add_argument(
+        "--worker-memory",
+        type=int,
+        default=None,
+        metavar="MIB",
+        help="address-space limit of each worker process (RLIMIT_AS): a file that needs more is skipped with "
+        f"'memory limit reached' (unset: {DEFAULT_WORKER_MEMORY_MIB}; 0: no limit; not with --ray)",
     )
     parser.add_argument(
         "--in-process",
@@ -92,7 +100,13 @@ def extract_settings_from(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Extract, write the pages, report skipped files; exit 3 when OCR was needed but Tesseract is missing."""
     from madqa.cli.errors import UserError
-    from madqa.loading_script.extract import DEFAULT_FILE_TIMEOUT_S, extract_corpus, scan_pdfs
+    from madqa.loading_script.extract import (
+        DEFAULT_FILE_TIMEOUT_S,
+        DEFAULT_WORKER_MEMORY_MIB,
+        MIN_WORKER_MEMORY_MIB,
+        extract_corpus,
+        scan_pdfs,
+    )
     from madqa.loading_script.page_spool import PageSpool
     from madqa.loading_script.paths import Layout
 
@@ -103,6 +117,11 @@ def run(args: argparse.Namespace) -> int:
     if args.file_timeout is not None and args.file_timeout < 0:
         raise UserError(f"--file-timeout {args.file_timeout:g}: use a number of seconds >= 0 (0: no limit)")
     timeout = DEFAULT_FILE_TIMEOUT_S if args.file_timeout is None else (args.file_timeout or None)
+    if args.worker_memory is not None and (args.worker_memory < 0 or 0 < args.worker_memory < MIN_WORKER_MEMORY_MIB):
+        raise UserError(
+            f"--worker-memory {args.worker_memory}: use a number of MiB >= {MIN_WORKER_MEMORY_MIB} (0: no limit)"
+        )
+    memory = DEFAULT_WORKER_MEMORY_MIB if args.worker_memory is None else (args.worker_memory or None)
     settings = extract_settings_from(args)
     pool = None
     if args.ray is not None:
@@ -150,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
             isolate=not args.in_process,
             pool=pool,
             spool=spool,
+            worker_memory_mib=memory,
         )
         _write_pages(args.output, spool)
     logger.info(

@@ -22,6 +22,7 @@ update whose trailer has no ``/Prev`` at all looks like a single revision to MuP
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from dataclasses import dataclass, field
@@ -36,6 +37,10 @@ _STARTXREF = re.compile(rb"startxref\s+(\d+)")
 _PREV = re.compile(rb"/Prev\s+(\d+)")
 _XREFSTM = re.compile(rb"/XRefStm\s+(\d+)")
 _WHITE = b"\x00\t\n\f\r "
+#: A warning lists this many unreachable revisions and bad pointers of each kind, then counts the others.
+LISTED = 5
+#: A trailer dictionary longer than this is not one (the scan takes no slice of a file's bulk per token).
+_MAX_TRAILER = 1 << 16
 
 
 @dataclass
@@ -63,40 +68,63 @@ class Chain:
         return bool(self.bad_pointers or self.unreachable)
 
     def describe(self) -> str:
-        """One clause per problem, for the warning."""
-        parts = [f"revision at byte {offset} was not reachable" for offset in self.unreachable]
-        for source, target in self.bad_pointers:
+        """One clause per problem, for the warning: the first :data:`LISTED` of each kind, then how many more."""
+        unreachable = self.unreachable
+        parts = [f"revision at byte {offset} was not reachable" for offset in unreachable[:LISTED]]
+        if len(unreachable) > LISTED:
+            parts.append(f"{len(unreachable) - LISTED} more unreachable revisions")
+        for source, target in self.bad_pointers[:LISTED]:
             where = "the last startxref" if source < 0 else f"the /Prev of the revision at byte {source}"
             parts.append(f"{where} points at byte {target}, where no xref starts")
+        if len(self.bad_pointers) > LISTED:
+            parts.append(f"{len(self.bad_pointers) - LISTED} more pointers to no xref")
         return "; ".join(parts)
 
 
-def _inside_stream(data: bytes, pos: int) -> bool:
-    """Whether ``pos`` lies between a ``stream`` keyword and its ``endstream`` (stream data, not file structure)."""
-    start = data.rfind(b"stream", 0, pos)
-    return start != -1 and data[max(0, start - 3) : start] != b"end"  # the last keyword opened a stream
+class _Keywords:
+    """Where the keywords the scan needs are, found once each (one pass over the file per keyword), so that
+    every question about a position is a binary search: the scan stays linear in the file's size."""
+
+    def __init__(self, data: bytes) -> None:
+        self.streams = [m.start() for m in re.finditer(rb"stream", data)]  # "endstream" too: told apart below
+        self.ends = {pos for pos in self.streams if data[max(0, pos - 3) : pos] == b"end"}
+        self.trailers = [m.start() for m in re.finditer(rb"trailer", data)]
+        self.startxrefs = [m.start() for m in re.finditer(rb"startxref", data)]
+
+    def inside_stream(self, pos: int) -> bool:
+        """Whether ``pos`` lies between a ``stream`` keyword and its ``endstream`` (stream data, not structure)."""
+        k = bisect.bisect_right(self.streams, pos - len(b"stream")) - 1  # the last keyword ending by pos
+        return k >= 0 and self.streams[k] not in self.ends
+
+    @staticmethod
+    def next(positions: list[int], pos: int) -> int:
+        """The first of ``positions`` at or after ``pos`` (``-1``: none)."""
+        k = bisect.bisect_left(positions, pos)
+        return positions[k] if k < len(positions) else -1
 
 
 def _sections(data: bytes) -> dict[int, bytes]:
     """``offset → dictionary bytes`` of every xref section: a table's trailer, a stream's own dictionary."""
+    keywords = _Keywords(data)
     found: dict[int, bytes] = {}
     pos = -1
     while (pos := data.find(b"xref", pos + 1)) != -1:  # a plain find: many times faster than a regex here
-        if (pos and data[pos - 1] not in _WHITE) or data[pos + 4 : pos + 5] not in _WHITE or _inside_stream(data, pos):
+        if pos and data[pos - 1] not in _WHITE or data[pos + 4 : pos + 5] not in _WHITE or keywords.inside_stream(pos):
             continue  # the "xref" of "startxref" or of a name, or stream data
-        trailer = data.find(b"trailer", pos)
-        end = data.find(b"startxref", trailer) if trailer != -1 else -1
-        found[pos] = data[trailer:end] if trailer != -1 and end != -1 else b""
+        trailer = keywords.next(keywords.trailers, pos)
+        end = keywords.next(keywords.startxrefs, trailer) if trailer != -1 else -1
+        # a table's trailer is the next one, shared by any "xref" tokens before it: a stray token costs no copy
+        found[pos] = data[trailer:end] if trailer != -1 and end != -1 and end - trailer < _MAX_TRAILER else b""
     for match in _STREAM_TYPE.finditer(data):
         window_start = max(0, match.start() - 256)
         heads = list(_OBJ_HEAD.finditer(data, window_start, match.start()))
         if not heads:
             continue
         pos = heads[-1].start()
-        if pos in found or _inside_stream(data, pos):
+        if pos in found or keywords.inside_stream(pos):
             continue
-        end = data.find(b"stream", match.end())
-        found[pos] = data[pos : end if end != -1 else match.end()]
+        end = keywords.next(keywords.streams, match.end())
+        found[pos] = data[pos : end if end != -1 and end - pos < _MAX_TRAILER else match.end()]
     return dict(sorted(found.items()))
 
 
@@ -119,14 +147,16 @@ def read_chain(data: bytes) -> Chain:
     if start is None:
         return chain  # no usable startxref (truncated): MuPDF repairs such a file itself and says so
     pending: list[tuple[int, int]] = [(-1, int(start.group(1)))]
+    reached: set[int] = set()
     while pending:
         source, target = pending.pop()
         offset = _resolve(data, target, sections)
         if offset is None:
             chain.bad_pointers.append((source, target))
             continue
-        if offset in chain.reached:
+        if offset in reached:
             continue  # a loop, or a hybrid file's stream reached twice
+        reached.add(offset)
         chain.reached.append(offset)
         dictionary = sections[offset]
         for pattern in (_XREFSTM, _PREV):  # a hybrid table's /XRefStm belongs to the same revision

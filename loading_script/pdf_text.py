@@ -31,7 +31,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 #: Bump when extraction output changes: it is part of the cache key.
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 #: A page whose text layer has fewer letters and digits than this (any script) goes through OCR.
 MIN_TEXT_CHARS = 16
 #: ... as does one where more than this share of the characters are undecodable glyph codes.
@@ -195,6 +195,8 @@ def extract_pdf(
     sha256: str | None = None,
     settings: ExtractSettings | None = None,
     depth: int = 0,
+    tree: Any = None,
+    tree_path: str = "",
 ) -> PdfResult:
     """Extract every page of one PDF.
 
@@ -205,6 +207,8 @@ def extract_pdf(
         sha256: the file's digest when the caller already has it (saves reading the file twice).
         settings: OCR languages, resolution, pixel cap, orientation detection (default :class:`ExtractSettings`).
         depth: how deep this file is attached in another (0: a file of the corpus; see :mod:`.pdf_attachments`).
+        tree: for an attached file, what its corpus file attached so far (:class:`.pdf_attachments.AttachmentTree`:
+            duplicates and the cap); ``tree_path``: its name path there (``annex.pdf#storm.pdf``).
 
     Returns:
         A :class:`PdfResult`; ``error`` is set (and ``pages`` empty) for a corrupt, encrypted or empty PDF, or
@@ -247,14 +251,33 @@ def extract_pdf(
         reader = _PageReader(doc, result, tessdata=tessdata if ocr else None, ocr=ocr, settings=settings)
         for index in range(doc.page_count):
             result.pages.append(reader.read(index))
-        result.warnings[:0] = revision_warnings or _repair_warnings(doc)  # ours say why it was rebuilt
+        # The pages are read: what follows only adds to them, and a failure there (a corrupt object stream met
+        # while counting a repaired file's page objects, a broken attachment) costs that pass, never the pages.
+        result.warnings[:0] = revision_warnings or _after_pages(
+            "the repair check", result, lambda: _repair_warnings(doc)
+        )
         result.warnings.extend(reader.notes())
 
-        def attached(child: Path, level: int) -> PdfResult:
-            return extract_pdf(child, tessdata=tessdata, ocr=ocr, settings=settings, depth=level)
+        def attached(child: Path, level: int, shared: Any, where: str) -> PdfResult:
+            return extract_pdf(
+                child, tessdata=tessdata, ocr=ocr, settings=settings, depth=level, tree=shared, tree_path=where
+            )
 
-        extract_attachments(doc, result, attached, depth, reader.annotated)
+        def attachments() -> list[str]:
+            extract_attachments(doc, result, attached, depth, reader.annotated, tree, tree_path)
+            return []
+
+        result.warnings.extend(_after_pages("reading the attached files", result, attachments))
     return result
+
+
+def _after_pages(what: str, result: PdfResult, run: Any) -> list[str]:
+    """``run()``'s warnings; when it raises, one warning saying so and that the pages read are kept."""
+    try:
+        return list(run())
+    except Exception as exc:  # noqa: BLE001 - MuPDF raises several unrelated types for broken files
+        logger.info("%s: %s failed after its pages were read", result.document, what, exc_info=True)
+        return [f"{what} failed ({_reason(exc)}); the {len(result.pages)} page(s) read are kept"]
 
 
 class _PageReader:
@@ -374,9 +397,16 @@ def _repair_warnings(doc: Any) -> list[str]:
     if not doc.is_repaired:
         return []
     message = "damaged file (e.g. truncated), repaired by MuPDF: pages may be missing or incomplete"
-    found = sum(doc.xref_get_key(xref, "Type") == ("name", "/Page") for xref in range(1, doc.xref_length()))
+    found = unreadable = 0
+    for xref in range(1, doc.xref_length()):
+        try:
+            found += doc.xref_get_key(xref, "Type") == ("name", "/Page")
+        except Exception:  # noqa: BLE001 - e.g. FzErrorFormat "corrupt object stream": the pages read are kept
+            unreadable += 1
     if found != doc.page_count:
         message += f" (its page tree lists {doc.page_count} pages, {found} page objects were found)"
+    if unreadable:
+        message += f"; {unreadable} object(s) could not be read"
     return [message]
 
 

@@ -11,11 +11,13 @@ it came from (``attachments``). Before, their pages were left out with no messag
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .pdf_attachments import SEPARATOR, attached_files
+from .pdf_attached_stream import copy_bounded
+from .pdf_attachments import MAX_ATTACHMENT_BYTES, SEPARATOR, attached_files
 
 logger = logging.getLogger(__name__)
 
@@ -40,17 +42,29 @@ def attachment_roots(documents: Iterable[str], listed: Iterable[str]) -> dict[st
 
 def attachment_bytes(pdf: bytes, names: str) -> bytes | None:
     """The bytes of the attachment ``names`` (``annex.pdf`` or ``annex.pdf#storm.pdf``: nested) of a PDF's bytes,
-    named as the extractor names them (:func:`.pdf_attachments.attached_files`); ``None`` when not found."""
+    named as the extractor names them (:func:`.pdf_attachments.attached_files`); ``None`` when not found.
+
+    Only the one asked for is decoded, through the extractor's bounded stream (up to
+    :data:`.pdf_attachments.MAX_ATTACHMENT_BYTES`, the most an extracted attachment can have).
+    """
     import pymupdf
 
     with pymupdf.open(stream=pdf, filetype="pdf") as doc:
-        found = dict(attached_files(doc))
-    if names in found:
-        return found[names]
-    for name in sorted(found, key=len, reverse=True):  # "a#b.pdf" before "a": a name may hold the separator
-        if names.startswith(name + SEPARATOR) and (inner := attachment_bytes(found[name], names[len(name) + 1 :])):
-            return inner
-    return None
+        found = {attached.name: attached.xref for attached in attached_files(doc)}
+        wanted = names if names in found else None
+        if wanted is None:  # "a#b.pdf" before "a": a name may hold the separator
+            wanted = next((n for n in sorted(found, key=len, reverse=True) if names.startswith(n + SEPARATOR)), None)
+        if wanted is None:
+            return None
+        out = io.BytesIO()
+        copied = copy_bounded(doc, found[wanted], out, MAX_ATTACHMENT_BYTES, pdf_only=False)
+    if copied.problem or copied.over:
+        return None
+    if wanted == names:
+        return out.getvalue()
+    if not copied.is_pdf:
+        return None
+    return attachment_bytes(out.getvalue(), names[len(wanted) + 1 :])
 
 
 def write_attachments(pdf_dir: Path, roots: Mapping[str, str]) -> dict[str, str]:

@@ -1,11 +1,15 @@
 """A PDF whose xref stream and object streams are corrupt: MuPDF repairs it and finds no page. That is a damaged
-file, and the error says so (it used to read "PDF has zero pages", as for a well-formed empty PDF)."""
+file, and the error says so (it used to read "PDF has zero pages", as for a well-formed empty PDF). And a repaired
+file whose pages read while one object stream is corrupt keeps its pages (issue 45: the repair-warning pass raised
+FzErrorFormat after the pages were read, and the whole file was skipped)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pymupdf
+import pytest
+from helpers.pdfs import corrupt_object_stream_pdf
 
 from madqa.loading_script.pdf_text import extract_pdf
 
@@ -52,3 +56,25 @@ def test_a_well_formed_pdf_without_pages_still_says_so(tmp_path: Path) -> None:
     empty = tmp_path / "empty.pdf"
     empty.write_bytes(body)
     assert extract_pdf(empty, tessdata=None, ocr=False).error == "PDF has zero pages"
+
+
+def test_a_corrupt_object_stream_met_after_the_pages_costs_no_page(tmp_path: Path) -> None:
+    path = tmp_path / "minutes.pdf"
+    path.write_bytes(corrupt_object_stream_pdf(["First page of the harbour minutes", "Second page: dredging permit"]))
+    with pymupdf.open(path) as doc:  # what MuPDF itself reads, and where it fails
+        assert doc.is_repaired and [page.get_text().strip() for page in doc] == [
+            "First page of the harbour minutes",
+            "Second page: dredging permit",
+        ]
+        with pytest.raises(Exception, match="corrupt object stream"):
+            [doc.xref_get_key(xref, "Type") for xref in range(1, doc.xref_length())]
+    result = extract_pdf(path, tessdata=None, ocr=False)
+    assert result.error is None
+    assert [(row["page"], row["text"].strip(), row["text_source"]) for row in result.pages] == [
+        (1, "First page of the harbour minutes", "pdf"),
+        (2, "Second page: dredging permit", "pdf"),
+    ]
+    assert result.warnings == [
+        "damaged file (e.g. truncated), repaired by MuPDF: pages may be missing or incomplete; "
+        "2 object(s) could not be read"
+    ]
