@@ -39,6 +39,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("view", "madqa.cli.view_cmd"),
     ("retrieval", "madqa.cli.retrieval_cmd"),
     ("import-inspect", "madqa.cli.import_inspect_cmd"),
+    ("export", "madqa.cli.export_cmd"),
 )
 
 
