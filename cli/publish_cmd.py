@@ -5,8 +5,9 @@ extraction settings and source revision in the card) as a Hub dataset, so users 
 ``madqa setup --dataset OxRML/MADQA --pages-repo ORG/NAME``. ``madqa publish metric --repo ORG/NAME`` pushes the
 ``metric/`` folder as an `evaluate` metric Space (``app.py`` widget); ``madqa publish labels --file F --repo
 ORG/NAME`` checks the hidden test labels against the public test split and pushes them to a private dataset for
-the leaderboard Space (``MADQA_SPACE_LABELS_REPO``). All need a token with write access
-(``hf auth login`` or ``HF_TOKEN``).
+the leaderboard Space (``MADQA_SPACE_LABELS_REPO``); ``madqa publish traces DIR --repo ORG/NAME`` uploads the session
+files of ``madqa export traces`` to a dataset (``--bucket``: a storage bucket) for the Hub's trace viewer. All need
+a token with write access (``hf auth login`` or ``HF_TOKEN``).
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ EXAMPLES = (
     "madqa publish pages --dataset OxRML/MADQA --repo ORG/pages --json",
     "madqa publish labels --file test_labels.jsonl --dataset OxRML/MADQA --repo ORG/labels",
     "madqa publish metric --repo ORG/madqa-metric --private",
+    "madqa publish traces traces/ --repo ORG/madqa-traces",
+    "madqa publish traces traces/ --repo ORG/traces --bucket --path-in-repo bm25-gpt",
 )
 HELP = (
     "maintainers: push to the Hugging Face Hub the page corpus of a prepared dataset (pages), the hidden "
-    "test labels (labels, private) or the metric Space (metric)"
+    "test labels (labels, private), the metric Space (metric) or agent traces (traces)"
 )
 logger = logging.getLogger("madqa.publish")
 
@@ -55,7 +58,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     metric.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub Space repo")
     metric.add_argument("--private", action="store_true", help="create the Space private")
     conventions.add_json_flag(metric, "the result")
-    for name, nested in (("pages", pages), ("labels", labels), ("metric", metric)):
+    traces = sub.add_parser("traces", help="push `madqa export traces` sessions to a Hub dataset or storage bucket")
+    traces.add_argument("folder", type=Path, metavar="DIR", help="the folder `madqa export traces` wrote")
+    traces.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub dataset (or bucket) id")
+    traces.add_argument("--bucket", action="store_true", help="push to a storage bucket instead of a dataset")
+    traces.add_argument("--path-in-repo", default="", metavar="PATH", help="folder inside the repo (default: root)")
+    traces.add_argument("--private", action="store_true", help="create the dataset or bucket private")
+    conventions.add_json_flag(traces, "the result")
+    for name, nested in (("pages", pages), ("labels", labels), ("metric", metric), ("traces", traces)):
         conventions.add_examples(nested, conventions.examples_for(f"madqa publish {name}", EXAMPLES))
 
 
@@ -106,6 +116,13 @@ def run(args: argparse.Namespace) -> int:
                 "questions": pushed.questions,
                 "private": pushed.private,
             }
+        elif args.what == "traces":
+            from madqa.cli.publish_traces import publish_traces
+
+            done_traces = publish_traces(
+                args.folder, args.repo, bucket=args.bucket, private=args.private, path_in_repo=args.path_in_repo
+            )
+            summary = {"repo": done_traces.repo_id, "url": done_traces.url, "files": done_traces.files}
         else:
             from madqa.cli.publish_metric import publish_metric
 
