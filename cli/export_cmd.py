@@ -74,6 +74,16 @@ def file_name(question_id: Any) -> str:
     return (_UNSAFE.sub("_", str(question_id)).strip("._") or "question") + ".jsonl"
 
 
+def harness_version() -> str:
+    """The installed madqa's version (the sessions' ``harnessVersion``; ``unknown`` when not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("madqa")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def item_scores(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """The per-question scores of the run, as ``madqa evaluate --per-item`` reports them."""
     from madqa.cli.evaluate_cmd import evaluate
@@ -90,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
     """Convert the run and write the session files."""
     from madqa.agents.export.redact import Redactor
     from madqa.agents.export.sts import session_records
-    from madqa.cli import __version__
 
     lines = read_lines(args.run)
     names: dict[str, str] = {}
@@ -118,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         elapsed = line.get("elapsed_s")
         start = finished_ms - round(1000 * elapsed) if isinstance(elapsed, (int, float)) else finished_ms
         records = session_records(
-            line, version=__version__, score=scores.get(str(line["id"])), start_ms=start, redactor=redactor
+            line, version=harness_version(), score=scores.get(str(line["id"])), start_ms=start, redactor=redactor
         )
         text = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
         (tmp / file_name(line["id"])).write_text(text, encoding="utf-8")
