@@ -62,7 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     traces.add_argument("folder", type=Path, metavar="DIR", help="the folder `madqa export traces` wrote")
     traces.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub dataset (or bucket) id")
     traces.add_argument("--bucket", action="store_true", help="push to a storage bucket instead of a dataset")
-    traces.add_argument("--path-in-repo", default="", metavar="PATH", help="folder inside the repo (default: root)")
+    traces.add_argument("--path-in-repo", metavar="PATH", help="folder inside the repo (default: its root)")
     traces.add_argument("--private", action="store_true", help="create the dataset or bucket private")
     conventions.add_json_flag(traces, "the result")
     for name, nested in (("pages", pages), ("labels", labels), ("metric", metric), ("traces", traces)):
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             from madqa.cli.publish_traces import publish_traces
 
             done_traces = publish_traces(
-                args.folder, args.repo, bucket=args.bucket, private=args.private, path_in_repo=args.path_in_repo
+                args.folder, args.repo, bucket=args.bucket, private=args.private, path_in_repo=args.path_in_repo or ""
             )
             summary = {"repo": done_traces.repo_id, "url": done_traces.url, "files": done_traces.files}
         else:

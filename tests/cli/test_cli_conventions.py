@@ -32,6 +32,8 @@ PRINTS_REPORT = (
         "publish pages",
         "publish labels",
         "publish metric",
+        "publish traces",
+        "export traces",
         "compare",
         "figures",
         "sweep",
