@@ -66,8 +66,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "publish",
         "madqa.cli.publish_cmd",
-        "maintainers: push to the Hugging Face Hub the page corpus of a prepared dataset (pages), the hidden test "
-        "labels (labels, private) or the metric Space (metric)",
+        "maintainers: push to the Hugging Face Hub the page corpus of a prepared dataset (pages), the hidden "
+        "test labels (labels, private), the metric Space (metric), the benchmark's eval.yaml (benchmark) or agent "
+        "traces (traces)",
     ),
     (
         "human",
@@ -103,6 +104,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "import-inspect",
         "madqa.cli.import_inspect_cmd",
         "turn inspect_ai logs of the madqa/bm25 task into results lines (then `madqa evaluate` scores them)",
+    ),
+    (
+        "export",
+        "madqa.cli.export_cmd",
+        "write a results file as Hub agent traces (Session Trace Simple Format), one session per question",
     ),
 )
 

@@ -53,7 +53,7 @@ DATASET_DEFAULT_EXCEPTIONS = {
     "setup": "the embedded sample, whatever $MADQA_DATASET says",
     # the scoring commands score files against the gold they were run on unless told otherwise (their lines record it)
     **dict.fromkeys(
-        ("evaluate", "compare", "figures", "view"),
+        ("evaluate", "compare", "figures", "view", "export traces"),
         "the dataset the files' lines were run on, else $MADQA_DATASET, else sample",
     ),
 }

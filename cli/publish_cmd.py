@@ -6,8 +6,9 @@ extraction settings and source revision in the card) as a Hub dataset, so users 
 ``metric/`` folder as an `evaluate` metric Space (``app.py`` widget); ``madqa publish labels --file F --repo
 ORG/NAME`` checks the hidden test labels against the public test split and pushes them to a private dataset for
 the leaderboard Space (``MADQA_SPACE_LABELS_REPO``); ``madqa publish benchmark --dataset SPEC --repo ORG/NAME
-[--create-pr]`` pushes the prepared dataset's ``eval.yaml`` (checked again first). All need a token with write access
-(``hf auth login`` or ``HF_TOKEN``).
+[--create-pr]`` pushes the prepared dataset's ``eval.yaml`` (checked again first); ``madqa publish traces DIR --repo
+ORG/NAME`` uploads the session files of ``madqa export traces`` to a dataset (``--bucket``: a storage bucket) for the
+Hub's trace viewer. All need a token with write access (``hf auth login`` or ``HF_TOKEN``).
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ EXAMPLES = (
     "madqa publish labels --file test_labels.jsonl --dataset OxRML/MADQA --repo ORG/labels",
     "madqa publish metric --repo ORG/madqa-metric --private",
     "madqa publish benchmark --dataset OxRML/MADQA --repo OxRML/MADQA --create-pr",
+    "madqa publish traces traces/ --repo ORG/madqa-traces",
+    "madqa publish traces traces/ --repo ORG/traces --bucket --path-in-repo bm25-gpt",
 )
 HELP = (
     "maintainers: push to the Hugging Face Hub the page corpus of a prepared dataset (pages), the hidden "
-    "test labels (labels, private), the metric Space (metric) or the benchmark's eval.yaml (benchmark)"
+    "test labels (labels, private), the metric Space (metric), the benchmark's eval.yaml (benchmark) or agent "
+    "traces (traces)"
 )
 logger = logging.getLogger("madqa.publish")
 
@@ -62,7 +66,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     benchmark.add_argument("--repo", required=True, metavar="ORG/NAME", help="the benchmark's Hub dataset repo")
     benchmark.add_argument("--create-pr", action="store_true", help="open a pull request instead of committing")
     conventions.add_json_flag(benchmark, "the result")
-    for name, nested in (("pages", pages), ("labels", labels), ("metric", metric), ("benchmark", benchmark)):
+    traces = sub.add_parser("traces", help="push `madqa export traces` sessions to a Hub dataset or storage bucket")
+    traces.add_argument("folder", type=Path, metavar="DIR", help="the folder `madqa export traces` wrote")
+    traces.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub dataset (or bucket) id")
+    traces.add_argument("--bucket", action="store_true", help="push to a storage bucket instead of a dataset")
+    traces.add_argument("--path-in-repo", metavar="PATH", help="folder inside the repo (default: its root)")
+    traces.add_argument("--private", action="store_true", help="create the dataset or bucket private")
+    conventions.add_json_flag(traces, "the result")
+    for name, nested in (
+        ("pages", pages),
+        ("labels", labels),
+        ("metric", metric),
+        ("benchmark", benchmark),
+        ("traces", traces),
+    ):
         conventions.add_examples(nested, conventions.examples_for(f"madqa publish {name}", EXAMPLES))
 
 
@@ -127,6 +144,13 @@ def run(args: argparse.Namespace) -> int:
                 "url": str(getattr(commit, "pr_url", None) or getattr(commit, "commit_url", "")),
                 "files": ["eval.yaml"],
             }
+        elif args.what == "traces":
+            from madqa.cli.publish_traces import publish_traces
+
+            done_traces = publish_traces(
+                args.folder, args.repo, bucket=args.bucket, private=args.private, path_in_repo=args.path_in_repo or ""
+            )
+            summary = {"repo": done_traces.repo_id, "url": done_traces.url, "files": done_traces.files}
         else:
             from madqa.cli.publish_metric import publish_metric
 

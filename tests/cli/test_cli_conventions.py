@@ -33,6 +33,8 @@ PRINTS_REPORT = (
         "publish labels",
         "publish metric",
         "publish benchmark",
+        "publish traces",
+        "export traces",
         "compare",
         "figures",
         "sweep",

@@ -18,6 +18,7 @@ import pytest
         "madqa.agents.corpus.search.base",
         "madqa.agents.corpus.search.index",
         "madqa.agents.corpus.search.query",
+        "madqa.agents.export.sts",
         "madqa.agents.harness.answer",
         "madqa.agents.harness.config",
         "madqa.agents.harness.errors",
