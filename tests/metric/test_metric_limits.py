@@ -151,7 +151,8 @@ def test_over_long_line_is_refused_before_json_parsing(monkeypatch):
 @pytest.mark.parametrize("mode", ["anls", "judge"])
 def test_cost_of_a_huge_answer_is_bounded_relative_to_an_ordinary_file(anls, mode):
     # issue #10: a 1 MB answer cost ~23 s of ANLS*; now the parser refuses it. Compare counted ANLS* work.
-    ordinary = "\n".join(ordinary_lines())
+    # answers close to the gold but not equal to it: an identical answer scores 1.0 without running ANLS*
+    ordinary = "\n".join(line.replace('"answer ', '"Answer ') for line in ordinary_lines())
     score_file(ordinary)
     ordinary_calls, ordinary_chars = anls.calls, anls.chars
     assert ordinary_calls == 10 and ordinary_chars > 0
