@@ -61,10 +61,13 @@ def _hint_strings(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):  # docstrings, bare strings
             skip.add(id(node.value))
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id in ("EXAMPLES", "HELP", "EPILOG") for t in node.targets
-        ):
-            skip.update(id(sub) for sub in ast.walk(node.value))
+        # help texts: cli/__init__.py's COMMANDS table repeats each module's HELP (an annotated assignment)
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        if node_value := getattr(node, "value", None):
+            if any(isinstance(t, ast.Name) and t.id in ("EXAMPLES", "HELP", "EPILOG", "COMMANDS") for t in targets):
+                skip.update(id(sub) for sub in ast.walk(node_value))
         if isinstance(node, ast.keyword) and node.arg in ("help", "description", "epilog"):
             skip.update(id(sub) for sub in ast.walk(node.value))
         if (
