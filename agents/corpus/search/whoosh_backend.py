@@ -136,6 +136,8 @@ class WhooshIndex:
     Attributes:
         folder: the index folder.
         limits: per-search limits (time and breadth); assign another :class:`SearchLimits` to change them.
+        preload_unions: read the words of a pattern in full before collecting (``preloaded_union``; same results,
+            seconds faster on wide prefixes); ``False`` keeps Whoosh's lazy union (the tests compare the two).
     """
 
     backend = "whoosh"
@@ -153,6 +155,7 @@ class WhooshIndex:
         self._opened = 1
         self._closed = False
         self._words: list[str] | None = None  # sorted words of the text field, loaded at the first wildcard
+        self.preload_unions = True
 
     def __repr__(self) -> str:
         """Folder and number of searchers opened."""
@@ -191,7 +194,8 @@ class WhooshIndex:
         try:
             budget = ExpansionBudget(query, limits.max_terms, limits.max_postings)
             if _has_patterns(parsed):
-                parsed = self._pin(parsed, searcher, budget, deadline)
+                preload = self.preload_unions and not _has_negation(parsed)
+                parsed = self._pin(parsed, searcher, budget, deadline, preload)
             if limits.max_postings is not None:
                 count_postings(parsed, budget, self._doc_freq(searcher))
                 budget.finish()
@@ -220,7 +224,9 @@ class WhooshIndex:
                 logger.debug("loaded %d words for wildcard expansion", len(self._words))
             return self._words
 
-    def _pin(self, query: Any, searcher: Searcher, budget: ExpansionBudget, deadline: Deadline) -> Any:
+    def _pin(
+        self, query: Any, searcher: Searcher, budget: ExpansionBudget, deadline: Deadline, preload: bool = False
+    ) -> Any:
         """Replace each wildcard, prefix or word range on the text field by its expansion (same terms, same order).
 
         Raises:
@@ -243,14 +249,14 @@ class WhooshIndex:
         elif query.is_leaf():
             return query
         else:
-            return query.apply(lambda child: self._pin(child, searcher, budget, deadline))
+            return query.apply(lambda child: self._pin(child, searcher, budget, deadline, preload))
         part = describe_part(query)
         budget.add(part, len(found))
         if budget.max_postings is not None:
             doc_freq = self._doc_freq(searcher)
             budget.add_postings(part, sum(doc_freq(w) for w in found))
         deadline.check()
-        return pinned_terms_class()(query, tuple(w.encode("utf-8") for w in found), deadline)
+        return pinned_terms_class()(query, tuple(w.encode("utf-8") for w in found), deadline, preload)
 
     @staticmethod
     def _doc_freq(searcher: Searcher) -> Callable[[str], int]:
@@ -278,6 +284,19 @@ def _has_patterns(query: Any) -> bool:
     from whoosh.query import Every, Prefix, TermRange, Wildcard
 
     return any(isinstance(q, (Prefix, Wildcard, TermRange, Every)) for q in query.leaves())
+
+
+def _has_negation(query: Any) -> bool:
+    """Whether ``query`` has a ``NOT``, ``ANDNOT`` or ``ANDMAYBE`` part (where Whoosh's block skipping has quirks)."""
+    from whoosh.query import AndMaybe, AndNot, Not
+
+    todo = [query]
+    while todo:
+        q = todo.pop()
+        if isinstance(q, (Not, AndNot, AndMaybe)):
+            return True
+        todo.extend(q.children())
+    return False
 
 
 def _with_prefix(words: list[str], prefix: str) -> list[str]:
