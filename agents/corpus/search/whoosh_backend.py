@@ -24,6 +24,14 @@ What differs only changes speed, never results:
   writes the sorted word list to ``words.txt``; it is read at the first wildcard query, a pattern's words are found
   by bisection and ``fnmatch`` matching, in Whoosh's order, and the query runs with that fixed term list through
   Whoosh's own multi-term code, so scores are unchanged.
+* **A wildcard's words are read once** (:func:`~madqa.agents.corpus.search.whoosh_deadline.preloaded_union`). For
+  fewer than 1,024 words Whoosh unions them in a tree that its top-k collector re-plans after every page it
+  collects, walking the whole tree each time (``hef*``, about 360 words on 6,442 pages: 10-17 s on a loaded machine).
+  Instead the tree Whoosh built is read in full, each word's pages scored by its own scorer and summed node by
+  node as the tree sums them, into one list: the same pages with bit-identical scores, in the same order
+  (tests/agents/corpus/test_search_preload.py compares both paths and the harness). The reading is bounded by the
+  search limits (the words and their page entries are counted before, the safety net is checked per word). Queries
+  with ``NOT``, ``ANDNOT`` or ``ANDMAYBE`` keep Whoosh's lazy union, whose block skipping has the quirk below.
 * **Progress bar and atomic build** (see :func:`madqa.agents.corpus.search.open_index`).
 
 **Search limits** (:class:`madqa.agents.corpus.search.SearchLimits`; why and what in
@@ -40,10 +48,12 @@ identical with or without limits. (With the guard off, ``*`` is kept and its pag
 check per word, so the time limit alone bounds every query.)
 
 Measured by ``madqa bench search`` (18,619 synthetic pages, 12.2M tokens, 300 queries, k=5, two shared cores):
-build 216 s (harness set-up 235 s), 159 MiB on disk, peak RSS 736 MiB; query p50 3.8 ms and p95 112 ms against
-the harness set-up's 131 ms and 213 ms, top-5 identical for all 300 queries. The p95 is set by wildcards that
-match hundreds of words (``goc*``): Whoosh unions their posting lists in Python (0.5 to 2 s), which the harness
-pays too, so reusing searchers saves a smaller share there.
+build 216 s (harness set-up 235 s), 159 MiB on disk, peak RSS 736 MiB; top-5 identical to the harness for all 300
+queries. Side by side with the harness set-up in one process (3 passes, load average 21-24): p50 15.8 ms and p95
+137 ms against 471 ms and 740 ms, p95 5.5x lower (5.4-5.8x per pass; 2.9x before the wildcard unions were
+preloaded). The slowest queries are now those that read many page entries (the widest wildcards, ``NOT`` queries,
+phrases, ANDs and ORs of common words, and single common words), whose postings Whoosh reads and scores in Python:
+work the harness pays too.
 
 **Why the build uses one process.** Two processes writing one segment each built 1.5x faster here (3,000 bench
 pages: 22 s instead of 33 s; Whoosh's own ``procs=2, multisegment=True`` writer also stores the workers' documents
