@@ -189,7 +189,7 @@ def preloaded_union(matcher: Any, deadline: Deadline | None = None) -> Any:
 
 @lru_cache(maxsize=1)
 def _preloaded_matcher_class(list_matcher: type) -> Any:
-    class PreloadedMatcher(list_matcher):  # type: ignore[valid-type,misc]
+    class PreloadedMatcher(list_matcher):
         """A ``ListMatcher`` of scored pages whose ``max_quality`` is the best score still ahead, read from a table
         (``ListMatcher`` takes the ``max`` of all its weights on every call: the collector asks after every page)."""
 
