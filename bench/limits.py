@@ -20,12 +20,11 @@ import logging
 import random
 import shutil
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .measure import emit, percentile
+from .measure import Spread, alternate, emit, percentile
 
 logger = logging.getLogger(__name__)
 
@@ -161,29 +160,44 @@ def run(args: argparse.Namespace) -> int:
             k: {"query": q if len(q) < 60 else q[:57] + "...", "terms": work[q][0], "entries": work[q][1]}
             for k, q in timed.items()
         }
+        indexes: dict[str, Any] = {}
         for backend in args.search_backend or ["whoosh", "tantivy"]:
             logger.info("building the %s index of %d pages", backend, len(pages))
-            index = open_index(pages, root / backend, backend=backend, progress=False)  # type: ignore[arg-type]
-            index.limits = limits
-            figures["seconds"][backend] = {}
-            for name, q in timed.items():
-                index.search(q, 5)  # warm: the word list and the searcher
-                start = time.perf_counter()
+            indexes[backend] = open_index(pages, root / backend, backend=backend, progress=False)  # type: ignore[arg-type]
+            indexes[backend].limits = limits
+        outcomes: dict[tuple[str, str], str] = {}
+
+        def searching(backend: str) -> Any:
+            def search(q: str) -> None:
                 try:
-                    index.search(q, 5)
-                    outcome = "answered"
+                    indexes[backend].search(q, 5)
+                    outcomes[backend, q] = "answered"
                 except QueryTooBroadError:
-                    outcome = "refused"
-                figures["seconds"][backend][name] = {
-                    "seconds": round(time.perf_counter() - start, 3),
-                    "outcome": outcome,
-                }
+                    outcomes[backend, q] = "refused"
+
+            return search
+
+        for backend in indexes:  # warm: the word list and the searcher
+            for q in timed.values():
+                searching(backend)(q)
+        # The backends in turn on each query, 3 times: the machine's load falls on both alike.
+        alternated = alternate({b: searching(b) for b in indexes}, list(timed.values()), repeats=3)
+        figures["load"] = alternated.load_text()
+        for backend, index in indexes.items():
             index.close()
+            figures["seconds"][backend] = {}
+            for i, (name, q) in enumerate(timed.items()):
+                spread = Spread.of([rep[i] for rep in alternated.seconds[backend]])
+                figures["seconds"][backend][name] = {
+                    "seconds": round(spread.median, 3),
+                    "spread": vars(spread),
+                    "outcome": outcomes[backend, q],
+                }
     finally:
         shutil.rmtree(root, ignore_errors=True)
     lines = [
         f"search work limits on {figures['pages']:,} synthetic pages (max_terms {limits.max_terms:,}, "
-        f"max_postings {limits.max_postings:,}):"
+        f"max_postings {limits.max_postings:,}); seconds: median of 3, the backends in turn; {figures['load']}"
     ]
     for name, row in figures["sets"].items():
         lines.append(

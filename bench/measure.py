@@ -15,7 +15,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +43,128 @@ def best_of_alternating(
         second()
         best_b = min(best_b, clock() - start)
     return best_a, best_b, result  # type: ignore[return-value]
+
+
+def load_average() -> tuple[float, float, float] | None:
+    """The machine's 1, 5 and 15 minute load averages (``None`` where the system has none)."""
+    try:
+        return os.getloadavg()
+    except (AttributeError, OSError):
+        return None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Minimum, median and maximum of a figure over the repeats of an alternation (``n`` values)."""
+
+    n: int
+    min: float
+    median: float
+    max: float
+
+    @staticmethod
+    def of(values: Sequence[float]) -> Spread:
+        """The spread of ``values`` (``nan`` everywhere for none)."""
+        if not values:
+            return Spread(0, float("nan"), float("nan"), float("nan"))
+        return Spread(len(values), min(values), statistics.median(values), max(values))
+
+    def text(self, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
+        """``median (min-max)``, each value times ``scale``, with ``unit`` after each."""
+        f = f"{{:.{digits}f}}{unit}"
+        return f"{f.format(self.median * scale)} ({f.format(self.min * scale)}-{f.format(self.max * scale)})"
+
+
+@dataclass
+class Alternation:
+    """What :func:`alternate` measured: seconds per side, repeat and item, the order run, and the load around it.
+
+    Attributes:
+        sides: the side names in the order each item runs them.
+        seconds: ``seconds[side][repeat][item]``.
+        order: ``(side, repeat, item)`` of every timed call, in the order they ran.
+        load_before, load_after: :func:`load_average` before the first and after the last call.
+    """
+
+    sides: list[str]
+    seconds: dict[str, list[list[float]]]
+    order: list[tuple[str, int, int]] = field(default_factory=list)
+    load_before: tuple[float, float, float] | None = None
+    load_after: tuple[float, float, float] | None = None
+
+    def totals(self, side: str) -> Spread:
+        """Spread over the repeats of one side's total seconds for all items."""
+        return Spread.of([sum(rep) for rep in self.seconds[side]])
+
+    def quantile(self, side: str, q: float) -> Spread:
+        """Spread over the repeats of one side's ``q`` quantile across the items (0.5: the median item)."""
+        return Spread.of([percentile(rep, q) for rep in self.seconds[side]])
+
+    def ratio(self, slower: str, faster: str, q: float | None = None) -> Spread:
+        """Spread over the repeats of ``slower``'s figure divided by ``faster``'s in the same repeat: the totals, or
+        the ``q`` quantile across the items. Each repeat's two sides ran under the same load."""
+        out = []
+        for a, b in zip(self.seconds[slower], self.seconds[faster], strict=True):
+            num, den = (sum(a), sum(b)) if q is None else (percentile(a, q), percentile(b, q))
+            out.append(num / den if den > 0 else float("inf"))
+        return Spread.of(out)
+
+    def best_per_item(self, side: str) -> list[float]:
+        """One side's fastest seconds of each item over the repeats (other load only ever slows a call)."""
+        return [min(times) for times in zip(*self.seconds[side], strict=True)]
+
+    def load_text(self) -> str:
+        """The load averages around the measurement, for the report (``n/a`` where unknown)."""
+
+        def one(load: tuple[float, float, float] | None) -> str:
+            return "n/a" if load is None else "/".join(f"{x:.2f}" for x in load)
+
+        return f"load average (1/5/15 min) {one(self.load_before)} before, {one(self.load_after)} after"
+
+    def summary(self) -> dict[str, Any]:
+        """The figures as JSON-ready values: per side the totals and the item quantiles, and the load."""
+        per_side: dict[str, Any] = {}
+        for side in self.sides:
+            per_side[side] = {
+                "total_s": vars(self.totals(side)),
+                "p50_s": vars(self.quantile(side, 0.5)),
+                "p95_s": vars(self.quantile(side, 0.95)),
+            }
+        return {
+            "repeats": len(next(iter(self.seconds.values()), [])),
+            "first_calls": [side for side, _, _ in self.order[: 2 * len(self.sides)]],
+            "sides": per_side,
+            "load_before": self.load_before,
+            "load_after": self.load_after,
+        }
+
+
+def alternate(
+    sides: Mapping[str, Callable[[Any], Any]],
+    items: Sequence[Any] = (None,),
+    repeats: int = 3,
+    *,
+    clock: Callable[[], float] = time.perf_counter,
+    load: Callable[[], tuple[float, float, float] | None] = load_average,
+) -> Alternation:
+    """Time every side on every item in turn, ``repeats`` times: for each repeat, for each item, each side once
+    (A B A B ...), so a change in the machine's load falls on all sides alike (timing one side's repeats, then the
+    other's, once printed 4.9x for what was 2.7x side by side). Each call is timed on its own with ``clock``
+    (tests inject one); a side is called with the item. Returns the seconds of every call and the load around them.
+    """
+    names = list(sides)
+    n = max(1, repeats)
+    seconds = {name: [[0.0] * len(items) for _ in range(n)] for name in names}
+    result = Alternation(names, seconds, load_before=load())
+    for rep in range(n):
+        for i, item in enumerate(items):
+            for name in names:
+                start = clock()
+                sides[name](item)
+                seconds[name][rep][i] = clock() - start
+                result.order.append((name, rep, i))
+    result.load_after = load()
+    return result
 
 
 def best_of(repeats: int, fn: Callable[[], T]) -> tuple[float, T]:

@@ -1,7 +1,8 @@
 """Page rendering and image-encoder measurements (the render part of `madqa bench search`, :mod:`.search`).
 
 Renders the first pages of each PDF with :class:`madqa.agents.corpus.render.PageRenderer` (cache off) and encodes every
-image with each candidate encoder; the figures chose :data:`madqa.agents.corpus.render.ENCODER`.
+image with each candidate encoder, the encoders in turn on each image (:func:`.measure.alternate`); the figures chose
+:data:`madqa.agents.corpus.render.ENCODER`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from madqa.agents.corpus.render import DEFAULT_DPI, PageRenderer
 
-from .measure import percentile
+from .measure import alternate, percentile
 
 
 def _pil(fmt: str, **options: Any) -> Callable[[Any], bytes]:
@@ -76,18 +77,20 @@ def bench_render(
         render_ms.append(1000 * (time.perf_counter() - t0))
     renderer.close()
     encoders = {**candidate_encoders(), "madqa encode()": renderer.encode}
+    sizes: dict[str, list[float]] = {name: [] for name in encoders}
+
+    def encoding_with(name: str) -> Callable[[Any], None]:
+        return lambda image: sizes[name].append(len(encoders[name](image)) / 1024)
+
+    # Every encoder on one image, then every encoder on the next: the machine's load falls on all of them alike.
+    timed = alternate({name: encoding_with(name) for name in encoders}, images, repeats=1)
     figures: dict[str, dict[str, float]] = {}
-    for name, encode in encoders.items():
-        ms, sizes = [], []
-        for image in images:
-            t0 = time.perf_counter()
-            data = encode(image)
-            ms.append(1000 * (time.perf_counter() - t0))
-            sizes.append(len(data) / 1024)
+    for name in encoders:
+        ms = [1000 * s for s in timed.seconds[name][0]]
         figures[name] = {
             "median_ms": statistics.median(ms) if ms else float("nan"),
-            "mean_kib": statistics.fmean(sizes) if sizes else float("nan"),
-            "max_kib": max(sizes, default=float("nan")),
+            "mean_kib": statistics.fmean(sizes[name]) if sizes[name] else float("nan"),
+            "max_kib": max(sizes[name], default=float("nan")),
         }
     return {
         "pdfs": len(pdfs),

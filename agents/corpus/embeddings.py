@@ -37,6 +37,11 @@ DEFAULT_SPEC = "wordllama"
 #: Dimensions of ``wordllama``'s bundled ``l2_supercat`` weights (shipped at 256; Matryoshka prefixes of it).
 WORDLLAMA_DIMS = (64, 128, 256)
 WORDLLAMA_CONFIG = "l2_supercat"
+#: Texts per ``wordllama`` call. Its token matrix is padded to the batch's longest text, so big batches of pages of
+#: mixed length do wasted work: alternated on 2,000 sample pages (``madqa bench retrieval``'s English corpus, 5
+#: repeats, load 14-17), 256 took 2.41x (2.24-3.24x) the time of 64, 128 1.63x, 32 0.94x (0.75-1.45x); the vectors
+#: are identical at every size (tests/agents/corpus/test_embeddings.py).
+WORDLLAMA_BATCH = 64
 SPEC_HELP = (
     "wordllama (default, offline), wordllama:DIM (DIM in 64, 128, 256), "
     "st:MODEL or sentence-transformers:MODEL (a Hub id or a local folder)"
@@ -158,10 +163,10 @@ class WordLlamaEmbedder:
         self.cache_key = f"{self.name}@wordllama-{version}/{WORDLLAMA_CONFIG}"
 
     def embed(self, texts: Sequence[str], *, batch_size: int | None = None, progress: bool = False) -> FloatArray:
-        """Embed ``texts`` (batches of ``batch_size``, default 256)."""
+        """Embed ``texts`` (batches of ``batch_size``, default :data:`WORDLLAMA_BATCH`)."""
         _check_texts(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start, chunk in _batches(texts, batch_size or 256, progress, self.name):
+        for start, chunk in _batches(texts, batch_size or WORDLLAMA_BATCH, progress, self.name):
             raw = self._model.embed(chunk, norm=False, batch_size=len(chunk))
             out[start : start + len(chunk)] = _unit_rows(raw)
         return out

@@ -24,6 +24,14 @@ What differs only changes speed, never results:
   writes the sorted word list to ``words.txt``; it is read at the first wildcard query, a pattern's words are found
   by bisection and ``fnmatch`` matching, in Whoosh's order, and the query runs with that fixed term list through
   Whoosh's own multi-term code, so scores are unchanged.
+* **A wildcard's words are read once** (:func:`~madqa.agents.corpus.search.whoosh_deadline.preloaded_union`). For
+  fewer than 1,024 words Whoosh unions them in a tree that its top-k collector re-plans after every page it
+  collects, walking the whole tree each time (``hef*``, about 360 words on 6,442 pages: 10-17 s on a loaded machine).
+  Instead the tree Whoosh built is read in full, each word's pages scored by its own scorer and summed node by
+  node as the tree sums them, into one list: the same pages with bit-identical scores, in the same order
+  (tests/agents/corpus/test_search_preload.py compares both paths and the harness). The reading is bounded by the
+  search limits (the words and their page entries are counted before, the safety net is checked per word). Queries
+  with ``NOT``, ``ANDNOT`` or ``ANDMAYBE`` keep Whoosh's lazy union, whose block skipping has the quirk below.
 * **Progress bar and atomic build** (see :func:`madqa.agents.corpus.search.open_index`).
 
 **Search limits** (:class:`madqa.agents.corpus.search.SearchLimits`; why and what in
@@ -40,10 +48,12 @@ identical with or without limits. (With the guard off, ``*`` is kept and its pag
 check per word, so the time limit alone bounds every query.)
 
 Measured by ``madqa bench search`` (18,619 synthetic pages, 12.2M tokens, 300 queries, k=5, two shared cores):
-build 216 s (harness set-up 235 s), 159 MiB on disk, peak RSS 736 MiB; query p50 3.8 ms and p95 112 ms against
-the harness set-up's 131 ms and 213 ms, top-5 identical for all 300 queries. The p95 is set by wildcards that
-match hundreds of words (``goc*``): Whoosh unions their posting lists in Python (0.5 to 2 s), which the harness
-pays too, so reusing searchers saves a smaller share there.
+build 216 s (harness set-up 235 s), 159 MiB on disk, peak RSS 736 MiB; top-5 identical to the harness for all 300
+queries. Side by side with the harness set-up in one process (3 passes, load average 21-24): p50 15.8 ms and p95
+137 ms against 471 ms and 740 ms, p95 5.5x lower (5.4-5.8x per pass; 2.9x before the wildcard unions were
+preloaded). The slowest queries are now those that read many page entries (the widest wildcards, ``NOT`` queries,
+phrases, ANDs and ORs of common words, and single common words), whose postings Whoosh reads and scores in Python:
+work the harness pays too.
 
 **Why the build uses one process.** Two processes writing one segment each built 1.5x faster here (3,000 bench
 pages: 22 s instead of 33 s; Whoosh's own ``procs=2, multisegment=True`` writer also stores the workers' documents
@@ -136,6 +146,8 @@ class WhooshIndex:
     Attributes:
         folder: the index folder.
         limits: per-search limits (time and breadth); assign another :class:`SearchLimits` to change them.
+        preload_unions: read the words of a pattern in full before collecting (``preloaded_union``; same results,
+            seconds faster on wide prefixes); ``False`` keeps Whoosh's lazy union (the tests compare the two).
     """
 
     backend = "whoosh"
@@ -153,6 +165,7 @@ class WhooshIndex:
         self._opened = 1
         self._closed = False
         self._words: list[str] | None = None  # sorted words of the text field, loaded at the first wildcard
+        self.preload_unions = True
 
     def __repr__(self) -> str:
         """Folder and number of searchers opened."""
@@ -191,7 +204,8 @@ class WhooshIndex:
         try:
             budget = ExpansionBudget(query, limits.max_terms, limits.max_postings)
             if _has_patterns(parsed):
-                parsed = self._pin(parsed, searcher, budget, deadline)
+                preload = self.preload_unions and not _has_negation(parsed)
+                parsed = self._pin(parsed, searcher, budget, deadline, preload)
             if limits.max_postings is not None:
                 count_postings(parsed, budget, self._doc_freq(searcher))
                 budget.finish()
@@ -220,7 +234,9 @@ class WhooshIndex:
                 logger.debug("loaded %d words for wildcard expansion", len(self._words))
             return self._words
 
-    def _pin(self, query: Any, searcher: Searcher, budget: ExpansionBudget, deadline: Deadline) -> Any:
+    def _pin(
+        self, query: Any, searcher: Searcher, budget: ExpansionBudget, deadline: Deadline, preload: bool = False
+    ) -> Any:
         """Replace each wildcard, prefix or word range on the text field by its expansion (same terms, same order).
 
         Raises:
@@ -243,14 +259,14 @@ class WhooshIndex:
         elif query.is_leaf():
             return query
         else:
-            return query.apply(lambda child: self._pin(child, searcher, budget, deadline))
+            return query.apply(lambda child: self._pin(child, searcher, budget, deadline, preload))
         part = describe_part(query)
         budget.add(part, len(found))
         if budget.max_postings is not None:
             doc_freq = self._doc_freq(searcher)
             budget.add_postings(part, sum(doc_freq(w) for w in found))
         deadline.check()
-        return pinned_terms_class()(query, tuple(w.encode("utf-8") for w in found), deadline)
+        return pinned_terms_class()(query, tuple(w.encode("utf-8") for w in found), deadline, preload)
 
     @staticmethod
     def _doc_freq(searcher: Searcher) -> Callable[[str], int]:
@@ -278,6 +294,19 @@ def _has_patterns(query: Any) -> bool:
     from whoosh.query import Every, Prefix, TermRange, Wildcard
 
     return any(isinstance(q, (Prefix, Wildcard, TermRange, Every)) for q in query.leaves())
+
+
+def _has_negation(query: Any) -> bool:
+    """Whether ``query`` has a ``NOT``, ``ANDNOT`` or ``ANDMAYBE`` part (where Whoosh's block skipping has quirks)."""
+    from whoosh.query import AndMaybe, AndNot, Not
+
+    todo = [query]
+    while todo:
+        q = todo.pop()
+        if isinstance(q, (Not, AndNot, AndMaybe)):
+            return True
+        todo.extend(q.children())
+    return False
 
 
 def _with_prefix(words: list[str], prefix: str) -> list[str]:
