@@ -17,7 +17,10 @@ by chunk by :func:`streamed_completion`, which **closes** the stream
 The chunks are assembled into the same ``ChatCompletion`` a non-streamed call returns (content, tool calls merged by
 index with their ``arguments`` concatenated, finish reason, usage), so smolagents sees no difference. A server that
 sends no ``usage`` (llama-cpp-python ignores ``stream_options``) gets an estimate: completion tokens as counted above,
-prompt tokens as the messages' characters / :data:`CHARS_PER_TOKEN`; the log says so once per model.
+prompt tokens as the messages' characters / :data:`CHARS_PER_TOKEN`; the log says so once per model. A stream that
+ends without a finish reason is a reply cut short (retried like a truncated body): llama-cpp-python's server ends a
+stream that way when another request arrives, unless started with ``--interrupt_requests False``, which a server
+taking concurrent calls (``--workers``, the judge's parallel calls) needs.
 
 Not streamed even with ``stream=auto``: a request with tools and ``tool_choice: "auto"``, which llama-cpp-python's
 ``chatml-function-calling`` format refuses to stream ("Automatic streaming tool choice is not supported"; its server
@@ -171,7 +174,7 @@ def streamed_completion(create: Any, kwargs: dict[str, Any], max_tokens: int) ->
     stream = create(**kwargs, stream=True, stream_options={"include_usage": True})
     parts = _Assembly()
     cut: str | None = None
-    chunks = 0
+    chunks = 0  # all chunks, role and usage ones included
     try:
         for chunk in stream:
             chunks += 1
@@ -185,10 +188,13 @@ def streamed_completion(create: Any, kwargs: dict[str, Any], max_tokens: int) ->
                 break
     finally:
         stream.close()
-    if chunks == 0:
-        # An empty 200 stream is a reply cut short (llama-cpp-python's, when it cannot stream the request).
+    if cut is None and parts.finish_reason is None:
+        # A stream that ends without a finish reason is a reply cut short: llama-cpp-python's when it cannot stream
+        # the request (no chunk at all), or when another request interrupted it (its interrupt_requests setting).
         raise openai.APIResponseValidationError(
-            response=stream.response, body=None, message="the server ended the stream without a chunk"
+            response=stream.response,
+            body=None,
+            message=f"the server ended the stream without a finish reason after {chunks} chunk(s)",
         )
     model = str(kwargs.get("model"))
     if parts.usage is None and model not in _warned_usage:

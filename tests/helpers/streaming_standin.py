@@ -25,6 +25,7 @@ class StreamStandIn:
     pieces: list[Piece] = field(default_factory=lambda: ["Hello", ", ", "world", "."])
     gap_s: float = 0.0
     send_usage: bool = True
+    finish: bool = True  # False: the stream ends without its finish chunk (as an interrupted llama-cpp-python one)
     prompt_tokens: int = 7
     requests: list[dict[str, Any]] = field(default_factory=list)
     sent_chunks: list[int] = field(default_factory=list)
@@ -85,7 +86,8 @@ class StreamStandIn:
             else:
                 delta = {"content": piece}
             out.append({**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-        out.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": self.finish_reason()}]})
+        if self.finish:
+            out.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": self.finish_reason()}]})
         if self.send_usage:
             out.append({**head, "choices": [], "usage": self.completion()["usage"]})
         return out

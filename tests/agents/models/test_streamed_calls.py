@@ -12,6 +12,7 @@ from helpers.streaming_standin import StreamStandIn, serve
 
 from madqa.agents.models.factory import make_model
 from madqa.agents.models.options import ModelOptions
+from madqa.agents.models.retry_policy import is_retryable
 from madqa.agents.models.streaming import should_stream, streamed_completion
 
 TOOL_PIECES = [
@@ -99,6 +100,18 @@ def test_the_stream_is_cut_at_max_tokens_when_the_server_ignores_it(standin) -> 
     assert reply.choices[0].finish_reason == "length" and reply.usage.completion_tokens == 5
     _wait_for_disconnect(state)
     assert state.disconnected and state.sent_chunks[0] < 1000
+
+
+def test_a_stream_ending_without_a_finish_reason_is_a_truncated_reply(standin) -> None:
+    state, url = standin
+    state.finish, state.send_usage = False, False
+    with pytest.raises(openai.APIResponseValidationError, match="without a finish reason") as caught:
+        streamed_completion(
+            _client(url).chat.completions.create,
+            {"model": "standin", "messages": [{"role": "user", "content": "Hi"}], "timeout": 10},
+            max_tokens=100,
+        )
+    assert is_retryable(caught.value)
 
 
 def test_model_option_stream_decides_what_is_streamed() -> None:
