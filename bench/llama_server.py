@@ -74,6 +74,9 @@ def llama_server(
         str(threads),
         "--n_threads_batch",
         str(threads),
+        # Concurrent calls wait for the slot instead of cutting the streamed reply in progress short.
+        "--interrupt_requests",
+        "False",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with open(log, "wb") as out:

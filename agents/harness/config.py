@@ -131,9 +131,10 @@ class RunConfig:
 #: Settings that do not change a finished line's result, so ``--resume`` does not compare them: ``limit`` (which
 #: questions run), ``question_timeout`` (a line that ran out is a ``timeout`` error line, which ``--retry-errors``
 #: runs again, e.g. with a larger budget) and ``search_timeout`` (likewise: a search's safety net only ever makes a
-#: ``search`` error line). Of the model options, the per-call timeout and the retry count.
+#: ``search`` error line). Of the model options, the per-call timeout, the retry count and ``stream`` (how a reply
+#: travels, not what it says).
 RESUME_IGNORED = frozenset({"limit", "question_timeout", "search_timeout"})
-RESUME_IGNORED_OPTIONS = frozenset({"timeout", "request_timeout", "retries", "max_retries", "num_retries"})
+RESUME_IGNORED_OPTIONS = frozenset({"timeout", "request_timeout", "retries", "max_retries", "num_retries", "stream"})
 #: A model option whose name has one of these words (``api_key``, ``hf_token``, ``client_secret``, …) is a secret
 #: and never recorded; whole words, so ``max_tokens`` is recorded.
 SECRET_WORDS = (

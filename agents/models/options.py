@@ -65,6 +65,11 @@ KNOWN_OPTIONS: dict[str, tuple[type, str]] = {
         "json_schema | json_object | none: how structured replies are asked for "
         "(unset: json_schema on OpenAI's API, json_object elsewhere)",
     ),
+    "stream": (
+        str,
+        "auto | on | off: send each call streamed and close it at the deadline or max_tokens, so an abandoned call "
+        "stops the server's generation (unset: auto = on except OpenAI's API, not for tools with tool_choice auto)",
+    ),
     "api_base": (str, "server URL (also --api-base)"),
     "api_key": (str, "key (better: the provider's environment variable); never recorded"),
     "n_ctx": (int, "(local) context length"),
@@ -74,6 +79,7 @@ _CHOICES = {
     "tool_choice": ("required", "auto", "none"),
     "content": ("parts", "text"),
     "response_format": ("json_schema", "json_object", "none"),
+    "stream": ("auto", "on", "off"),
 }
 
 
@@ -159,6 +165,7 @@ class ModelOptions:
     tool_choice: str = "required"
     content: str = "parts"
     response_format: str = "json_schema"
+    stream: str = "auto"
     api_base: str | None = None
     api_key: str | None = None
     extra: tuple[tuple[str, Any], ...] = ()
@@ -184,6 +191,18 @@ class ModelOptions:
         known = {k: v for k, v in raw.items() if k in names and v is not None}
         extra = tuple(sorted((k, v) for k, v in raw.items() if k not in KNOWN_OPTIONS))
         return cls(**{**defaults, **known, "api_base": base, "extra": extra})
+
+    @property
+    def streaming(self) -> str:
+        """``on``, ``off`` or ``auto`` (the ``stream`` option, where ``auto`` is ``off`` on OpenAI's own API; see
+        :func:`madqa.agents.models.streaming.should_stream` for what ``auto`` streams elsewhere).
+
+        >>> ModelOptions.resolve({}).streaming, ModelOptions.resolve({}, api_base="http://127.0.0.1:8080/v1").streaming
+        ('off', 'auto')
+        """
+        if self.stream == "auto" and endpoint_profile(self.api_base) == "openai":
+            return "off"
+        return self.stream
 
     def sampling(self) -> dict[str, Any]:
         """Sampling arguments that were set (temperature, top_p, seed) plus the extra options."""

@@ -13,7 +13,9 @@ stricter (llama-cpp-python's server refuses list content in a system message, as
 * **Time**: each attempt has the ``timeout`` option as its HTTP timeout, shortened to what is left of the question's
   wall-clock budget (:func:`madqa.agents.harness.deadline.remaining`); when nothing is left the call is not sent. On
   a timeout the client closes the connection, so an abandoned call stops costing this process anything. A server may
-  finish a non-streamed generation anyway (llama-cpp-python's does): the ``max_tokens`` cap bounds that.
+  finish a non-streamed generation anyway (llama-cpp-python's does): the ``max_tokens`` cap bounds that, and on
+  self-hosted endpoints (``openai:`` specs) each attempt is streamed and closed at its deadline or at ``max_tokens``
+  (:mod:`madqa.agents.models.streaming`), which stops the server's generation.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from smolagents import LiteLLMModel, OpenAIServerModel
 from madqa.agents.models.llamacpp import bounded_schema
 from madqa.agents.models.options import ModelOptions, Profile
 from madqa.agents.models.retry_policy import RetryPolicy, is_truncated_reply
+from madqa.agents.models.streaming import should_stream, streamed_completion
 
 logger = logging.getLogger(__name__)
 
@@ -120,10 +123,12 @@ class _Compat:
 
 
 class _TimedClient:
-    """The openai client as smolagents calls it (``client.chat.completions.create``), each HTTP attempt timed."""
+    """The openai client as smolagents calls it (``client.chat.completions.create``), each HTTP attempt timed, and
+    streamed where the ``stream`` option says so (:mod:`madqa.agents.models.streaming`)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, options: ModelOptions) -> None:
         self._client = client
+        self._options = options
         self.chat = self
         self.completions = self
         self.call_seconds: list[float] = []  # wall time of each HTTP attempt (`madqa bench provider`)
@@ -131,6 +136,9 @@ class _TimedClient:
     def create(self, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
+            if should_stream(kwargs, self._options):
+                cap = kwargs.get("max_tokens") or kwargs.get("max_completion_tokens") or self._options.max_tokens
+                return streamed_completion(self._client.chat.completions.create, kwargs, int(cap))
             return self._client.chat.completions.create(**kwargs)
         finally:
             self.call_seconds.append(time.perf_counter() - start)
@@ -153,7 +161,7 @@ class CompatOpenAIModel(_Compat, OpenAIServerModel):
             **options.sampling(),
         )
         self._setup(options, profile)
-        self.client = _TimedClient(self.client)
+        self.client = _TimedClient(self.client, options)
 
 
 class CompatLiteLLMModel(_Compat, LiteLLMModel):
