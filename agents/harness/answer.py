@@ -51,9 +51,14 @@ def plain_output_types(output: Any, output_type: str | None = None) -> Any:
     return _smolagents_output_types(output, output_type)
 
 
-# The two places smolagents calls it from (a tool's output, the final answer step); set once, at first import.
-smolagents.tools.handle_agent_output_types = plain_output_types
-smolagents.agents.handle_agent_output_types = plain_output_types
+def use_plain_output_types() -> None:
+    """Make smolagents type outputs with :func:`plain_output_types`; idempotent.
+
+    Called when an agent's final-answer tool is built (not at import: importing this module changes nothing), at
+    the two places smolagents calls its typing from (a tool's output, the final answer step).
+    """
+    smolagents.tools.handle_agent_output_types = plain_output_types
+    smolagents.agents.handle_agent_output_types = plain_output_types
 
 
 class AnswerFormatError(ValueError):
@@ -178,6 +183,10 @@ class FinalAnswerTool(Tool):
         },
     }
     output_type = "object"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        use_plain_output_types()  # an agent that ends with this tool never imports torch to type its answer
+        super().__init__(*args, **kwargs)
 
     def forward(self, answer: list[str], citations: list[dict[str, Any]]) -> dict[str, Any]:
         """Return the normalised answer (raises :class:`AnswerFormatError` with a fix-it message)."""
