@@ -53,20 +53,30 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
         raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise UserError(f"{path}: not UTF-8 text; expected a results JSONL file") from None
+    from madqa.metric.inputs import InputError, read_jsonl_text
+
+    try:  # the metric's JSONL reader: the same line splitting, size cap and messages as `madqa evaluate`
+        rows = read_jsonl_text(text, str(path))
+    except InputError as exc:
+        raise UserError(str(exc)) from None
     lines: list[dict[str, Any]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except ValueError as exc:
-            raise UserError(f"{path} line {number}: invalid JSON ({exc.msg})") from None
+    for number, line in rows:
         if not isinstance(line, dict) or line.get("id") is None or not isinstance(line.get("question"), str):
             raise UserError(f"{path} line {number}: not a results line (it needs 'id' and a 'question' string)")
         lines.append(line)
     if not lines:
         raise UserError(f"{path}: no results lines")
     return lines
+
+
+#: Characters that json.dumps(ensure_ascii=False) leaves raw inside strings but that str.splitlines (and some
+#: viewers) treat as line ends: escaped, so that any reader sees one record per line.
+_LINE_BREAKERS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def jsonl_line(record: dict[str, Any]) -> str:
+    """One JSON Lines record, UTF-8 text kept readable, with no character any reader could take for a line end."""
+    return json.dumps(record, ensure_ascii=False, default=str).translate(_LINE_BREAKERS) + "\n"
 
 
 def file_name(question_id: Any) -> str:
@@ -129,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         records = session_records(
             line, version=harness_version(), score=scores.get(str(line["id"])), start_ms=start, redactor=redactor
         )
-        text = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
+        text = "".join(jsonl_line(r) for r in records)
         (tmp / file_name(line["id"])).write_text(text, encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
     for path in sorted(tmp.iterdir()):

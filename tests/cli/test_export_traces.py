@@ -276,3 +276,16 @@ def test_an_imported_inspect_log_round_trips(layout, tmp_path, monkeypatch) -> N
     assert _tool_names(records) == ["search_documents", "final_answer"]
     assert _leftovers((tmp_path / "traces" / f"{line['id']}.jsonl").read_text(encoding="utf-8"), layout.root) == []
     assert records[0]["madqa"]["config"]["harness"] == "inspect_ai" and records[0]["madqa"]["score"]["correct"] is True
+
+
+def test_a_line_separator_inside_a_string_does_not_split_a_results_line(runs, tmp_path, monkeypatch) -> None:
+    # U+2028 may stand raw inside a JSON string; str.splitlines would cut the line there (the metric's reader not)
+    lines = [json.loads(raw) for raw in runs["bm25"].read_text(encoding="utf-8").splitlines() if raw.strip()]
+    lines[0]["question"] += "\u2028(a second line)"
+    raw_run = tmp_path / "u2028.jsonl"
+    raw_run.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    assert "\u2028" in raw_run.read_text(encoding="utf-8")
+    sessions = _export(raw_run, tmp_path / "t", monkeypatch, "--no-score")  # read back with str.splitlines
+    assert len(sessions) == len(lines)
+    first = sessions[str(lines[0]["id"])]
+    assert any("\u2028(a second line)" in json.dumps(r, ensure_ascii=False) for r in first)

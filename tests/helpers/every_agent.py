@@ -10,7 +10,6 @@ than by timing luck.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -19,10 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from helpers.fakes import ScriptedModel, code, search_then_cite
+from helpers.fakes import MDOC_ROLE, ScriptedModel, code, mdoc_reply, search_then_cite
 
 FAKE_ANY = "py:helpers.every_agent:every_agent_model"
-MDOC_ROLE = re.compile(r"You are the (general|critical|text|image|summarising) agent")
 SHELL_HIT = re.compile(r"--- (\S+/page_\d+\.txt) \(")
 
 
@@ -38,16 +36,6 @@ def kill_if_due() -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _mdoc(role: str, text: str) -> str:
-    if role == "critical":
-        return json.dumps({"text": "cue", "image": "cue"})
-    if role == "summarising":
-        first = re.search(r"Pages the agents saw: file (\S+), page (\d+)", text)
-        cites = [{"document": first.group(1), "page": int(first.group(2))}] if first else []
-        return "Final:\n" + json.dumps({"answer": ["17.85"], "citations": cites})
-    return f"{role} answer"
-
-
 def every_agent_reply(text: str, tools: list[str]) -> Any:
     """One search (or retrieval) then an answer citing the first page shown, in the form the agent asks for."""
     kill_if_due()
@@ -60,7 +48,7 @@ def every_agent_reply(text: str, tools: list[str]) -> Any:
         return search_then_cite("17.85", "riverton OR invoice OR menu")(text, tools)
     role = MDOC_ROLE.search(text)
     if role:
-        return _mdoc(role.group(1), text)
+        return mdoc_reply(role.group(1), text)
     if "llm_query" not in text:  # a sub-call of the code agent: plain text
         return "a page about invoices"
     if "Observation:" not in text:

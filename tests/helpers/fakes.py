@@ -13,6 +13,7 @@ test module that returns one of these.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -112,3 +113,19 @@ def search_then_cite(answer: str, query: str) -> Callable[[str, list[str]], Tool
         return "final_answer", {"answer": [answer], "citations": cites}
 
     return reply
+
+
+#: The role an mdoc sub-agent's prompt names (general, critical, text, image or summarising).
+MDOC_ROLE = re.compile(r"You are the (general|critical|text|image|summarising) agent")
+
+
+def mdoc_reply(role: str, text: str, note: str = "") -> str:
+    """An mdoc sub-agent's reply: the critic's cues, the summariser's final answer citing the first page the agents
+    saw, and ``"<role> answer"`` (plus ``note``) from the others."""
+    if role == "critical":
+        return json.dumps({"text": "cue", "image": "cue"})
+    if role == "summarising":
+        first = re.search(r"Pages the agents saw: file (\S+), page (\d+)", text)
+        cites = [{"document": first.group(1), "page": int(first.group(2))}] if first else []
+        return "Final:\n" + json.dumps({"answer": ["17.85"], "citations": cites})
+    return f"{role} answer{note}"

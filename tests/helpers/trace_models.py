@@ -9,12 +9,10 @@ recognise it) and paths under ``MADQA_HOME`` and ``/tmp``.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from typing import Any
 
-from helpers.fakes import ScriptedModel, code, shown_pages
+from helpers.fakes import MDOC_ROLE, ScriptedModel, code, mdoc_reply, shown_pages
 
 PLANTED = "py:helpers.trace_models:planted_model"
 PLANTED_REPL = "py:helpers.trace_models:planted_repl_model"
@@ -24,7 +22,6 @@ PLANTED_KEY = "sk-proj-" + "Q7xPLANTEDk3y" * 3
 ENV_SECRET = "correct-horse-battery-staple-42"
 #: A folder no test creates, under ``/tmp``.
 TMP_PLANT = "/tmp/planted-folder-of-alice/notes.txt"
-_ROLE = re.compile(r"You are the (general|critical|text|image|summarising) agent")
 
 
 def plant() -> str:
@@ -36,21 +33,11 @@ def _cite_first(text: str) -> list[dict[str, Any]]:
     return [{"document": d, "page": p} for d, p in shown_pages(text)[:1]]
 
 
-def _mdoc(role: str, text: str) -> str:
-    if role == "critical":
-        return json.dumps({"text": "cue", "image": "cue"})
-    if role == "summarising":
-        first = re.search(r"Pages the agents saw: file (\S+), page (\d+)", text)
-        cites = [{"document": first.group(1), "page": int(first.group(2))}] if first else []
-        return "Final:\n" + json.dumps({"answer": ["17.85"], "citations": cites})
-    return f"{role} answer; planted: {plant()}"
-
-
 def planted_reply(text: str, tools: list[str]) -> Any:
     """One reply per call, told from the prompt and the tool calls so far (stateless)."""
-    role = _ROLE.search(text)
+    role = MDOC_ROLE.search(text)
     if role and not tools:
-        return _mdoc(role.group(1), text)
+        return mdoc_reply(role.group(1), text, note=f"; planted: {plant()}")
     calls = text.count("Calling tools:")
     search = next((t for t in ("search_documents", "search") if t in tools), None)
     if search and calls == 0:
