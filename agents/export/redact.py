@@ -4,11 +4,12 @@ The Hub's agent-traces page warns that traces hold "local paths, secrets, privat
 an API key a model echoed, a provider's error message quoting a token, or a path under the home folder, ``/tmp`` or
 ``MADQA_HOME`` (a sandbox's descriptors, a worker's traceback). :class:`Redactor` replaces, in this order:
 
-1. the values of the environment's secret variables (``*_API_KEY``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``) of at
+1. the values of the environment's secret variables (``*_KEY``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, …) of at
    least 8 characters, wherever they occur, by ``[REDACTED:NAME]``;
 2. anything shaped like a key (provider prefixes such as ``sk-``, ``hf_``, ``AIza``, ``ghp_``, ``AKIA``; a bearer
-   token; ``api_key=…``; a run of 32+ letters, digits, ``_`` and ``-`` that mixes upper case, lower case and digits)
-   by ``[REDACTED:key]`` (a commit id, lower-case hex, is kept);
+   token or basic credentials; ``api_key=…``; a run of 32+ letters, digits, ``_`` and ``-`` that mixes upper case,
+   lower case and digits) by ``[REDACTED:key]`` (a commit id, lower-case hex, is kept); a URL's ``user:password@``
+   by ``[REDACTED:credentials]@``;
 3. ``MADQA_HOME`` by ``$MADQA_HOME`` and the home folder by ``~`` (the rest of the path kept: it names files of the
    benchmark, not of the person);
 4. any other absolute path under a temporary or per-user folder (``/tmp``, ``/var/tmp``, ``/var/folders``, ``/home/X``,
@@ -24,8 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-#: Environment variable names whose values are secrets.
-SECRET_NAME = re.compile(r"(_API_KEY$|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+#: Environment variable names whose values are secrets (``*_KEY`` too: ``OPENROUTER_KEY``; a public one such as
+#: ``GPG_KEY`` redacted costs nothing).
+SECRET_NAME = re.compile(r"(_KEY$|^KEY$|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
 #: Shortest environment value replaced (shorter ones, like "1", would blank out ordinary text).
 MIN_SECRET_CHARS = 8
 
@@ -38,6 +40,7 @@ _KEY_SHAPES = re.compile(
     | xox[abprs]-[A-Za-z0-9\-]{10,}             # Slack
     | AKIA[0-9A-Z]{16}                          # AWS access key id
     | (?<=Bearer\ )[A-Za-z0-9._~+/\-]{12,}=*
+    | (?<=Basic\ )[A-Za-z0-9+/]{8,}=*           # HTTP basic credentials (base64 of user:password)
     """,
     re.VERBOSE,
 )
@@ -46,6 +49,8 @@ _NAMED_SECRET = re.compile(
     r"""((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|token)["']?\s*[:=]\s*["']?)([^\s"',;}]{6,})""",
     re.IGNORECASE,
 )
+#: ``scheme://user:password@host``: the credentials are replaced, the host kept.
+_URL_USERINFO = re.compile(r"(?<=://)[^\s/@:'\"]+(?::[^\s/@'\"]*)?@")
 _LONG_RUN = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{32,}(?![A-Za-z0-9_\-])")
 #: Roots of temporary and per-user folders (a user folder's name is part of its root: it names the person).
 LOCAL_ROOTS = (
@@ -102,6 +107,7 @@ class Redactor:
         for secret, name in self.secrets:
             value = value.replace(secret, f"[REDACTED:{name}]")
         value = _KEY_SHAPES.sub("[REDACTED:key]", value)
+        value = _URL_USERINFO.sub("[REDACTED:credentials]@", value)
         value = _NAMED_SECRET.sub(lambda m: m.group(1) + "[REDACTED:key]", value)
         value = _LONG_RUN.sub(lambda m: "[REDACTED:key]" if _looks_like_key(m.group(0)) else m.group(0), value)
         for prefix, replacement in self.prefixes:
