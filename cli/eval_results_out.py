@@ -38,6 +38,21 @@ logger = logging.getLogger(__name__)
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+#: Longest ``--source`` URL accepted (it is written into a model repo's YAML).
+MAX_SOURCE_CHARS = 2000
+
+
+def check_source(url: str) -> None:
+    """Refuse a ``--source`` that is not a plain http(s) URL: whitespace or control characters (a newline would
+    end the value), and a ``user:password@`` part (the URL is published on a model page)."""
+    if len(url) > MAX_SOURCE_CHARS or not re.fullmatch(r"https?://[^\s/?#]+(?:[/?#]\S*)?", url):
+        raise UserError(f"--source {url[:200]!r}: expected the http(s) URL where the traces are published")
+    if not url.isprintable():
+        raise UserError(f"--source {url[:200]!r}: holds control characters")
+    if "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        raise UserError("--source: the URL holds credentials (user@ or user:password@); they would be published")
+
+
 @dataclass(frozen=True)
 class EvalResultsRequest:
     """The ``--eval-results`` flags: where to write, and what the user states about the run."""
@@ -88,8 +103,8 @@ def request_of(args: Any) -> EvalResultsRequest | None:
         return None
     if getattr(args, "compare", None):
         raise UserError("--eval-results writes the results of one run: leave out --compare")
-    if args.source is not None and not re.match(r"^https?://\S+$", args.source):
-        raise UserError(f"--source {args.source!r}: expected the http(s) URL where the traces are published")
+    if args.source is not None:
+        check_source(args.source)
     return EvalResultsRequest(
         args.eval_results, args.source, args.eval_dataset, args.eval_split, args.allow_incomplete
     )

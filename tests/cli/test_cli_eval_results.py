@@ -142,6 +142,8 @@ def _refusals(tmp_path: Path) -> list[tuple[list[str], str]]:
         ),
         ([str(tmp_path / "dev.jsonl"), *base, "--source", "me/traces"], "--source 'me/traces': expected the http"),
         ([str(tmp_path / "dev.jsonl"), *base, "--eval-split", "train"], "--eval-split train: the benchmark's tasks"),
+        ([str(tmp_path / "dev.jsonl"), *base, "--source", "https://hf.co/x\nnotes: y"], "expected the http(s) URL"),
+        ([str(tmp_path / "dev.jsonl"), *base, "--source", "https://me:hf_tok@hf.co/x"], "the URL holds credentials"),
     ]
 
 
@@ -151,7 +153,7 @@ def dataset_dir(tmp_path: Path) -> Path:
     return Layout.default().dataset_dir
 
 
-@pytest.mark.parametrize("case", range(9))
+@pytest.mark.parametrize("case", range(11))
 def test_a_run_that_cannot_be_published_is_refused_in_one_line_and_nothing_is_written(layout, tmp_path, caplog, case):
     from madqa.loading_script.load import load_gold
 
