@@ -40,15 +40,31 @@ def _deep_line(text: str) -> int:
     return 0
 
 
+#: Lines named in a grouped rejection ("20 lines hold dev questions' ids … (line 1 'd1', …)").
+GROUP_EXAMPLES = 3
+
+
 def check_ids(predictions: Sequence[Any], test_ids: set[str], other_split_ids: Mapping[str, str]) -> None:
-    """Every line with an id must name a test question; other splits' ids get their own message."""
-    problems = []
+    """Every line with an id must name a test question; other splits' ids get their own message.
+
+    A reason shared by several lines is one problem that counts them and names the first few (a dev file sent by
+    mistake gets "2,250 lines hold dev questions' ids", not the same sentence 2,250 times).
+    """
+    groups: dict[str, list[tuple[int, str]]] = {}  # other split ("" for none) -> (line, id as shown)
     for p in predictions:
         if p.id is not None and p.id not in test_ids:
             shown = p.id if len(p.id) <= 80 else p.id[:77] + "..."
-            split = other_split_ids.get(p.id)
+            groups.setdefault(other_split_ids.get(p.id, ""), []).append((p.line, shown))
+    problems = []
+    for split, lines in groups.items():
+        if len(lines) == 1:
             why = f"is a {split} question, not a test question" if split else "is not a test-split id"
-            problems.append(f"{SOURCE_NAME} line {p.line}: field 'id' {shown!r} {why}")
+            problems.append(f"{SOURCE_NAME} line {lines[0][0]}: field 'id' {lines[0][1]!r} {why}")
+            continue
+        what = f"hold {split} questions' ids, not test questions'" if split else "hold ids that are not test-split ids"
+        named = ", ".join(f"line {line} {shown!r}" for line, shown in lines[:GROUP_EXAMPLES])
+        more = f", … {len(lines) - GROUP_EXAMPLES:,} more" if len(lines) > GROUP_EXAMPLES else ""
+        problems.append(f"{SOURCE_NAME}: {len(lines):,} lines {what} ({named}{more})")
     if problems:
         raise InputError(problems)
 

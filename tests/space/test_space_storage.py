@@ -90,6 +90,27 @@ def test_bad_files_name_line_and_field(scorer, text: str, pattern: str) -> None:
     assert scorer.store.count() == 0
 
 
+def test_a_file_of_another_split_is_refused_in_one_grouped_message(layout, tmp_path: Path) -> None:
+    from madqa.space.storage import SubmissionStore
+    from madqa.space.submission import Scorer, SubmissionError
+
+    dev_ids = [f"d{i}" for i in range(1, 21)]
+    store = SubmissionStore(tmp_path / "db.sqlite")
+    scorer = Scorer.from_labels(
+        layout.test_labels, store, n_resamples=50, other_split_ids=dict.fromkeys(dev_ids, "dev")
+    )
+    text = "".join(json.dumps({"id": i, "answer": []}) + "\n" for i in dev_ids)
+    with pytest.raises(SubmissionError) as refused:
+        scorer.evaluate_text(text)
+    message = str(refused.value)
+    assert (
+        "20 lines hold dev questions' ids, not test questions' (line 1 'd1', line 2 'd2', line 3 'd3', … 17 more)"
+        in (message)
+    )
+    assert message.count("dev question") == 1 and len(message) < 300, message
+    assert scorer.store.count() == 0
+
+
 def test_duplicates_and_size_and_encoding(scorer, layout, tmp_path: Path) -> None:
     from madqa.space.submission import SubmissionError
 
