@@ -35,7 +35,8 @@ HOW_TO_SUBMIT = """\
 ### How to submit
 1. Run your system on the **test** split (questions are public, labels are hidden), e.g.
    `madqa run --split test --model SPEC -o results.jsonl`.
-2. Upload the results JSONL: one object per line with `id`, `answer` (list of strings), `citations`
+2. Upload the results JSONL: one object per line with `id`, `answer` (a list of strings; a plain string
+   counts as a one-element list, as in the public harness), `citations`
    (list of `{"document", "page"}`, pages 1-based) and `search_history` or `steps`.
 3. Fill in the form, including the disclosure: models used, training data, compute budget.
 
