@@ -27,6 +27,7 @@ STYLE = (
     "td,th{border-bottom:1px solid #ddd;padding:2px 8px;font-size:13px;text-align:right}"
     "th:first-child,td:first-child{text-align:left} .skipped{color:#b3261e} img{max-width:100%}"
     "section{margin:18px 0;border-top:1px solid #ccc} .coverage{color:#8a4b00} .denominator{color:#444}"
+    ".scroll{overflow-x:auto} li,p{overflow-wrap:anywhere} img{height:auto} @media (max-width:600px){body{margin:8px}}"
 )
 
 
@@ -80,8 +81,9 @@ def _extras(fig: Figure) -> str:
             for n, c in fig.data["cost"].items()
         )
         out.append(
-            "<table class='cost'><tr><th>run</th><th>USD total</th><th>USD / question</th><th>input tokens"
-            f"</th><th>output tokens</th><th>lines priced</th></tr>{rows}</table>"
+            "<div class='scroll'><table class='cost'><tr><th>run</th><th>USD total</th><th>USD / question</th>"
+            "<th>input tokens"
+            f"</th><th>output tokens</th><th>lines priced</th></tr>{rows}</table></div>"
         )
     return "".join(out)
 
@@ -97,8 +99,8 @@ def section(fig: Figure, runs: PaperRuns, uri: str | None, note: str | None = No
         f"<section id='fig-{escape(fig.id)}' data-status='{fig.status}'><h2>{escape(fig.paper)}: "
         f"{escape(fig.title)}</h2>"
     ]
-    if fig.id == "table3":
-        parts.append(_table_html(fig, runs))
+    if fig.id == "table3":  # wider than a phone: it scrolls inside its box, the page does not
+        parts.append(f"<div class='scroll'>{_table_html(fig, runs)}</div>")
     if fig.status == "skipped":
         parts.append(f"<p class='skipped'>Not drawn: {escape(fig.reason or '')}</p>")
     elif uri is not None:

@@ -4,7 +4,7 @@ figure number inside an image, fonts of 7 pt or more at a column's width, whole-
 n beside few-point statistics and empty bars, a figure with nothing to show listed as skipped with its reason, and
 a warning for a run that misses questions.
 
-The runs are those of ``test_figures.py`` (its ``made`` fixture: three runs A, B, H answering 4 of the dev
+The runs are those of ``test_figures.py`` (``helpers.paper_runs``: three runs A, B, H answering 4 of the dev
 split's 38 questions each, drawn with the fake embedder).
 """
 
@@ -16,14 +16,16 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import helpers.paper_runs as paper_runs
 import pytest
-from test_figures import made  # noqa: F401  (the fixture: the three runs drawn once for this module)
 
 from madqa.cli import main
 
 pytestmark = pytest.mark.browser
 
 pytest.importorskip("matplotlib")
+
+made = paper_runs.made_fixture
 
 SVG = "{http://www.w3.org/2000/svg}"
 #: Figures drawn two panels wide (the text width); every other one fits one column.
@@ -59,7 +61,7 @@ def _texts(root: ET.Element) -> list[str]:
     return ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
 
 
-def test_one_colour_per_run_in_every_figure(made: dict[str, Any]) -> None:  # noqa: F811
+def test_one_colour_per_run_in_every_figure(made: dict[str, Any]) -> None:
     doc, out = made["doc"], made["out"]
     names = [r["name"] for r in doc["runs"]]
     colours = doc["colors"]
@@ -77,7 +79,7 @@ def test_one_colour_per_run_in_every_figure(made: dict[str, Any]) -> None:  # no
         assert seen.get(figure) == expected, figure
 
 
-def test_every_drawn_figure_is_png_at_300_dpi_pdf_and_svg(made: dict[str, Any]) -> None:  # noqa: F811
+def test_every_drawn_figure_is_png_at_300_dpi_pdf_and_svg(made: dict[str, Any]) -> None:
     from PIL import Image
 
     out = made["out"]
@@ -95,7 +97,7 @@ def test_every_drawn_figure_is_png_at_300_dpi_pdf_and_svg(made: dict[str, Any]) 
     assert "<a href='budget_curves.pdf'>PDF</a>" in page and "<a href='budget_curves.svg'>SVG</a>" in page
 
 
-def test_no_title_or_figure_number_in_an_image_and_fonts_readable(made: dict[str, Any]) -> None:  # noqa: F811
+def test_no_title_or_figure_number_in_an_image_and_fonts_readable(made: dict[str, Any]) -> None:
     out = made["out"]
     page = (out / "index.html").read_text(encoding="utf-8")
     for figure, fig in made["figs"].items():
@@ -112,7 +114,7 @@ def test_no_title_or_figure_number_in_an_image_and_fonts_readable(made: dict[str
         assert width_in <= (7.0 if figure in WIDE_FIGURES else 3.4) + 0.05, (figure, width_in)
 
 
-def test_few_point_statistics_and_empty_bars_show_n(made: dict[str, Any]) -> None:  # noqa: F811
+def test_few_point_statistics_and_empty_bars_show_n(made: dict[str, Any]) -> None:
     out, figs = made["out"], made["figs"]
     # Fig. 26: three systems, A and H both at median drift 0.75 and every accuracy 2/38: r is undefined, and says why
     drift_texts = " ".join(_texts(_svg(out, "drift_vs_accuracy")))
@@ -156,7 +158,7 @@ def test_budget_axis_up_to_2_has_whole_number_ticks() -> None:
     assert ticks == [0, 1, 2] and labels == ["0", "1", "2"]
 
 
-def test_nothing_to_show_is_skipped_with_its_reason(made: dict[str, Any], tmp_path, capsys) -> None:  # noqa: F811
+def test_nothing_to_show_is_skipped_with_its_reason(made: dict[str, Any], tmp_path, capsys) -> None:
     # B alone: its model is the local one, $0 a question: a cost axis with one point at 0 shows nothing
     out = tmp_path / "out"
     capsys.readouterr()
@@ -175,7 +177,7 @@ def test_nothing_to_show_is_skipped_with_its_reason(made: dict[str, Any], tmp_pa
     assert f"Not drawn: {reason}" in page and f"{drawn} of {len(doc['figures'])} figures drawn" in page
 
 
-def test_a_run_missing_questions_is_warned_about_and_figures_state_denominators(made: dict[str, Any]) -> None:  # noqa: F811
+def test_a_run_missing_questions_is_warned_about_and_figures_state_denominators(made: dict[str, Any]) -> None:
     doc, out = made["doc"], made["out"]
     page = (out / "index.html").read_text(encoding="utf-8")
     for name, label in (("A", "A"), ("B", "B"), ("H", "H (human)")):
@@ -189,3 +191,20 @@ def test_a_run_missing_questions_is_warned_about_and_figures_state_denominators(
     assert all(notes.values()), notes
     assert "over all 38 questions per run" in notes["table3"] and "the 3 cross-page" in notes["table3"]
     assert notes["evidence_distance"].startswith("The split's 7 multi-hop questions")
+
+
+@pytest.mark.parametrize("width,height", [(1440, 900), (390, 844)])
+def test_page_fits_the_screen_and_is_photographed(made: dict[str, Any], width: int, height: int, tmp_path) -> None:
+    from helpers.browser_support import browser_page, require_browser, save_screens
+
+    require_browser()
+    with browser_page({"width": width, "height": height}) as page:
+        page.goto((made["out"] / "index.html").as_uri(), timeout=30_000)
+        # the page never scrolls sideways (Table 3 scrolls in its own box on a phone) and no figure is wider than it
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        widths = page.locator("section img").evaluate_all("imgs => imgs.map(i => i.getBoundingClientRect().width)")
+        assert widths and max(widths) <= width
+        assert page.locator("p.coverage").count() == 3
+        save_screens(page, f"figures-{width}", tmp_path)
+        page.locator("#fig-budget_curves").scroll_into_view_if_needed()
+        save_screens(page, f"figures-{width}-figure", tmp_path)
