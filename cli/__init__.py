@@ -83,7 +83,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "figures",
         "madqa.cli.figures_cmd",
-        "the paper's Table 3 and figures for several runs: PNGs, figures.json and one self-contained HTML page",
+        "the paper's Table 3 and figures for several runs: PNG, PDF and SVG, figures.json and one self-contained page",
     ),
     (
         "sweep",

@@ -1,10 +1,12 @@
-"""``madqa figures``: the paper's Table 3 and figures for a set of runs, as PNGs, ``figures.json`` and one HTML page.
+"""``madqa figures``: the paper's Table 3 and figures for a set of runs, as files, ``figures.json`` and one HTML page.
 
 ``madqa figures a.jsonl b.jsonl human.jsonl --split dev --output-dir figs [--names A B H] [--prices FILE] [--embedder
 SPEC] [--kuiper-order block|file]`` scores every run as ``madqa compare`` does (the same function, so the same numbers;
 without ``--dataset``/``--split`` against the gold the runs' lines record), then writes under ``--output-dir``:
-``<figure>.png`` for every figure that can be drawn, ``figures.json`` (every number behind every figure, and for a
-skipped one the reason) and ``index.html`` (self-contained: figures as ``data:`` URIs, no network). The figures, in the
+``<figure>.png`` (300 dpi), ``.pdf`` and ``.svg`` for every figure that can be drawn, in one style (one colour per
+run in every figure; titles and figure numbers on the page only), ``figures.json`` (every number behind every
+figure, and for a skipped one the reason) and ``index.html`` (self-contained: figures as ``data:`` URIs, no
+network). A run that misses questions is warned about (log and page). The figures, in the
 paper's order: Table 3, accuracy vs inference cost (Fig. 7), failure classes per system (Figs. 8, 17) and per domain
 (Fig. 19), the failure cascade (Fig. 20), budget curves (Fig. 9), the κ matrix (Fig. 21), the item difficulty spectrum
 (Fig. 22), retrieval by search iteration and recovery (Figs. 23, 24), single- vs multi-query accuracy (H.6), drift
@@ -33,7 +35,7 @@ from typing import Any
 from madqa.cli import conventions
 from madqa.cli.errors import UserError
 
-HELP = "the paper's Table 3 and figures for several runs: PNGs, figures.json and one self-contained HTML page"
+HELP = "the paper's Table 3 and figures for several runs: PNG, PDF and SVG, figures.json and one self-contained page"
 EXAMPLES = (
     "madqa figures run.jsonl repl.jsonl me.jsonl --split dev --output-dir figs --names bm25 repl me",
     "madqa figures a.jsonl b.jsonl --gold gold.jsonl --output-dir figs --embedder none --json",
@@ -116,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
     scored = score_files(args.runs, names, prices, **scoring_options(args))
     from madqa.space.explore.paper_data import PaperRuns, build_static, gold_records
     from madqa.space.explore.paper_dynamics import FiguresError, build_dynamics
+    from madqa.space.explore.paper_notes import coverage, warnings
     from madqa.space.explore.paper_page import write_figures
 
     systems = scored.result["systems"]
@@ -152,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
         write_figures(args.output_dir, figures, runs, meta)
     except OSError as exc:
         raise UserError(f"{args.output_dir}: cannot write the figures ({exc.strerror or exc})") from None
+    for warning in warnings(coverage(runs)):
+        logger.warning("%s", warning)
     drawn = [f.id for f in figures if f.status == "ok"]
     logger.info("wrote %d figure(s) to %s: %s", len(drawn), args.output_dir, ", ".join(drawn))
     for f in figures:

@@ -189,6 +189,9 @@ def accuracy_vs_cost(runs: PaperRuns, prices: PriceTable | None, prices_reason: 
     fig.data.update(points=points, prices=prices.source)
     if not points:
         return fig.skip("no run is fully priced: " + "; ".join(f"{k}: {v}" for k, v in fig.skipped_systems.items()))
+    if all(p["usd_per_question"] == 0 for p in points):  # one vertical line of points: no cost axis to read
+        names = ", ".join(p["name"] for p in points)
+        return fig.skip(f"every priced run costs $0 per question ({names}): nothing to plot against cost")
     return fig
 
 
