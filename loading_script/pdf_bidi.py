@@ -42,6 +42,7 @@ _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff
 _STRONG_RTL = frozenset({"R", "AL"})
 _NUMBER = frozenset({"EN", "AN"})
 _NEUTRAL_SPACE = " "
+_NO_WIDTH = 0.01  # of the font size: a glyph box narrower than this has no width
 #: Rule L4: in a right-to-left run the page shows a bracket mirrored, and producers map the glyph drawn (")" on the
 #: right of a parenthesised Arabic phrase) to its own character; read in logical order it is the other one.
 _MIRROR = dict(zip("()[]{}<>«»‹›", ")(][}{><»«›‹", strict=True))
@@ -63,15 +64,18 @@ class _Glyph:
     level: int = 0
 
 
-def rebuild_line(raw_line: dict[str, Any], hidden: Sequence[str | None]) -> list[Span]:
+def rebuild_line(raw_line: dict[str, Any], hidden: Sequence[str | None]) -> list[Span] | None:
     """The spans of one line of ``get_text("rawdict")``, rebuilt as the module docstring says.
 
     ``hidden`` is the hidden kind of each of the line's spans (:class:`.Span`'s ``hidden``); the result keeps it,
-    one span per run of glyphs with the same kind. A line with no glyph gives no span.
+    one span per run of glyphs with the same kind. A line with no glyph gives no span; ``None`` means the line
+    is better left as MuPDF read it: most of its glyph boxes have no width, so gaps would split every letter.
     """
     glyphs = _glyphs(raw_line, hidden)
     if not glyphs:
         return []
+    if sum(g.hi - g.lo < _NO_WIDTH * g.size for g in glyphs) * 2 > len(glyphs):
+        return None  # boxes without widths (a font with no metrics) cannot show where words end
     glyphs.sort(key=lambda g: g.lo + g.hi)  # stable: glyphs on one spot keep the stream's order
     visual = _with_spaces(glyphs)
     _classify(visual)

@@ -90,7 +90,8 @@ def read_page(page: Any) -> PageContent:
             )
         else:
             for (_, _, line), spans in zip(right_to_left, rebuilt, strict=True):
-                line.spans = spans
+                if spans is not None:
+                    line.spans = spans
     try:
         if page.first_widget is not None:
             lines = form_lines(page, lines)

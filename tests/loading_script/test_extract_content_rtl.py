@@ -129,6 +129,14 @@ def test_marks_stay_with_their_letters():
     assert "".join(s.text for s in rebuild_line(_raw_line(shalom), [None])) == "שָׁלוֹם"
 
 
+def test_a_line_whose_glyphs_have_no_width_is_left_as_mupdf_read_it():
+    """Without widths every gap looks like a space: the rebuild declines rather than split each letter."""
+    flat = [("ש", 40.0, 0.0), ("ל", 35.0, 0.0), ("ו", 30.0, 0.0), ("ם", 25.0, 5.0)]
+    assert rebuild_line(_raw_line(flat), [None]) is None
+    wide = [(c, x0, 5.0) for c, x0, _ in flat]
+    assert "".join(s.text for s in rebuild_line(_raw_line(wide), [None]) or []) == "שלום"
+
+
 # Real files: Debian's texlive-lang-arabic documentation (XeTeX's Persian; arabi's Type 3 Arabic).
 TEXLIVE_DOC = Path(os.environ.get("MADQA_TEXLIVE_DOC", "/usr/share/doc/texlive-doc"))
 LSHORT_PERSIAN = TEXLIVE_DOC / "latex/lshort-persian/lshort.pdf"
