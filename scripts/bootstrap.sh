@@ -39,7 +39,9 @@ if [ "$profile" = "demo" ]; then
   fi
   extras="demo"
 else
-  APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-rus tesseract-ocr-deu)
+  # poppler-utils: pdftotext, the reference of the right-to-left word recall test; DejaVu: its generated PDFs' font.
+  APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-rus tesseract-ocr-deu poppler-utils
+    fonts-dejavu-core)
   # Headless browser for the Space's UI test (tests/space/test_space_browser.py): only for `make test` (MADQA_WITH_BROWSER=1).
   if [ "${MADQA_WITH_BROWSER:-0}" = "1" ]; then APT_PACKAGES+=(chromium); fi
   missing=()
@@ -92,4 +94,21 @@ if [ "$installed" = 0 ] || ! .venv/bin/python -c 'import madqa.cli' 2>/dev/null;
   CMAKE_ARGS="${CMAKE_ARGS:-$llama_args}" \
     .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
   echo "$pyproject_hash $extras" >".venv/.madqa-installed-$profile"
+fi
+
+# Real right-to-left PDFs for tests/loading_script/test_extract_content_rtl.py: the documentation of two TeX Live
+# language packages (Persian lshort, arabi's sample book, cjhebrew), unpacked into .venv/share/texlive-doc with
+# `apt-get download` + `dpkg -x` (no TeX installed, no root; the .debs, ~60 MB, are kept in ~/.cache/madqa/debs).
+# Where apt cannot fetch them, those tests skip saying so.
+texlive=.venv/share/texlive-doc
+if [ "$profile" = "test" ] && [ ! -f "$texlive/.unpacked" ] && command -v apt-get >/dev/null; then
+  debs="${XDG_CACHE_HOME:-$HOME/.cache}/madqa/debs"
+  mkdir -p "$debs" "$texlive"
+  if (cd "$debs" && { ls texlive-lang-arabic_*.deb texlive-lang-other_*.deb >/dev/null 2>&1 ||
+    apt-get download -qq texlive-lang-arabic texlive-lang-other; }); then
+    for deb in "$debs"/texlive-lang-arabic_*.deb "$debs"/texlive-lang-other_*.deb; do dpkg -x "$deb" "$texlive"; done
+    touch "$texlive/.unpacked"
+  else
+    echo "bootstrap: could not download texlive-lang-arabic/-other; the real right-to-left PDF tests will skip" >&2
+  fi
 fi

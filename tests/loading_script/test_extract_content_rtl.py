@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -138,7 +139,20 @@ def test_a_line_whose_glyphs_have_no_width_is_left_as_mupdf_read_it():
 
 
 # Real files: Debian's texlive-lang-arabic documentation (XeTeX's Persian; arabi's Type 3 Arabic).
-TEXLIVE_DOC = Path(os.environ.get("MADQA_TEXLIVE_DOC", "/usr/share/doc/texlive-doc"))
+#: Where the documentation is: MADQA_TEXLIVE_DOC, else what scripts/bootstrap.sh unpacks into the venv, else Debian's
+#: own place (the packages installed).
+TEXLIVE_DOC = next(
+    (
+        path
+        for path in (
+            Path(os.environ.get("MADQA_TEXLIVE_DOC", "/nonexistent")),
+            Path(sys.prefix) / "share/texlive-doc/usr/share/doc/texlive-doc",
+            Path("/usr/share/doc/texlive-doc"),
+        )
+        if path.is_dir()
+    ),
+    Path("/usr/share/doc/texlive-doc"),
+)
 LSHORT_PERSIAN = TEXLIVE_DOC / "latex/lshort-persian/lshort.pdf"
 ARABI_SAMPLEBOOK = TEXLIVE_DOC / "latex/arabi/samplebook.pdf"
 CJHEBREW = TEXLIVE_DOC / "latex/cjhebrew/cjhebrew.pdf"  # texlive-lang-other
