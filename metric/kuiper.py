@@ -30,8 +30,9 @@ effort)") and nothing highlights one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +60,21 @@ def effort_varies(effort: npt.ArrayLike) -> bool:
     _, counts = np.unique(s, return_counts=True)
     off = int(s.size - counts.max())
     return off >= 1 and MIN_VARYING_ONE_IN * off >= s.size
+
+
+#: How a report's Kuiper value is shown where effort does not vary (tables, the board, the explorer, figures).
+NOT_APPLICABLE = "n/a (fixed effort)"
+
+
+def not_applicable(report: Mapping[str, Any]) -> bool:
+    """Whether a report (or a row of one) says Kuiper is n/a: items with effort, but effort that does not vary.
+
+    A report without ``kuiper_applicable`` (older than the rule) is taken as applicable.
+
+    >>> not_applicable({"kuiper_applicable": False, "kuiper_n": 4}), not_applicable({"kuiper_n": 4})
+    (True, False)
+    """
+    return report.get("kuiper_applicable") is False and bool(report.get("kuiper_n"))
 
 
 def _scaled_cumdiff(y_sorted: IntArray) -> IntArray:
