@@ -167,7 +167,7 @@ def build_report(
         n_resamples=n_resamples,
         seed=seed,
     )
-    varies = effort_varies([it.steps for it in effort_items])
+    varies = effort_varies([it.steps for it in effort_items if it.steps is not None])
     sources = Counter(it.source for it in items)
     report: dict[str, Any] = {
         "metric_version": METRIC_VERSION,

@@ -94,3 +94,14 @@ def test_the_row_detail_says_na() -> None:
     flat = report(0.79, 0.0, kuiper_applicable=False)
     assert "| Kuiper (↓) | n/a (fixed effort) |" in score_lines(flat)
     assert "| Kuiper (↓) | 20.0 [20.0, 22.0] |" in score_lines(report(0.8, 20.0))
+
+
+def test_rank_columns_read_only_the_shown_accuracy_and_se() -> None:
+    # the disclosure argument: the interval is a function of shown numbers; every other field may change freely
+    from madqa.space.leaderboard import rank_columns
+
+    board = board_frame(subs())
+    shown_only = board[["Accuracy", "Accuracy ±"]].copy()
+    assert rank_columns(shown_only) == rank_columns(board)
+    nudged = shown_only.assign(Accuracy=shown_only["Accuracy"] + [0.0, 0.0, 0.0, 26.0])  # c within reach of b
+    assert rank_columns(nudged)[0] == ["1–4", "1–4", "1–4", "1–4"]
