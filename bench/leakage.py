@@ -73,12 +73,14 @@ def error_counts(detail: str) -> dict[str, int]:
 
 def _shown(client: Any, store: Any, message: str, system: str) -> dict[str, Any]:
     """What the participant sees of one submission, with the parts that differ between any two submissions (the
-    submission number, its rank among the others, its name and time) taken out: the message, the board row, the
-    official table's caption, and the row's detail panel (no API endpoint: rendered as the board tab does)."""
+    submission number, its rank, rank interval and tie group among the others, its name and time) taken out: the
+    message, the board row, the official table's caption, and the row's detail panel (no API endpoint: rendered as
+    the board tab does)."""
     from madqa.space.board_detail import detail_markdown
 
     board_row = _row(client, system)
-    row = {k: v for k, v in board_row.items() if k not in ("#", "Rank", "System")}
+    # the rank, its interval and tie group place the row among the others (the twin itself is one of them)
+    row = {k: v for k, v in board_row.items() if k not in ("#", "Rank", "Rank interval", "Tie group", "System")}
     text = re.sub(r"#\d+", "#N", re.sub(r"rank \*\*\d+\*\* of \d+", "rank R", message))
     official = client.predict(api_name="/official")
     sub = store.submission(int(board_row["#"]))

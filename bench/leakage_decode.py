@@ -41,8 +41,9 @@ from .space import synthetic_form
 
 #: Board columns that depend on the answer slots only.
 ANSWER_COLUMNS = ("Accuracy", "Accuracy ±", "Accuracy CI", "X-Page", "X-Doc", "ANLS*", "Kuiper", "Kuiper CI")
-#: The row's columns a participant sees that the decoder compares (every metric column of the board).
-SHOWN_COLUMNS = (*ANSWER_COLUMNS, "Page F1", "Doc F1", "Mean steps", "Coverage")
+#: The row's columns a participant sees that the decoder compares (every metric column of the board). The rank
+#: interval and tie group are not a row's: they are computed from the shown Accuracy and "Accuracy ±" of all rows.
+SHOWN_COLUMNS = (*ANSWER_COLUMNS, "Kuiper n/a", "Page F1", "Doc F1", "Mean steps", "Coverage")
 ERRORS = ("retrieval", "navigation", "comprehension", "no_answer")
 WRONG, JUNK, ELSEWHERE = "no idea", "zz junk", "zz-not-gold.pdf"
 FORM = synthetic_form("probe", "attacker")

@@ -5,7 +5,9 @@ against the same gold (as ``madqa evaluate`` does, ANLS* mode; without ``--datas
 lines record, :mod:`madqa.cli.recorded_gold`) and prints, per run, accuracy with its 95% CI,
 Kuiper (in the ``--kuiper-order`` it names: ``block`` by default, ``file`` for the paper's every-k reading) and
 Page F1; then the pairwise Cohen's κ matrix on per-item correctness, the "solved only by A / only by B"
-counts of every pair, and the accuracy-vs-step-budget curve of each run as a table (``-o FILE.png``: a plot).
+counts of every pair, the paired difference of every pair with its CI and p-value and the rank intervals
+(:mod:`madqa.cli.compare_paired`), and the accuracy-vs-step-budget curve of each run as a table (``-o FILE.png``:
+a plot).
 Each run's inference cost (:mod:`madqa.metric.cost`: USD per question and per run) is shown when the price table
 (shipped ``agents/harness/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not.
 
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from madqa.cli import conventions
+from madqa.cli.compare_paired import ALPHA_TEXT, format_paired, paired_results
 from madqa.cli.errors import UserError
 
 HELP = "compare runs (humans and agents): accuracy, Kuiper, Page F1, Cohen's kappa, only-A/only-B, budget curves"
@@ -234,6 +237,8 @@ def score_files(
             "accuracy_se",
             "kuiper",
             "kuiper_ci",
+            "kuiper_applicable",
+            "kuiper_n",
             "page_f1",
             "doc_f1",
             "mean_steps",
@@ -262,6 +267,10 @@ def score_files(
             kappa[a][b] = cohen_kappa([bool(x) for x, _ in both], [bool(y) for _, y in both])
             if i < j:
                 pairs.append({"a": a, "b": b, "kappa": kappa[a][b], **pair_counts(outcomes[a], outcomes[b])})
+    accuracy = {s["name"]: s["accuracy"] for s in out_systems}
+    paired, ranks = paired_results(scored, accuracy, resamples=resamples, seed=seed)
+    for pair in pairs:
+        pair.update(paired[(pair["a"], pair["b"])])
     curves = {s["name"]: s["budget_curve"] for s in out_systems}
     result = {
         "split": None if gold else choice.split,
@@ -269,6 +278,8 @@ def score_files(
         "systems": out_systems,
         "kappa": kappa,
         "pairs": pairs,
+        "ranks": ranks,
+        "paired_alpha": ALPHA_TEXT,
         "max_budget": top,
         "kuiper_order": order,
         "prices": None if prices is None else prices.source,
@@ -352,6 +363,8 @@ def coverage_text(system: Mapping[str, Any]) -> str:
 
 def format_comparison(result: Mapping[str, Any]) -> str:
     """The comparison as plain-text tables."""
+    from madqa.metric.kuiper import NOT_APPLICABLE, not_applicable
+
     systems = result["systems"]
     width = max(len(label(s)) for s in systems)
     order = f" · Kuiper in {result['kuiper_order']} order" if result.get("kuiper_order") else ""
@@ -363,11 +376,15 @@ def format_comparison(result: Mapping[str, Any]) -> str:
     for s in systems:
         ci = s["accuracy_ci"]
         ci_text = "" if not ci or ci[0] is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
-        kuiper = "—" if s["kuiper"] is None else f"{s['kuiper']:.2f}"
+        kuiper = "n/a" if not_applicable(s) else "—" if s["kuiper"] is None else f"{s['kuiper']:.2f}"
         steps = "—" if s["mean_steps"] is None else f"{s['mean_steps']:.2f}"
         lines.append(
             f"{label(s):<{width}}  {_pct(s['accuracy']):>8}  {ci_text:<14}  {kuiper:>6}  "
             f"{_pct(s['page_f1']):>7}  {steps:>10}  {coverage_text(s)}"
+        )
+    if any(not_applicable(s) for s in systems):
+        lines.append(
+            f"Kuiper n/a: {NOT_APPLICABLE[5:-1]}, the run's steps do not vary (madqa.metric.kuiper.effort_varies)"
         )
     if any(s.get("cost") is not None for s in systems):
         lines += ["", f"inference cost (prices: {result.get('prices')})"]
@@ -383,6 +400,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
             f"  A={p['a']}  B={p['b']}: {p['both']} / {p['only_a']} / {p['only_b']} / {p['neither']}"
             + (f" ({p['skipped']} unscored)" if p["skipped"] else "")
         )
+    lines += format_paired(result, names, width)
     lines += ["", "accuracy (%) within a step budget", "budget" + "".join(f"{n[:10]:>11}" for n in names)]
     for row in result["budget_table"]:
         lines.append(f"{row['budget']:>6}" + "".join(f"{_pct(row[n]):>11}" for n in names))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from madqa.metric.kuiper import NOT_APPLICABLE, not_applicable
+
 
 def _pct(value: Any) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
@@ -25,6 +27,8 @@ def _ci(pair: Sequence[float] | None, pct: bool = True) -> str:
 def _kuiper_line(r: Mapping[str, Any]) -> str:
     """The Kuiper row; without an item that has an effort count there is no statistic, and the row says why."""
     where = f"{r['kuiper_order']} order, {r['kuiper_n']} items, {r['kuiper_excluded']} without effort"
+    if not_applicable(r):
+        return f"Kuiper        {'n/a':>7}  {NOT_APPLICABLE[5:-1]}: the steps do not vary ({where})"
     if r["kuiper"] is None:
         return (
             f"Kuiper        {_num(None):>7}  undefined: no item has an effort count (steps or search_history); "

@@ -18,13 +18,21 @@ Items with 0 steps (answered without searching) are ordinary items with effort 0
 Items with unknown effort (no ``search_history``/``steps``/``iterations``, or a missing prediction) and
 unscored items are left out; the caller reports how many.
 
+**Where effort varies.** ``K`` says how correctness depends on effort, so it means something only when effort
+varies: a run whose items all take the same number of steps (a fixed pipeline: rag, file search, mdoc) has one
+block and ``K = 0`` by construction, which is no evidence of good calibration (the paper leaves Kuiper out for
+such systems). :func:`effort_varies` is the rule: at least one item in :data:`MIN_VARYING_ONE_IN` (and at least
+one item) lies off the most common effort value. Below it the report gives no Kuiper value ("n/a (fixed
+effort)") and nothing highlights one.
+
 ``D`` is computed in integers (``N * D_k = N * sum(y) - k * total``) so ties and hand-computed cases are exact.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +40,41 @@ import numpy.typing as npt
 from .schema import KuiperOrder
 
 IntArray = npt.NDArray[np.int64]
+
+
+#: :func:`effort_varies`: at least one item in this many must lie off the most common effort (5%).
+MIN_VARYING_ONE_IN = 20
+
+
+def effort_varies(effort: npt.ArrayLike) -> bool:
+    """Whether effort varies enough for Kuiper to say anything (see the module docstring).
+
+    True when at least ``N / MIN_VARYING_ONE_IN`` items, and at least one, lie off the most common effort value.
+
+    >>> effort_varies([3, 3, 3, 3]), effort_varies([1, 1, 2]), effort_varies([1] * 39 + [2])
+    (False, True, False)
+    """
+    s = np.asarray(effort, dtype=np.int64).reshape(-1)
+    if s.size == 0:
+        return False
+    _, counts = np.unique(s, return_counts=True)
+    off = int(s.size - counts.max())
+    return off >= 1 and MIN_VARYING_ONE_IN * off >= s.size
+
+
+#: How a report's Kuiper value is shown where effort does not vary (tables, the board, the explorer, figures).
+NOT_APPLICABLE = "n/a (fixed effort)"
+
+
+def not_applicable(report: Mapping[str, Any]) -> bool:
+    """Whether a report (or a row of one) says Kuiper is n/a: items with effort, but effort that does not vary.
+
+    A report without ``kuiper_applicable`` (older than the rule) is taken as applicable.
+
+    >>> not_applicable({"kuiper_applicable": False, "kuiper_n": 4}), not_applicable({"kuiper_n": 4})
+    (True, False)
+    """
+    return report.get("kuiper_applicable") is False and bool(report.get("kuiper_n"))
 
 
 def _scaled_cumdiff(y_sorted: IntArray) -> IntArray:

@@ -82,10 +82,10 @@ Args:
     include_items: add per-item scores under "items".
 Returns:
     A dict with accuracy, accuracy_raw, accuracy_ci, accuracy_se, anls, page_f1, doc_f1, kuiper,
-    kuiper_normalized, kuiper_ci, wasted_effort_ratio, n, n_predicted, missing, unscored, by_hop, by_domain,
-    by_category, errors, budget_curve, mode and more (see README.md). Fractions are in [0, 1]. `warnings` lists
-    what was scored leniently (no `answer` key, pages above 100,000, a misspelt field such as `citatons`), once
-    per kind; each is also logged as a warning.
+    kuiper_normalized, kuiper_ci (None where effort does not vary: kuiper_applicable), wasted_effort_ratio, n,
+    n_predicted, missing, unscored, by_hop, by_domain, by_category, errors, budget_curve, mode and more (see
+    README.md). Fractions are in [0, 1]. `warnings` lists what was scored leniently (no `answer` key, pages above
+    100,000, a misspelt field such as `citatons`), once per kind; each is also logged as a warning.
 Examples:
     >>> import evaluate
     >>> madqa = evaluate.load("madqa")  # doctest: +SKIP
@@ -94,8 +94,8 @@ Examples:
     >>> preds = [{"id": "q1", "answer": ["$1.2M"], "citations": [{"document": "report.pdf", "page": 5}],
     ...           "search_history": ["total revenue"]}]
     >>> out = madqa.compute(predictions=preds, references=refs)
-    >>> out["accuracy"], out["page_f1"], out["kuiper"], out["missing"]
-    (1.0, 1.0, 0.0, 0)
+    >>> out["accuracy"], out["page_f1"], out["kuiper"], out["missing"]  # one item: effort cannot vary, no Kuiper
+    (1.0, 1.0, None, 0)
 """
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from .accuracy import calibration_for, calibration_summary, summarize_accuracy
 from .aggregate import breakdown, budget_curve, error_breakdown, kappa_matrix, mean, wasted_effort_ratio
 from .judge import JudgeOutcome, JudgeRequest
-from .kuiper import kuiper
+from .kuiper import effort_varies, kuiper
 from .matching import Matching, match_predictions
 from .notes import InputNotes
 from .schema import (
@@ -167,6 +167,7 @@ def build_report(
         n_resamples=n_resamples,
         seed=seed,
     )
+    varies = effort_varies([it.steps for it in effort_items if it.steps is not None])
     sources = Counter(it.source for it in items)
     report: dict[str, Any] = {
         "metric_version": METRIC_VERSION,
@@ -192,10 +193,12 @@ def build_report(
         "anls": mean([it.anls for it in items]),
         "page_f1": mean([it.page_f1 for it in items]),
         "doc_f1": mean([it.doc_f1 for it in items]),
-        "kuiper": kz.statistic,
-        "kuiper_normalized": kz.normalized,
-        "kuiper_ci": kz.ci,
-        "kuiper_ci_normalized": kz.ci_normalized,
+        # no Kuiper value where effort does not vary (n/a: fixed effort, kuiper.effort_varies)
+        "kuiper": kz.statistic if varies else None,
+        "kuiper_normalized": kz.normalized if varies else None,
+        "kuiper_ci": kz.ci if varies else None,
+        "kuiper_ci_normalized": kz.ci_normalized if varies else None,
+        "kuiper_applicable": varies,
         "kuiper_n": kz.n,
         "kuiper_excluded": len(items) - kz.n,
         "kuiper_order": kuiper_order,

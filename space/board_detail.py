@@ -32,11 +32,19 @@ def _beside(text: str) -> str:
     return f" {text}" if text else ""
 
 
+def _kuiper_text(r: Mapping[str, Any]) -> str:
+    """The Kuiper value with its CI, or "n/a (fixed effort)" where the run's steps do not vary."""
+    from madqa.metric.kuiper import NOT_APPLICABLE, not_applicable
+
+    if not_applicable(r):
+        return NOT_APPLICABLE
+    return number(r.get("kuiper")) + _beside(interval(r.get("kuiper_ci"), shares=False))
+
+
 def score_lines(report: Mapping[str, Any]) -> list[str]:
     """The headline numbers of a public report, one Markdown table row each."""
     r = report
     se = r.get("accuracy_se")
-    kuiper = r.get("kuiper")
     steps = r.get("mean_steps")
     rows = [
         (
@@ -48,7 +56,7 @@ def score_lines(report: Mapping[str, Any]) -> list[str]:
         ("ANLS*", share(r.get("anls"))),
         ("Page F1", share(r.get("page_f1"))),
         ("Doc F1", share(r.get("doc_f1"))),
-        ("Kuiper (↓)", number(kuiper) + _beside(interval(r.get("kuiper_ci"), shares=False))),
+        ("Kuiper (↓)", _kuiper_text(r)),
         ("Mean steps", number(steps)),
         ("Coverage", f"{r.get('n_predicted', NONE)} of {r.get('n', NONE)} items answered"),
     ]

@@ -5,7 +5,8 @@ renames and orders columns, keeps numbers as numbers (so that the table's own so
 them only for display (a pandas ``Styler``: one decimal, ``%`` where the value is a percentage, ``—`` where a value
 is withheld or missing). The best value of each metric is highlighted among the shown rows that can have one: a
 row that answers nothing right is never "best", and the Kuiper statistic of a run with accuracy 0 or 100 (a flat
-curve, Kuiper 0) says nothing about calibration.
+curve, Kuiper 0) says nothing about calibration; a run whose steps do not vary has no Kuiper value at all
+("n/a (fixed effort)"). The rank is the row's rank interval (:func:`.leaderboard.rank_columns`), ``≈`` when tied.
 """
 
 from __future__ import annotations
@@ -16,9 +17,14 @@ from typing import Any
 
 import pandas as pd
 
+from madqa.metric.kuiper import MIN_VARYING_ONE_IN, NOT_APPLICABLE
+
 from .disclosure import MIN_GROUP
 from .display import NONE, missing, number, percent, spread
 from .storage import ORIGINS
+
+#: :func:`.leaderboard.board_frame`'s column saying a row's Kuiper value is n/a (fixed effort).
+KUIPER_NA = "Kuiper n/a"
 
 
 @dataclass(frozen=True)
@@ -43,10 +49,19 @@ class ViewColumn:
 
 BADGE = "Type"
 ID = "#"
+#: After a rank interval: the row is tied with at least one other (its tie group has other members).
+TIED = "≈"
 WITHHELD = NONE
 #: Every column the board can show, in display order.
 COLUMNS: tuple[ViewColumn, ...] = (
-    ViewColumn("Rank", "Rank", "int", "Rank by accuracy on the live board (rows with the same accuracy share it)."),
+    ViewColumn(
+        "Rank",
+        "Rank interval",
+        "text",
+        "The ranks the row could hold on the live board given which accuracy differences are significant (a "
+        "z-test of the shown accuracies and standard errors, unpaired, Holm-corrected at 5% across all pairs). "
+        f"{TIED}: statistically tied with another row.",
+    ),
     ViewColumn("System", "System", "text", "The system's name as submitted. Select a row for its details."),
     ViewColumn(
         BADGE,
@@ -111,7 +126,8 @@ COLUMNS: tuple[ViewColumn, ...] = (
         "num",
         "Effort calibration: the range of the cumulative differences between "
         "accuracy and effort (steps), paper scale. ↓ lower is better; not compared for runs with accuracy "
-        "0 or 100 (a flat curve).",
+        f"0 or 100 (a flat curve). {NOT_APPLICABLE}: the run's steps do not vary (at least 1 item in "
+        f"{MIN_VARYING_ONE_IN} off the most common step count is needed), so there is nothing to calibrate.",
         "low",
     ),
     ViewColumn("Kuiper CI", "Kuiper CI", "text", "95% bootstrap confidence interval of the Kuiper statistic."),
@@ -224,9 +240,20 @@ def view_frame(
         col = BY_NAME[name]
         if name == BADGE:
             out[name] = [badge(t, o) for t, o in zip(rows["Type"], rows["Origin"], strict=True)]
+        elif name == "Rank":
+            out[name] = [_rank_text(r, g) for r, g in zip(rows[col.source], rows["Tie group"], strict=True)]
         else:
             out[name] = rows[col.source]
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    out.attrs[KUIPER_NA] = [bool(v) for v in rows.get(KUIPER_NA, pd.Series(False, index=rows.index))]
+    return out
+
+
+def _rank_text(interval: Any, group: Any) -> str | None:
+    """``1–3 ≈`` (tied: it has a tie group, shared with another row of the whole board), ``2``, or ``None``."""
+    if missing(interval):
+        return None
+    return str(interval) if missing(group) else f"{interval} {TIED}"
 
 
 def eligible(view: pd.DataFrame, name: str, accuracy: pd.Series | None = None) -> pd.Series:
@@ -235,6 +262,8 @@ def eligible(view: pd.DataFrame, name: str, accuracy: pd.Series | None = None) -
     ok = ~(acc <= 0)  # nothing right: no value of the row is "best" (a missing accuracy does not exclude)
     if BY_NAME[name].source == "Kuiper":
         ok &= (acc > 0) & (acc < 100)
+        # exactly 0 is a flat curve: a fixed-effort row stored before Kuiper became n/a there, never "best"
+        ok &= pd.to_numeric(view[name], errors="coerce") != 0
     return ok
 
 
@@ -285,7 +314,12 @@ def styled_view(view: pd.DataFrame, accuracy: pd.Series | None = None) -> Any:
     if BADGE in view:
         styles[BADGE] = [_badge_style(str(v)) for v in view[BADGE]]
     fmt = {name: _formatter(BY_NAME[name].kind if name in BY_NAME else "text") for name in view.columns}
-    return view.style.apply(lambda _: styles, axis=None).format(fmt)
+    styler = view.style.apply(lambda _: styles, axis=None).format(fmt)
+    kuiper = [c.name for c in COLUMNS if c.source == "Kuiper" and c.name in view]
+    na_rows = [i for i, na in zip(view.index, view.attrs.get(KUIPER_NA, []), strict=False) if na]
+    if kuiper and na_rows:
+        styler = styler.format(lambda _: NOT_APPLICABLE, subset=pd.IndexSlice[na_rows, kuiper])
+    return styler
 
 
 def _badge_style(text: str) -> str:

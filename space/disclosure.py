@@ -77,6 +77,7 @@ AGGREGATE_KEYS: tuple[str, ...] = (
     "kuiper_normalized",
     "kuiper_ci",
     "kuiper_ci_normalized",
+    "kuiper_applicable",
     "kuiper_n",
     "kuiper_excluded",
     "kuiper_order",
@@ -162,8 +163,9 @@ def public_report(report: Mapping[str, Any], items: Sequence[Mapping[str, Any]] 
     return out
 
 
-#: Distinct values of a percentage shown to 0.1 point, and of a Kuiper value shown to 0.01 on its 0–100 scale.
-_PCT_LEVELS, _KUIPER_LEVELS = 1001, 10001
+#: Distinct values of a percentage shown to 0.1 point, and of a Kuiper value shown to 0.01 on its 0–100 scale or
+#: "n/a (fixed effort)" (``kuiper_applicable``: whether the file's own steps vary on the items it answers).
+_PCT_LEVELS, _KUIPER_LEVELS = 1001, 10001 + 1
 
 
 def public_bits_bound(n: int, group_sizes: Sequence[int] = (), *, judge: bool = False) -> float:

@@ -5,11 +5,13 @@ An empty store renders an empty table with the right columns, never an error.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from madqa.metric.kuiper import not_applicable
 from madqa.metric.schema import METRICS, MetricSpec
 
 from .disclosure import public_report
@@ -27,6 +29,8 @@ ID_COLUMNS = ("Rank", "System", "Submitter", "Origin", "Type", "Agent", "Model",
 HOP_COLUMNS = (("cross_page", "X-Page"), ("cross_doc", "X-Doc"))
 #: One standard error of the accuracy in percentage points: the paper's "±" (its Table 3), beside the 95% CI.
 SE_COLUMN = "Accuracy ±"
+#: Rank interval ("1–3") and tie group of a row (:func:`rank_columns`), and whether its Kuiper value is n/a.
+RANK_INTERVAL, TIE_GROUP, KUIPER_NA = "Rank interval", "Tie group", "Kuiper n/a"
 
 
 def _pct(value: Any) -> float | None:
@@ -43,7 +47,7 @@ def board_columns() -> list[str]:
             cols.extend(label for _, label in HOP_COLUMNS)
         if m.key == "kuiper":
             cols.append("Kuiper CI")
-    return cols + ["Mean steps", "Coverage", "Mode", "#"]
+    return cols + ["Mean steps", "Coverage", "Mode", RANK_INTERVAL, TIE_GROUP, KUIPER_NA, "#"]
 
 
 def system_type(sub: StoredSubmission) -> str:
@@ -73,6 +77,9 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
                 row[label] = _pct((r.get("by_hop") or {}).get(hop, {}).get("accuracy"))
         if m.key == "kuiper":
             row["Kuiper CI"] = interval(r.get("kuiper_ci"), shares=False)
+            row[KUIPER_NA] = not_applicable(r)
+            if row[KUIPER_NA]:  # fixed effort: no value (older rows stored one), never a "best" 0
+                row[m.label], row["Kuiper CI"] = None, ""
     steps = r.get("mean_steps")
     row["Mean steps"] = None if steps is None else round(float(steps), 1)  # one rounding, to the shown precision
     row["Coverage"] = _pct(r["n_predicted"] / r["n"]) if r.get("n") else None
@@ -89,7 +96,36 @@ def board_frame(subs: Sequence[StoredSubmission]) -> pd.DataFrame:
     df = pd.DataFrame([row_of(s) for s in subs])
     df = df.sort_values(["Accuracy", "#"], ascending=[False, True], na_position="last").reset_index(drop=True)
     df["Rank"] = df["Accuracy"].rank(method="min", ascending=False, na_option="bottom").astype(int)
+    df[RANK_INTERVAL], df[TIE_GROUP] = rank_columns(df)
     return df[columns]
+
+
+def rank_columns(df: pd.DataFrame) -> tuple[list[str | None], list[int | None]]:
+    """Each row's rank interval (``"1–3"``) and tie group (``None``: tied with no other row), from the board's shown
+    numbers only.
+
+    The board holds aggregates, not per-item scores (``disclosure.py``), so the pairs are compared unpaired: a
+    two-sided z-test of the difference of the shown accuracies (percent, one decimal) with the shown standard
+    errors (``Accuracy ±``), Holm-corrected at 5% across all pairs of rows with an accuracy
+    (:func:`madqa.metric.paired.rank_intervals`). A function of shown columns, it discloses nothing more. A row
+    without an accuracy has none; a row without a standard error is significantly different from no row.
+    """
+    from madqa.metric.paired import rank_intervals, unpaired_p
+
+    acc = pd.to_numeric(df["Accuracy"], errors="coerce")
+    se = pd.to_numeric(df[SE_COLUMN], errors="coerce")
+    keys = [str(i) for i in df.index if pd.notna(acc[i])]
+    p_values = {}
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            sa, sb = se[int(a)], se[int(b)]
+            if pd.notna(sa) and pd.notna(sb):
+                p_values[(a, b)] = unpaired_p((acc[int(a)] - acc[int(b)]) / 100, sa / 100, sb / 100)
+    ranks = rank_intervals({k: float(acc[int(k)]) for k in keys}, p_values)
+    sizes = Counter(r.group for r in ranks.values())
+    texts = [ranks[str(i)].text() if str(i) in ranks else None for i in df.index]
+    groups = [ranks[str(i)].group if str(i) in ranks and sizes[ranks[str(i)].group] > 1 else None for i in df.index]
+    return texts, groups
 
 
 def best_values(df: pd.DataFrame) -> dict[str, Any]:

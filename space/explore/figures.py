@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from matplotlib.figure import Figure
@@ -40,6 +40,12 @@ def cascade_values(run: RunData) -> dict[str, float]:
     return cascade_shares([vars(it) for it in run.scored.items])
 
 
+def _kuiper_label(report: Mapping[str, Any]) -> str:
+    from madqa.metric.kuiper import NOT_APPLICABLE, not_applicable
+
+    return NOT_APPLICABLE if not_applicable(report) else _num(report.get("kuiper"), 3)
+
+
 def kuiper_figure(runs: Sequence[RunData]) -> str:
     """Cumulative difference ``D_k`` against the items accumulated in effort order, one line per run."""
     ax = (fig := Figure(figsize=FIG_SIZE)).subplots()
@@ -50,7 +56,7 @@ def kuiper_figure(runs: Sequence[RunData]) -> str:
             [k / n for k in curve.get("k", [0])],
             curve.get("d", [0.0]),
             where="post",
-            label=f"{run.name} (K={_num(run.report.get('kuiper'), 3)})",
+            label=f"{run.name} (K={_kuiper_label(run.report)})",
         )
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xlabel("share of items, by increasing effort")

@@ -58,6 +58,15 @@ def fmt(value: Any, kind: str) -> str:
     return number(value, 3)
 
 
+def _shown(report: Mapping[str, Any], key: str, kind: str) -> str:
+    """A summary cell: the Kuiper value and CI say "n/a (fixed effort)" where the run's steps do not vary."""
+    from madqa.metric.kuiper import NOT_APPLICABLE, not_applicable
+
+    if key in ("kuiper", "kuiper_ci") and not_applicable(report):
+        return NOT_APPLICABLE
+    return fmt(report.get(key), kind)
+
+
 def _attr(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(repr(float(v)) for v in value)
@@ -71,7 +80,7 @@ def summary_table(ws: Workspace) -> str:
     for key, label, kind in SUMMARY_ROWS:
         cells = "".join(
             f"<td style='padding:2px 8px;text-align:right' data-run='{escape(r.name)}' data-key='{key}' "
-            f"data-value='{_attr(r.report.get(key))}'>{fmt(r.report.get(key), kind)}</td>"
+            f"data-value='{_attr(r.report.get(key))}'>{_shown(r.report, key, kind)}</td>"
             for r in ws.runs
         )
         body.append(f"<tr><th style='text-align:left;padding:2px 8px'>{label}</th>{cells}</tr>")

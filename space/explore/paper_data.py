@@ -22,11 +22,13 @@ from madqa.metric.accuracy import binomial_se
 from madqa.metric.aggregate import error_breakdown
 from madqa.metric.cost import PriceTable, run_cost, unpriced_reason
 from madqa.metric.difficulty import anomalous_items, difficulty_spectrum, human_only_failures, item_p_values
+from madqa.metric.kuiper import NOT_APPLICABLE, not_applicable
 from madqa.metric.schema import ERROR_TYPES, ItemScore, Reference
 from madqa.space.disclosure import cascade_shares
 
 #: Table 3's columns: (key, label, kind); ``pct`` values are shares shown as percentages.
 TABLE_COLUMNS = (
+    ("rank", "Rank", "text"),
     ("accuracy", "Accuracy", "pct_se"),
     ("x_page", "X-Page", "pct_se"),
     ("x_doc", "X-Doc", "pct_se"),
@@ -122,8 +124,10 @@ def plain(value: Any) -> Any:
 
 
 def table3(runs: PaperRuns) -> Figure:
-    """Table 3: accuracy ± SE, X-Page and X-Doc accuracy ± SE, Page F1, Doc F1, Kuiper, mean steps per run."""
+    """Table 3: rank interval, accuracy ± SE, X-Page and X-Doc accuracy ± SE, Page F1, Doc F1, Kuiper (n/a where
+    the run's steps do not vary), mean steps per run."""
     rows = []
+    ranks = runs.comparison.get("ranks") or {}
     for name in runs.names:
         rep = runs.reports[name]
         hop = rep.get("by_hop") or {}
@@ -146,14 +150,21 @@ def table3(runs: PaperRuns) -> Figure:
                 "doc_f1": rep["doc_f1"],
                 "kuiper": rep["kuiper"],
                 "kuiper_ci": rep["kuiper_ci"],
+                "kuiper_na": not_applicable(rep),
+                "rank": ranks.get(name, {}).get("text"),
+                "tie_group": ranks.get(name, {}).get("tie_group"),
+                "tied": sum(1 for r in ranks.values() if r["tie_group"] == ranks.get(name, {}).get("tie_group")) > 1,
                 "mean_steps": rep["mean_steps"],
             }
         )
     orders = {runs.reports[name]["kuiper_order"] for name in runs.names}
     order = orders.pop() if len(orders) == 1 else "mixed"  # one --kuiper-order scores every run
     note = (
+        "Rank: the ranks a run could hold given the significant paired differences in accuracy (McNemar exact, "
+        "Holm-corrected at 5% across pairs; madqa compare's matrix). "
         "SE: the report's accuracy_se; X-Page/X-Doc SE: the binomial SE sqrt(p(1-p)/n) over the subset's items. "
         + KUIPER_ORDER_NOTES.get(order, f"Kuiper order: {order}")
+        + f"; {NOT_APPLICABLE}: the run's steps do not vary (the paper leaves Kuiper out for fixed budgets)"
     )
     return Figure("table3", "Main results", "Table 3", data={"rows": rows, "kuiper_order": order, "note": note})
 

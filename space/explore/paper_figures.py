@@ -42,6 +42,10 @@ def _pct(value: Any) -> float:
 
 def _cell(row: Mapping[str, Any], key: str, kind: str) -> str:
     value = row.get(key)
+    if key == "kuiper" and row.get("kuiper_na"):
+        return "n/a (fixed effort)"
+    if kind == "text" and value is not None:
+        return f"{value} ≈" if row.get("tied") else str(value)  # ≈: shares its tie group with another run
     if value is None:
         return "–"
     if kind == "pct_se":

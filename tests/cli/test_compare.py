@@ -69,8 +69,16 @@ def test_compare_json_equals_hand_computed(files: dict[str, Path], capsys: pytes
             "only_b": 0,
             "neither": 2,
             "skipped": 0,
+            # paired on the 4 shared items: 1 discordant item, McNemar p = min(1, 2 * 1 / 2) = 1
+            "n_shared": 4,
+            "difference": 0.25,
+            "difference_ci": [0.0, pytest.approx(out["pairs"][0]["difference_ci"][1])],
+            "p_value": 1.0,
+            "test": "mcnemar-exact",
+            "significant": False,
         }
     ]
+    assert 0.25 < out["pairs"][0]["difference_ci"][1] <= 1.0
     # largest effort over both runs is 4; H solves at 1 and 2 searches, M at 2.
     assert out["max_budget"] == 4
     assert [(r["budget"], r["H"], r["M"]) for r in out["budget_table"]] == [

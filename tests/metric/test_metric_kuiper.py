@@ -10,7 +10,15 @@ import pytest
 
 from madqa.metric import kuiper as kuiper_module
 from madqa.metric.inputs import parse_references, parse_results_text
-from madqa.metric.kuiper import _range_scaled, _sort_rows, cumulative_curve, kuiper, kuiper_bootstrap, kuiper_statistic
+from madqa.metric.kuiper import (
+    _range_scaled,
+    _sort_rows,
+    cumulative_curve,
+    effort_varies,
+    kuiper,
+    kuiper_bootstrap,
+    kuiper_statistic,
+)
 from madqa.metric.report import ReportOptions, evaluate_predictions
 
 
@@ -261,14 +269,22 @@ def file_order_case(n: int = 40):
 def test_file_order_statistic_and_bootstrap_follow_the_file():
     # File order: 20 correct lines then 20 wrong, one effort value. D rises to 20 - 20 * 20/40 = 10 and falls
     # back, so K = 10 (K/N = 1/4). In gold order (alternating) K would be 0.5; block order gives 0.
+    # One effort value is a fixed-effort run: the report gives no Kuiper value in either order (n/a), while the
+    # statistic itself, read in file order from the file positions, is still the file's.
     gold, preds = file_order_case()
     report = evaluate_predictions(preds, gold, ReportOptions(kuiper_order="file", n_resamples=500, seed=1))
-    assert report["kuiper"] == pytest.approx(10.0) and report["kuiper_normalized"] == pytest.approx(0.25)
-    assert max(report["kuiper_curve"]["d"]) == pytest.approx(10.0)
-    assert evaluate_predictions(preds, gold, ReportOptions(n_resamples=10))["kuiper"] == 0.0
+    assert report["kuiper"] is None and report["kuiper_ci"] is None and report["kuiper_applicable"] is False
+    assert report["kuiper_n"] == 40 and max(report["kuiper_curve"]["d"]) == pytest.approx(10.0)
+    assert evaluate_predictions(preds, gold, ReportOptions(n_resamples=10))["kuiper"] is None
+    y_in_gold_order = np.array([1 - i % 2 for i in range(40)])
+    file_position = np.array([i // 2 if i % 2 == 0 else 20 + i // 2 for i in range(40)])
+    kz = kuiper(np.full(40, 3), y_in_gold_order, "file", file_position, n_resamples=500, seed=1)
+    assert kz.statistic == pytest.approx(10.0) and kz.normalized == pytest.approx(0.25)
+    assert kuiper(np.full(40, 3), y_in_gold_order, "block", n_resamples=10).statistic == 0.0
     # The CI is K +- q with q the 95% quantile of the range of (resampled curve - curve). In file order every line
     # is its own point (ties in file order); the same seeded draws, by the loop reference, give the same q.
-    low, high = report["kuiper_ci"]
+    assert kz.ci is not None
+    low, high = kz.ci
     y_file, effort_file = np.array([1] * 20 + [0] * 20), np.full(40, 3)
     q = reference_q(effort_file, y_file, "file", n_resamples=500, seed=1)
     assert [low, high] == pytest.approx([10.0 - q, 10.0 + q])
@@ -362,3 +378,18 @@ def test_ci_coverage_of_the_population_value(name, accuracy, n, order, lowest, h
     assert lowest <= covered / runs <= highest, covered / runs
     if name == "flat":
         assert old_covered == 0  # the percentile interval never reached the population value at the floor
+
+
+def test_kuiper_is_na_where_effort_does_not_vary():
+    # The rule: at least 1 item in 20 (and at least one) off the most common effort. 40 items: 2 needed.
+    assert not effort_varies([5] * 40) and not effort_varies([5] * 39 + [6]) and effort_varies([5] * 38 + [6, 7])
+    assert effort_varies([1, 2]) and not effort_varies([])
+    # In a report: a flat-steps run (every item 4 steps, half right) has no Kuiper value, not a "best" 0.0.
+    gold, _ = file_order_case(20)
+    flat = "\n".join(json.dumps({"id": f"g{i}", "answer": "a" if i % 2 else "b", "steps": 4}) for i in range(20))
+    report = evaluate_predictions(parse_results_text(flat, "flat.jsonl"), gold, ReportOptions(n_resamples=10))
+    assert report["kuiper_applicable"] is False and report["kuiper"] is None and report["kuiper_normalized"] is None
+    assert report["kuiper_n"] == 20 and report["accuracy"] == pytest.approx(0.5)
+    varied = flat.replace('"steps": 4}', '"steps": 9}', 1)  # one item in 20 off the mode: enough
+    report = evaluate_predictions(parse_results_text(varied, "v.jsonl"), gold, ReportOptions(n_resamples=10))
+    assert report["kuiper_applicable"] is True and report["kuiper"] is not None

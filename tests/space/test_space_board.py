@@ -82,7 +82,7 @@ def subs() -> list[StoredSubmission]:
 def test_default_view_is_the_compact_set_in_order_with_the_fixed_columns() -> None:
     view = view_frame(board_frame(subs()))
     assert list(view.columns) == [*DEFAULT_COLUMNS, "#"]
-    assert list(view["System"]) == ["top", "mid", "person", "floor"] and list(view["Rank"]) == [1, 2, 3, 4]
+    assert list(view["System"]) == ["top", "mid", "person", "floor"] and list(view["Rank"]) == ["1", "2", "3", "4"]
     assert list(view["Type"]) == [
         "agent · self-reported",
         "agent · self-reported",
@@ -99,7 +99,7 @@ def test_default_view_is_the_compact_set_in_order_with_the_fixed_columns() -> No
 def test_filters_keep_the_whole_board_rank() -> None:
     board = board_frame(subs())
     humans = view_frame(board, None, ["human"], None)
-    assert list(humans["System"]) == ["person"] and list(humans["Rank"]) == [3]
+    assert list(humans["System"]) == ["person"] and list(humans["Rank"]) == ["3"]
     baselines = view_frame(board, ["Accuracy"], None, ["maintainer baseline"])
     assert list(baselines["System"]) == ["floor"] and list(baselines.columns) == ["Rank", "System", "Accuracy", "#"]
     assert view_frame(board, None, [], None).empty  # nothing ticked: nothing shown, never an error

@@ -396,3 +396,13 @@ def test_space_explore_refuses_test_files_and_never_reads_the_labels(layout, run
     golds = {s for r in rows for v in r["answer_variants"] for s in v if len(s) >= 4}
     assert not [g for g in golds if any(g in m for m, _ in refused)]
     assert not list(uploads.glob("*/*.jsonl")), "uploads are deleted after reading"
+
+
+def test_summary_says_kuiper_na_for_runs_whose_steps_do_not_vary(ws, runs) -> None:
+    from madqa.space.explore.html import summary_table
+
+    # both scripted runs search once per question (min_steps = max_steps = 1 above): fixed effort
+    assert all(r.report["kuiper_applicable"] is False and r.report["kuiper"] is None for r in ws.runs)
+    html = summary_table(ws)
+    assert html.count("data-key='kuiper' data-value=''>n/a (fixed effort)</td>") == len(ws.runs)
+    assert html.count("data-key='kuiper_ci' data-value=''>n/a (fixed effort)</td>") == len(ws.runs)

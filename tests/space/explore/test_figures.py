@@ -105,6 +105,19 @@ def test_table3(made: dict[str, Any]) -> None:
         lo, hi = r["kuiper_ci"]
         assert lo <= r["kuiper"] <= hi
     assert (a["human"], h["human"]) == (False, True)
+    # Rank interval: every pair has 1 item right only in one run and 1 only in the other (McNemar p = 1): nothing
+    # is significant, so each could rank 1-3, all in one tie group (marked ≈ on the page)
+    assert [(r["rank"], r["tie_group"], r["tied"], r["kuiper_na"]) for r in (a, b, h)] == [("1–3", 1, True, False)] * 3
+    page = (made["out"] / "index.html").read_text(encoding="utf-8")
+    assert "1–3 ≈" in page and "Holm-corrected at 5% across pairs" in page
+
+
+def test_table3_cells_say_na_for_a_fixed_effort_run() -> None:
+    from madqa.space.explore.paper_figures import _cell
+
+    flat = {"rank": "2", "tied": False, "kuiper": None, "kuiper_na": True}
+    assert (_cell(flat, "kuiper", "num"), _cell(flat, "rank", "text")) == ("n/a (fixed effort)", "2")
+    assert _cell({"kuiper": None}, "kuiper", "num") == "–" and _cell({"kuiper": 1.0}, "kuiper", "num") == "1.00"
 
 
 def test_kuiper_order_is_the_one_asked_for_and_is_stated(made: dict[str, Any], tmp_path) -> None:
