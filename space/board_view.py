@@ -19,6 +19,7 @@ import pandas as pd
 from .disclosure import MIN_GROUP
 from .display import NONE, missing, number, percent, spread
 from .storage import ORIGINS
+from .traces_link import traces_anchor
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,9 @@ class ViewColumn:
     Attributes:
         name: the header (and the column chooser's label).
         source: the :func:`.leaderboard.board_frame` column it shows (``""``: built by the view).
-        kind: ``text``, ``int``, ``pct`` (a percentage, shown with ``%``), ``num`` (one decimal) or ``pp``
-            (percentage points, shown as ``±x.x``).
+        kind: ``text``, ``int``, ``pct`` (a percentage, shown with ``%``), ``num`` (one decimal), ``pp``
+            (percentage points, shown as ``±x.x``) or ``link`` (a traces URL, shown as an HTML link; nothing when
+            there is none).
         help: the header's tooltip: what it is and which direction is better.
         better: ``"high"`` or ``"low"`` for a metric whose best value is highlighted, else ``""``.
     """
@@ -133,6 +135,13 @@ COLUMNS: tuple[ViewColumn, ...] = (
     ViewColumn("Origin", "Origin", "text", "maintainer baseline, verified, or self-reported."),
     ViewColumn("Date", "Date", "text", "When it was submitted (UTC)."),
     ViewColumn("Mode", "Mode", "text", "Scoring mode: anls (ANLS* ≥ 0.5) or judge (an LLM judge, bias-corrected)."),
+    ViewColumn(
+        "Traces",
+        "Traces",
+        "link",
+        "The run's traces (one trajectory per question, in the Hub's trace viewer), where the submitter gave them: a "
+        "Hub dataset or storage bucket, opened in a new tab. Not checked by the maintainers.",
+    ),
     ViewColumn(ID, "#", "int", "The submission's number (its detail view and plots use it)."),
 )
 BY_NAME: dict[str, ViewColumn] = {c.name: c for c in COLUMNS}
@@ -167,6 +176,7 @@ WIDTHS: dict[str, int] = {
     "Model": 180,
     "Origin": 150,
     "Date": 100,
+    "Traces": 70,
     ID: 48,
 }
 DEFAULT_WIDTH = 92
@@ -224,6 +234,8 @@ def view_frame(
         col = BY_NAME[name]
         if name == BADGE:
             out[name] = [badge(t, o) for t, o in zip(rows["Type"], rows["Origin"], strict=True)]
+        elif col.kind == "link":  # checked again when shown: a refused or missing URL is no link
+            out[name] = [traces_anchor(url) for url in rows[col.source]]
         else:
             out[name] = rows[col.source]
     return out.reset_index(drop=True)
@@ -256,6 +268,8 @@ def best_mask(view: pd.DataFrame, accuracy: pd.Series | None = None) -> pd.DataF
 
 def _formatter(kind: str) -> Any:
     def fmt(value: Any) -> str:
+        if kind == "link":
+            return "" if missing(value) else str(value)
         if missing(value):
             return WITHHELD
         if kind == "int":
@@ -292,6 +306,12 @@ def _badge_style(text: str) -> str:
     kind, _, origin = text.partition(" · ")
     color = BADGE_COLORS.get("human" if kind == "human" else origin)
     return f"background-color: {color}" if color else ""
+
+
+def column_datatypes(columns: Sequence[str]) -> list[str]:
+    """The table's datatype of each shown column: ``html`` for a link column (:func:`.traces_link.traces_anchor`
+    writes it escaped), ``str`` otherwise (gradio's default)."""
+    return ["html" if name in BY_NAME and BY_NAME[name].kind == "link" else "str" for name in columns]
 
 
 def column_widths(columns: Sequence[str], compact: bool = False) -> list[str]:

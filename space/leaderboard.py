@@ -27,6 +27,8 @@ ID_COLUMNS = ("Rank", "System", "Submitter", "Origin", "Type", "Agent", "Model",
 HOP_COLUMNS = (("cross_page", "X-Page"), ("cross_doc", "X-Doc"))
 #: One standard error of the accuracy in percentage points: the paper's "±" (its Table 3), beside the 95% CI.
 SE_COLUMN = "Accuracy ±"
+#: Where the submitter's traces are (a checked Hub dataset or bucket URL, :mod:`.traces_link`), ``""`` if not given.
+TRACES_COLUMN = "Traces"
 
 
 def _pct(value: Any) -> float | None:
@@ -43,7 +45,7 @@ def board_columns() -> list[str]:
             cols.extend(label for _, label in HOP_COLUMNS)
         if m.key == "kuiper":
             cols.append("Kuiper CI")
-    return cols + ["Mean steps", "Coverage", "Mode", "#"]
+    return cols + ["Mean steps", "Coverage", "Mode", TRACES_COLUMN, "#"]
 
 
 def system_type(sub: StoredSubmission) -> str:
@@ -77,6 +79,7 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
     row["Mean steps"] = None if steps is None else round(float(steps), 1)  # one rounding, to the shown precision
     row["Coverage"] = _pct(r["n_predicted"] / r["n"]) if r.get("n") else None
     row["Mode"] = sub.mode
+    row[TRACES_COLUMN] = sub.form.get("traces", "")
     row["#"] = sub.id
     return row
 
