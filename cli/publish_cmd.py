@@ -72,6 +72,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     traces.add_argument("--bucket", action="store_true", help="push to a storage bucket instead of a dataset")
     traces.add_argument("--path-in-repo", metavar="PATH", help="folder inside the repo (default: its root)")
     traces.add_argument("--private", action="store_true", help="create the dataset or bucket private")
+    traces.add_argument(
+        "--no-card",
+        action="store_true",
+        help="do not write the dataset's README.md card (written by default at a dataset's root)",
+    )
     conventions.add_json_flag(traces, "the result")
     for name, nested in (
         ("pages", pages),
@@ -148,9 +153,19 @@ def run(args: argparse.Namespace) -> int:
             from madqa.cli.publish_traces import publish_traces
 
             done_traces = publish_traces(
-                args.folder, args.repo, bucket=args.bucket, private=args.private, path_in_repo=args.path_in_repo or ""
+                args.folder,
+                args.repo,
+                bucket=args.bucket,
+                private=args.private,
+                path_in_repo=args.path_in_repo or "",
+                card=not args.no_card,
             )
-            summary = {"repo": done_traces.repo_id, "url": done_traces.url, "files": done_traces.files}
+            summary = {
+                "repo": done_traces.repo_id,
+                "url": done_traces.url,
+                "files": done_traces.files,
+                "card": done_traces.card,
+            }
         else:
             from madqa.cli.publish_metric import publish_metric
 
