@@ -7,8 +7,8 @@ extraction settings and source revision in the card) as a Hub dataset, so users 
 ORG/NAME`` checks the hidden test labels against the public test split and pushes them to a private dataset for
 the leaderboard Space (``MADQA_SPACE_LABELS_REPO``); ``madqa publish benchmark --dataset SPEC --repo ORG/NAME
 [--create-pr]`` pushes the prepared dataset's ``eval.yaml`` (checked again first); ``madqa publish traces DIR --repo
-ORG/NAME`` uploads the session files of ``madqa export traces`` to a dataset (``--bucket``: a storage bucket) for the
-Hub's trace viewer. All need a token with write access (``hf auth login`` or ``HF_TOKEN``).
+ORG/NAME`` uploads the session files of ``madqa export traces`` to a dataset (with its card; ``--bucket``: a storage
+bucket) for the Hub's trace viewer. All need a token with write access (``hf auth login`` or ``HF_TOKEN``).
 """
 
 from __future__ import annotations
