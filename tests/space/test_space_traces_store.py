@@ -1,6 +1,7 @@
 """A submission's traces URL end to end (issue 42): the form field is stored with the submission (a refused URL
 stores nothing), a database of the previous versions opens with its rows and gains the column, the Hub mirror
-keeps the field, the board's data (the API's export) carries it, and the launched Space takes it over its API."""
+keeps the field, and the board's data (the API's export) carries it (the launched Space's API:
+``test_space_traces_api.py``)."""
 
 from __future__ import annotations
 
@@ -143,29 +144,3 @@ def test_the_mirror_keeps_the_traces_and_restores_older_files(scorer, layout, tm
     restored = SubmissionStore(tmp_path / "restored.sqlite")
     assert rebuild_from_folder(restored, tmp_path / "mirror") == 2
     assert [s.form["traces"] for s in restored.submissions()] == [DATASET, ""]
-
-
-@pytest.mark.server
-def test_the_launched_space_takes_the_traces_url_over_its_api(layout, tmp_path: Path) -> None:
-    from gradio_client import handle_file
-    from helpers.guarded_space import FORM as API_FORM
-    from helpers.guarded_space import Clock, Space
-
-    rows = gold(layout)
-    space = Space(layout, tmp_path / "db.sqlite", Clock(1000.0))
-    try:
-        client = space.client()
-        bad = _write(tmp_path, results(rows, 2), "bad.jsonl")
-        answer = client.predict(handle_file(str(bad)), *API_FORM, "k1", "data:text/html,x", api_name="/submit")[0]
-        assert answer.startswith(f"**Rejected:** {REFUSED}"), answer
-        assert space.services.store.count() == 0
-        good = _write(tmp_path, results(rows, 3), "good.jsonl")
-        answer = client.predict(handle_file(str(good)), *API_FORM, "k2", BUCKET, api_name="/submit")[0]
-        assert answer.startswith("**Accepted**"), answer
-        plain = _write(tmp_path, results(rows, 4), "plain.jsonl")  # an older client: no traces argument
-        assert client.predict(handle_file(str(plain)), *API_FORM, api_name="/submit")[0].startswith("**Accepted**")
-        board = client.predict(api_name="/refresh")
-        column, ids = board["headers"].index("Traces"), board["headers"].index("#")
-        assert sorted((row[ids], row[column]) for row in board["data"]) == [(1, BUCKET), (2, "")]
-    finally:
-        space.close()
