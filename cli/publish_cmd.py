@@ -7,8 +7,8 @@ extraction settings and source revision in the card) as a Hub dataset, so users 
 ORG/NAME`` checks the hidden test labels against the public test split and pushes them to a private dataset for
 the leaderboard Space (``MADQA_SPACE_LABELS_REPO``); ``madqa publish benchmark --dataset SPEC --repo ORG/NAME
 [--create-pr]`` pushes the prepared dataset's ``eval.yaml`` (checked again first); ``madqa publish traces DIR --repo
-ORG/NAME`` uploads the session files of ``madqa export traces`` to a dataset (``--bucket``: a storage bucket) for the
-Hub's trace viewer. All need a token with write access (``hf auth login`` or ``HF_TOKEN``).
+ORG/NAME`` uploads the session files of ``madqa export traces`` to a dataset (with its card; ``--bucket``: a storage
+bucket) for the Hub's trace viewer. All need a token with write access (``hf auth login`` or ``HF_TOKEN``).
 """
 
 from __future__ import annotations
@@ -72,6 +72,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     traces.add_argument("--bucket", action="store_true", help="push to a storage bucket instead of a dataset")
     traces.add_argument("--path-in-repo", metavar="PATH", help="folder inside the repo (default: its root)")
     traces.add_argument("--private", action="store_true", help="create the dataset or bucket private")
+    traces.add_argument(
+        "--no-card",
+        action="store_true",
+        help="do not write the dataset's README.md card (written by default at a dataset's root)",
+    )
     conventions.add_json_flag(traces, "the result")
     for name, nested in (
         ("pages", pages),
@@ -148,9 +153,19 @@ def run(args: argparse.Namespace) -> int:
             from madqa.cli.publish_traces import publish_traces
 
             done_traces = publish_traces(
-                args.folder, args.repo, bucket=args.bucket, private=args.private, path_in_repo=args.path_in_repo or ""
+                args.folder,
+                args.repo,
+                bucket=args.bucket,
+                private=args.private,
+                path_in_repo=args.path_in_repo or "",
+                card=not args.no_card,
             )
-            summary = {"repo": done_traces.repo_id, "url": done_traces.url, "files": done_traces.files}
+            summary = {
+                "repo": done_traces.repo_id,
+                "url": done_traces.url,
+                "files": done_traces.files,
+                "card": done_traces.card,
+            }
         else:
             from madqa.cli.publish_metric import publish_metric
 

@@ -23,6 +23,7 @@ from madqa.space.plots import plot_systems
 from madqa.space.quiet import quiet_answers
 from madqa.space.services import Services
 from madqa.space.submission import SubmissionError, format_accepted
+from madqa.space.traces_link import TRACES_LABEL, TRACES_PLACEHOLDER
 from madqa.space.uploads import RESULTS_SUFFIXES, UploadGate, discard_upload
 
 logger = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ def build_app(services: Services) -> gr.Blocks:
         training_data: str,
         compute: str,
         key: str | None,
+        traces: str | None,
         request: gr.Request,
         profile: gr.OAuthProfile | None = None,
     ) -> tuple[str, Any, str]:
@@ -98,6 +100,7 @@ def build_app(services: Services) -> gr.Blocks:
             "models_used": models_used,
             "training_data": training_data,
             "compute": compute,
+            "traces": traces or "",
         }
         if profile is not None and getattr(profile, "username", None):
             form["submitter"] = profile.username
@@ -171,15 +174,17 @@ def build_tabs(
             models_used = gr.Textbox(label="Models used (all of them)", elem_id="f-models")
             training = gr.Textbox(label="Training-data statement", elem_id="f-training")
             compute = gr.Textbox(label="Compute budget", elem_id="f-compute")
+        traces = gr.Textbox(value="", label=TRACES_LABEL, placeholder=TRACES_PLACEHOLDER, elem_id="f-traces")
         send = gr.Button("Submit", variant="primary", elem_id="submit")
         status = gr.Markdown(elem_id="status")
         # Idempotency key: per browser session, kept after a failure (so a retry is recognised), renewed after
-        # acceptance. API clients may pass their own as the optional last argument ``key``.
+        # acceptance. API clients may pass their own as the optional argument ``key``, then the optional traces URL
+        # (after the key, so that the older positional calls keep working).
         submit_key = gr.Textbox(value="", visible=False, label="key", elem_id="f-key")
         demo.load(new_key, None, submit_key, api_name=False)
         send.click(
             submit,
-            [upload, system, submitter, agent, model, contact, models_used, training, compute, submit_key],
+            [upload, system, submitter, agent, model, contact, models_used, training, compute, submit_key, traces],
             [status, board.table, submit_key],
             api_name="submit",
             concurrency_limit=4,

@@ -2,7 +2,8 @@
 
 Everything comes from the stored submission: its form (the contact is never shown), its public report
 (:func:`.disclosure.public_report`: aggregates only, groups under :data:`.disclosure.MIN_GROUP` items withheld)
-and the input warnings it was accepted with. Text from the form is escaped, so a name cannot format the panel.
+and the input warnings it was accepted with. Text from the form is escaped, so a name cannot format the panel; the
+traces URL, when given, is a link written by :func:`.traces_link.traces_anchor` (checked again, escaped, new tab).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from madqa.metric.schema import HOP_TYPES
 from .disclosure import MIN_GROUP, input_warnings, public_report
 from .display import NONE, interval, number, share, spread
 from .storage import ORIGINS, StoredSubmission
+from .traces_link import is_traces_url, traces_anchor, traces_label
 
 #: What the form's disclosure fields are called in the panel (the contact is stored but never shown).
 DISCLOSURES = (("models_used", "Models used"), ("training_data", "Training data"), ("compute", "Compute budget"))
@@ -97,7 +99,8 @@ def detail_markdown(sub: StoredSubmission | None, rank: int | None = None) -> st
         f"### #{sub.id} {md_text(form.get('system', ''))}",
         f"{where}{sub.system_type} · {md_text(ORIGINS.get(sub.origin, sub.origin))} · submitted {sub.created} UTC by "
         f"**{md_text(form.get('submitter', ''))}** · scoring mode `{sub.mode}` · metric {md_text(sub.metric_version)}",
-        f"**Agent:** {md_text(form.get('agent', ''))} · **Model:** {md_text(form.get('model', ''))}",
+        f"**Agent:** {md_text(form.get('agent', ''))} · **Model:** {md_text(form.get('model', ''))}"
+        + traces_line(form.get("traces")),
     ]
     disclosed = [f"- **{label}:** {md_text(form.get(key) or 'not given')}" for key, label in DISCLOSURES]
     parts = [
@@ -120,6 +123,13 @@ def detail_markdown(sub: StoredSubmission | None, rank: int | None = None) -> st
     if warnings:
         parts += ["", "**Scored with warnings:**", *(f"- {md_text(w)}" for w in warnings)]
     return "\n".join(parts)
+
+
+def traces_line(url: Any) -> str:
+    """`` · **Traces:** <link>`` for a stored traces URL that passes today's check, ``""`` otherwise."""
+    if not is_traces_url(url):
+        return ""
+    return f" · **Traces:** {traces_anchor(url, traces_label(url))}"
 
 
 def submission_of(subs: Sequence[StoredSubmission], row: Sequence[Any] | None, columns: Sequence[str]) -> Any:

@@ -29,6 +29,7 @@ from .board_view import (
     TYPES,
     WIDTHS,
     chosen_columns,
+    column_datatypes,
     column_widths,
     footnote,
     header_help,
@@ -95,7 +96,8 @@ def render(
     board = filter_board(board_frame(store.submissions()), query or "")
     view = view_frame(board, chosen, types, origins)
     widths = column_widths(list(view.columns), compact=_narrow(width))
-    return gr.update(value=styled_view(view), column_widths=widths), footnote(view)
+    shown = gr.update(value=styled_view(view), column_widths=widths, datatype=column_datatypes(list(view.columns)))
+    return shown, footnote(view)
 
 
 def board_data(store: SubmissionStore, query: str = "") -> dict[str, Any]:

@@ -22,6 +22,7 @@ from madqa.metric.kuiper import MIN_VARYING_ONE_IN, NOT_APPLICABLE
 from .disclosure import MIN_GROUP
 from .display import NONE, missing, number, percent, spread
 from .storage import ORIGINS
+from .traces_link import traces_anchor
 
 #: :func:`.leaderboard.board_frame`'s column saying a row's Kuiper value is n/a (fixed effort).
 KUIPER_NA = "Kuiper n/a"
@@ -34,8 +35,9 @@ class ViewColumn:
     Attributes:
         name: the header (and the column chooser's label).
         source: the :func:`.leaderboard.board_frame` column it shows (``""``: built by the view).
-        kind: ``text``, ``int``, ``pct`` (a percentage, shown with ``%``), ``num`` (one decimal) or ``pp``
-            (percentage points, shown as ``±x.x``).
+        kind: ``text``, ``int``, ``pct`` (a percentage, shown with ``%``), ``num`` (one decimal), ``pp``
+            (percentage points, shown as ``±x.x``) or ``link`` (a traces URL, shown as an HTML link; nothing when
+            there is none).
         help: the header's tooltip: what it is and which direction is better.
         better: ``"high"`` or ``"low"`` for a metric whose best value is highlighted, else ``""``.
     """
@@ -149,6 +151,13 @@ COLUMNS: tuple[ViewColumn, ...] = (
     ViewColumn("Origin", "Origin", "text", "maintainer baseline, verified, or self-reported."),
     ViewColumn("Date", "Date", "text", "When it was submitted (UTC)."),
     ViewColumn("Mode", "Mode", "text", "Scoring mode: anls (ANLS* ≥ 0.5) or judge (an LLM judge, bias-corrected)."),
+    ViewColumn(
+        "Traces",
+        "Traces",
+        "link",
+        "The run's traces (one trajectory per question, in the Hub's trace viewer), where the submitter gave them: a "
+        "Hub dataset or storage bucket, opened in a new tab. Not checked by the maintainers.",
+    ),
     ViewColumn(ID, "#", "int", "The submission's number (its detail view and plots use it)."),
 )
 BY_NAME: dict[str, ViewColumn] = {c.name: c for c in COLUMNS}
@@ -183,6 +192,7 @@ WIDTHS: dict[str, int] = {
     "Model": 180,
     "Origin": 150,
     "Date": 100,
+    "Traces": 70,
     ID: 48,
 }
 DEFAULT_WIDTH = 92
@@ -242,6 +252,8 @@ def view_frame(
             out[name] = [badge(t, o) for t, o in zip(rows["Type"], rows["Origin"], strict=True)]
         elif name == "Rank":
             out[name] = [_rank_text(r, g) for r, g in zip(rows[col.source], rows["Tie group"], strict=True)]
+        elif col.kind == "link":  # checked again when shown: a refused or missing URL is no link
+            out[name] = [traces_anchor(url) for url in rows[col.source]]
         else:
             out[name] = rows[col.source]
     out = out.reset_index(drop=True)
@@ -285,6 +297,8 @@ def best_mask(view: pd.DataFrame, accuracy: pd.Series | None = None) -> pd.DataF
 
 def _formatter(kind: str) -> Any:
     def fmt(value: Any) -> str:
+        if kind == "link":
+            return "" if missing(value) else str(value)
         if missing(value):
             return WITHHELD
         if kind == "int":
@@ -326,6 +340,12 @@ def _badge_style(text: str) -> str:
     kind, _, origin = text.partition(" · ")
     color = BADGE_COLORS.get("human" if kind == "human" else origin)
     return f"background-color: {color}" if color else ""
+
+
+def column_datatypes(columns: Sequence[str]) -> list[str]:
+    """The table's datatype of each shown column: ``html`` for a link column (:func:`.traces_link.traces_anchor`
+    writes it escaped), ``str`` otherwise (gradio's default)."""
+    return ["html" if name in BY_NAME and BY_NAME[name].kind == "link" else "str" for name in columns]
 
 
 def column_widths(columns: Sequence[str], compact: bool = False) -> list[str]:

@@ -39,6 +39,11 @@ HOW_TO_SUBMIT = """\
    counts as a one-element list, as in the public harness), `citations`
    (list of `{"document", "page"}`, pages 1-based) and `search_history` or `steps`.
 3. Fill in the form, including the disclosure: models used, training data, compute budget.
+4. Optionally, link the run's traces: `madqa export traces results.jsonl --output-dir traces/` and
+   `madqa publish traces traces/ --repo ORG/NAME` put one trajectory per question in a Hub dataset (or
+   `--bucket`, a storage bucket) that the Hub's trace viewer shows; give its URL
+   (`https://huggingface.co/datasets/ORG/NAME` or `https://huggingface.co/buckets/ORG/NAME`). The board links it;
+   the Space never opens it. Any other kind of URL is refused.
 
 Your file is validated with the metric's own checks (ids must be test ids, no duplicates, types checked) and scored
 against the hidden labels on the server: at once on the public part (the message and the live board), later on the

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .privacy import PRIVATE_MODE, private_dir
-from .storage import FORM_FIELDS, ITEM_FIELDS, SubmissionStore
+from .storage import FORM_FIELDS, ITEM_FIELDS, OPTIONAL_FORM_FIELDS, SubmissionStore
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
         header = record["header"]
         report = json.loads(header["report"])
         items = [{**it, "id": it["item_id"]} for it in record["items"]]
-        form = {k: header.get(k, "") for k in FORM_FIELDS}
+        form = {k: header.get(k) or "" for k in (*FORM_FIELDS, *OPTIONAL_FORM_FIELDS)}  # older files: no traces
         sid = store.add(
             form,
             report,

@@ -38,6 +38,7 @@ from typing import Any
 
 from .confusables import meets, name_keys
 from .storage import FORM_FIELDS, RateRule
+from .traces_link import TRACES_FIELD, TracesLinkError, check_traces_url
 
 
 class SubmissionError(ValueError):
@@ -141,12 +142,13 @@ def clean_form(form: Mapping[str, Any], *, maintainer: bool = False) -> dict[str
     """Normalised form values.
 
     Args:
-        form: the raw form (missing optional fields become ``""``, an empty submitter ``anonymous``).
+        form: the raw form (missing optional fields become ``""``, an empty submitter ``anonymous``; the optional
+            ``traces`` URL is checked by :func:`.traces_link.check_traces_url`).
         maintainer: allow the reserved names (seed baselines and maintainers' own calls only).
 
     Raises:
         SubmissionError: a required field is empty, a value is too long, holds control or invisible characters,
-            or uses a reserved name.
+            or uses a reserved name; a traces URL that is not a Hub dataset or bucket URL.
     """
     out: dict[str, str] = {}
     for key in FORM_FIELDS:
@@ -159,6 +161,10 @@ def clean_form(form: Mapping[str, Any], *, maintainer: bool = False) -> dict[str
         if len(text) > MAX_FIELD_CHARS:
             raise SubmissionError(f"form: the field '{label}' is longer than {MAX_FIELD_CHARS} characters")
         out[key] = text
+    try:  # optional; checked as a link, never normalised (NFKC would turn full-width letters into a Hub URL)
+        out[TRACES_FIELD] = check_traces_url(form.get(TRACES_FIELD))
+    except TracesLinkError as exc:
+        raise SubmissionError(str(exc)) from None
     out["submitter"] = out["submitter"] or "anonymous"
     if not maintainer:
         for key in ("system", "submitter"):

@@ -31,6 +31,8 @@ HOP_COLUMNS = (("cross_page", "X-Page"), ("cross_doc", "X-Doc"))
 SE_COLUMN = "Accuracy ±"
 #: Rank interval ("1–3") and tie group of a row (:func:`rank_columns`), and whether its Kuiper value is n/a.
 RANK_INTERVAL, TIE_GROUP, KUIPER_NA = "Rank interval", "Tie group", "Kuiper n/a"
+#: Where the submitter's traces are (a checked Hub dataset or bucket URL, :mod:`.traces_link`), ``""`` if not given.
+TRACES_COLUMN = "Traces"
 
 
 def _pct(value: Any) -> float | None:
@@ -47,7 +49,7 @@ def board_columns() -> list[str]:
             cols.extend(label for _, label in HOP_COLUMNS)
         if m.key == "kuiper":
             cols.append("Kuiper CI")
-    return cols + ["Mean steps", "Coverage", "Mode", RANK_INTERVAL, TIE_GROUP, KUIPER_NA, "#"]
+    return cols + ["Mean steps", "Coverage", "Mode", RANK_INTERVAL, TIE_GROUP, KUIPER_NA, TRACES_COLUMN, "#"]
 
 
 def system_type(sub: StoredSubmission) -> str:
@@ -84,6 +86,7 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
     row["Mean steps"] = None if steps is None else round(float(steps), 1)  # one rounding, to the shown precision
     row["Coverage"] = _pct(r["n_predicted"] / r["n"]) if r.get("n") else None
     row["Mode"] = sub.mode
+    row[TRACES_COLUMN] = sub.form.get("traces", "")
     row["#"] = sub.id
     return row
 

@@ -14,8 +14,9 @@ precheck`) so that a refused submission costs no scoring.
 
 The database file and its ``-wal``/``-shm`` files are private (0600): it holds the submitters' contacts. SQLite
 creates the side files with the database file's mode, and :class:`SubmissionStore` fixes older files at open.
-Databases of the previous versions (no ``content_sha256``/``idem_key``/``system_type`` columns, no events table)
-are migrated in place at open; ``system_type`` of older rows is backfilled from their stored report.
+Databases of the previous versions (no ``content_sha256``/``idem_key``/``system_type``/``traces`` columns, no events
+table) are migrated in place at open; ``system_type`` of older rows is backfilled from their stored report, their
+``traces`` stays NULL (read back as ``""``: no traces given).
 ``python -m madqa.space.storage verify ID`` marks a row as verified by the maintainers.
 """
 
@@ -55,6 +56,10 @@ FORM_FIELDS: tuple[str, ...] = (
     "training_data",
     "compute",
 )
+
+#: Optional form fields added after the first release: nullable columns (NULL on older rows and when not given,
+#: read back as ``""``). ``traces``: where the run's traces are (:mod:`.traces_link`).
+OPTIONAL_FORM_FIELDS: tuple[str, ...] = ("traces",)
 
 #: Per-item score columns (also the fields of a mirrored submission's items).
 ITEM_FIELDS: tuple[str, ...] = (
@@ -129,7 +134,12 @@ CREATE INDEX IF NOT EXISTS accepted_events_identity ON accepted_events(identity,
 """
 #: Columns added after the first release (``ALTER TABLE`` on older databases; NULL on their old rows, except
 #: ``system_type``, backfilled by :data:`_BACKFILL_SYSTEM_TYPE`).
-_ADDED_COLUMNS = {"content_sha256": "TEXT", "idem_key": "TEXT", "system_type": "TEXT"}
+_ADDED_COLUMNS = {
+    "content_sha256": "TEXT",
+    "idem_key": "TEXT",
+    "system_type": "TEXT",
+    **{name: "TEXT" for name in OPTIONAL_FORM_FIELDS},
+}
 #: Rows stored before ``system_type`` was a column kept it in the report JSON only (human runs: ``"human"``):
 #: first the human rows, then every other NULL row is an agent's. Only NULL rows change, so running both at every
 #: open is a no-op once done. The CASE keeps a malformed report from failing the open (json_extract raises on it).
@@ -254,6 +264,7 @@ class SubmissionStore:
             content_sha256,
             idem_key,
             system_type,
+            *[str(form.get(k) or "") or None for k in OPTIONAL_FORM_FIELDS],
         ]
         columns = [
             "created",
@@ -266,6 +277,7 @@ class SubmissionStore:
             "content_sha256",
             "idem_key",
             "system_type",
+            *OPTIONAL_FORM_FIELDS,
         ]
         rows = [item_row(it) for it in items]
         with self._lock, connect(self.path) as con:
@@ -390,7 +402,7 @@ class SubmissionStore:
                 id=int(r["id"]),
                 created=r["created"],
                 origin=r["origin"],
-                form={k: r[k] for k in FORM_FIELDS},
+                form={**{k: r[k] for k in FORM_FIELDS}, **{k: r[k] or "" for k in OPTIONAL_FORM_FIELDS}},
                 mode=r["mode"],
                 metric_version=r["metric_version"],
                 report=json.loads(r["report"]),

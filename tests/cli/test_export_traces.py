@@ -164,7 +164,9 @@ def test_publish_refuses_a_session_with_a_secret_and_pushes_checked_ones(runs, t
     _export(runs["bm25"], folder, monkeypatch)
     api = FakeHfApi(tmp_path / "pushed")
     done = publish_traces.publish_traces(folder, "me/madqa-traces", private=True, api=api)
-    assert api.methods == ["create_repo", "upload_folder"] and api.calls[0][1]["repo_type"] == "dataset"
+    # the dataset card follows the sessions (tests/agents/export/test_traces_card.py checks its content)
+    assert api.methods == ["create_repo", "upload_folder", "upload_file"] and api.calls[0][1]["repo_type"] == "dataset"
+    assert api.calls[2][1]["path_in_repo"] == "README.md" and done.card == "README.md"
     assert (
         api.calls[1][1]["allow_patterns"] == ["*.jsonl"]
         and done.url == "https://huggingface.co/datasets/me/madqa-traces"
