@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .pdf_scan_layer import BOTH_KEPT_NOTE, SCAN_LAYER_LETTERS, combine, needs_scan_check
+
 logger = logging.getLogger(__name__)
 
 #: Bump when extraction output changes: it is part of the cache key.
-EXTRACTOR_VERSION = "6"
+EXTRACTOR_VERSION = "7"
 #: A page whose text layer has fewer letters and digits than this (any script) goes through OCR.
 MIN_TEXT_CHARS = 16
 #: ... as does one where more than this share of the characters are undecodable glyph codes.
@@ -39,6 +41,8 @@ MAX_GARBAGE_SHARE = 0.1
 OCR_DPI = 300
 #: What a file says, per page range, about pages that needed OCR while Tesseract is missing.
 NO_TESSERACT_NOTE = "no usable text layer and Tesseract is not installed: not OCR'd"
+#: ... and about a page whose short text layer over a scan could not be checked with OCR (:mod:`.pdf_scan_layer`).
+SCAN_NO_TESSERACT_NOTE = "short text layer over a scan and Tesseract is not installed: the layer alone kept"
 #: The base OCR language; the automatic choice adds the installed pack of the page's script (:mod:`.ocr`).
 OCR_LANGUAGE = "eng"
 #: Default cap on the pixels of a page rendered for OCR: US letter, A4 and A3 at 300 dpi fit; an A0 scan renders
@@ -315,14 +319,20 @@ class _PageReader:
             text, source, checked = self._hidden(page, number, content, text)
             if checked:
                 return self._row(number, text, source)
-        if not has_usable_text(text) and self.ocr:
+        usable = has_usable_text(text)
+        if self.ocr and (not usable or self._scan_check(page, text, content.form)):
             if self.tessdata is None:
-                self._tesseract_missing(number, NO_TESSERACT_NOTE)
-            elif (done := self._ocr(page, number, text)) is not None:
-                if text_counts(done)[0] >= text_counts(text)[0]:  # a short real text layer beats OCR noise
-                    text, source = done, "ocr"
-            else:
+                self._tesseract_missing(number, NO_TESSERACT_NOTE if not usable else SCAN_NO_TESSERACT_NOTE)
+            elif (done := self._ocr(page, number, text)) is None:
                 return self._row(number, text, source)  # OCR failed, and said so
+            elif _garbled(text):  # undecodable glyphs: OCR replaces them unless it reads fewer letters
+                if text_counts(done)[0] >= text_counts(text)[0]:
+                    text, source = done, "ocr"
+            else:  # a short or scan-covering layer: kept, with OCR's lines where they add (.pdf_scan_layer)
+                kept = combine(text, done)
+                text, source = kept.text, kept.source
+                if source == "pdf+ocr":
+                    self._notes.setdefault(BOTH_KEPT_NOTE, []).append(number)
         if not text.strip() and (mupdf := _mupdf_problem()):
             return self._lost(number, f"no text ({mupdf})")
         return self._row(number, text, source)
@@ -347,9 +357,17 @@ class _PageReader:
             if self.ocr and self.tessdata is None:  # kept unchecked for want of Tesseract: a run with it checks it
                 self._tesseract_missing(number)
         text, source = verdict.text, verdict.source
-        if ocr is not None and not has_usable_text(text) and text_counts(ocr)[0] >= text_counts(text)[0]:
-            text, source = ocr, "ocr"  # as for any page: a short real text layer beats OCR noise, not the reverse
+        if ocr is not None and not has_usable_text(text) and source == "pdf":  # as for any page (.pdf_scan_layer)
+            kept = combine(text, ocr)
+            text, source = kept.text, kept.source
         return text, source if text.strip() else "none", ocr is not None
+
+    def _scan_check(self, page: Any, text: str, form: str) -> bool:
+        """Whether a page with a usable layer is OCR'd as well: a short layer over a scan (:mod:`.pdf_scan_layer`)."""
+        letters, form_letters = text_counts(text)[0], text_counts(form)[0] if form else 0
+        if letters - form_letters >= SCAN_LAYER_LETTERS:
+            return False  # most pages: no image lookup
+        return needs_scan_check(page, letters, form_letters)
 
     def _tesseract_missing(self, number: int, note: str | None = None) -> None:
         """Count a page that needed OCR while Tesseract is missing (once): the run exits 3, the file is not cached."""
@@ -390,6 +408,12 @@ class _PageReader:
     def notes(self) -> list[str]:
         """One warning per OCR remark, naming its pages (``pages 2-4, 7: Cyrillic script detected but …``)."""
         return [f"{_pages_label(pages)}: {note}" for note, pages in self._notes.items()]
+
+
+def _garbled(text: str) -> bool:
+    """Whether a text layer is unusable for its undecodable glyphs rather than for being short."""
+    letters, garbage = text_counts(text)
+    return garbage > MAX_GARBAGE_SHARE * (letters + garbage)
 
 
 def _repair_warnings(doc: Any) -> list[str]:
