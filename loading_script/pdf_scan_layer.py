@@ -9,7 +9,7 @@ what the page says. So a page is also OCR'd when (:func:`needs_scan_check`)
 
 Then, and on every page OCR'd for want of a usable layer, :func:`combine` decides what the page keeps:
 
-* the **layer alone** when it accounts for what OCR reads: OCR reads fewer than :data:`.pdf_text.MIN_TEXT_CHARS`
+* the **layer alone** when it accounts for what OCR reads: OCR reads fewer than :data:`MIN_UNREAD_LETTERS`
   letters, or under :data:`UNREAD_SHARE` of its letters, in words the layer does not have. An exact short layer
   thus wins a tie (``Page1`` is not replaced by OCR's ``Pagel``);
 * **OCR alone** when the layer has no letters or digits;
@@ -33,9 +33,12 @@ SCAN_IMAGE_COVER = 0.5
 #: be the page's text, so a born-digital page over a background image costs no OCR.
 SCAN_LAYER_LETTERS = 200
 #: OCR adds to the layer when at least this share of the letters it reads are in words the layer lacks (and at
-#: least MIN_TEXT_CHARS of them): a layer that says what the page shows leaves only OCR's misreadings, a few in a
+#: least MIN_UNREAD_LETTERS of them): a layer that says what the page shows leaves only OCR's misreadings, a few in a
 #: hundred; a stamp over a 26-line scan leaves 98 %.
 UNREAD_SHARE = 0.25
+#: ... and OCR adds nothing when it reads fewer letters than this in words the layer lacks: the floor of a usable
+#: text layer (:data:`.pdf_text.MIN_TEXT_CHARS`, not imported: that module imports this one).
+MIN_UNREAD_LETTERS = 16
 #: An OCR line this similar (difflib ratio) to a layer line, or contained in one, repeats it (OCR read the stamp).
 SAME_LINE = 0.85
 #: What the page-range note says about pages that kept both.
@@ -44,6 +47,7 @@ BOTH_KEPT_NOTE = (
     "repeat the layer left out (text_source pdf+ocr)"
 )
 _WORD = re.compile(r"[^\W_]+")
+_LONG_LAYER = re.compile(rf"(?:[\W_]*+[^\W_]){{{SCAN_LAYER_LETTERS}}}")  # SCAN_LAYER_LETTERS letters from the start
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,14 @@ def image_cover(page: Any) -> float:
     return min(1.0, covered / area)
 
 
-def needs_scan_check(page: Any, layer_letters: int, form_letters: int) -> bool:
-    """Whether a page with a usable text layer is OCR'd too (module docstring)."""
-    return layer_letters - form_letters < SCAN_LAYER_LETTERS and image_cover(page) >= SCAN_IMAGE_COVER
+def needs_scan_check(page: Any, text: str, form: str) -> bool:
+    """Whether a page with a usable text layer ``text`` (form lines ``form`` in it) is OCR'd too (module docstring).
+
+    Most pages have a longer layer and no form: one regular expression stops at its 200th letter, no image lookup.
+    """
+    if not form and _LONG_LAYER.match(text):
+        return False
+    return _letters(text) - _letters(form) < SCAN_LAYER_LETTERS and image_cover(page) >= SCAN_IMAGE_COVER
 
 
 def unread_letters(layer: str, ocr: str) -> int:
@@ -95,11 +104,9 @@ def unread_letters(layer: str, ocr: str) -> int:
 
 def combine(layer: str, ocr: str) -> Combined:
     """The page's text from its text layer and its OCR (module docstring). Both are NFKC-normalised already."""
-    from .pdf_text import MIN_TEXT_CHARS, text_counts
-
-    layer_letters, ocr_letters = text_counts(layer)[0], text_counts(ocr)[0]
+    layer_letters, ocr_letters = _letters(layer), _letters(ocr)
     unread = unread_letters(layer, ocr)
-    if layer_letters and (unread < MIN_TEXT_CHARS or unread < UNREAD_SHARE * ocr_letters):
+    if layer_letters and (unread < MIN_UNREAD_LETTERS or unread < UNREAD_SHARE * ocr_letters):
         return Combined(layer, "pdf", "the text layer kept (OCR reads nothing it lacks)")
     if not layer_letters:
         if ocr_letters:
@@ -118,6 +125,11 @@ def merge_lines(layer: str, ocr: str) -> str:
         if key and not any(_same(key, known) for known in keys):
             out += line + "\n"
     return out
+
+
+def _letters(text: str) -> int:
+    """Letters and digits of any script (Unicode L* and N*)."""
+    return sum(len(word) for word in _WORD.findall(text))
 
 
 def _key(line: str) -> str:

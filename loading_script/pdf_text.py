@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .pdf_scan_layer import BOTH_KEPT_NOTE, SCAN_LAYER_LETTERS, combine, needs_scan_check
+from .pdf_scan_layer import BOTH_KEPT_NOTE, combine, needs_scan_check
 
 logger = logging.getLogger(__name__)
 
@@ -320,7 +320,7 @@ class _PageReader:
             if checked:
                 return self._row(number, text, source)
         usable = has_usable_text(text)
-        if self.ocr and (not usable or self._scan_check(page, text, content.form)):
+        if self.ocr and (not usable or needs_scan_check(page, text, content.form)):
             if self.tessdata is None:
                 self._tesseract_missing(number, NO_TESSERACT_NOTE if not usable else SCAN_NO_TESSERACT_NOTE)
             elif (done := self._ocr(page, number, text)) is None:
@@ -361,13 +361,6 @@ class _PageReader:
             kept = combine(text, ocr)
             text, source = kept.text, kept.source
         return text, source if text.strip() else "none", ocr is not None
-
-    def _scan_check(self, page: Any, text: str, form: str) -> bool:
-        """Whether a page with a usable layer is OCR'd as well: a short layer over a scan (:mod:`.pdf_scan_layer`)."""
-        letters, form_letters = text_counts(text)[0], text_counts(form)[0] if form else 0
-        if letters - form_letters >= SCAN_LAYER_LETTERS:
-            return False  # most pages: no image lookup
-        return needs_scan_check(page, letters, form_letters)
 
     def _tesseract_missing(self, number: int, note: str | None = None) -> None:
         """Count a page that needed OCR while Tesseract is missing (once): the run exits 3, the file is not cached."""

@@ -161,3 +161,11 @@ def test_without_tesseract_a_short_layer_over_a_scan_is_kept_and_counted_as_need
     (note,) = result.warnings
     assert note.startswith("page 1: short text layer over a scan") and "Tesseract is not installed" in note
     assert extract_pdf(tmp_path / "scan.pdf", tessdata=None, ocr=False).warnings == []  # OCR not asked for
+
+
+def test_the_scan_layer_doctests_hold():
+    import doctest
+
+    from madqa.loading_script import pdf_scan_layer
+
+    assert doctest.testmod(pdf_scan_layer).failed == 0
