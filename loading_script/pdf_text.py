@@ -329,10 +329,7 @@ class _PageReader:
                 if text_counts(done)[0] >= text_counts(text)[0]:
                     text, source = done, "ocr"
             else:  # a short or scan-covering layer: kept, with OCR's lines where they add (.pdf_scan_layer)
-                kept = combine(text, done)
-                text, source = kept.text, kept.source
-                if source == "pdf+ocr":
-                    self._notes.setdefault(BOTH_KEPT_NOTE, []).append(number)
+                text, source = self._combine(number, text, done)
         if not text.strip() and (mupdf := _mupdf_problem()):
             return self._lost(number, f"no text ({mupdf})")
         return self._row(number, text, source)
@@ -340,6 +337,8 @@ class _PageReader:
     def _hidden(self, page: Any, number: int, content: Any, visible: str) -> tuple[str, str, bool]:
         """``(text, source, OCR done)`` for a page with hidden text (see :func:`.pdf_hidden_text.judge_hidden`)."""
         from .pdf_hidden_text import judge_hidden
+
+        form = content.form
 
         ocr = self._ocr(page, number, visible) if self.tessdata is not None else None
         verdict = judge_hidden(
@@ -357,10 +356,16 @@ class _PageReader:
             if self.ocr and self.tessdata is None:  # kept unchecked for want of Tesseract: a run with it checks it
                 self._tesseract_missing(number)
         text, source = verdict.text, verdict.source
-        if ocr is not None and not has_usable_text(text) and source == "pdf":  # as for any page (.pdf_scan_layer)
-            kept = combine(text, ocr)
-            text, source = kept.text, kept.source
+        if ocr is not None and source == "pdf" and (not has_usable_text(text) or needs_scan_check(page, text, form)):
+            text, source = self._combine(number, text, ocr)  # as for any page: a stamp over a scan keeps its OCR
         return text, source if text.strip() else "none", ocr is not None
+
+    def _combine(self, number: int, layer: str, ocr: str) -> tuple[str, str]:
+        """What a page keeps of its text layer and OCR (:func:`.pdf_scan_layer.combine`), noted when both."""
+        kept = combine(layer, ocr)
+        if kept.source == "pdf+ocr":
+            self._notes.setdefault(BOTH_KEPT_NOTE, []).append(number)
+        return kept.text, kept.source
 
     def _tesseract_missing(self, number: int, note: str | None = None) -> None:
         """Count a page that needed OCR while Tesseract is missing (once): the run exits 3, the file is not cached."""

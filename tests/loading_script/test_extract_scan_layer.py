@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from helpers.scans import TESSDATA, needs_tesseract
+from helpers.scans import SHOWN, TESSDATA, _scan_with_layer, needs_tesseract
 
 from madqa.loading_script.extract import extract_corpus
 from madqa.loading_script.pdf_hidden_text import word_containment
@@ -161,6 +161,19 @@ def test_without_tesseract_a_short_layer_over_a_scan_is_kept_and_counted_as_need
     (note,) = result.warnings
     assert note.startswith("page 1: short text layer over a scan") and "Tesseract is not installed" in note
     assert extract_pdf(tmp_path / "scan.pdf", tessdata=None, ocr=False).warnings == []  # OCR not asked for
+
+
+@needs_tesseract
+def test_a_stamped_scan_whose_invisible_layer_is_dropped_keeps_the_stamp_and_the_ocr(tmp_path: Path):
+    other = "Quarterly sales of garden furniture rose sharply in spring while umbrella stock remained unsold."
+    with pymupdf.open(_scan_with_layer(tmp_path / "layer.pdf", other)) as doc:
+        doc[0].insert_text((250, 292), STAMP, fontsize=7)
+        doc.save(tmp_path / "stamped.pdf")
+    result = extract_pdf(tmp_path / "stamped.pdf", tessdata=TESSDATA)
+    (row,) = result.pages
+    assert STAMP in row["text"].splitlines() and "Quarterly" not in row["text"]
+    assert word_containment(SHOWN, row["text"]) >= 0.9 and row["text_source"] == "pdf+ocr"
+    assert any(w.startswith("page 1: hidden text") for w in result.warnings)
 
 
 def test_the_scan_layer_doctests_hold():
