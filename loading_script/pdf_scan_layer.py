@@ -34,7 +34,7 @@ SCAN_IMAGE_COVER = 0.5
 SCAN_LAYER_LETTERS = 200
 #: OCR adds to the layer when at least this share of the letters it reads are in words the layer lacks (and at
 #: least MIN_UNREAD_LETTERS of them): a layer that says what the page shows leaves only OCR's misreadings, a few in a
-#: hundred; a stamp over a 26-line scan leaves 98 %.
+#: hundred; a stamp over a 26-line scan leaves over 98 %.
 UNREAD_SHARE = 0.25
 #: ... and OCR adds nothing when it reads fewer letters than this in words the layer lacks: the floor of a usable
 #: text layer (:data:`.pdf_text.MIN_TEXT_CHARS`, not imported: that module imports this one).
