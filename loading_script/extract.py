@@ -31,6 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .features import OCR_SOURCES
 from .page_spool import PageSpool
 from .pdf_attachments import from_entry, name_attachments, to_entry, walk
 from .pdf_listing import PdfListing, check_pdfs, scan_pdfs
@@ -150,7 +151,7 @@ def _store_cached(
 ) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = _cache_path(cache_dir, result.sha256, ocr, settings)
-    ocr_done = any(row["text_source"] == "ocr" for part in walk(result) for row in part.pages)
+    ocr_done = any(row["text_source"] in OCR_SOURCES for part in walk(result) for row in part.pages)
     entry = {
         "pages": result.pages,
         "warnings": result.warnings,
@@ -215,7 +216,7 @@ class ExtractionReport:
             or time-out.
         warnings: ``(document, message)`` for what did not stop a file (a lost page, a repaired file, an escaped
             name, a hidden file left out).
-        ocr_pages: pages whose text came from OCR.
+        ocr_pages: pages whose text came from OCR, in whole or in part (``ocr``, ``pdf+ocr``).
         ocr_needed_missing: pages that needed OCR while Tesseract was missing: no usable text layer (kept as it
             is, often empty) or an invisible text layer that could not be checked (kept, with a note).
         cached: PDFs served from the cache.
@@ -267,7 +268,7 @@ class ExtractionReport:
             return
         self.cached += int(result.from_cache)
         self.ocr_needed_missing += result.ocr_needed_missing
-        self.ocr_pages += sum(row["text_source"] == "ocr" for row in result.pages)
+        self.ocr_pages += sum(row["text_source"] in OCR_SOURCES for row in result.pages)
         self.sha256[result.document] = result.sha256
         self.num_pages[result.document] = len(result.pages)
         if self.spool is not None:

@@ -27,7 +27,10 @@ LEGACY_DOCUMENTS_SPLIT = "links"
 DOCUMENTS_SPLITS: tuple[str, ...] = (DOCUMENTS_SPLIT, LEGACY_DOCUMENTS_SPLIT)
 PAGES_SPLIT = "train"
 
-TEXT_SOURCES: tuple[str, ...] = ("pdf", "ocr", "none")
+#: A page's ``text_source``: its text layer, OCR, both (a short layer over a scan, :mod:`.pdf_scan_layer`), none.
+TEXT_SOURCES: tuple[str, ...] = ("pdf", "ocr", "pdf+ocr", "none")
+#: Sources whose text OCR read, in whole or in part: OCR'd pages, whose cache entry records Tesseract's data.
+OCR_SOURCES: frozenset[str] = frozenset({"ocr", "pdf+ocr"})
 
 #: Columns of the public release, in its order.
 RELEASE_QA_COLUMNS: tuple[str, ...] = (

@@ -111,7 +111,7 @@ madqa setup --dataset {source} --pages-repo THIS_REPO
 | `document` | file name of the PDF, as in the source's `documents` config (a PDF attached to one: `<doc>#<name>`) |
 | `page` | 1-based page number |
 | `text` | the page's text (the PDF's text layer, else Tesseract OCR) |
-| `text_source` | `pdf` (text layer), `ocr` (Tesseract) or `none` (no text found) |
+| `text_source` | `pdf` (text layer), `ocr` (Tesseract), `pdf+ocr` (short layer over a scan, and OCR), `none` |
 
 ## Extraction settings
 

@@ -37,12 +37,15 @@ class PageContent:
         full: the same with the hidden spans in place.
         hidden: the hidden spans' text only.
         kinds: how the hidden spans are hidden, distinct, in order of appearance.
+        form: the ``label: value`` lines of the page's form fields (in ``text`` too), for the scan check of
+            :mod:`.pdf_scan_layer`.
     """
 
     text: str
     full: str
     hidden: str
     kinds: list[str]
+    form: str = ""
 
 
 def read_page(page: Any) -> PageContent:
@@ -92,18 +95,21 @@ def read_page(page: Any) -> PageContent:
             for (_, _, line), spans in zip(right_to_left, rebuilt, strict=True):
                 if spans is not None:
                     line.spans = spans
+    form = ""
     try:
         if page.first_widget is not None:
+            drawn = {id(line) for line in lines}
             lines = form_lines(page, lines)
+            form = _join([line for line in lines if id(line) not in drawn], hidden=False)
         lines = column_order(join_vertical(lines))
     except Exception:  # noqa: BLE001 - a layout step that fails keeps MuPDF's order, never the page
         logger.warning("page %d: layout analysis failed; MuPDF's line order kept", page.number + 1, exc_info=True)
     visible = _join(lines, hidden=False)
     if not hidden_found:
-        return PageContent(visible, visible, "", [])
+        return PageContent(visible, visible, "", [], form)
     kinds = list(dict.fromkeys(s.hidden for line in lines for s in line.spans if s.hidden is not None))
     hidden = "\n".join(part for line in lines if (part := "".join(s.text for s in line.spans if s.hidden)))
-    return PageContent(visible, _join(lines, hidden=True), hidden.strip(), kinds)
+    return PageContent(visible, _join(lines, hidden=True), hidden.strip(), kinds, form)
 
 
 def _join(lines: list[Line], *, hidden: bool) -> str:

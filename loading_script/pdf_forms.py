@@ -10,7 +10,10 @@ the ZapfDingbats glyph ``3`` (a check mark), and either comes out after the page
 * the **value** of a text field is its text; of a list or combo box, the selected option(s) only, joined by
   ``, ``; of a check box or radio button, ``checked`` or ``unchecked`` (from its appearance state ``/AS``).
 
-Empty text and choice fields, push buttons and signature fields give no line.
+Empty text and choice fields, push buttons and signature fields give no line. A radio group (its buttons share a
+field name) gives one line: its selected button's, or, when none is selected, ``<group>: unchecked``. Unchecked
+boxes and unselected groups give a line only on a page where something is filled in (a text or choice value, a
+checked box): an empty form's dozens of ``unchecked`` lines would say nothing and bury its printed text.
 """
 
 from __future__ import annotations
@@ -80,12 +83,16 @@ def form_lines(page: Any, lines: list[Line]) -> list[Line]:
     out = [line for line in lines if not drawn_inside(line)]
     text_lines = [line for line in out if line.text().strip()]
     replaced: set[int] = set()
-    for widget, box in zip(widgets, boxes, strict=True):
-        value = field_value(widget)
-        if value is None:
+    values = [field_value(widget) for widget in widgets]
+    filled = any(value not in (None, "unchecked") for value in values)
+    radio = _radio_groups(widgets, values, filled)
+    for index, (widget, box, value) in enumerate(zip(widgets, boxes, values, strict=True)):
+        if value is None or (value == "unchecked" and not filled) or radio.get(index, True) is False:
             continue
         near = _nearest_label(box, text_lines, _checkable(widget))  # type: ignore[arg-type]
         tooltip = (widget.field_label or "").strip()
+        if radio.get(index) == "group":  # no button of the group selected: the group's name, once
+            near, tooltip = None, tooltip or (widget.field_name or "").strip()
         label = tooltip or (near.text().strip() if near is not None else "") or (widget.field_name or "field")
         line = Line(*box, spans=[Span(f"{label.rstrip(': ')}: {value}")])  # type: ignore[misc]
         if near is not None and not tooltip and id(near) not in replaced:
@@ -95,3 +102,20 @@ def form_lines(page: Any, lines: list[Line]) -> list[Line]:
         after = [i for i, ln in enumerate(out) if (ln.y0, ln.x0) <= (box[1], box[0])]
         out.insert(after[-1] + 1 if after else 0, line)
     return out
+
+
+def _radio_groups(widgets: list[Any], values: list[str | None], filled: bool) -> dict[int, bool | str]:
+    """For each radio button (by index), whether it gives a line: its group's selected button does (``True``);
+    with none selected, the group's first button does (``"group"``) when the page is ``filled``; others do not."""
+    import pymupdf
+
+    groups: dict[str, list[int]] = {}
+    for index, widget in enumerate(widgets):
+        if widget.field_type == pymupdf.PDF_WIDGET_TYPE_RADIOBUTTON:
+            groups.setdefault(widget.field_name or f"#{index}", []).append(index)
+    verdicts: dict[int, bool | str] = {}
+    for members in groups.values():
+        selected = [i for i in members if values[i] == "checked"]
+        for i in members:
+            verdicts[i] = i == selected[0] if selected else ("group" if filled and i == members[0] else False)
+    return verdicts

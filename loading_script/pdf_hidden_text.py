@@ -19,8 +19,9 @@ The rule (:func:`judge_hidden`), for a page with hidden text that has letters or
 1. With OCR available, the page is rendered (hidden text does not show) and OCR'd, and the share of the hidden
    text's words that the OCR also reads is measured (:func:`word_containment`). At least :data:`KEEP_SIMILARITY`:
    the hidden layer says what the page shows (an OCR layer) and is kept. Below: it is dropped and reported with
-   its similarity; the page's text is its visible text when that is usable, else the fresh OCR. So an invisible
-   layer that differs from the scan, or one with a quarter of its words garbled, is replaced by OCR.
+   its similarity; the page's text is its visible text when that is usable, else what
+   :func:`.pdf_scan_layer.combine` keeps of the visible text and the fresh OCR (the warning says which). So an
+   invisible layer that differs from the scan, or one with a quarter of its words garbled, is replaced by OCR.
 2. Without OCR, a render-mode-3 layer on a page with no usable visible text is kept (it cannot be checked: a
    page-range note says so); any other hidden text is dropped and reported. When OCR was asked for and only
    Tesseract is missing, the kept page also counts as needing OCR (:attr:`.pdf_text.PdfResult.ocr_needed_missing`):
@@ -33,6 +34,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+
+from .pdf_scan_layer import combine
 
 #: Hidden text is kept only when at least this share of its words also appear in OCR of the rendered page.
 #: Measured on the generated scans of ``tests/loading_script/test_extract_content_hidden.py`` (OCR at 300 dpi): a
@@ -137,7 +140,7 @@ class HiddenVerdict:
 
     Attributes:
         text: the page's text (before NFKC).
-        source: ``"pdf"`` or ``"ocr"``.
+        source: ``"pdf"``, ``"ocr"``, ``"pdf+ocr"`` or ``"none"``.
         warning: a per-page message (hidden text dropped), or ``None``.
         note: a message shared by many pages (aggregated by page range), or ``None``.
     """
@@ -177,7 +180,8 @@ def judge_hidden(
     )
     if visible_usable:
         return HiddenVerdict(visible, "pdf", warning=f"{why}: dropped: {_snippet(hidden)}")
-    return HiddenVerdict(ocr, "ocr", warning=f"{why}: replaced by OCR: {_snippet(hidden)}")
+    kept = combine(visible, ocr)  # as for any page without a usable layer: the exact visible text wins a tie
+    return HiddenVerdict(kept.text, kept.source, warning=f"{why}: dropped: {_snippet(hidden)}; {kept.said}")
 
 
 def _snippet(text: str, limit: int = 60) -> str:

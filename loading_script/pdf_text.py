@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .pdf_scan_layer import BOTH_KEPT_NOTE, combine, needs_scan_check
+
 logger = logging.getLogger(__name__)
 
 #: Bump when extraction output changes: it is part of the cache key.
-EXTRACTOR_VERSION = "6"
+EXTRACTOR_VERSION = "7"
 #: A page whose text layer has fewer letters and digits than this (any script) goes through OCR.
 MIN_TEXT_CHARS = 16
 #: ... as does one where more than this share of the characters are undecodable glyph codes.
@@ -39,6 +41,8 @@ MAX_GARBAGE_SHARE = 0.1
 OCR_DPI = 300
 #: What a file says, per page range, about pages that needed OCR while Tesseract is missing.
 NO_TESSERACT_NOTE = "no usable text layer and Tesseract is not installed: not OCR'd"
+#: ... and about a page whose short text layer over a scan could not be checked with OCR (:mod:`.pdf_scan_layer`).
+SCAN_NO_TESSERACT_NOTE = "short text layer over a scan and Tesseract is not installed: the layer alone kept"
 #: The base OCR language; the automatic choice adds the installed pack of the page's script (:mod:`.ocr`).
 OCR_LANGUAGE = "eng"
 #: Default cap on the pixels of a page rendered for OCR: US letter, A4 and A3 at 300 dpi fit; an A0 scan renders
@@ -315,14 +319,17 @@ class _PageReader:
             text, source, checked = self._hidden(page, number, content, text)
             if checked:
                 return self._row(number, text, source)
-        if not has_usable_text(text) and self.ocr:
+        usable = has_usable_text(text)
+        if self.ocr and (not usable or needs_scan_check(page, text, content.form)):
             if self.tessdata is None:
-                self._tesseract_missing(number, NO_TESSERACT_NOTE)
-            elif (done := self._ocr(page, number, text)) is not None:
-                if text_counts(done)[0] >= text_counts(text)[0]:  # a short real text layer beats OCR noise
-                    text, source = done, "ocr"
-            else:
+                self._tesseract_missing(number, NO_TESSERACT_NOTE if not usable else SCAN_NO_TESSERACT_NOTE)
+            elif (done := self._ocr(page, number, text)) is None:
                 return self._row(number, text, source)  # OCR failed, and said so
+            elif _garbled(text):  # undecodable glyphs: OCR replaces them unless it reads fewer letters
+                if text_counts(done)[0] >= text_counts(text)[0]:
+                    text, source = done, "ocr"
+            else:  # a short or scan-covering layer: kept, with OCR's lines where they add (.pdf_scan_layer)
+                text, source = self._combine(number, text, done)
         if not text.strip() and (mupdf := _mupdf_problem()):
             return self._lost(number, f"no text ({mupdf})")
         return self._row(number, text, source)
@@ -330,6 +337,8 @@ class _PageReader:
     def _hidden(self, page: Any, number: int, content: Any, visible: str) -> tuple[str, str, bool]:
         """``(text, source, OCR done)`` for a page with hidden text (see :func:`.pdf_hidden_text.judge_hidden`)."""
         from .pdf_hidden_text import judge_hidden
+
+        form = content.form
 
         ocr = self._ocr(page, number, visible) if self.tessdata is not None else None
         verdict = judge_hidden(
@@ -347,9 +356,16 @@ class _PageReader:
             if self.ocr and self.tessdata is None:  # kept unchecked for want of Tesseract: a run with it checks it
                 self._tesseract_missing(number)
         text, source = verdict.text, verdict.source
-        if ocr is not None and not has_usable_text(text) and text_counts(ocr)[0] >= text_counts(text)[0]:
-            text, source = ocr, "ocr"  # as for any page: a short real text layer beats OCR noise, not the reverse
+        if ocr is not None and source == "pdf" and (not has_usable_text(text) or needs_scan_check(page, text, form)):
+            text, source = self._combine(number, text, ocr)  # as for any page: a stamp over a scan keeps its OCR
         return text, source if text.strip() else "none", ocr is not None
+
+    def _combine(self, number: int, layer: str, ocr: str) -> tuple[str, str]:
+        """What a page keeps of its text layer and OCR (:func:`.pdf_scan_layer.combine`), noted when both."""
+        kept = combine(layer, ocr)
+        if kept.source == "pdf+ocr":
+            self._notes.setdefault(BOTH_KEPT_NOTE, []).append(number)
+        return kept.text, kept.source
 
     def _tesseract_missing(self, number: int, note: str | None = None) -> None:
         """Count a page that needed OCR while Tesseract is missing (once): the run exits 3, the file is not cached."""
@@ -390,6 +406,12 @@ class _PageReader:
     def notes(self) -> list[str]:
         """One warning per OCR remark, naming its pages (``pages 2-4, 7: Cyrillic script detected but …``)."""
         return [f"{_pages_label(pages)}: {note}" for note, pages in self._notes.items()]
+
+
+def _garbled(text: str) -> bool:
+    """Whether a text layer is unusable for its undecodable glyphs rather than for being short."""
+    letters, garbage = text_counts(text)
+    return garbage > MAX_GARBAGE_SHARE * (letters + garbage)
 
 
 def _repair_warnings(doc: Any) -> list[str]:
