@@ -30,8 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from madqa.cli.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -194,6 +192,8 @@ def hub_dataset_id(request: EvalResultsRequest, gold: Mapping[str, Any] | None) 
 
 
 def _merged(target: Path, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    import yaml  # here, not at import: every `madqa evaluate` imports this module, few write the file
+
     if not target.is_file():
         return entries
     try:
@@ -251,6 +251,8 @@ def write_entries(request: EvalResultsRequest, entries: list[dict[str, Any]]) ->
         check(document, load_schema("madqa.metric", er.SCHEMA_FILE))
     except SchemaViolation as exc:
         raise UserError(f"{target}: {exc}") from None
+    import yaml
+
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
     tmp.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")

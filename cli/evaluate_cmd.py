@@ -64,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-workers", type=int, default=8, help="concurrent judge calls")
     parser.add_argument("--judge-retries", type=int, default=3, help="retries per judge call")
     parser.add_argument("--api-base", help="judge model server URL (openai:/litellm: judge specs)")
-    from madqa.cli.run_cmd import add_model_option_argument
+    from madqa.cli.model_options import add_model_option_argument
 
     add_model_option_argument(parser)
     parser.add_argument("--calibration", type=Path, help="judge calibration file from `madqa calibrate`")
@@ -364,7 +364,7 @@ def evaluate(
 def run(args: argparse.Namespace) -> int:
     """Score the results file(s) and print the report."""
     from madqa.cli.eval_results_out import request_of, write_eval_results
-    from madqa.cli.run_cmd import model_options_of
+    from madqa.cli.model_options import model_options_of
     from madqa.cli.table import format_kappa, format_report
 
     eval_results = request_of(args)  # its flags are checked before any scoring

@@ -33,6 +33,7 @@ from madqa.agents.harness.config import DEFAULT_MAX_STEPS
 from madqa.agents.harness.deadline import DEFAULT_INTERRUPT_WAIT
 from madqa.cli import agent_options, conventions
 from madqa.cli.errors import UserError
+from madqa.cli.model_options import add_model_option_argument, model_options_of
 
 HELP = "run an agent over a split's questions and write results JSONL (resumable; score it with `madqa evaluate`)"
 EXAMPLES = (
@@ -97,31 +98,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_ray_options(parser)
     conventions.add_no_progress_flag(parser)
     conventions.add_json_flag(parser, "the run's summary (file, lines written and kept, errors, running accuracy)")
-
-
-def add_model_option_argument(parser: argparse.ArgumentParser) -> None:
-    """``--model-option KEY=VALUE`` (repeatable), shared with `madqa evaluate` (the judge)."""
-    from madqa.agents.models.options import KNOWN_OPTIONS
-
-    known = "; ".join(f"{k}: {h}" for k, (_, h) in KNOWN_OPTIONS.items() if k not in ("api_key",))
-    parser.add_argument(
-        "--model-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help=f"provider setting, repeatable (also for the code agent's sub-model); {known}",
-    )
-
-
-def model_options_of(args: argparse.Namespace) -> dict[str, Any]:
-    """The typed ``--model-option`` pairs, with ``--api-base`` (raises :class:`UserError` for a bad pair)."""
-    from madqa.agents.models.options import ModelOptionError, parse_model_options
-
-    base = {"api_base": args.api_base} if getattr(args, "api_base", None) else {}
-    try:
-        return parse_model_options(getattr(args, "model_option", None) or [], base=base)
-    except ModelOptionError as exc:
-        raise UserError(str(exc)) from None
 
 
 def add_ray_options(parser: argparse.ArgumentParser) -> None:

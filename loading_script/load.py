@@ -12,6 +12,7 @@ missing document columns filled with ``None``).
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from collections.abc import Iterator, Mapping
@@ -57,6 +58,9 @@ _TRUE = {"1", "ON", "YES", "TRUE"}
 #: The Hub client logs two WARNING lines per retry of an unreachable host (ten in all before it gives up).
 _HUB_RETRY_LOGGER = "huggingface_hub.utils._http"
 _MAX_REASON_CHARS = 200
+#: Parsed card headers by (README path, inode, mtime, size): one start of the Space reads the same card about ten times
+#: (every split and config), and PyYAML's pure-Python parser takes ~20 ms each (issue 47).
+_CARDS: dict[tuple[str, int, int, int], dict[str, Any]] = {}
 
 
 def hub_offline() -> bool:
@@ -107,12 +111,17 @@ def card_metadata(folder: Path) -> dict[str, Any]:
     """The YAML front matter of ``folder/README.md`` (``{}`` when it has none)."""
     import yaml
 
-    text = (folder / "README.md").read_text(encoding="utf-8")
-    try:
-        meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
-    except yaml.YAMLError as exc:
-        raise DatasetUnavailableError(f"{folder}/README.md: the YAML header does not parse ({exc})") from None
-    return meta if isinstance(meta, dict) else {}
+    card = folder / "README.md"
+    stat = card.stat()
+    key = (str(card.resolve()), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    if key not in _CARDS:
+        text = card.read_text(encoding="utf-8")
+        try:
+            meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
+        except yaml.YAMLError as exc:
+            raise DatasetUnavailableError(f"{folder}/README.md: the YAML header does not parse ({exc})") from None
+        _CARDS[key] = meta if isinstance(meta, dict) else {}
+    return copy.deepcopy(_CARDS[key])  # callers may change what they get
 
 
 def folder_configs(folder: Path) -> list[str]:

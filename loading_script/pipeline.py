@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from .benchmark_eval import EVAL_YAML
-from .build import build_dataset
 from .extract import ExtractionReport, OcrUnavailableError, extract_corpus, list_pdfs, sha256_file
 from .io import read_jsonl
 from .paths import Layout
 from .register import register_offline_names, registration_cache, registration_ok
+from .sample_version import SAMPLE_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +56,6 @@ def _write_stamp(layout: Layout, stamp: dict[str, Any]) -> None:
 
 
 def _sample_is_current(layout: Layout, seed: int) -> bool:
-    from .sample import SAMPLE_VERSION
-
     try:
         manifest = json.loads((layout.sample_dir / "manifest.json").read_text())
         documents = read_jsonl(layout.sample_dir / "documents.jsonl")
@@ -102,13 +100,13 @@ def run_setup(
     Raises:
         OcrUnavailableError: when pages need OCR and Tesseract is missing (after text-layer pages were extracted).
     """
-    from .sample import SAMPLE_VERSION, generate_sample
-
     layout = layout or Layout.default()
     result = SetupResult(layout)
     stamp = {} if force else _read_stamp(layout)
 
     if force or not _sample_is_current(layout, seed):
+        from .sample import generate_sample  # pymupdf and the generators: only when the sample is (re)written
+
         logger.info("generating the sample benchmark (seed %d) in %s", seed, layout.sample_dir)
         generate_sample(layout.sample_dir, seed=seed)
         result.steps_run.append("generate")
@@ -142,6 +140,8 @@ def run_setup(
                 f"{report.ocr_needed_missing} page(s) need OCR but Tesseract is not installed: install the Debian "
                 "package 'tesseract-ocr' (apt-get install tesseract-ocr) and run `madqa setup` again"
             )
+        from .build import build_dataset  # `datasets` (its Features): only when the dataset is (re)built
+
         build = build_dataset(layout.sample_dir, report.pages, layout.dataset_dir, layout.test_labels, seed=seed)
         result.stats = build.stats
         result.steps_run.append("build")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from anls_star import anls_score
 
@@ -22,8 +23,10 @@ from .schema import (
 )
 
 _PDF_SUFFIX = re.compile(r"\.pdf$", re.IGNORECASE)
+_PATH_SEPARATOR = re.compile(r"[/\\]")
 
 
+@lru_cache(maxsize=1 << 16)  # a run names few documents, each many times (citations and evidence of every line)
 def doc_key(document: str) -> str:
     """Normalise a document identifier for matching citations to gold evidence.
 
@@ -35,7 +38,7 @@ def doc_key(document: str) -> str:
     >>> doc_key(" annual_report ")
     'annual_report'
     """
-    name = re.split(r"[/\\]", document.strip())[-1].strip()
+    name = _PATH_SEPARATOR.split(document.strip())[-1].strip()
     return _PDF_SUFFIX.sub("", name)
 
 

@@ -11,6 +11,11 @@ import os
 import uuid
 from typing import Any
 
+# First, also where a hosted Space runs this file as `python app.py`: the package's __init__ keeps gradio's import
+# from running its .pyi stub writer, a second of every start (madqa.space.gradio_stubs, issue 47).
+import madqa.space  # noqa: F401
+
+# isort: split
 import gradio as gr
 
 from madqa.space import content

@@ -11,14 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .board_view import system_label  # noqa: E402
-from .disclosure import cascade_shares, public_report  # noqa: E402
-from .storage import SubmissionStore  # noqa: E402
+from .board_view import system_label
+from .disclosure import cascade_shares, public_report
+from .storage import SubmissionStore
 
 #: At most this many systems in one figure.
 MAX_SYSTEMS = 8
@@ -89,9 +84,21 @@ def _yerr(value: float, interval: Sequence[float]) -> list[list[float]]:
     return [[max(0.0, value - interval[0])], [max(0.0, interval[1] - value)]]
 
 
+def _pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, imported when the first figure is drawn: importing it costs the
+    Space's start-up about half a second (issue 47), and most visits draw no plot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def plot_systems(store: SubmissionStore, ids: Sequence[Any]) -> Any:
     """One figure with the three aggregate panels for the selected submission ids."""
     data = plot_data(store, ids)
+    plt = _pyplot()
     fig, (ax_s, ax_k, ax_c) = plt.subplots(1, 3, figsize=(15, 4.2))
     width = 0.8 / max(1, len(data))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -90,10 +90,16 @@ def create_services(config: SpaceConfig, *, seed: bool = True, hub_api: Any = No
     if seed:
         from .seed import seed_board
 
+        # The baselines are our own small files: scored here (milliseconds each), so the start-up does not wait
+        # for a just-spawned scoring process to import the metric (issue 47). Nothing else scores yet (the server
+        # is not serving), and their private parts still go to the private part's process.
+        public_pool, scorer.pool = scorer.pool, None
         try:
             seed_board(scorer, config.dataset, config.db_path.parent / "seed_results")
         except Exception as exc:  # noqa: BLE001 - an unseeded board is still a working board
             logger.warning("could not seed the board: %s", exc)
+        finally:
+            scorer.pool = public_pool
     limiter = RateLimiter(config.rate_limit, config.rate_window_s)
     practice = PracticeShelf(config.db_path, limiter, login_required=config.on_spaces)
     return Services(config, store, scorer, limiter, practice)

@@ -38,11 +38,9 @@ from madqa.loading_script.sample import (
     verdicts,
 )
 from madqa.loading_script.sample.model import Cluster
+from madqa.loading_script.sample_version import SAMPLE_VERSION
 
 __all__ = ["SAMPLE_VERSION", "SampleResult", "generate_sample"]
-
-#: Version of the generated sample; bump whenever the output bytes change.
-SAMPLE_VERSION = "1.0.0"
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,6 @@ from html import escape
 from typing import Any
 
 from ..display import NONE, interval, missing, number, share
-from . import figures
 from .detail import question_view
 from .run_info import is_human, page_views, run_settings
 from .runs import RunData, Workspace
@@ -111,6 +110,8 @@ def summary_html(ws: Workspace, *, with_figures: bool = True) -> str:
         cost_html(ws),
     ]
     if with_figures:
+        from . import figures  # matplotlib: imported by the first summary drawn, not by the Space's start-up
+
         uris = [figures.kuiper_figure(ws.runs), figures.budget_figure(ws.runs), figures.cascade_figure(ws.runs)]
         uris += [figures.effort_figure(r) for r in ws.runs]
         parts.append(

@@ -20,10 +20,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from madqa.agents.harness.record import ResultsFileError, ResultsWriter, read_finished
 from madqa.space.human.session import MEMORY_RUN_MAX_ACTIONS, Clock, QuestionSession, build_human_record, utc_now
+
+if TYPE_CHECKING:  # the results file's module imports smolagents: only a run with a file needs it (Space start-up)
+    from madqa.agents.harness.record import ResultsWriter
 
 #: Annotator ids: letters, digits, ``.``, ``_``, ``-`` (they become part of file names).
 ANNOTATOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -100,6 +102,8 @@ class StudyRun:
         if self.path is None:
             self.answered: dict[str, dict[str, Any]] = {}
             return
+        from madqa.agents.harness.record import ResultsFileError, ResultsWriter
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = ResultsWriter(self.path)
         try:
@@ -114,6 +118,8 @@ class StudyRun:
             raise
 
     def _read_existing(self) -> dict[str, dict[str, Any]]:
+        from madqa.agents.harness.record import read_finished
+
         assert self.path is not None
         existing = read_finished(self.path)
         for rid, record in existing.items():

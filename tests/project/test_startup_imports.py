@@ -1,5 +1,6 @@
 """What the commands users start most import, each in a fresh interpreter: none of the heavy packages (scipy,
-torch, transformers, gradio) that they do not need (issue 47).
+torch, transformers, gradio) that they do not need, and the Space (gradio) none of what only a visitor needs
+(issue 47).
 
 A command's modules are ``sys.modules`` at its exit (``-X importtime`` misses what ``importlib.import_module``
 imports); a Space scoring worker's are its ``-X importtime`` listing. Each test also asserts a module the command
@@ -105,6 +106,49 @@ def test_a_space_scoring_worker_imports_only_the_metric(env, tmp_path) -> None:
     assert heavy_in(worker) == []
     assert not {m for m in worker if m.startswith("madqa.bench")}  # the probe, the parent's main module, stayed out
     assert json.loads(done.stdout)["worker_peak_rss_mib"] > 0
+
+
+#: The Space's start-up as ``python -m madqa.space.app`` runs it, short of serving: configuration, the sample
+#: checked, a fresh board seeded, the Blocks of every tab built; then ``sys.modules`` and gradio's stub writer.
+SPACE_START = (
+    "import sys\n"
+    "from madqa.space import app, startup\n"
+    "services = startup.start()\n"
+    "demo = app.build_app(services)\n"
+    "print(services.store.count())\n"
+    "from gradio.component_meta import create_or_modify_pyi as writer\n"
+    "open(sys.argv[1], 'w').write('\\n'.join([*sys.modules, 'stub writer: ' + writer.__module__]))\n"
+)
+#: Imported by the Space only when a visitor needs them: a plot (matplotlib), the explorer's figures (matplotlib),
+#: a human-study results file (smolagents, via the results writer), a sample to (re)generate (PyMuPDF) or a
+#: dataset to build (datasets).
+SPACE_ON_USE = ("matplotlib", "smolagents", "pymupdf", "fitz", "datasets")
+
+
+def test_the_space_starts_without_what_only_a_visitor_needs(built_home, env, tmp_path) -> None:
+    listing = tmp_path / "modules.txt"
+    space_env = {
+        **env,
+        "MADQA_SPACE_DB": str(tmp_path / "board" / "lb.sqlite"),
+        "MADQA_SPACE_SCORE_WORKERS": "0",  # the workers' imports: test_a_space_scoring_worker_imports_only_the_metric
+        "GRADIO_ANALYTICS_ENABLED": "False",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", SPACE_START, str(listing)],
+        env=space_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = listing.read_text().splitlines()
+    modules = set(lines[:-1])
+    assert done.stdout.split() == ["4"]  # the whole start-up ran: the four seed baselines are on the board
+    assert "gradio" in modules and "madqa.space.human.practice" in modules and "madqa.space.explore.tab" in modules
+    assert not [m for m in modules if m.split(".")[0] in SPACE_ON_USE]
+    assert heavy_in(modules) == ["gradio"]
+    assert lines[-1] == "stub writer: madqa.space.gradio_stubs"  # gradio imported without its .pyi writer
 
 
 def test_the_heavy_list_is_the_issue_s() -> None:
