@@ -8,7 +8,8 @@ isolate single items (set one item's steps to 1 and the rest above the budget: t
 item is right).
 
 **Oracle Gap** (paper §5.2: oracle accuracy minus the agent's, "nearly 20 %"). A run is an oracle run when every line's
-``config.oracle`` is true (``madqa run --oracle``: the gold evidence pages are shown instead of searched). Every oracle
+``config.oracle`` is true (``madqa run --oracle``: the gold evidence pages are shown instead of searched) or, for a
+human run, ``mode`` is ``"oracle"`` (``madqa human --oracle``: the paper's Human Oracle Retriever). Every oracle
 run is set against every other run of the comparison: the gap ``oracle − run`` in accuracy on their shared items, its
 95% paired bootstrap interval and McNemar's exact p-value (:func:`madqa.metric.paired.paired_difference`, seeded by
 ``--seed``, ``--resamples``); ``same_system`` says whether the two runs' lines name the same agent and model (the
@@ -22,14 +23,20 @@ from typing import Any
 
 
 def is_oracle(lines: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether every line of a run was answered with the gold evidence pages (``config.oracle`` true).
+    """Whether every line of a run was answered with the gold evidence pages: an agent's ``config.oracle`` true, or
+    a human's ``mode: "oracle"`` (``madqa human --oracle``).
 
     >>> is_oracle([{"config": {"oracle": True}}]), is_oracle([{"config": {"oracle": True}}, {"config": {}}])
     (True, False)
-    >>> is_oracle([])
-    False
+    >>> is_oracle([{"mode": "oracle", "system_type": "human"}]), is_oracle([])
+    (True, False)
     """
-    return bool(lines) and all((line.get("config") or {}).get("oracle") is True for line in lines)
+
+    def oracle(line: Mapping[str, Any]) -> bool:
+        config = line.get("config")
+        return line.get("mode") == "oracle" or (isinstance(config, Mapping) and config.get("oracle") is True)
+
+    return bool(lines) and all(oracle(line) for line in lines)
 
 
 def system_of(lines: Sequence[Mapping[str, Any]]) -> tuple[Any, Any] | None:

@@ -82,5 +82,7 @@ def test_what_counts_as_an_oracle_run() -> None:
     assert is_oracle([{"config": {"oracle": True}}] * 2)
     assert not is_oracle([{"config": {"oracle": True}}, {"config": {"oracle": False}}])
     assert not is_oracle([{"config": {"oracle": "yes"}}]) and not is_oracle([{}]) and not is_oracle([])
+    assert is_oracle([{"mode": "oracle", "system_type": "human"}])  # madqa human --oracle: the paper's human oracle
+    assert not is_oracle([{"mode": "search", "system_type": "human"}, {"mode": "oracle"}])
     assert system_of([{"agent": "a", "model": "m"}, {"agent": "a", "model": "m"}]) == ("a", "m")
     assert system_of([{"agent": "a"}]) is None
