@@ -3,11 +3,13 @@ and how a file of repeated runs is cut into repeats."""
 
 from __future__ import annotations
 
+import doctest
 import json
 import math
 
 import pytest
 
+from madqa.metric import repeats
 from madqa.metric.inputs import InputError, parse_results_text
 from madqa.metric.repeats import pass_at_k, pass_hat_k, split_repeats, summarize_repeats
 
@@ -97,3 +99,8 @@ def test_mixed_and_bad_repeats_are_refused_naming_the_line() -> None:
     for bad in (-1, "0", 1.5, True):
         with pytest.raises(InputError, match=r"r.jsonl line 1: 'repeat' must be a non-negative integer"):
             split_repeats(_line("a", bad) + "\n", "r.jsonl")
+
+
+def test_the_docstring_examples() -> None:
+    result = doctest.testmod(repeats)
+    assert result.attempted > 0 and result.failed == 0
