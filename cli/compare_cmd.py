@@ -58,7 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=[1, 3, 10],
         metavar="N",
-        help="fixed step budgets to report accuracy at (default: 1 3 10)",
+        help="fixed step budgets to report accuracy at",
     )
     conventions.add_output_file(parser, "also draw the budget curves to this PNG", metavar="FILE.png", old=("--plot",))
     conventions.add_kuiper_arguments(parser)
