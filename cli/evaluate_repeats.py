@@ -19,7 +19,7 @@ from madqa.cli.errors import UserError
 
 def repeat_parts(path: Path, text: str) -> dict[int, str] | None:
     """The file's text per repeat, or ``None`` for an ordinary run (a bad ``repeat`` is a one-line error)."""
-    from madqa.metric.inputs import InputError
+    from madqa.metric.jsonl import InputError
     from madqa.metric.repeats import split_repeats
 
     try:

@@ -225,8 +225,8 @@ def summarize_repeats(
         k=k,
         n_items=n_items,
         unscored=unscored,
-        pass_at_k=curve[-1]["pass_at_k"],  # type: ignore[arg-type]
-        pass_hat_k=curve[-1]["pass_hat_k"],  # type: ignore[arg-type]
+        pass_at_k=curve[-1]["pass_at_k"],
+        pass_hat_k=curve[-1]["pass_hat_k"],
         consistency=item_mean([1.0 if c in (0, k) else 0.0 for c in counts]),
         curve=curve,
     )
