@@ -32,6 +32,7 @@ from madqa.cli import conventions
 from madqa.cli.compare_oracle import budget_rows, gap_rows, oracle_gaps
 from madqa.cli.compare_paired import ALPHA_TEXT, format_paired, paired_results
 from madqa.cli.errors import UserError
+from madqa.cli.evaluate_repeats import refuse_repeats
 
 HELP = "compare runs (humans and agents): accuracy, Kuiper, Page F1, Cohen's kappa, only-A/only-B, budget curves"
 EXAMPLES = (
@@ -223,6 +224,7 @@ def score_files(
     scored, systems, raw = {}, [], {}
     for name, path in zip(names, runs, strict=True):
         text, lines = _read_lines(path)
+        refuse_repeats(path, text, "compare takes ordinary runs (madqa evaluate reports a file of repeats)")
         try:
             predictions = parse_results_text(text, str(path))
             run = score_predictions(predictions, references)

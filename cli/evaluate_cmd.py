@@ -44,7 +44,7 @@ from typing import Any
 
 from madqa.cli import conventions
 from madqa.cli.errors import UserError
-from madqa.cli.evaluate_repeats import format_repeats, repeat_parts, repeats_section
+from madqa.cli.evaluate_repeats import format_repeats, refuse_repeats, repeat_parts, repeats_section
 from madqa.cli.recorded_gold import GoldChoice, choose_gold
 from madqa.cli.recorded_gold import read_text as _read_text
 
@@ -385,10 +385,7 @@ def _repeats_of(paths: list[Path], ctt: str | Path | None) -> dict[int, str] | N
     repeated runs are evaluated alone (no ``--compare``, no ``--ctt``)."""
     parts = repeat_parts(paths[0], _read_text(paths[0]))
     for other in paths[1:]:
-        if repeat_parts(other, _read_text(other)) is not None:
-            raise UserError(
-                f"{other}: holds repeated runs (madqa run --repeats); evaluate it alone, without --compare"
-            )
+        refuse_repeats(other, _read_text(other), "evaluate it alone, without --compare")
     if parts is not None and (len(paths) > 1 or ctt is not None):
         raise UserError(
             f"{paths[0]}: holds repeated runs (madqa run --repeats); evaluate it alone (no --compare/--ctt)"

@@ -28,6 +28,12 @@ def repeat_parts(path: Path, text: str) -> dict[int, str] | None:
         raise UserError(str(exc)) from None
 
 
+def refuse_repeats(path: Path, text: str, command: str) -> None:
+    """A one-line error when ``path`` holds repeated runs, for a command that takes ordinary runs only."""
+    if repeat_parts(path, text) is not None:
+        raise UserError(f"{path}: holds repeated runs (madqa run --repeats); {command}")
+
+
 def _seed_of(text: str) -> int | None:
     """The ``seed`` the first line of a repeat records (``None`` when it records none)."""
     from madqa.metric.repeats import SEED_FIELD
