@@ -6,8 +6,9 @@ lines record, :mod:`madqa.cli.recorded_gold`) and prints, per run, accuracy with
 Kuiper (in the ``--kuiper-order`` it names: ``block`` by default, ``file`` for the paper's every-k reading) and
 Page F1; then the pairwise Cohen's κ matrix on per-item correctness, the "solved only by A / only by B"
 counts of every pair, the paired difference of every pair with its CI and p-value and the rank intervals
-(:mod:`madqa.cli.compare_paired`), and the accuracy-vs-step-budget curve of each run as a table (``-o FILE.png``:
-a plot).
+(:mod:`madqa.cli.compare_paired`), the accuracy-vs-step-budget curve of each run as a table (``-o FILE.png``:
+a plot), its accuracy at fixed budgets (``--budgets``, default 1, 3, 10 steps) and, when a run is an ``--oracle`` run,
+the Oracle Gap with its paired CI (:mod:`madqa.cli.compare_oracle`).
 Each run's inference cost (:mod:`madqa.metric.cost`: USD per question and per run) is shown when the price table
 (shipped ``agents/harness/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not.
 
@@ -28,8 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from madqa.cli import conventions
+from madqa.cli.compare_oracle import budget_rows, gap_rows, oracle_gaps
 from madqa.cli.compare_paired import ALPHA_TEXT, format_paired, paired_results
 from madqa.cli.errors import UserError
+from madqa.cli.evaluate_repeats import refuse_repeats
 
 HELP = "compare runs (humans and agents): accuracy, Kuiper, Page F1, Cohen's kappa, only-A/only-B, budget curves"
 EXAMPLES = (
@@ -50,6 +53,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     conventions.add_gold_arguments(parser, recorded_default=True)
     parser.add_argument("--names", nargs="+", metavar="NAME", help="display names, one per run (default: file stems)")
     parser.add_argument("--max-budget", type=int, help="largest step budget of the curves (default: the largest seen)")
+    parser.add_argument(
+        "--budgets",
+        nargs="+",
+        type=int,
+        default=[1, 3, 10],
+        metavar="N",
+        help="fixed step budgets to report accuracy at",
+    )
     conventions.add_output_file(parser, "also draw the budget curves to this PNG", metavar="FILE.png", old=("--plot",))
     conventions.add_kuiper_arguments(parser)
     conventions.add_json_flag(parser, "the comparison")
@@ -188,6 +199,7 @@ def score_files(
     resamples: int = 1000,
     seed: int = 0,
     kuiper_order: str = "block",
+    budgets: Sequence[int] = (1, 3, 10),
 ) -> Scored:
     """Score every run against the gold (``prices``: a :class:`~madqa.metric.cost.PriceTable`, or no cost).
 
@@ -197,7 +209,7 @@ def score_files(
     """
     from madqa.cli.evaluate_cmd import check_provenance, gold_dataset, load_references
     from madqa.cli.recorded_gold import choose_gold
-    from madqa.metric.aggregate import budget_curve, cohen_kappa
+    from madqa.metric.aggregate import accuracy_at_budgets, budget_curve, cohen_kappa
     from madqa.metric.cost import run_cost, unpriced_reason
     from madqa.metric.inputs import InputError, parse_results_text
     from madqa.metric.report import ReportOptions, build_report, score_predictions
@@ -212,6 +224,7 @@ def score_files(
     scored, systems, raw = {}, [], {}
     for name, path in zip(names, runs, strict=True):
         text, lines = _read_lines(path)
+        refuse_repeats(path, text, "compare takes ordinary runs (madqa evaluate reports a file of repeats)")
         try:
             predictions = parse_results_text(text, str(path))
             run = score_predictions(predictions, references)
@@ -256,6 +269,9 @@ def score_files(
                 "coverage": coverage,
                 "cost": cost,
                 "budget_curve": budget_curve(run.items, top),
+                "accuracy_at_budgets": [
+                    {"budget": b, "accuracy": v} for b, v in accuracy_at_budgets(run.items, budgets).items()
+                ],
             }
         )
     outcomes = {name: [it.correct for it in run.items] for name, run in scored.items()}
@@ -284,6 +300,8 @@ def score_files(
         "kuiper_order": order,
         "prices": None if prices is None else prices.source,
         "budget_table": budget_table(curves, table_budgets(top)),
+        "fixed_budgets": list(budgets),
+        "oracle_gaps": oracle_gaps(scored, raw, resamples=resamples, seed=seed),
     }
     return Scored(list(references), scored, raw, reports, result, choice)
 
@@ -300,12 +318,14 @@ def compare(
     resamples: int = 1000,
     seed: int = 0,
     kuiper_order: str = "block",
+    budgets: Sequence[int] = (1, 3, 10),
 ) -> dict[str, Any]:
     """Compare results files on one gold: what ``madqa compare --json`` prints, as a dict.
 
     ``names`` default to the file stems; ``prices`` is a price table file (``None``: the shipped table, and each
-    run's cost where it prices every line). Raises :class:`~madqa.cli.errors.UserError` for a mistake in the input
-    (a missing file, a bad line, too few runs), with the one-line message the command prints.
+    run's cost where it prices every line); ``budgets``: the fixed step budgets of ``accuracy_at_budgets``. Raises
+    :class:`~madqa.cli.errors.UserError` for a mistake in the input (a missing file, a bad line, too few runs), with
+    the one-line message the command prints.
     """
     paths = [Path(p) for p in runs]
     if len(paths) < 2:
@@ -313,6 +333,8 @@ def compare(
     checked = run_names(
         argparse.Namespace(runs=paths, names=names, resamples=resamples, max_budget=max_budget)
     )  # one home for the checks the command makes
+    if not budgets or any(b < 1 for b in budgets):
+        raise UserError("--budgets must be one or more positive step counts")
     options = {"split": split, "dataset": dataset, "gold": None if gold is None else Path(gold)}
     table = price_table(None if prices is None else Path(prices))
     return score_files(
@@ -324,6 +346,7 @@ def compare(
         resamples=resamples,
         seed=seed,
         kuiper_order=kuiper_order,
+        budgets=sorted(set(budgets)),
     ).result
 
 
@@ -404,6 +427,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
     lines += ["", "accuracy (%) within a step budget", "budget" + "".join(f"{n[:10]:>11}" for n in names)]
     for row in result["budget_table"]:
         lines.append(f"{row['budget']:>6}" + "".join(f"{_pct(row[n]):>11}" for n in names))
+    lines += budget_rows(systems, result["fixed_budgets"]) + gap_rows(result["oracle_gaps"])
     return "\n".join(lines)
 
 
@@ -463,7 +487,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.output is not None:
         require_extra("space", "-o FILE.png (the plot)")  # before the runs are scored
-    result = compare(args.runs, args.names, prices=args.prices, **scoring_options(args))
+    result = compare(args.runs, args.names, prices=args.prices, budgets=args.budgets, **scoring_options(args))
     if args.output is not None:
         plot_curves(result, args.output)
         logger.info("wrote the budget curves to %s", args.output)

@@ -19,6 +19,10 @@ metric knows; lines from another dataset name or revision, or of a newer ``schem
 counts, and every report gets a ``provenance`` entry (:func:`madqa.metric.report.provenance_summary`). Lines
 without provenance (older files) are never rejected.
 
+Repeated runs: a file written by ``madqa run --repeats K`` (every line with ``repeat``) is scored repeat by repeat;
+the report adds ``repeats`` (per-repeat accuracy, mean ± SD and min–max, pass@k, pass^k, consistency:
+:mod:`madqa.cli.evaluate_repeats`). Such a file is evaluated alone (no ``--compare``).
+
 Hub Eval Results: ``--eval-results DIR`` writes ``DIR/.eval_results/madqa.yaml``, the run's entries for a model
 repo (:mod:`madqa.cli.eval_results_out`, which says what it refuses to publish).
 
@@ -40,6 +44,7 @@ from typing import Any
 
 from madqa.cli import conventions
 from madqa.cli.errors import UserError
+from madqa.cli.evaluate_repeats import format_repeats, refuse_repeats, repeat_parts, repeats_section
 from madqa.cli.recorded_gold import GoldChoice, choose_gold
 from madqa.cli.recorded_gold import read_text as _read_text
 
@@ -215,8 +220,11 @@ def check_provenance(path: Path, predictions: list[Any], gold: Any) -> dict[str,
     return summary
 
 
-def _score_file(path: Path, references: list[Any], mode: str, judge: Any, gold: Any, choice: GoldChoice) -> Any:
-    """Parse and score one results file; returns ``(scored run, provenance summary, input notes)``.
+def _score_file(
+    path: Path, references: list[Any], mode: str, judge: Any, gold: Any, choice: GoldChoice, text: str | None = None
+) -> Any:
+    """Parse and score one results file (``text``: its text, else read here; one repeat's lines of a file of
+    repeated runs); returns ``(scored run, provenance summary, input notes)``.
 
     What the parser read leniently (no ``answer`` key, pages above the cap, misspelt fields) is logged as one
     WARNING per message, the same messages the report's ``warnings`` holds.
@@ -225,7 +233,7 @@ def _score_file(path: Path, references: list[Any], mode: str, judge: Any, gold: 
     from madqa.metric.report import score_predictions
 
     try:
-        parsed = parse_results(_read_text(path), str(path))
+        parsed = parse_results(_read_text(path) if text is None else text, str(path))
         predictions = parsed.predictions
         for warning in parsed.notes.warnings():
             logger.warning("%s", warning)
@@ -338,8 +346,7 @@ def evaluate(
     cache = None if judge_cache is None else Path(judge_cache)
     scorer = _judge(mode, judge, cache, judge_workers, judge_retries, model_options or {})
     gold_ref = gold_dataset(choice.dataset, choice.gold)
-    scored = {str(p): _score_file(p, references, mode, scorer, gold_ref, choice) for p in paths}
-    runs = {name: run for name, (run, _, _) in scored.items()}
+    parts = _repeats_of(paths, ctt)
     options = ReportOptions(
         mode=mode,
         calibration=calibration_found,
@@ -349,6 +356,18 @@ def evaluate(
         max_budget=max_budget,
         include_items=per_item,
     )
+    if parts is not None:
+        repeat_runs = {
+            r: _score_file(paths[0], references, mode, scorer, gold_ref, choice, t) for r, t in parts.items()
+        }
+        repeat_reports = {
+            r: {**build_report(run, references, options, notes), "provenance": provenance}
+            for r, (run, provenance, notes) in repeat_runs.items()
+        }
+        section = repeats_section(parts, {r: run for r, (run, _, _) in repeat_runs.items()}, repeat_reports)
+        return {**repeat_reports[section["report_of_repeat"]], "repeats": section}
+    scored = {str(p): _score_file(p, references, mode, scorer, gold_ref, choice) for p in paths}
+    runs = {name: run for name, (run, _, _) in scored.items()}
     reports = {
         name: {**build_report(r, references, options, scored[name][2]), "provenance": scored[name][1]}
         for name, r in runs.items()
@@ -359,6 +378,19 @@ def evaluate(
     if ctt is not None:
         _write_ctt(Path(ctt), runs, references, ctt_test_size, ctt_dev_size)
     return main
+
+
+def _repeats_of(paths: list[Path], ctt: str | Path | None) -> dict[int, str] | None:
+    """The first file's text per repeat when it holds repeated runs (``madqa run --repeats``), else ``None``;
+    repeated runs are evaluated alone (no ``--compare``, no ``--ctt``)."""
+    parts = repeat_parts(paths[0], _read_text(paths[0]))
+    for other in paths[1:]:
+        refuse_repeats(other, _read_text(other), "evaluate it alone, without --compare")
+    if parts is not None and (len(paths) > 1 or ctt is not None):
+        raise UserError(
+            f"{paths[0]}: holds repeated runs (madqa run --repeats); evaluate it alone (no --compare/--ctt)"
+        )
+    return parts
 
 
 def run(args: argparse.Namespace) -> int:
@@ -391,6 +423,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(main, allow_nan=False, ensure_ascii=False) + "\n")
         return 0
     reports = main["compare"]["reports"] if args.compare else {str(args.results): main}
+    if "repeats" in main:
+        sys.stdout.write(format_repeats(main["repeats"]) + "\n")
     sys.stdout.write("\n\n".join(format_report(rep, f"== {name}") for name, rep in reports.items()) + "\n")
     if args.compare:
         sys.stdout.write("\n" + format_kappa(main["compare"]) + "\n")

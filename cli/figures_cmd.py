@@ -18,6 +18,10 @@ where the effort changes, so tied efforts count as one block and the line order 
 at every k as the paper's F.3 does (ties in file order), which gives a K at least as large. The order used is
 written in ``figures.json`` (``kuiper_order``, top level and in Table 3's data) and on the page.
 
+When one of the runs is an ``--oracle`` run, ``figures.json`` also holds ``oracle_gaps``: the paper's Oracle Gap
+(oracle accuracy minus each other run's, with its paired CI), as ``madqa compare`` computes it
+(:mod:`madqa.cli.compare_oracle`); it is not drawn.
+
 The drift and distance figures embed texts with ``--embedder`` (default ``wordllama``, offline; ``st:MODEL``; a
 ``py:MODULE:NAME`` object with ``embed(texts)``; ``none`` skips them); the distance figure reads page texts from
 the split's dataset (its ``pages`` config; not with ``--gold``).
@@ -150,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         "kuiper_order": args.kuiper_order,
         "embedder": getattr(model, "name", args.embedder) if model else f"none ({embed_reason})",
         "pages": "the dataset's pages config" if texts is not None else f"none ({pages_reason})",
+        "oracle_gaps": scored.result["oracle_gaps"],  # madqa compare's, when a run is an --oracle run
     }
     try:
         write_figures(args.output_dir, figures, runs, meta)

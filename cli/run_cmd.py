@@ -41,6 +41,7 @@ EXAMPLES = (
     "madqa run --agent repl --model local --split dev --limit 1 -o repl.jsonl --sub-calls 5",
     "madqa run --agent rag --agent-option top_k=3 -o rag.jsonl --resume --json",
     "madqa run --model openai:gpt-4o-mini --split test -o test.jsonl --workers 8 --question-timeout 300",
+    "madqa run --agent bm25 --model local --split dev --limit 3 --repeats 3 -o r3.jsonl",
 )
 
 logger = logging.getLogger(__name__)
@@ -76,6 +77,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --resume: add lines to a file whose lines were written with other settings",
     )
     conventions.add_overwrite(parser, "the results file")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        metavar="K",
+        help="answer every question K times, repeat r with model seed S+r (S: --model-option seed, else 0); each "
+        "line records its repeat and seed (resumable per (id, repeat); `madqa evaluate` reports spread and pass^k)",
+    )
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="questions answered in parallel")
     parser.add_argument(
         "--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="T", help="model calls per question"
@@ -323,6 +331,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.retry_errors and not args.resume:
         raise UserError("--retry-errors needs --resume")
+    if args.repeats is not None and args.repeats < 1:
+        raise UserError(f"--repeats must be at least 1, got {args.repeats}")
     config = RunConfig(
         model=args.model,
         agent=args.agent,
@@ -345,21 +355,25 @@ def run(args: argparse.Namespace) -> int:
     backend = ray_backend(args)
     stop = StopRequest(args.interrupt_wait)
     bar.open(args.limit)
+    run_options: dict[str, Any] = {
+        "resume": args.resume,
+        "overwrite": args.overwrite,
+        "retry_errors": args.retry_errors,
+        "workers": args.workers,
+        "progress": bar,
+        "model_options": options,
+        "backend": backend,
+        "allow_mixed_settings": args.allow_mixed_settings,
+        "stop": stop,
+    }
     try:
         with _interrupts(stop, _resume_command(args)), _logs_above_the_bar(bar.enabled):
-            summary = run_benchmark(
-                config,
-                args.output,
-                resume=args.resume,
-                overwrite=args.overwrite,
-                retry_errors=args.retry_errors,
-                workers=args.workers,
-                progress=bar,
-                model_options=options,
-                backend=backend,
-                allow_mixed_settings=args.allow_mixed_settings,
-                stop=stop,
-            )
+            if args.repeats is None:
+                summary = run_benchmark(config, args.output, **run_options)
+            else:
+                from madqa.agents.harness.repeats import run_repeats
+
+                summary = run_repeats(config, args.output, repeats=args.repeats, **run_options)
     except (RunError, DatasetUnavailableError, ValueError) as exc:
         raise UserError(str(exc)) from None
     finally:

@@ -104,6 +104,27 @@ def budget_curve(items: Sequence[ItemScore], max_budget: int | None = None) -> l
     return [{"budget": b, "accuracy": bisect_right(solved, b) / len(scored)} for b in budgets]
 
 
+#: The step budgets at which ``madqa compare`` reports accuracy by default (one search, a few, the paper's T = 10).
+FIXED_BUDGETS = (1, 3, 10)
+
+
+def accuracy_at_budgets(items: Sequence[ItemScore], budgets: Sequence[int]) -> dict[int, float | None]:
+    """Accuracy within each step budget: the :func:`budget_curve` value at each of ``budgets``.
+
+    That is the share of scored items correct with ``steps <= budget`` (unknown effort is never within budget);
+    ``None`` when nothing is scored.
+
+    >>> from .schema import ItemScore as I
+    >>> its = [I("a", 1.0, True, 1, 1, 1, 1, None, "anls"), I("b", 1.0, True, 1, 1, 1, 3, None, "anls"),
+    ...        I("c", 0.0, False, 0, 0, 0, 2, "retrieval", "anls"), I("d", 1.0, True, 1, 1, 1, None, None, "anls")]
+    >>> accuracy_at_budgets(its, [1, 3, 10])
+    {1: 0.25, 3: 0.5, 10: 0.5}
+    """
+    scored = [it for it in items if it.correct is not None]
+    solved = sorted(it.steps for it in scored if it.correct and it.steps is not None)
+    return {int(b): (bisect_right(solved, b) / len(scored) if scored else None) for b in budgets}
+
+
 def wasted_effort_ratio(items: Sequence[ItemScore]) -> float | None:
     """Mean steps of incorrect items divided by mean steps of correct items (known effort only).
 

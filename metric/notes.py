@@ -54,6 +54,8 @@ EXTRA_FIELDS = frozenset(
         "started_at",
         "ended_at",
         "attempts",
+        "repeat",
+        "seed",
     }
 )
 

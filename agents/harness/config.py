@@ -32,6 +32,7 @@ __all__ = [
     "COMMON_FIELDS",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_TOP_K",
+    "Repeat",
     "RunConfig",
     "RunError",
     "check_settings",
@@ -126,6 +127,20 @@ class RunConfig:
         """
         fixed = cls.fixed_max_steps
         return self if fixed is None or fixed == self.max_steps else replace(self, max_steps=fixed)
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """One of the K runs of ``madqa run --repeats K``: its index (0..K-1, the lines' ``repeat``) and the model seed
+    it runs with (the lines' ``seed``, also in their ``config["model_options"]``).
+
+    Attributes:
+        index: the repeat's index.
+        seed: its model seed (the ``seed`` model option: honoured where the provider honours one).
+    """
+
+    index: int
+    seed: int
 
 
 #: Settings that do not change a finished line's result, so ``--resume`` does not compare them: ``limit`` (which

@@ -297,16 +297,32 @@ class ResultsFileError(ValueError):
     """A results file that cannot be resumed safely; the message says why and what to do."""
 
 
-def read_finished(path: str | os.PathLike[str], *, repair: bool = True) -> dict[str, dict[str, Any]]:
-    """The records of an existing results file, by id (for ``--resume``).
+#: A results line's identity: its id, and its repeat (``madqa run --repeats``; ``None`` for an ordinary run).
+LineKey = tuple[str, int | None]
+
+
+def line_key(record: Mapping[str, Any], where: str = "a results line") -> LineKey:
+    """``(id, repeat)`` of a results line; ``repeat`` is ``None`` when the line has none.
+
+    Raises:
+        ResultsFileError: a ``repeat`` that is not a non-negative integer (naming ``where``).
+    """
+    repeat = record.get("repeat")
+    if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0):
+        raise ResultsFileError(f"{where}: 'repeat' must be a non-negative integer, got {repeat!r}")
+    return str(record.get("id")), repeat
+
+
+def read_lines(path: str | os.PathLike[str], *, repair: bool = True) -> dict[LineKey, dict[str, Any]]:
+    """The records of an existing results file, by :func:`line_key` (for ``--resume``).
 
     Every line :class:`ResultsWriter` writes ends with a newline, in the same ``write``; a last line without one is
     a write cut short by a kill: with ``repair`` it is truncated away, so its item runs again. An invalid complete
-    line, or a repeated id, means the file was edited or mixed: that raises instead of guessing.
+    line, or a repeated ``(id, repeat)``, means the file was edited or mixed: that raises instead of guessing.
 
     Raises:
-        ResultsFileError: an invalid complete line, a line without ``id``, a repeated id, or (without ``repair``)
-            a torn last line.
+        ResultsFileError: an invalid complete line, a line without ``id``, a bad ``repeat``, a repeated key, or
+            (without ``repair``) a torn last line.
     """
     path = Path(path)
     if not path.exists():
@@ -320,7 +336,7 @@ def read_finished(path: str | os.PathLike[str], *, repair: bool = True) -> dict[
         with open(path, "r+b") as fh:
             fh.truncate(len(data) - len(tail))
             os.fsync(fh.fileno())
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[LineKey, dict[str, Any]] = {}
     for number, raw in enumerate(complete.split(b"\n") if complete else [], 1):
         if not raw.strip():
             continue
@@ -331,19 +347,35 @@ def read_finished(path: str | os.PathLike[str], *, repair: bool = True) -> dict[
         rid = record.get("id") if isinstance(record, dict) else None
         if rid is None:
             raise ResultsFileError(f"{path} line {number}: no 'id'; this file was not written by `madqa run`")
-        if str(rid) in records:
-            raise ResultsFileError(f"{path} line {number}: id {rid} appears twice; remove the duplicate line")
-        records[str(rid)] = record
+        key = line_key(record, f"{path} line {number}")
+        if key in records:
+            again = f"id {rid}" if key[1] is None else f"id {rid} of repeat {key[1]}"
+            raise ResultsFileError(f"{path} line {number}: {again} appears twice; remove the duplicate line")
+        records[key] = record
     return records
 
 
-def rewrite_without(path: str | os.PathLike[str], drop_ids: set[str]) -> None:
-    """Atomically rewrite a results file without the lines of ``drop_ids`` (for ``--retry-errors``)."""
+def read_finished(
+    path: str | os.PathLike[str], *, repair: bool = True, repeat: int | None = None
+) -> dict[str, dict[str, Any]]:
+    """The records of one run in a results file, by id: the lines without ``repeat`` (an ordinary run), or those of
+    repeat ``repeat`` (:func:`read_lines` reads, repairs and checks the whole file).
+
+    Raises:
+        ResultsFileError: as :func:`read_lines`.
+    """
+    return {rid: r for (rid, r_repeat), r in read_lines(path, repair=repair).items() if r_repeat == repeat}
+
+
+def rewrite_without(path: str | os.PathLike[str], drop_ids: set[str], repeat: int | None = None) -> None:
+    """Atomically rewrite a results file without the lines of ``drop_ids`` of repeat ``repeat`` (``None``: the lines
+    without one) (for ``--retry-errors``)."""
     path = Path(path)
+    dropped = {(i, repeat) for i in drop_ids}
     keep = [
         line
         for line in path.read_bytes().splitlines(keepends=True)
-        if line.strip() and str(json.loads(line).get("id")) not in drop_ids
+        if line.strip() and line_key(json.loads(line)) not in dropped
     ]
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with open(tmp, "wb") as fh:

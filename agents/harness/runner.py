@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from madqa.agents.harness.config import RunConfig, RunError, check_settings, public_options
+from madqa.agents.harness.config import Repeat, RunConfig, RunError, check_settings, public_options
 from madqa.agents.harness.deadline import StopRequest
 from madqa.agents.harness.errors import RETRYABLE, kind_of_line
-from madqa.agents.harness.record import ResultsWriter, read_finished, rewrite_without
+from madqa.agents.harness.record import ResultsWriter, read_lines, rewrite_without
 from madqa.agents.harness.registry import check_config, get_agent
 from madqa.agents.models.factory import effective_options, parse_spec
 
@@ -207,12 +207,15 @@ def prepare_output(
     settings: Mapping[str, Any] | None = None,
     allow_mixed: bool = False,
     selected: set[str] | None = None,
+    repeat: int | None = None,
 ) -> Resumed:
     """Check or reset the output file; what it holds when resuming (nothing is rewritten here).
 
     ``settings``: this run's lines' ``config`` as far as known before the agent is prepared (compared with the
     lines' own, fields left ``None`` excepted; :func:`run_benchmark` compares again once they are resolved).
     ``selected``: the ids this run may answer (``--retry-errors`` leaves the failed lines of others as they are).
+    ``repeat``: the repeat this run writes (``madqa run --repeats``): only its lines count as finished, and a file
+    of repeated runs is never mixed with an ordinary run's lines.
     """
     if not path.exists() or path.stat().st_size == 0:
         return Resumed()
@@ -221,7 +224,9 @@ def prepare_output(
             path.unlink()
             return Resumed()
         raise RunError(f"{path} already exists: add --resume to complete it, or --overwrite to start again")
-    finished = read_finished(path)
+    lines = read_lines(path)
+    _check_repeat_kind(path, {r for _, r in lines}, repeat)
+    finished = {rid: r for (rid, r_repeat), r in lines.items() if r_repeat == repeat}
     other = {(r.get("agent"), r.get("model")) for r in finished.values()} - {(config.agent, config.model)}
     if other:
         agent, model = sorted(other, key=str)[0]
@@ -250,6 +255,17 @@ def prepare_output(
     return resumed
 
 
+def _check_repeat_kind(path: Path, found: set[int | None], repeat: int | None) -> None:
+    """Refuse to add an ordinary run's lines to a file of repeated runs, or the converse."""
+    if repeat is None and found - {None}:
+        raise RunError(
+            f"{path} holds repeated runs (lines with 'repeat', written by --repeats); resume it with --repeats "
+            f"{max(r for r in found if r is not None) + 1} (or more), or write to another file"
+        )
+    if repeat is not None and None in found:
+        raise RunError(f"{path} holds lines of a run without --repeats; write the repeated runs to another file")
+
+
 def select_items(config: RunConfig) -> list[dict[str, Any]]:
     """The questions to run (``id``, ``question``), in split order."""
     from madqa.loading_script.load import load_questions
@@ -271,8 +287,13 @@ def run_benchmark(
     backend: Backend | None = None,
     allow_mixed_settings: bool = False,
     stop: StopRequest | None = None,
+    repeat: Repeat | None = None,
 ) -> RunSummary:
     """Run ``config`` and append one results line per question to ``output``.
+
+    ``repeat``: this run is one repeat of ``madqa run --repeats`` (:mod:`madqa.agents.harness.repeats` runs them):
+    its seed is the model's ``seed`` option, and each line records ``repeat`` and ``seed``; resuming considers only
+    that repeat's lines.
 
     ``backend`` answers the questions (default :class:`LocalBackend`: threads of this process); ``workers`` is the
     number of questions in flight either way. ``model_options`` (secrets removed) are recorded in each line's
@@ -291,6 +312,8 @@ def run_benchmark(
     if workers < 1:
         raise RunError("workers must be at least 1")
     path = Path(output)
+    if repeat is not None:
+        model_options = {**(model_options or {}), "seed": repeat.seed}
     # What the model runs with (the endpoint's defaults filled in), so that --resume compares real settings.
     options = public_options(effective_options(config.model, model_options))
     settings = {**config.settings(agent.options), "model_options": options}
@@ -305,6 +328,7 @@ def run_benchmark(
             settings=settings,
             allow_mixed=allow_mixed_settings,
             selected={str(it["id"]) for it in items},
+            repeat=None if repeat is None else repeat.index,
         )
     except ValueError as exc:
         raise RunError(str(exc)) from None
@@ -328,24 +352,29 @@ def run_benchmark(
         )
         if retry:
             logger.info("retrying %d question(s) that failed for an infrastructure reason", len(retry))
-            rewrite_without(path, set(retry))
+            rewrite_without(path, set(retry), None if repeat is None else repeat.index)
         if progress is not None:
             progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
-        records = _stamped(answering.answers(todo, workers, stop), options, retry)
+        records = _stamped(answering.answers(todo, workers, stop), options, retry, repeat)
         return write_records(path, records, summary, progress, stop)
     finally:
         answering.close()
 
 
 def _stamped(
-    records: Iterator[dict[str, Any]], options: Mapping[str, Any], retry: Mapping[str, int]
+    records: Iterator[dict[str, Any]],
+    options: Mapping[str, Any],
+    retry: Mapping[str, int],
+    repeat: Repeat | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Each record with the run's model options in its ``config`` and its ``attempts`` (one more than the line it
-    replaces)."""
+    """Each record with the run's model options in its ``config``, its ``attempts`` (one more than the line it
+    replaces) and, for a repeat, its ``repeat`` and ``seed``."""
     try:
         for record in records:
             record["config"] = {**(record.get("config") or {}), "model_options": dict(options)}
             record["attempts"] = retry.get(str(record["id"]), 0) + 1
+            if repeat is not None:
+                record["repeat"], record["seed"] = repeat.index, repeat.seed
             yield record
     finally:
         close = getattr(records, "close", None)

@@ -13,6 +13,7 @@ from helpers.fakes import ScriptedModel, code, search_then_cite
 
 FAKE = "py:helpers.fake_runs:fake_model"
 FAKE_REPL = "py:helpers.fake_runs:fake_repl_model"
+FAKE_SEEDED = "py:helpers.fake_runs:seeded_fake_model"
 
 
 def fake_reply(text: str, tools: list[str]) -> Any:
@@ -37,6 +38,29 @@ def fake_reply(text: str, tools: list[str]) -> Any:
 def fake_model(**_: Any) -> ScriptedModel:
     """The stateless fake of ``madqa run`` tests (:data:`FAKE`)."""
     return ScriptedModel([fake_reply], text_only=True, usage=lambda text, n: (len(text) // 4, 12), model_id="fake")
+
+
+def seeded_fake_model(seed: int = 0, **_: Any) -> ScriptedModel:
+    """A fake whose correctness depends on its ``seed`` (:data:`FAKE_SEEDED`, for ``madqa run --repeats``): on the
+    dev question of index ``i`` (split order) it answers the gold's first variant when ``seed > i``, else a wrong
+    answer; one search first, as :data:`FAKE`. So repeats with seeds 0, 1, 2 over the first three questions get
+    0, 1 and 2 of them right. ``MADQA_FAKE_CALLS_FILE`` logs each call's seed; ``MADQA_FAKE_DELAY`` (seconds)
+    slows every call."""
+    from madqa.loading_script.load import load_gold
+
+    gold = {r["question"]: (i, r["answer_variants"][0][0]) for i, r in enumerate(load_gold("dev"))}
+
+    def reply(text: str, tools: list[str]) -> Any:
+        if calls := os.environ.get("MADQA_FAKE_CALLS_FILE"):
+            with open(calls, "a", encoding="utf-8") as log:
+                log.write(f"{seed}\n")
+        time.sleep(float(os.environ.get("MADQA_FAKE_DELAY", "0")))
+        question = re.search(r"Question: (.*)", text).group(1)
+        index, right = next(v for q, v in gold.items() if q.startswith(question) or question.startswith(q))
+        answer = right if seed > index else "no such answer"
+        return search_then_cite(answer, "riverton OR invoice OR menu")(text, tools)
+
+    return ScriptedModel([reply], text_only=True, usage=(100, 10), model_id="fake-seeded")
 
 
 def fake_repl_model(**_: Any) -> ScriptedModel:
