@@ -71,7 +71,9 @@ def test_the_profile_is_demo_or_test_and_test_is_the_default(tmp_path: Path) -> 
     # With no argument (and no dpkg on this PATH) the test profile asks for its full set of Debian packages.
     done = bootstrap(tmp_path, bin_dir)
     assert done.returncode == 1
-    assert re.search(r"apt-get install tesseract-ocr .*tesseract-ocr-rus tesseract-ocr-deu$", done.stderr.strip())
+    assert re.search(
+        r"apt-get install tesseract-ocr .*tesseract-ocr-deu poppler-utils fonts-dejavu-core$", done.stderr.strip()
+    )
 
 
 def test_make_demo_uses_the_demo_profile_and_make_test_the_full_one() -> None:
