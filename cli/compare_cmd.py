@@ -30,7 +30,7 @@ from typing import Any
 
 from madqa.cli import conventions
 from madqa.cli.compare_oracle import budget_rows, gap_rows, oracle_gaps
-from madqa.cli.compare_paired import ALPHA_TEXT, format_paired, paired_results
+from madqa.cli.compare_paired import ALPHA_TEXT, format_paired, format_pareto, paired_results, pareto_fronts
 from madqa.cli.errors import UserError
 from madqa.cli.evaluate_repeats import refuse_repeats
 
@@ -302,6 +302,7 @@ def score_files(
         "budget_table": budget_table(curves, table_budgets(top)),
         "fixed_budgets": list(budgets),
         "oracle_gaps": oracle_gaps(scored, raw, resamples=resamples, seed=seed),
+        "pareto": pareto_fronts(out_systems),
     }
     return Scored(list(references), scored, raw, reports, result, choice)
 
@@ -423,7 +424,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
             f"  A={p['a']}  B={p['b']}: {p['both']} / {p['only_a']} / {p['only_b']} / {p['neither']}"
             + (f" ({p['skipped']} unscored)" if p["skipped"] else "")
         )
-    lines += format_paired(result, names, width)
+    lines += format_paired(result, names, width) + ["", *format_pareto(result["pareto"])]
     lines += ["", "accuracy (%) within a step budget", "budget" + "".join(f"{n[:10]:>11}" for n in names)]
     for row in result["budget_table"]:
         lines.append(f"{row['budget']:>6}" + "".join(f"{_pct(row[n]):>11}" for n in names))

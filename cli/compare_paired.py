@@ -54,6 +54,40 @@ def paired_results(
     }
 
 
+def pareto_fronts(systems: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The accuracy–cost (USD per question, runs whose every line is priced) and accuracy–steps (mean steps)
+    frontiers of ``compare``'s systems (:func:`madqa.metric.pareto.pareto_front`), and the runs each leaves out."""
+    from madqa.metric.pareto import pareto_front
+
+    out: dict[str, Any] = {}
+    for axis, value in (("cost", _usd_per_question), ("steps", lambda s: s.get("mean_steps"))):
+        points, left_out = {}, []
+        for system in systems:
+            x, accuracy = value(system), system.get("accuracy")
+            if x is None or accuracy is None:
+                left_out.append(system["name"])
+            else:
+                points[system["name"]] = (float(x), float(accuracy))
+        out[axis] = {"frontier": pareto_front(points), "left_out": left_out}
+    return out
+
+
+def _usd_per_question(system: Mapping[str, Any]) -> float | None:
+    cost = system.get("cost") or {}
+    return cost.get("per_question_usd") if cost.get("complete") else None
+
+
+def format_pareto(pareto: Mapping[str, Any]) -> list[str]:
+    """One line per frontier: its members by increasing cost (or steps), and the runs it leaves out."""
+    lines = []
+    for axis, label in (("cost", "USD per question"), ("steps", "mean steps")):
+        front = pareto.get(axis) or {}
+        members = ", ".join(front.get("frontier") or []) or "—"
+        out = f" (left out, no {label}: {', '.join(front['left_out'])})" if front.get("left_out") else ""
+        lines.append(f"Pareto frontier, accuracy vs {label}: {members}{out}")
+    return lines
+
+
 def _points(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:+.1f}"
 

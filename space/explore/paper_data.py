@@ -203,6 +203,9 @@ def accuracy_vs_cost(runs: PaperRuns, prices: PriceTable | None, prices_reason: 
     if all(p["usd_per_question"] == 0 for p in points):  # one vertical line of points: no cost axis to read
         names = ", ".join(p["name"] for p in points)
         return fig.skip(f"every priced run costs $0 per question ({names}): nothing to plot against cost")
+    from madqa.metric.pareto import pareto_front
+
+    fig.data["frontier"] = pareto_front({p["name"]: (p["usd_per_question"], p["accuracy"] or 0.0) for p in points})
     return fig
 
 

@@ -91,6 +91,11 @@ def draw_cost(fig: Figure, runs: Runs) -> MplFigure:
     ax = (out := MplFigure(figsize=SIZE)).subplots()
     for p in fig.data["points"]:
         ax.scatter(p["usd_per_question"], _pct(p["accuracy"]), label=runs.label(p["name"]), **runs.point(p["name"]))
+    by_name = {p["name"]: p for p in fig.data["points"]}
+    front = [by_name[name] for name in fig.data.get("frontier", [])]
+    if len(front) > 1:  # the frontier as a staircase: what the best run at each budget reaches
+        xs, ys = [p["usd_per_question"] for p in front], [_pct(p["accuracy"]) for p in front]
+        ax.step(xs, ys, where="post", color="0.4", lw=0.8, ls="--", zorder=0, label="Pareto frontier")
     ax.set_xlabel("inference cost per question (USD)")
     ax.set_ylabel("accuracy (%)")
     ax.set_xlim(left=0)

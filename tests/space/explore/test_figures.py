@@ -153,6 +153,8 @@ def test_accuracy_vs_cost(made: dict[str, Any]) -> None:
     assert (points["B"]["usd_total"], points["B"]["input_tokens"], points["B"]["output_tokens"]) == (0.0, 2600, 260)
     assert points["A"]["accuracy"] == pytest.approx(2 / N)
     assert fig["skipped_systems"] == {"H": "human run: no model tokens"}
+    # the Pareto frontier: B costs nothing, so it is on it; A (dearer) only if it is more accurate
+    assert fig["data"]["frontier"] == (["B", "A"] if points["A"]["accuracy"] > points["B"]["accuracy"] else ["B"])
     assert fig["data"]["cost"]["H"]["n_human"] == 4 and fig["data"]["prices"] == "built-in prices.yaml"
     # the four lines of gold ids each run has, all priced for A and B
     cost_a = fig["data"]["cost"]["A"]
