@@ -347,4 +347,6 @@ class Parser(argparse.ArgumentParser):
             close = did_you_mean(found.group(1), re.findall(r"'([^']*)'", found.group(2)))
             if close is not None:
                 message = f"{message}; did you mean '{close}'?"
-        super().error(message)
+        # The problem first, in one line, and where to read more: argparse's default puts the whole usage (15 lines
+        # for `madqa run`) before it, so the error scrolls out of a terminal's view (issue 44, item 23).
+        self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help` for the options)\n")

@@ -3,8 +3,8 @@
 The workspace lives on the server in a :class:`Registry`; a session holds only its key (a ``gr.State``), so a
 large run is never copied per session. Handlers:
 
-* ``explore_filter``: filters → count line, question table, question picker (and the comparison panel for the
-  chosen runs A and B);
+* ``explore_filter``: filters (live, as they change) → count line, question table, question picker (and the
+  comparison panel for the chosen runs A and B);
 * ``explore_question``: a question id and the runs to show → the trajectories side by side;
 * a table row click picks that question (unnamed handler);
 * on load, ``?q=ID&runs=a,b`` in the page address picks that question and those runs (a deep link), and the
@@ -45,7 +45,11 @@ element.addEventListener('click', async (e) => {
     box.id = 'explore-zoom';
     box.style.cssText = 'position:fixed;inset:0;z-index:1000;background:rgba(0,0,0,.8);overflow:auto;' +
       'display:none;text-align:center;padding:8px;cursor:zoom-out';
-    box.innerHTML = "<div id='explore-zoom-label' style='color:#fff;margin:4px;font:14px sans-serif'></div>" +
+    // a visible close control (a click anywhere and Escape close it too, but neither is shown)
+    box.innerHTML = "<button id='explore-zoom-close' type='button' aria-label='Close the page view' " +
+      "style='position:fixed;top:8px;right:12px;font:24px sans-serif;background:#fff;border:0;" +
+      "border-radius:4px;padding:0 10px;cursor:pointer'>× Close</button>" +
+      "<div id='explore-zoom-label' style='color:#fff;margin:4px;font:14px sans-serif'></div>" +
       "<img id='explore-zoom-img' alt='page' style='width:min(1000px,100%);height:auto;background:#fff'>";
     box.addEventListener('click', () => { box.style.display = 'none'; });
     document.addEventListener('keydown', (k) => { if (k.key === 'Escape') box.style.display = 'none'; });
@@ -161,6 +165,8 @@ def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tup
 
 #: Widths of the explorer table's first columns: the id, then up to three runs' outcome cells (``✓ · 12 st``).
 OUTCOME_WIDTHS = ("64px", "92px", "92px", "92px")
+#: The question list's height (px): with the filters above it, the list fills a 1440×900 screen beside the detail.
+TABLE_HEIGHT = 560
 
 
 def compare_html_empty() -> str:
@@ -251,44 +257,52 @@ class ExplorerUI:
                 self.min_steps = gr.Textbox(label="Min steps (A)", placeholder="any", elem_id="explore-min")
                 self.max_steps = gr.Textbox(label="Max steps (A)", placeholder="any", elem_id="explore-max")
                 self.text = gr.Textbox(label="Search question text or id", elem_id="explore-text")
-            apply = gr.Button("Apply filters", elem_id="explore-apply")
             start = filtered(ws, Filters()) if ws is not None else None
-            self.count = gr.Markdown(start[0] if start else "No run loaded.", elem_id="explore-count")
-            # the id and the first runs' outcome cells get fixed narrow widths, so that two runs' ✓/✗ fit a phone
-            self.table = gr.Dataframe(
-                value=start[1] if start else None,
-                interactive=False,
-                wrap=True,
-                max_height=260,
-                elem_id="explore-table",
-                column_widths=list(OUTCOME_WIDTHS),
-            )
-            with gr.Row():
-                first = start[2][0][1] if start and start[2] else None
-                self.pick = gr.Dropdown(
-                    start[2] if start else [],
-                    value=first,
-                    label="Question",
-                    allow_custom_value=True,
-                    elem_id="explore-pick",
-                    scale=3,
-                )
-                self.shown = gr.CheckboxGroup(
-                    names, value=names[:DEFAULT_SHOWN], label="Runs side by side", elem_id="explore-shown", scale=2
-                )
-            self.link = gr.Textbox(
-                deep_link(first, names[:DEFAULT_SHOWN]),
-                label="Link to this view",
-                interactive=False,
-                buttons=["copy"],
-                elem_id="explore-link",
-            )
-            self.detail = gr.HTML(
-                question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs) if ws else "",
-                js_on_load=ZOOM_JS,
-                server_functions=[self._server_page_image()],
-                elem_id="explore-detail",
-            )
+            first = start[2][0][1] if start and start[2] else None
+            # As `inspect view` does: the list on the left, the transcript on the right, both on one screen at
+            # desktop widths; on a phone (under the columns' min width) they stack, the list first.
+            with gr.Row(equal_height=False, elem_id="explore-split"):
+                with gr.Column(scale=2, min_width=360, elem_id="explore-list-col"):
+                    self.count = gr.Markdown(start[0] if start else "No run loaded.", elem_id="explore-count")
+                    # the id and the first runs' outcome cells get fixed narrow widths, so two runs' ✓/✗ fit a phone
+                    self.table = gr.Dataframe(
+                        value=start[1] if start else None,
+                        interactive=False,
+                        wrap=True,
+                        max_height=TABLE_HEIGHT,
+                        elem_id="explore-table",
+                        column_widths=list(OUTCOME_WIDTHS),
+                    )
+                with gr.Column(scale=3, min_width=360, elem_id="explore-detail-col"):
+                    with gr.Row():
+                        self.pick = gr.Dropdown(
+                            start[2] if start else [],
+                            value=first,
+                            label="Question",
+                            allow_custom_value=True,
+                            elem_id="explore-pick",
+                            scale=3,
+                        )
+                        self.shown = gr.CheckboxGroup(
+                            names,
+                            value=names[:DEFAULT_SHOWN],
+                            label="Runs side by side",
+                            elem_id="explore-shown",
+                            scale=2,
+                        )
+                    self.detail = gr.HTML(
+                        question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs) if ws else "",
+                        js_on_load=ZOOM_JS,
+                        server_functions=[self._server_page_image()],
+                        elem_id="explore-detail",
+                    )
+                    self.link = gr.Textbox(
+                        deep_link(first, names[:DEFAULT_SHOWN]),
+                        label="Link to this view",
+                        interactive=False,
+                        buttons=["copy"],
+                        elem_id="explore-link",
+                    )
         # The summary's figures take about half a second per run: drawn when the tab is first opened (then cached),
         # so they do not delay the first page.
         with gr.Tab("Summary", elem_id="explore-tab-summary") as summary_tab:
@@ -312,11 +326,11 @@ class ExplorerUI:
             self.key,
         ]
         outputs = [self.count, self.table, self.pick, self.compare]
+        # Live: every change filters at once (no Apply button); typing sends only its last state (always_last).
         events = [
-            apply.click,
-            self.text.submit,
-            self.min_steps.submit,
-            self.max_steps.submit,
+            self.text.change,
+            self.min_steps.change,
+            self.max_steps.change,
             self.run_a.input,
             self.run_b.input,
             self.outcome.input,
@@ -326,7 +340,7 @@ class ExplorerUI:
             self.domain.input,
             self.category.input,
         ]
-        gr.on(events, self.on_filter, inputs, outputs, api_name="explore_filter")
+        gr.on(events, self.on_filter, inputs, outputs, api_name="explore_filter", trigger_mode="always_last")
         self.pick.change(self.on_question, [self.pick, self.shown, self.key], self.detail, api_name="explore_question")
         self.shown.change(self.on_question, [self.pick, self.shown, self.key], self.detail, api_name=False)
         self.table.select(self.on_select, [self.key], self.pick, api_name=False)

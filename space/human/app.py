@@ -49,6 +49,9 @@ FAST: dict[str, Any] = {"queue": False, "show_progress": "hidden"}
 #: Embedded in the Space, where anyone can send requests, the same events go through the queue and share one
 #: concurrency group: a flood of searches or page turns waits its turn instead of taking every worker thread.
 PUBLIC_ACTIONS_CONCURRENCY = 2
+#: Loading, Start and Submit show no progress either: gradio 6.31's status tracker then announces the untranslated key
+#: "common.complete" to screen readers (its live region, when an event ends); the new question is the feedback.
+QUIET: dict[str, Any] = {"show_progress": "hidden"}
 QUEUED: dict[str, Any] = {
     "show_progress": "hidden",
     "concurrency_id": "human-actions",
@@ -125,6 +128,8 @@ def human_interface(
         ui.results,
     )
     title_md, page_img, jump, viewer_msg = ui.title_md, ui.page_img, ui.jump, ui.viewer_msg
+    # What acts on the page in view: usable only while a document is open (issue 44, item 22).
+    page_controls = [*ui.nav.values(), jump, ui.go, ui.cite, ui.uncite]
     progress, citations, history, answer, feedback, start_msg = (
         ui.progress,
         ui.citations,
@@ -155,6 +160,7 @@ def human_interface(
         feedback,
         start_msg,
         viewer_msg,
+        *page_controls,
     ]
 
     def unchanged() -> dict[Any, Any]:
@@ -197,15 +203,18 @@ def human_interface(
 
     def show_page(run: StudyRun, st: dict[str, Any]) -> dict[Any, Any]:
         doc, page = st.get("doc"), int(st.get("page") or 0)
+        usable = {control: gr.update(interactive=bool(doc)) for control in page_controls if control is not jump}
         if not doc:
-            return {title_md: view.viewer_title(None, 0, 0, False), page_img: None, jump: 1, viewer_msg: ""}
+            closed = {title_md: view.viewer_title(None, 0, 0, False), page_img: None, viewer_msg: ""}
+            return {**closed, **usable, jump: gr.update(value=1, interactive=False)}
         session = run.session()
         cited = bool(session and session.is_cited(doc, page))
         return {
             title_md: view.viewer_title(doc, page, service.corpus.pages(doc), cited),
             page_img: view_files.path(doc, page),
-            jump: page,
             viewer_msg: "",
+            **usable,
+            jump: gr.update(value=page, interactive=True),
         }
 
     def gallery(pages: list[tuple[str, int]], query_text: str = "") -> list[tuple[Any, str]]:
@@ -374,11 +383,13 @@ def human_interface(
     if root is not None:  # the look and the keys, the same in both homes
         root.load(None, None, None, js=view.INSTALL_JS, api_name=False)
     if embedded:
-        start.click(on_start_embedded, [batch, state, visitor], [*outputs, download, visitor], api_name=api("start"))
+        start.click(
+            on_start_embedded, [batch, state, visitor], [*outputs, download, visitor], api_name=api("start"), **QUIET
+        )
     else:
         if demo is not None:
-            demo.load(on_load, None, outputs, api_name=False)
-        start.click(on_start, [annotator, batch, state], outputs, api_name=api("start")).then(
+            demo.load(on_load, None, outputs, api_name=False, **QUIET)
+        start.click(on_start, [annotator, batch, state], outputs, api_name=api("start"), **QUIET).then(
             None, [annotator, batch], None, js=REMEMBER_JS, api_name=False
         )
     quick = QUEUED if embedded else FAST
@@ -395,9 +406,15 @@ def human_interface(
     answer_outputs = [*outputs, download] if embedded else outputs
     answered = [
         ui.submit.click(
-            lambda text, st: on_submit(text, False, st), [answer, state], answer_outputs, api_name=api("submit")
+            lambda text, st: on_submit(text, False, st),
+            [answer, state],
+            answer_outputs,
+            api_name=api("submit"),
+            **QUIET,
         ),
-        ui.give_up.click(lambda st: on_submit("", True, st), [state], answer_outputs, api_name=api("give_up")),
+        ui.give_up.click(
+            lambda st: on_submit("", True, st), [state], answer_outputs, api_name=api("give_up"), **QUIET
+        ),
     ]
     for event in answered:
         event.then(None, None, None, js=view.SCROLL_JS, api_name=False)

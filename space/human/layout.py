@@ -81,13 +81,27 @@ def build_parts(
         )
         start = gr.Button("Start", variant="primary", elem_id="start")
         start_msg = gr.Markdown("", elem_id="start-msg")
+        gr.Markdown(
+            view.START_ORACLE_INSTRUCTIONS if oracle else view.START_INSTRUCTIONS, elem_id="start-instructions"
+        )
     with gr.Row(visible=False, equal_height=False, elem_id="main-box") as main_box:
         with gr.Column(scale=3, min_width=320, elem_id="viewer-col"):
             title_md = gr.Markdown(view.viewer_title(None, 0, 0, False), elem_id="viewer-title")
             with gr.Row(elem_id="nav-row"):
-                nav = {k: gr.Button(k.capitalize(), elem_id=f"nav-{k}", min_width=60, size="sm") for k in NAV}
-                jump = gr.Number(label="Page", value=1, precision=0, elem_id="jump", min_width=70, show_label=False)
-                go = gr.Button("Go to page", elem_id="nav-jump", min_width=60, size="sm")
+                nav = {
+                    k: gr.Button(k.capitalize(), elem_id=f"nav-{k}", min_width=60, size="sm", interactive=False)
+                    for k in NAV
+                }
+                jump = gr.Number(
+                    label="Page",
+                    value=1,
+                    precision=0,
+                    elem_id="jump",
+                    min_width=70,
+                    show_label=False,
+                    interactive=False,
+                )
+                go = gr.Button("Go to page", elem_id="nav-jump", min_width=60, size="sm", interactive=False)
             viewer_msg = gr.Markdown("", elem_id="viewer-msg")
             page_img = gr.Image(
                 label="Page",
@@ -122,18 +136,20 @@ def build_parts(
                 visible=False,
                 elem_id="results",
             )
+            # The citation controls act on the page in view: before the answer and Submit, so that on a phone
+            # they follow the page viewer and citing comes before answering.
+            with gr.Row(elem_id="cite-row"):
+                cite = gr.Button("Add as citation (c)", elem_id="cite", size="sm", min_width=100, interactive=False)
+                uncite = gr.Button("Remove citation", elem_id="uncite", size="sm", min_width=100, interactive=False)
+            citations = gr.Markdown("", elem_id="citations")
             answer = gr.Textbox(
                 label="Answer (one per line for several; Enter submits, Shift+Enter starts a new line)",
                 lines=2,
                 elem_id="answer",
             )
-            with gr.Row():
+            with gr.Row(elem_id="submit-row"):
                 submit = gr.Button("Submit answer", variant="primary", elem_id="submit-answer")
                 give_up = gr.Button("I can't find it", elem_id="give-up")
-            with gr.Row():
-                cite = gr.Button("Add as citation (c)", elem_id="cite", size="sm")
-                uncite = gr.Button("Remove citation", elem_id="uncite", size="sm")
-            citations = gr.Markdown("", elem_id="citations")
             feedback = gr.Markdown("", elem_id="feedback")
             history = gr.Markdown("", elem_id="history")
             download = gr.DownloadButton("Download my answers (JSONL)", visible=False, elem_id="download")

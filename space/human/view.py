@@ -21,6 +21,9 @@ CSS = """
 #viewer-msg p { color: #9a3412; font-weight: bold; }
 #results .grid-wrap { height: auto !important; min-height: 0 !important; max-height: 380px !important;
   overflow-y: auto; }
+@media (min-width: 768px) {  /* one row of thumbnails and a bit, scrolled: Submit stays on the first screen */
+  #results .grid-wrap { max-height: 250px !important; }
+}
 #results .thumbnail-item { aspect-ratio: auto; height: auto; }
 #results .thumbnail-item img { aspect-ratio: 17 / 22; height: auto !important; }
 #progress p { font-size: 0.85em; color: #4b5563; margin: 0; }
@@ -31,12 +34,16 @@ CSS = """
 #viewer.zoomed img { cursor: zoom-out; }
 #keys-help p { font-size: 0.85em; color: #4b5563; }
 @media (max-width: 767px) {
-  #main-box { flex-direction: column; }
+  /* room below the last control, so that a page just opened can be scrolled to the top of the screen */
+  #main-box { flex-direction: column; padding-bottom: 40vh; }
   #viewer-col, #work-col { display: contents; }
   #main-box > * > * { order: 3; }
   #question, #progress, #instructions-box, #search-row, #search-msg, #results { order: 1; }
   #viewer-title, #nav-row, #viewer-msg, #viewer { order: 2; }
-  #keys-help { order: 4; }
+  #viewer-title { scroll-margin-top: 8px; }
+  #citations { order: 4; }  /* the list goes below; the cite buttons stay between the page and the answer */
+  #keys-help { order: 5; }
+  #nav-row #jump { padding: 0 !important; border: 0 !important; }
   #viewer { height: auto !important; }
 }
 """
@@ -100,6 +107,44 @@ INSTRUCTIONS = f"""**How to answer.** Search the document collection (syntax: {S
 last / jump to a page). Mark the pages that support your answer with **Add as citation**. Type the answer, one item
 per line for a list, and submit. **I can't find it** submits an empty answer. Your work is saved after every
 question: closing the tab or reloading resumes where you stopped."""
+
+#: The start page: the annotator's protocol of the paper's appendix C.2, in this project's words, read before the
+#: first question (the accordion "How to answer" beside the question repeats the short form).
+START_INSTRUCTIONS = f"""### Before you start
+
+You will answer a batch of questions about a collection of PDF documents, with the same search engine the
+benchmark's agents use. Work only from the documents: no outside knowledge, no other tools.
+
+1. **Read the question** in the blue box to the end before searching.
+2. **Search** the collection. The engine matches the pages' OCR text:
+   - several words find pages with all of them: `mountain car`;
+   - `AND` / `OR` / `NOT` (upper case) combine terms: `mountain OR car`;
+   - quotes find an exact phrase: `"annual report"`;
+   - `*` stands for any letters: `car*` finds car, cars, carriage.
+
+   The full syntax: {SYNTAX_HELP}.
+3. **Browse the documents.** A result is one page; open it and move through its whole document (first, previous,
+   next, last, or jump to a page number).
+4. **Cite the evidence**: with a supporting page in view, press **Add as citation** (or `c`). Cite every page the
+   answer needs, in every document it needs.
+5. **Answer** in the answer box; when there are several answers, put each on its own line. Press **Submit answer**
+   (or Enter). If you cannot find it, press **I can't find it**.
+
+Every search, page view and citation is logged with its time, so the study can compare how people and agents
+search. Your work is saved after each question: closing the tab or reloading resumes where you stopped."""
+
+START_ORACLE_INSTRUCTIONS = """### Before you start (oracle mode)
+
+You will answer a batch of questions about PDF documents. Each question comes with its evidence pages, so there is
+no search. Work only from the pages shown: no outside knowledge.
+
+1. **Read the question** in the blue box to the end.
+2. **Read the evidence pages**; you may browse their whole documents (first, previous, next, last, jump).
+3. **Cite** the pages that support your answer with **Add as citation** (or `c`).
+4. **Answer**, one item per line when there are several, and press **Submit answer** (or Enter);
+   **I can't find it** submits an empty answer.
+
+Your work is saved after each question: closing the tab or reloading resumes where you stopped."""
 
 ORACLE_INSTRUCTIONS = """**Oracle mode.** The pages below are the question's evidence pages; there is no search.
 Open them, mark the pages that support your answer, type the answer (one item per line) and submit."""

@@ -161,6 +161,24 @@ def test_no_default_written_by_hand_next_to_a_real_one(name: str, parser: argpar
 
 
 @pytest.mark.parametrize(
+    "argv, problem",
+    [
+        (["run", "--agent", "bm25"], "the following arguments are required: -o/--output"),
+        (["run", "-o", "r.jsonl", "--workers", "many"], "argument --workers"),
+        (["evaluate"], "the following arguments are required"),
+    ],
+)
+def test_an_argument_error_comes_first_in_one_line_with_a_help_hint(argv, problem, capsys) -> None:
+    """Issue 44, item 23: the problem, then a pointer to --help; not the usage block first (15 lines for run)."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    lines = capsys.readouterr().err.splitlines()
+    assert info.value.code == 2
+    assert lines[0].startswith(f"madqa {argv[0]}: error: ") and problem in lines[0], lines
+    assert lines[1:] == [f"(see `madqa {argv[0]} --help` for the options)"], lines
+
+
+@pytest.mark.parametrize(
     "argv,dest,value,new",
     [
         (["extract", "--pdfs", "d", "--out", "p.jsonl"], "output", "p.jsonl", "-o/--output"),

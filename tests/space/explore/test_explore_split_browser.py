@@ -1,0 +1,114 @@
+"""Headless Chromium on `madqa view` (issue 44, items 17–18): at 1440×900 the question list (more than 3.5 rows)
+and the transcript share the first screen, list left and transcript right, as `inspect view` does; on a phone
+(390×844) they stack, the list first; filters apply as they change (there is no Apply button); the page
+lightbox has a visible close control. One Chromium and one app for the module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.browser_support import chromium, require_browser, save_screens, watched_page  # noqa: E402
+from helpers.ports import free_port  # noqa: E402
+
+from madqa.space.gradio_launch import launch as launch_gradio
+
+sync_api = require_browser()
+
+from helpers.explore_runs import derived_runs, scripted_dev_run  # noqa: E402
+
+pytestmark = pytest.mark.browser
+expect = sync_api.expect
+T = 60_000
+#: The question table's data rows (gradio 6's grid: rows with cells, not its header row).
+ROWS = "#explore-table [role=row]:has([role=gridcell])"
+
+
+@pytest.fixture(scope="module")
+def runs(layout, tmp_path_factory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("explore_split")
+    return derived_runs(scripted_dev_run(folder / "scripted.jsonl"), folder)
+
+
+@pytest.fixture(scope="module")
+def url(runs) -> Iterator[str]:
+    import argparse
+
+    from madqa.cli.view_cmd import prepare
+    from madqa.space.explore.ui import build_view_app
+
+    args = argparse.Namespace(
+        results=list(runs["paths"].values()), split="dev", dataset=None, gold=None, no_thumbnails=False, resamples=200
+    )
+    ws, thumbs = prepare(args)
+    demo = build_view_app(ws, thumbs)
+    port = free_port()
+    launch_gradio(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
+
+
+def box(page: Any, selector: str) -> dict[str, float]:
+    found = page.locator(selector).first.bounding_box()
+    assert found is not None, selector
+    return dict(found)
+
+
+def rows_on_screen(page: Any, height: int) -> int:
+    """Data rows of the question table wholly inside the table's scroll box and the viewport."""
+    return page.evaluate(
+        """(h) => { const t = document.querySelector('#explore-table'); const b = t.getBoundingClientRect();
+        const rows = [...t.querySelectorAll('[role=row]:has([role=gridcell])')];
+        return rows.filter(r => { const x = r.getBoundingClientRect();
+        return x.height > 0 && x.top >= Math.max(b.top, 0) && x.bottom <= Math.min(b.bottom, h) + 1; }).length; }""",
+        height,
+    )
+
+
+def open_view(browser: Any, url: str, runs: dict[str, Any], viewport: dict[str, int]) -> tuple[Any, list[Any]]:
+    page, errors = watched_page(browser, viewport)
+    page.goto(url, timeout=T)
+    first = runs["order"][0]
+    expect(page.locator("#explore-detail")).to_contain_text(runs["gold"][first]["question"], timeout=T)
+    expect(page.locator(ROWS).filter(visible=True).first).to_be_visible(timeout=T)
+    return page, errors
+
+
+def test_desktop_list_left_transcript_right_and_live_filters(url: str, runs, browser, tmp_path: Path) -> None:
+    page, errors = open_view(browser, url, runs, {"width": 1440, "height": 900})
+    save_screens(page, "explore-split-1440", tmp_path)
+    table, column = box(page, "#explore-table"), box(page, "#explore-detail .run-column")
+    assert table["x"] + table["width"] <= column["x"], (table, column)  # list left, transcript right
+    assert column["y"] <= 900 - 250, column  # at least 250 px of the transcript on the first screen
+    assert rows_on_screen(page, 900) >= 4, rows_on_screen(page, 900)
+    page.locator("#explore-detail img.thumb").first.click()  # the lightbox, closed by its visible control
+    close = page.locator("#explore-zoom-close")
+    expect(close).to_be_visible(timeout=T)
+    close.click()
+    expect(page.locator("#explore-zoom")).to_be_hidden(timeout=T)
+    assert page.locator("#explore-apply").count() == 0
+    total = len(runs["order"])
+    qid = runs["order"][1]
+    page.locator("#explore-text textarea, #explore-text input").first.fill(qid)  # no click, no Enter
+    expect(page.locator("#explore-count")).to_contain_text(f"1 of {total} questions", timeout=T)
+    expect(page.locator(ROWS).filter(visible=True)).to_have_count(1, timeout=T)
+    assert not errors, errors
+    page.close()
+
+
+def test_phone_list_then_transcript(url: str, runs, browser, tmp_path: Path) -> None:
+    page, errors = open_view(browser, url, runs, {"width": 390, "height": 844})
+    table, column = box(page, "#explore-table"), box(page, "#explore-detail .run-column")
+    assert table["y"] + table["height"] <= column["y"], (table, column)
+    assert not errors, errors
+    page.close()
