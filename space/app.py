@@ -134,9 +134,8 @@ def build_app(services: Services) -> gr.Blocks:
         return plot_systems(store, ids or [])
 
     with gr.Blocks(title=content.TITLE, delete_cache=(UPLOAD_SWEEP_S, UPLOAD_MAX_AGE_S)) as demo:
+        # one line above the tabs: the board's table comes first on the first screen (how it is scored: About)
         gr.Markdown(content.HEADER, elem_id="intro")
-        with gr.Accordion("How the board is scored", open=False, elem_id="intro-more"):
-            gr.Markdown(content.INTRO)
         if config.on_spaces:
             gr.LoginButton()
         with gr.Tabs(overflow_behavior="wrap"):  # a phone shows every tab (the default hides them behind "…")
@@ -152,11 +151,12 @@ def build_tabs(
     with gr.Tab("Leaderboard", elem_id="tab-leaderboard"):
         official_text = gr.Markdown(elem_id="official-caption")
         official_table = gr.Dataframe(interactive=False, wrap=True, elem_id="official", max_height=300, visible=False)
+        board = build_board(demo, store)
+        # under the live board, so that its rows are on the first screen (issue 44, item 5)
         with gr.Accordion("How the two tables are made", open=False, elem_id="official-more-box"):
             official_more = gr.Markdown(elem_id="official-more")
         official_parts = [official_text, official_table, official_more]
         demo.load(official, None, official_parts, api_name="official")
-        board = build_board(demo, store)
         with gr.Accordion("Plots for selected systems", open=True, elem_id="board-plots"):
             picked = gr.CheckboxGroup(label="Systems", choices=system_choices(store), elem_id="pick")
             draw = gr.Button("Plot", elem_id="plot-button")
@@ -209,7 +209,9 @@ def build_tabs(
 
         build_practice_tab(config.dataset, services.practice, client_of=identity_key)
     with gr.Tab("About", elem_id="tab-about"):
-        gr.Markdown(content.ABOUT)
+        gr.Markdown(content.ABOUT, elem_id="about")
+        with gr.Accordion("How the board is scored", open=True, elem_id="intro-more"):
+            gr.Markdown(content.INTRO)
 
 
 def launch(services: Services, *, port: int | None = None, host: str | None = None, **kwargs: Any) -> gr.Blocks:

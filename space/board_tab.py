@@ -56,6 +56,9 @@ CSS = f"""
 }}
 #leaderboard th:nth-child(-n+2) {{ z-index: 5; }}
 #leaderboard th .header {{ white-space: normal; word-break: normal; overflow-wrap: normal; }}
+#leaderboard th, #leaderboard th .header, #leaderboard .virtual-row, #leaderboard .virtual-row span {{
+  font-family: var(--font); font-variant-numeric: tabular-nums;
+}}
 @media (max-width: {COMPACT_BELOW_PX}px) {{
   #board-controls, #board-columns-box {{ order: 1; }}
   #official-more-box, #board-legend-box, #board-plots {{ order: 2; }}
@@ -113,15 +116,27 @@ def board_data(store: SubmissionStore, query: str = "") -> dict[str, Any]:
 
 def build_board(demo: gr.Blocks, store: SubmissionStore) -> BoardParts:
     """The live board's components and events, inside the current Blocks context."""
+    # one row of filters, each choice group on one line at 1440 px (the rows of the table are on the first screen)
     with gr.Row(equal_height=True, elem_id="board-controls"):
         query = gr.Textbox(
-            label="Search systems", placeholder="system, submitter, agent or model", scale=3, elem_id="board-query"
+            label="Search systems",
+            placeholder="system, submitter, agent or model",
+            scale=2,
+            min_width=220,
+            elem_id="board-query",
         )
-        types = gr.CheckboxGroup(list(TYPES), value=list(TYPES), label="Type", scale=1, elem_id="board-types")
+        types = gr.CheckboxGroup(
+            list(TYPES), value=list(TYPES), label="Type", scale=1, min_width=230, elem_id="board-types"
+        )
         origins = gr.CheckboxGroup(
-            list(ORIGIN_CHOICES), value=list(ORIGIN_CHOICES), label="Origin", scale=2, elem_id="board-origins"
+            list(ORIGIN_CHOICES),
+            value=list(ORIGIN_CHOICES),
+            label="Origin",
+            scale=2,
+            min_width=470,
+            elem_id="board-origins",
         )
-        refresh = gr.Button("Refresh", scale=0, min_width=100, elem_id="refresh")
+        refresh = gr.Button("Refresh", scale=0, min_width=90, elem_id="refresh")
     with gr.Accordion("Columns", open=False, elem_id="board-columns-box"):
         choosable = [c.name for c in COLUMNS if c.name not in FIXED_COLUMNS]
         shown = [c for c in DEFAULT_COLUMNS if c not in FIXED_COLUMNS]

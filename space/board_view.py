@@ -180,12 +180,14 @@ COMPACT_COLUMNS: tuple[str, ...] = ("Rank", "System", "Accuracy")
 FIXED_COLUMNS: tuple[str, ...] = ("Rank", "System", ID)
 #: Screens narrower than this (CSS pixels) get :data:`COMPACT_COLUMNS`.
 COMPACT_BELOW_PX = 700
-#: Column widths in pixels (the two pinned columns' widths are fixed: the CSS pins System at Rank's width).
+#: Column widths in pixels (the two pinned columns' widths are fixed: the CSS pins System at Rank's width), in the
+#: board's proportional font: each row of the default columns on one or two lines at 1440 px (issue 44, item 5).
 WIDTHS: dict[str, int] = {
-    "Rank": 56,
-    "System": 250,
-    BADGE: 170,
-    "95% CI": 140,
+    "Rank": 64,
+    "System": 236,
+    BADGE: 156,
+    "95% CI": 124,
+    "Kuiper ↓": 124,
     "Kuiper CI": 120,
     "Submitter": 150,
     "Agent": 180,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 TITLE = "MADQA leaderboard"
 
-#: Always shown above the tabs: one heading and one line (the rest of the introduction is folded, so that the board
-#: is on the first screen, also on a phone).
+#: Always shown above the tabs: one heading and one line (the rest of the introduction is in the About tab, so that
+#: the board's rows are on the first screen, also on a phone).
 HEADER = """\
 # MADQA leaderboard
 Agentic question answering over PDF collections: systems answer questions and cite the pages they used.
 """
 
-#: Folded under the header ("How the board is scored").
+#: In the About tab ("How the board is scored"): above the tabs, it pushed the board's rows below the fold.
 INTRO = """\
 Scores come from the MADQA metric: **Accuracy** (ANLS* ≥ 0.5 per item in `anls` mode; judge accuracy in `judge`
 mode, bias-corrected only for the paper's judge, whose calibration it is) with a 95% CI, accuracy on cross-page
