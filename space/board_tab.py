@@ -31,11 +31,13 @@ from .board_view import (
     chosen_columns,
     column_datatypes,
     column_widths,
+    first_sort_directions,
     footnote,
     header_help,
     help_map_js,
     initial_columns,
     legend,
+    sort_on_click_js,
     styled_view,
     view_frame,
 )
@@ -146,7 +148,7 @@ def build_board(demo: gr.Blocks, store: SubmissionStore) -> BoardParts:
     width = gr.Number(value=0, visible=False, elem_id="board-width")
     table = gr.Dataframe(
         interactive=False,
-        show_search="filter",
+        show_search="none",  # one search box: the "Search systems" above, which also reads hidden columns
         wrap=True,
         buttons=["copy", "fullscreen"],
         elem_id="leaderboard",
@@ -180,7 +182,8 @@ def build_board(demo: gr.Blocks, store: SubmissionStore) -> BoardParts:
 
     demo.load(first, width, [width, columns, table, note], js="() => [window.innerWidth]", api_name=False)
     demo.load(None, None, None, js=help_map_js(header_help()), api_name=False)
-    for event in (query.submit, columns.change, types.change, origins.change):
+    demo.load(None, None, None, js=sort_on_click_js(first_sort_directions()), api_name=False)
+    for event in (query.change, columns.change, types.change, origins.change):  # the search box filters as one types
         event(show, inputs, [table, note], api_name=False)
     refreshed = refresh.click(show, inputs, [table, note], api_name=False)
     table.select(select, None, detail, api_name=False)

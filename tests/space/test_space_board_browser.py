@@ -168,3 +168,39 @@ def test_the_plot_picker_lists_systems_stored_after_start_up(space, browser, lay
     with board_page(browser, url, 1440, 900) as page:
         label = page.locator("#pick label").filter(has_text=f"late-arrival system (#{accepted.id})")
         label.first.wait_for(timeout=30_000)  # named by the system first, filled on page load
+
+
+def column_texts(page: Any, index: int) -> list[str]:
+    """The shown texts of the board's column ``index`` (0: Rank), top to bottom."""
+    return page.locator("#leaderboard .virtual-row").evaluate_all(
+        f"(rows) => rows.map((r) => r.children[{index}] ? r.children[{index}].innerText.trim() : '')"
+    )
+
+
+def test_a_header_click_sorts_and_one_live_search_box_filters(space, browser) -> None:
+    url, _ = space
+    with board_page(browser, url, 1440, 900) as page:
+        # issue 44, item 6: a click on a header sorts by it (best first), a second click the other way
+        top_page_f1 = page.locator("#leaderboard .virtual-row").first.locator(":scope > *").nth(5)
+        page.locator("#leaderboard th .header").filter(has_text="Page F1").first.click()
+        sync_api.expect(top_page_f1).to_have_text("83.3%")
+        pages = column_texts(page, 5)
+        assert pages == sorted(pages, key=lambda t: -float(t.rstrip("%"))), pages
+        page.locator("#leaderboard th .header").filter(has_text="Page F1").first.click()
+        sync_api.expect(top_page_f1).to_have_text("0.0%")
+        pages = column_texts(page, 5)
+        assert pages == sorted(pages, key=lambda t: float(t.rstrip("%"))), pages
+        page.locator("#leaderboard th .header").filter(has_text="Rank").first.click()  # rank 1 first
+        sync_api.expect(page.locator("#leaderboard .virtual-row").first).to_contain_text("1–3")
+        lower = [int(t.split("–")[0].split()[0]) for t in column_texts(page, 0)]
+        assert lower == sorted(lower), lower
+        # item 8: one search box (the table's own filter is gone), and it filters as one types, no Enter needed
+        assert (
+            page.locator(
+                "#leaderboard input[placeholder^='Filter'], #leaderboard input[placeholder^='Search']"
+            ).count()
+            == 0
+        )
+        page.locator("#board-query textarea, #board-query input").first.fill("ten items")
+        sync_api.expect(page.locator("#leaderboard .virtual-row")).to_have_count(1)
+        assert column_texts(page, 1) == ["all right, ten items"]
