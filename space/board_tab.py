@@ -68,6 +68,13 @@ CSS = f"""
 """
 
 
+#: After a row is selected: its detail (under the table) is scrolled into view (issue 44, item 7).
+SHOW_DETAIL_JS = (
+    "() => { const detail = document.querySelector('#board-detail');"
+    " if (detail) { detail.scrollIntoView({behavior: 'instant', block: 'nearest'}); } }"
+)
+
+
 @dataclass
 class BoardParts:
     """The components other tabs update (the submit tab re-renders the table after an accepted file)."""
@@ -186,7 +193,8 @@ def build_board(demo: gr.Blocks, store: SubmissionStore) -> BoardParts:
     for event in (query.change, columns.change, types.change, origins.change):  # the search box filters as one types
         event(show, inputs, [table, note], api_name=False)
     refreshed = refresh.click(show, inputs, [table, note], api_name=False)
-    table.select(select, None, detail, api_name=False)
+    # the detail is under the table, below the fold at 1440×900 once the board is long: brought into view
+    table.select(select, None, detail, api_name=False).then(None, None, None, js=SHOW_DETAIL_JS, api_name=False)
 
     def api_board(query: str = "") -> dict[str, Any]:
         """The whole board's data (every column under its data name), rows matching ``query``."""

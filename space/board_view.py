@@ -309,6 +309,23 @@ def best_mask(view: pd.DataFrame, accuracy: pd.Series | None = None) -> pd.DataF
     return mask
 
 
+def unmarked_ties(view: pd.DataFrame, accuracy: pd.Series | None = None) -> list[str]:
+    """The columns where a row holds the highlighted best value without being highlighted (it is not eligible,
+    :func:`eligible`): the note under the table says why (issue 44, item 11)."""
+    if accuracy is None and "Accuracy" in view:
+        accuracy = pd.to_numeric(view["Accuracy"], errors="coerce")
+    mask = best_mask(view, accuracy)
+    out = []
+    for name in view.columns:
+        if not mask[name].any():
+            continue
+        values = pd.to_numeric(view[name], errors="coerce")
+        best = values[mask[name]].iloc[0]
+        if ((values == best) & ~mask[name]).any():
+            out.append(name)
+    return out
+
+
 def _formatter(kind: str) -> Any:
     def fmt(value: Any) -> str:
         if kind == "link":
@@ -394,6 +411,12 @@ def footnote(view: pd.DataFrame) -> str:
         )
     if any(view[c].isna().any() for c in view.columns if c not in hops):
         notes.append(f"{WITHHELD} elsewhere: not reported by that submission")
+    unmarked = unmarked_ties(view)
+    if unmarked:
+        notes.append(
+            f"a value equal to the highlighted best but not highlighted ({', '.join(unmarked)}): its row answers "
+            "nothing right, so none of its values is compared (nor a Kuiper value of a run at 0% or 100%)"
+        )
     notes.append("hover a header for its definition; select a row for its details; ↑/↓: higher/lower is better")
     return "<small>" + " · ".join(notes) + ".</small>"
 
