@@ -24,7 +24,7 @@ from madqa.space.board_tab import build_board
 from madqa.space.gradio_launch import launch as launch_gradio
 from madqa.space.identity import identity_key
 from madqa.space.leaderboard import official_caption, official_frame, official_heading, system_choices
-from madqa.space.plots import plot_systems
+from madqa.space.plots import plot_alt, plot_data, plot_systems, top_ids
 from madqa.space.quiet import quiet_answers
 from madqa.space.services import Services
 from madqa.space.submission import SubmissionError, format_accepted
@@ -41,6 +41,15 @@ INTERNAL_ERROR = (
 )
 #: Seconds between sweeps of gradio's upload folder, and the age past which an unsubmitted upload is deleted.
 UPLOAD_SWEEP_S, UPLOAD_MAX_AGE_S = 600, 3600
+#: Gives the plot's image its text alternative (gradio 6.31 writes "undefined plot visualising provided data" for a
+#: matplotlib figure, and rewrites it when the figure changes, so an observer puts it back).
+PLOT_ALT_JS = (
+    "(alt) => { window.madqaPlotAlt = alt; const put = () => { const img = document.querySelector('#plot img');"
+    " if (img && window.madqaPlotAlt && img.alt !== window.madqaPlotAlt) { img.alt = window.madqaPlotAlt; } };"
+    " put(); if (!window.madqaPlotAltWatch) { window.madqaPlotAltWatch = new MutationObserver(put);"
+    " window.madqaPlotAltWatch.observe(document.body, {subtree: true, childList: true, attributes: true,"
+    " attributeFilter: ['alt', 'src']}); } return []; }"
+)
 
 
 def user_key(request: gr.Request | None, profile: Any) -> str:
@@ -160,12 +169,25 @@ def build_tabs(
         with gr.Accordion("Plots for selected systems", open=True, elem_id="board-plots"):
             picked = gr.CheckboxGroup(label="Systems", choices=system_choices(store), elem_id="pick")
             draw = gr.Button("Plot", elem_id="plot-button")
-            figure = gr.Plot(elem_id="plot")
+            figure = gr.Plot(elem_id="plot", label="Accuracy, Kuiper and error cascade")
+            alt = gr.Textbox(visible=False, elem_id="plot-alt")
         board.refreshed.then(choices_update, None, picked, api_name=False).then(
             official, None, official_parts, api_name=False
         )
-        draw.click(plot, picked, figure, api_name="plot")
-        demo.load(choices_update, None, picked, api_name=False)  # a visitor sees the systems stored by now
+
+        def describe(ids: list[int] | None) -> str:
+            return plot_alt(plot_data(store, ids or []))
+
+        def first_pick() -> Any:
+            """The systems stored by now, the board's first rows ticked (drawn at once, issue 44, item 9)."""
+            return gr.update(choices=system_choices(store), value=top_ids(store))
+
+        draw.click(plot, picked, figure, api_name="plot").then(describe, picked, alt, api_name=False).then(
+            None, alt, None, js=PLOT_ALT_JS, api_name=False
+        )
+        demo.load(first_pick, None, picked, api_name=False).then(plot, picked, figure, api_name=False).then(
+            describe, picked, alt, api_name=False
+        ).then(None, alt, None, js=PLOT_ALT_JS, api_name=False)
     with gr.Tab("Submit", elem_id="tab-submit"):
         gr.Markdown(content.HOW_TO_SUBMIT)
         upload = gr.File(label="results JSONL", file_types=list(RESULTS_SUFFIXES), type="filepath", elem_id="upload")
