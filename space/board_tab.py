@@ -23,6 +23,7 @@ from .board_detail import EMPTY, detail_markdown, submission_of
 from .board_view import (
     COLUMNS,
     COMPACT_BELOW_PX,
+    COMPACT_WIDTHS,
     DEFAULT_COLUMNS,
     FIXED_COLUMNS,
     ORIGIN_CHOICES,
@@ -62,6 +63,9 @@ CSS = f"""
   font-family: var(--font); font-variant-numeric: tabular-nums;
 }}
 @media (max-width: {COMPACT_BELOW_PX}px) {{
+  #leaderboard th:nth-child(2), #leaderboard .virtual-row > .body-cell:nth-child(2) {{
+    left: {COMPACT_WIDTHS["Rank"]}px;
+  }}
   #board-controls, #board-columns-box {{ order: 1; }}
   #official-more-box, #board-legend-box, #board-plots {{ order: 2; }}
 }}

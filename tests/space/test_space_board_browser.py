@@ -151,6 +151,15 @@ def test_phone_gets_the_compact_board_and_every_tab(space, browser, tmp_path) ->
     with board_page(browser, url, 390, 844) as page:
         headers = [t.strip() for t in page.locator("#leaderboard th").all_inner_texts() if t.strip()]
         assert headers[:3] == ["Rank", "System", "Accuracy"] and "Page F1" not in headers
+        # issue 44, item 10: every compact column whole inside the table ("#" was clipped), no header broken mid-word
+        frame = page.locator("#leaderboard .table-wrap, #leaderboard [class*='table-wrap']").first.bounding_box()
+        for name in ("Rank", "System", "Accuracy", "#"):
+            box = header_box(page, name)
+            assert box["x"] >= frame["x"] - 1 and box["x"] + box["width"] <= frame["x"] + frame["width"] + 1, name
+        lines = page.locator("#leaderboard th .header").evaluate_all(
+            "(spans) => spans.map((s) => [s.innerText.trim(), s.getClientRects().length])"
+        )
+        assert all(n == 1 for text, n in lines if text and " " not in text), lines
         table = page.locator("#leaderboard").bounding_box()
         assert table["y"] < 844  # the board starts on the first screen, the introduction is in About
         for tab in TABS:  # wrapped, none hidden behind an overflow menu
