@@ -71,9 +71,21 @@ CITATION = r"""@misc{borchmann2026madqa,
 }
 """
 
+#: Where the paper, the data and the code are (the About tab's first lines; issue 44, item 14). The code is the
+#: ``madqa`` package (the harness, the metric and this Space), whose files this Space serves.
+PAPER_URL = "https://arxiv.org/abs/2603.12180"
+DATASET_URL = "https://huggingface.co/datasets/OxRML/MADQA"
+CODE_URL = "https://huggingface.co/spaces/OxRML/MADQA-leaderboard/tree/main"
+
 ABOUT = (
-    """\
+    f"""\
 ### About
+- **Paper**: [arXiv:2603.12180]({PAPER_URL}), *Strategic Navigation or Stochastic Search? How Agents and Humans
+  Reason Over Document Collections*.
+- **Dataset**: [OxRML/MADQA]({DATASET_URL}) on the Hugging Face Hub.
+- **Code**: [the `madqa` package and this Space's files]({CODE_URL}): the harness (`madqa run`), the metric and the
+  board.
+
 The test labels never leave the server: the board shows aggregate scores only, the live board of the public part
 at once, the official ranking of the private part in Ladder snapshots (see the Space's README). Submissions are
 stored in SQLite and, when configured, mirrored to a private Hub dataset.
