@@ -202,7 +202,7 @@ WIDTHS: dict[str, int] = {
 }
 DEFAULT_WIDTH = 92
 #: On a phone (390 px: a 326-px table) the four compact columns fit whole, "#" included, and "Accuracy" on one line.
-COMPACT_WIDTHS: dict[str, int] = {"Rank": 52, "System": 138, "Accuracy": 86, ID: 40}
+COMPACT_WIDTHS: dict[str, int] = {"Rank": 58, "System": 132, "Accuracy": 86, ID: 40}
 #: The short origin on the type badge.
 BADGE_ORIGIN = {"maintainer baseline": "baseline", "verified": "verified", "self-reported": "self-reported"}
 BADGE_COLORS = {"baseline": "#eef0f3", "verified": "#dff3e4", "human": "#efe6fb"}
