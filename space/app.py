@@ -24,7 +24,7 @@ from madqa.space.board_tab import build_board
 from madqa.space.gradio_launch import launch as launch_gradio
 from madqa.space.identity import identity_key
 from madqa.space.leaderboard import official_caption, official_frame, official_heading, system_choices
-from madqa.space.plots import plot_systems
+from madqa.space.plots import plot_alt, plot_data, plot_systems, top_ids
 from madqa.space.quiet import quiet_answers
 from madqa.space.services import Services
 from madqa.space.submission import SubmissionError, format_accepted
@@ -41,6 +41,15 @@ INTERNAL_ERROR = (
 )
 #: Seconds between sweeps of gradio's upload folder, and the age past which an unsubmitted upload is deleted.
 UPLOAD_SWEEP_S, UPLOAD_MAX_AGE_S = 600, 3600
+#: Gives the plot's image its text alternative (gradio 6.31 writes "undefined plot visualising provided data" for a
+#: matplotlib figure, and rewrites it when the figure changes, so an observer puts it back).
+PLOT_ALT_JS = (
+    "(alt) => { window.madqaPlotAlt = alt; const put = () => { const img = document.querySelector('#plot img');"
+    " if (img && window.madqaPlotAlt && img.alt !== window.madqaPlotAlt) { img.alt = window.madqaPlotAlt; } };"
+    " put(); if (!window.madqaPlotAltWatch) { window.madqaPlotAltWatch = new MutationObserver(put);"
+    " window.madqaPlotAltWatch.observe(document.body, {subtree: true, childList: true, attributes: true,"
+    " attributeFilter: ['alt', 'src']}); } return []; }"
+)
 
 
 def user_key(request: gr.Request | None, profile: Any) -> str:
@@ -134,9 +143,8 @@ def build_app(services: Services) -> gr.Blocks:
         return plot_systems(store, ids or [])
 
     with gr.Blocks(title=content.TITLE, delete_cache=(UPLOAD_SWEEP_S, UPLOAD_MAX_AGE_S)) as demo:
+        # one line above the tabs: the board's table comes first on the first screen (how it is scored: About)
         gr.Markdown(content.HEADER, elem_id="intro")
-        with gr.Accordion("How the board is scored", open=False, elem_id="intro-more"):
-            gr.Markdown(content.INTRO)
         if config.on_spaces:
             gr.LoginButton()
         with gr.Tabs(overflow_behavior="wrap"):  # a phone shows every tab (the default hides them behind "…")
@@ -152,20 +160,34 @@ def build_tabs(
     with gr.Tab("Leaderboard", elem_id="tab-leaderboard"):
         official_text = gr.Markdown(elem_id="official-caption")
         official_table = gr.Dataframe(interactive=False, wrap=True, elem_id="official", max_height=300, visible=False)
+        board = build_board(demo, store)
+        # under the live board, so that its rows are on the first screen (issue 44, item 5)
         with gr.Accordion("How the two tables are made", open=False, elem_id="official-more-box"):
             official_more = gr.Markdown(elem_id="official-more")
         official_parts = [official_text, official_table, official_more]
         demo.load(official, None, official_parts, api_name="official")
-        board = build_board(demo, store)
         with gr.Accordion("Plots for selected systems", open=True, elem_id="board-plots"):
             picked = gr.CheckboxGroup(label="Systems", choices=system_choices(store), elem_id="pick")
             draw = gr.Button("Plot", elem_id="plot-button")
-            figure = gr.Plot(elem_id="plot")
+            figure = gr.Plot(elem_id="plot", label="Accuracy, Kuiper and error cascade")
+            alt = gr.Textbox(visible=False, elem_id="plot-alt")
         board.refreshed.then(choices_update, None, picked, api_name=False).then(
             official, None, official_parts, api_name=False
         )
-        draw.click(plot, picked, figure, api_name="plot")
-        demo.load(choices_update, None, picked, api_name=False)  # a visitor sees the systems stored by now
+
+        def describe(ids: list[int] | None) -> str:
+            return plot_alt(plot_data(store, ids or []))
+
+        def first_pick() -> Any:
+            """The systems stored by now, the board's first rows ticked (drawn at once, issue 44, item 9)."""
+            return gr.update(choices=system_choices(store), value=top_ids(store))
+
+        draw.click(plot, picked, figure, api_name="plot").then(describe, picked, alt, api_name=False).then(
+            None, alt, None, js=PLOT_ALT_JS, api_name=False
+        )
+        demo.load(first_pick, None, picked, api_name=False).then(plot, picked, figure, api_name=False).then(
+            describe, picked, alt, api_name=False
+        ).then(None, alt, None, js=PLOT_ALT_JS, api_name=False)
     with gr.Tab("Submit", elem_id="tab-submit"):
         gr.Markdown(content.HOW_TO_SUBMIT)
         upload = gr.File(label="results JSONL", file_types=list(RESULTS_SUFFIXES), type="filepath", elem_id="upload")
@@ -209,7 +231,9 @@ def build_tabs(
 
         build_practice_tab(config.dataset, services.practice, client_of=identity_key)
     with gr.Tab("About", elem_id="tab-about"):
-        gr.Markdown(content.ABOUT)
+        gr.Markdown(content.ABOUT, elem_id="about")
+        with gr.Accordion("How the board is scored", open=True, elem_id="intro-more"):
+            gr.Markdown(content.INTRO)
 
 
 def launch(services: Services, *, port: int | None = None, host: str | None = None, **kwargs: Any) -> gr.Blocks:

@@ -23,6 +23,7 @@ from .board_detail import EMPTY, detail_markdown, submission_of
 from .board_view import (
     COLUMNS,
     COMPACT_BELOW_PX,
+    COMPACT_WIDTHS,
     DEFAULT_COLUMNS,
     FIXED_COLUMNS,
     ORIGIN_CHOICES,
@@ -31,11 +32,13 @@ from .board_view import (
     chosen_columns,
     column_datatypes,
     column_widths,
+    first_sort_directions,
     footnote,
     header_help,
     help_map_js,
     initial_columns,
     legend,
+    sort_on_click_js,
     styled_view,
     view_frame,
 )
@@ -56,11 +59,24 @@ CSS = f"""
 }}
 #leaderboard th:nth-child(-n+2) {{ z-index: 5; }}
 #leaderboard th .header {{ white-space: normal; word-break: normal; overflow-wrap: normal; }}
+#leaderboard th, #leaderboard th .header, #leaderboard .virtual-row, #leaderboard .virtual-row span {{
+  font-family: var(--font); font-variant-numeric: tabular-nums;
+}}
 @media (max-width: {COMPACT_BELOW_PX}px) {{
+  #leaderboard th:nth-child(2), #leaderboard .virtual-row > .body-cell:nth-child(2) {{
+    left: {COMPACT_WIDTHS["Rank"]}px;
+  }}
   #board-controls, #board-columns-box {{ order: 1; }}
   #official-more-box, #board-legend-box, #board-plots {{ order: 2; }}
 }}
 """
+
+
+#: After a row is selected: its detail (under the table) is scrolled into view (issue 44, item 7).
+SHOW_DETAIL_JS = (
+    "() => { const detail = document.querySelector('#board-detail');"
+    " if (detail) { detail.scrollIntoView({behavior: 'instant', block: 'nearest'}); } }"
+)
 
 
 @dataclass
@@ -113,15 +129,27 @@ def board_data(store: SubmissionStore, query: str = "") -> dict[str, Any]:
 
 def build_board(demo: gr.Blocks, store: SubmissionStore) -> BoardParts:
     """The live board's components and events, inside the current Blocks context."""
+    # one row of filters, each choice group on one line at 1440 px (the rows of the table are on the first screen)
     with gr.Row(equal_height=True, elem_id="board-controls"):
         query = gr.Textbox(
-            label="Search systems", placeholder="system, submitter, agent or model", scale=3, elem_id="board-query"
+            label="Search systems",
+            placeholder="system, submitter, agent or model",
+            scale=2,
+            min_width=220,
+            elem_id="board-query",
         )
-        types = gr.CheckboxGroup(list(TYPES), value=list(TYPES), label="Type", scale=1, elem_id="board-types")
+        types = gr.CheckboxGroup(
+            list(TYPES), value=list(TYPES), label="Type", scale=1, min_width=230, elem_id="board-types"
+        )
         origins = gr.CheckboxGroup(
-            list(ORIGIN_CHOICES), value=list(ORIGIN_CHOICES), label="Origin", scale=2, elem_id="board-origins"
+            list(ORIGIN_CHOICES),
+            value=list(ORIGIN_CHOICES),
+            label="Origin",
+            scale=2,
+            min_width=470,
+            elem_id="board-origins",
         )
-        refresh = gr.Button("Refresh", scale=0, min_width=100, elem_id="refresh")
+        refresh = gr.Button("Refresh", scale=0, min_width=90, elem_id="refresh")
     with gr.Accordion("Columns", open=False, elem_id="board-columns-box"):
         choosable = [c.name for c in COLUMNS if c.name not in FIXED_COLUMNS]
         shown = [c for c in DEFAULT_COLUMNS if c not in FIXED_COLUMNS]
@@ -131,7 +159,7 @@ def build_board(demo: gr.Blocks, store: SubmissionStore) -> BoardParts:
     width = gr.Number(value=0, visible=False, elem_id="board-width")
     table = gr.Dataframe(
         interactive=False,
-        show_search="filter",
+        show_search="none",  # one search box: the "Search systems" above, which also reads hidden columns
         wrap=True,
         buttons=["copy", "fullscreen"],
         elem_id="leaderboard",
@@ -165,10 +193,12 @@ def build_board(demo: gr.Blocks, store: SubmissionStore) -> BoardParts:
 
     demo.load(first, width, [width, columns, table, note], js="() => [window.innerWidth]", api_name=False)
     demo.load(None, None, None, js=help_map_js(header_help()), api_name=False)
-    for event in (query.submit, columns.change, types.change, origins.change):
+    demo.load(None, None, None, js=sort_on_click_js(first_sort_directions()), api_name=False)
+    for event in (query.change, columns.change, types.change, origins.change):  # the search box filters as one types
         event(show, inputs, [table, note], api_name=False)
     refreshed = refresh.click(show, inputs, [table, note], api_name=False)
-    table.select(select, None, detail, api_name=False)
+    # the detail is under the table, below the fold at 1440×900 once the board is long: brought into view
+    table.select(select, None, detail, api_name=False).then(None, None, None, js=SHOW_DETAIL_JS, api_name=False)
 
     def api_board(query: str = "") -> dict[str, Any]:
         """The whole board's data (every column under its data name), rows matching ``query``."""

@@ -26,6 +26,9 @@ from .traces_link import traces_anchor
 
 #: :func:`.leaderboard.board_frame`'s column saying a row's Kuiper value is n/a (fixed effort).
 KUIPER_NA = "Kuiper n/a"
+#: The view's attribute holding each row's Rank sort key: the lower bound of its rank interval, a number, so that the
+#: table sorts "10–12" after "2" (the cell shows the interval, :func:`styled_view`).
+RANK_KEY = "Rank key"
 
 
 @dataclass(frozen=True)
@@ -180,12 +183,14 @@ COMPACT_COLUMNS: tuple[str, ...] = ("Rank", "System", "Accuracy")
 FIXED_COLUMNS: tuple[str, ...] = ("Rank", "System", ID)
 #: Screens narrower than this (CSS pixels) get :data:`COMPACT_COLUMNS`.
 COMPACT_BELOW_PX = 700
-#: Column widths in pixels (the two pinned columns' widths are fixed: the CSS pins System at Rank's width).
+#: Column widths in pixels (the two pinned columns' widths are fixed: the CSS pins System at Rank's width), in the
+#: board's proportional font: each row of the default columns on one or two lines at 1440 px (issue 44, item 5).
 WIDTHS: dict[str, int] = {
-    "Rank": 56,
-    "System": 250,
-    BADGE: 170,
-    "95% CI": 140,
+    "Rank": 64,
+    "System": 236,
+    BADGE: 156,
+    "95% CI": 124,
+    "Kuiper ↓": 124,
     "Kuiper CI": 120,
     "Submitter": 150,
     "Agent": 180,
@@ -196,7 +201,8 @@ WIDTHS: dict[str, int] = {
     ID: 48,
 }
 DEFAULT_WIDTH = 92
-COMPACT_WIDTHS: dict[str, int] = {"System": 160, "Accuracy": 84}
+#: On a phone (390 px: a 326-px table) the four compact columns fit whole, "#" included, and "Accuracy" on one line.
+COMPACT_WIDTHS: dict[str, int] = {"Rank": 58, "System": 132, "Accuracy": 86, ID: 40}
 #: The short origin on the type badge.
 BADGE_ORIGIN = {"maintainer baseline": "baseline", "verified": "verified", "self-reported": "self-reported"}
 BADGE_COLORS = {"baseline": "#eef0f3", "verified": "#dff3e4", "human": "#efe6fb"}
@@ -257,6 +263,7 @@ def view_frame(
         else:
             out[name] = rows[col.source]
     out = out.reset_index(drop=True)
+    out.attrs[RANK_KEY] = [_rank_lower(r) for r in rows["Rank interval"]] if "Rank interval" in rows else []
     out.attrs[KUIPER_NA] = [bool(v) for v in rows.get(KUIPER_NA, pd.Series(False, index=rows.index))]
     return out
 
@@ -266,6 +273,14 @@ def _rank_text(interval: Any, group: Any) -> str | None:
     if missing(interval):
         return None
     return str(interval) if missing(group) else f"{interval} {TIED}"
+
+
+def _rank_lower(interval: Any) -> float:
+    """The lower bound of a rank interval ``"3–7"`` (or of a single rank ``"2"``) as a number; NaN when missing."""
+    if missing(interval):
+        return float("nan")
+    head = str(interval).split("–")[0].strip()
+    return float(head) if head.isdigit() else float("nan")
 
 
 def eligible(view: pd.DataFrame, name: str, accuracy: pd.Series | None = None) -> pd.Series:
@@ -293,6 +308,23 @@ def best_mask(view: pd.DataFrame, accuracy: pd.Series | None = None) -> pd.DataF
         best = values[ok].max() if better == "high" else values[ok].min()
         mask[name] = ok & (values == best)
     return mask
+
+
+def unmarked_ties(view: pd.DataFrame, accuracy: pd.Series | None = None) -> list[str]:
+    """The columns where a row holds the highlighted best value without being highlighted (it is not eligible,
+    :func:`eligible`): the note under the table says why (issue 44, item 11)."""
+    if accuracy is None and "Accuracy" in view:
+        accuracy = pd.to_numeric(view["Accuracy"], errors="coerce")
+    mask = best_mask(view, accuracy)
+    out = []
+    for name in view.columns:
+        if not mask[name].any():
+            continue
+        values = pd.to_numeric(view[name], errors="coerce")
+        best = values[mask[name]].iloc[0]
+        if ((values == best) & ~mask[name]).any():
+            out.append(name)
+    return out
 
 
 def _formatter(kind: str) -> Any:
@@ -328,7 +360,16 @@ def styled_view(view: pd.DataFrame, accuracy: pd.Series | None = None) -> Any:
     if BADGE in view:
         styles[BADGE] = [_badge_style(str(v)) for v in view[BADGE]]
     fmt = {name: _formatter(BY_NAME[name].kind if name in BY_NAME else "text") for name in view.columns}
-    styler = view.style.apply(lambda _: styles, axis=None).format(fmt)
+    keys = view.attrs.get(RANK_KEY, [])
+    data = view
+    if "Rank" in view and len(keys) == len(view):
+        # the cell's value is the number the table sorts by, its display the interval text
+        data = view.assign(Rank=keys)
+        fmt.pop("Rank")
+    styler = data.style.apply(lambda _: styles, axis=None).format(fmt)
+    if data is not view:
+        for text, rows in view.groupby(view["Rank"].fillna(WITHHELD), sort=False).groups.items():
+            styler = styler.format(lambda _, shown=text: shown, subset=pd.IndexSlice[list(rows), ["Rank"]])
     kuiper = [c.name for c in COLUMNS if c.source == "Kuiper" and c.name in view]
     na_rows = [i for i, na in zip(view.index, view.attrs.get(KUIPER_NA, []), strict=False) if na]
     if kuiper and na_rows:
@@ -371,6 +412,12 @@ def footnote(view: pd.DataFrame) -> str:
         )
     if any(view[c].isna().any() for c in view.columns if c not in hops):
         notes.append(f"{WITHHELD} elsewhere: not reported by that submission")
+    unmarked = unmarked_ties(view)
+    if unmarked:
+        notes.append(
+            f"a value equal to the highlighted best but not highlighted ({', '.join(unmarked)}): its row answers "
+            "nothing right, so none of its values is compared (nor a Kuiper value of a run at 0% or 100%)"
+        )
     notes.append("hover a header for its definition; select a row for its details; ↑/↓: higher/lower is better")
     return "<small>" + " · ".join(notes) + ".</small>"
 
@@ -378,6 +425,42 @@ def footnote(view: pd.DataFrame) -> str:
 def legend() -> str:
     """Every column's definition as a Markdown list (for screens without hover)."""
     return "\n".join(f"- **{c.name}**: {c.help}" for c in COLUMNS if c.name != ID)
+
+
+def first_sort_directions() -> dict[str, str]:
+    """Header name → the direction of a first click on it: best first for a metric (``desc`` when higher is
+    better), ascending otherwise (Rank 1 first, names A to Z)."""
+    return {c.name: "desc" if c.better == "high" else "asc" for c in COLUMNS}
+
+
+def sort_on_click_js(first: Mapping[str, str]) -> str:
+    """A JavaScript function (for ``demo.load(js=...)``): a click on a board header sorts by it, a second click
+    the other way (``first``: the first click's direction per header).
+
+    Gradio 6.31's table sorts only from a header's "⋮" menu ("Sort ascending" / "Sort descending"); a plain click
+    selects the header (and stops the click there: the listener captures it on its way down). The click opens that
+    menu and picks the entry, after gradio's own handling of the click (a menu opened during the click would be
+    closed by it as a click outside). The table sorts by several columns in the order they were chosen, so the
+    column sorted before is cleared first: one click, one sort key.
+    """
+    import json
+
+    return (
+        "() => { const first = " + json.dumps(dict(first), ensure_ascii=False) + "; let last = {th: null, dir: ''};"
+        " const pick = (th, label, then) => { const menu = th.querySelector('.cell-menu-button');"
+        " if (!menu) { return; } menu.click(); setTimeout(() => { const item = [...document.querySelectorAll("
+        "'button')].find((b) => b.textContent.trim().startsWith(label)); if (item) { item.click(); }"
+        " if (then) { setTimeout(then, 50); } }, 50); };"
+        " document.addEventListener('click', (ev) => { const th = ev.target.closest('#leaderboard th');"
+        " if (!th || !ev.isTrusted || ev.target.closest('button')) { return; }"
+        " const name = (th.querySelector('.header') || th).innerText.trim();"
+        " const same = last.th !== null && last.th.isConnected"
+        " && (last.th.querySelector('.header') || last.th).innerText.trim() === name;"
+        " const want = same ? (last.dir === 'asc' ? 'desc' : 'asc') : (first[name] || 'asc');"
+        " const before = same || last.th === null || !last.th.isConnected ? null : last.th; last = {th, dir: want};"
+        " const sort = () => pick(th, want === 'asc' ? 'Sort ascending' : 'Sort descending');"
+        " setTimeout(() => (before ? pick(before, 'Clear sort', sort) : sort()), 0); }, true); }"
+    )
 
 
 def help_map_js(helps: Mapping[str, str]) -> str:

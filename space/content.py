@@ -4,14 +4,14 @@ from __future__ import annotations
 
 TITLE = "MADQA leaderboard"
 
-#: Always shown above the tabs: one heading and one line (the rest of the introduction is folded, so that the board
-#: is on the first screen, also on a phone).
+#: Always shown above the tabs: one heading and one line (the rest of the introduction is in the About tab, so that
+#: the board's rows are on the first screen, also on a phone).
 HEADER = """\
 # MADQA leaderboard
 Agentic question answering over PDF collections: systems answer questions and cite the pages they used.
 """
 
-#: Folded under the header ("How the board is scored").
+#: In the About tab ("How the board is scored"): above the tabs, it pushed the board's rows below the fold.
 INTRO = """\
 Scores come from the MADQA metric: **Accuracy** (ANLS* ≥ 0.5 per item in `anls` mode; judge accuracy in `judge`
 mode, bias-corrected only for the paper's judge, whose calibration it is) with a 95% CI, accuracy on cross-page
@@ -71,9 +71,21 @@ CITATION = r"""@misc{borchmann2026madqa,
 }
 """
 
+#: Where the paper, the data and the code are (the About tab's first lines; issue 44, item 14). The code is the
+#: ``madqa`` package (the harness, the metric and this Space), whose files this Space serves.
+PAPER_URL = "https://arxiv.org/abs/2603.12180"
+DATASET_URL = "https://huggingface.co/datasets/OxRML/MADQA"
+CODE_URL = "https://huggingface.co/spaces/OxRML/MADQA-leaderboard/tree/main"
+
 ABOUT = (
-    """\
+    f"""\
 ### About
+- **Paper**: [arXiv:2603.12180]({PAPER_URL}), *Strategic Navigation or Stochastic Search? How Agents and Humans
+  Reason Over Document Collections*.
+- **Dataset**: [OxRML/MADQA]({DATASET_URL}) on the Hugging Face Hub.
+- **Code**: [the `madqa` package and this Space's files]({CODE_URL}): the harness (`madqa run`), the metric and the
+  board.
+
 The test labels never leave the server: the board shows aggregate scores only, the live board of the public part
 at once, the official ranking of the private part in Ladder snapshots (see the Space's README). Submissions are
 stored in SQLite and, when configured, mirrored to a private Hub dataset.

@@ -17,6 +17,8 @@ from .storage import SubmissionStore
 
 #: At most this many systems in one figure.
 MAX_SYSTEMS = 8
+#: Drawn when the page opens: the board's first rows (issue 44, item 9: no empty plot until systems are ticked).
+DEFAULT_SYSTEMS = 3
 CASCADE_STEPS = (("found_doc", "found doc"), ("found_page", "found page"), ("correct", "correct"))
 
 
@@ -57,6 +59,36 @@ def plot_data(store: SubmissionStore, ids: Sequence[Any]) -> list[dict[str, Any]
             }
         )
     return out
+
+
+def top_ids(store: SubmissionStore, n: int = DEFAULT_SYSTEMS) -> list[int]:
+    """The submission ids of the board's first ``n`` rows (its rank order), the plot's default selection."""
+    from .leaderboard import board_frame
+
+    board = board_frame(store.submissions())
+    return [int(sid) for sid in list(board["#"])[:n]] if "#" in board else []
+
+
+def plot_alt(data: Sequence[dict[str, Any]]) -> str:
+    """The figure's text alternative (the image's ``alt``): what it shows and each system's numbers."""
+    if not data:
+        return "No systems selected: tick systems above and press Plot."
+
+    def pct(value: Any) -> str:
+        return "n/a" if value is None else f"{value:.1f}%"
+
+    rows = []
+    for d in data:
+        kuiper = "n/a" if d["kuiper"] is None else f"{d['kuiper']:.1f}"
+        found = ", ".join(f"{name} {pct(v)}" for (_, name), v in zip(CASCADE_STEPS, d["cascade"], strict=True))
+        rows.append(
+            f"{d['label']}: accuracy {pct(d['accuracy'])}, Page F1 {pct(d['page_f1'])}, "
+            f"Doc F1 {pct(d['doc_f1'])}, Kuiper {kuiper}; error cascade {found}"
+        )
+    return (
+        f"Three bar charts comparing {len(data)} system{'s' if len(data) != 1 else ''}: accuracy with its 95% CI, "
+        "Page F1 and Doc F1; the Kuiper statistic; the error cascade. " + ". ".join(rows) + "."
+    )
 
 
 def tick_label(label: str, width: int = 16, lines: int = 3) -> str:
@@ -132,9 +164,12 @@ def plot_systems(store: SubmissionStore, ids: Sequence[Any]) -> Any:
         fontsize=8,
         color="grey",
     )
-    for ax in (ax_s, ax_k, ax_c):
-        if data:
-            ax.legend(fontsize=7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    # one legend for the three panels, under them: inside an axis it hid bars (issue 44, item 9)
+    handles, labels = ax_s.get_legend_handles_labels()
+    columns = min(len(labels), 4) or 1
+    legend_rows = -(-len(labels) // columns)
+    if labels:
+        fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.035), ncol=columns, fontsize=9)
+    fig.tight_layout(rect=(0, 0.05 + 0.07 * legend_rows, 1, 1))
     plt.close(fig)
     return fig

@@ -29,6 +29,7 @@ from madqa.space.board_view import (  # noqa: E402
     header_help,
     initial_columns,
     styled_view,
+    unmarked_ties,
     view_frame,
 )
 from madqa.space.leaderboard import board_columns, board_frame  # noqa: E402
@@ -241,3 +242,12 @@ def test_board_data_for_api_clients_keeps_every_column(tmp_path: Path) -> None:
     json.dumps(data, allow_nan=False)
     assert board_data(store, "nomatch")["data"] == []
     assert isinstance(pd.DataFrame(data["data"], columns=data["headers"]), pd.DataFrame)
+
+
+def test_the_note_says_why_an_equal_value_is_not_highlighted() -> None:
+    # Page F1 is 50% in every row; the floor row (nothing right) holds it without the highlight (issue 44, item 11)
+    view = view_frame(board_frame(subs()), [c.name for c in COLUMNS])
+    assert "Page F1" in unmarked_ties(view)
+    assert "answers nothing right" in footnote(view) and "Page F1" in footnote(view)
+    rest = view_frame(board_frame([s for s in subs() if s.form["system"] != "floor"]), [c.name for c in COLUMNS])
+    assert unmarked_ties(rest) == [] and "answers nothing right" not in footnote(rest)

@@ -7,6 +7,7 @@ the server started. Screenshots of every tab at both widths go to the test's fol
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,6 +23,26 @@ sync_api = require_browser()
 
 TABS = ("Leaderboard", "Submit", "Try an agent", "Explore (dev)", "Solve it yourself", "About")
 FORM = submission_form(system="late-arrival system", submitter="t", compute="1 min")
+#: Submitted before the page loads: with the four baselines, the seven rows of the board the issue measured.
+EXTRA_SYSTEMS = ("all right, twenty items", "all right, ten items", "half right, long system name for wrapping")
+
+
+def results_text(layout: Any, n: int, right: int | None = None) -> str:
+    """A results file of the first ``n`` test items, the first ``right`` (default all) answered with the gold."""
+    rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()][:n]
+    right = n if right is None else right
+    return "".join(
+        json.dumps(
+            {
+                "id": r["id"],
+                "answer": r["answer_variants"][0] if i < right else ["?"],
+                "citations": r["evidence"],
+                "steps": 1 + i % 3,
+            }
+        )
+        + "\n"
+        for i, r in enumerate(rows)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +56,10 @@ def space(layout, tmp_path_factory) -> Iterator[tuple[str, Any]]:
         {"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"), "MADQA_SPACE_RESAMPLES": "100"}
     )
     services = create_services(config, seed=True)
+    from madqa.space.submission import clean_form
+
+    for system, (n, right) in zip(EXTRA_SYSTEMS, ((20, 20), (10, 10), (24, 12)), strict=True):
+        services.scorer.submit_text(results_text(layout, n, right), clean_form(submission_form(system=system)))
     port = free_port()
     demo = launch(services, port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
@@ -77,9 +102,19 @@ def header_box(page: Any, text: str) -> dict[str, float]:
     return dict(header.bounding_box())
 
 
+def rows_below(page: Any, height: int) -> list[str]:
+    """The board's rows (by System) that end below ``height`` pixels: not on the first screen (issue 44, item 5)."""
+    boxes = page.locator("#leaderboard .virtual-row").evaluate_all(
+        "(rows) => rows.map((r) => [r.children[1] ? r.children[1].innerText : '', r.getBoundingClientRect().bottom])"
+    )
+    assert len(boxes) == 7, boxes  # the four baselines and the three extra systems
+    return [name for name, bottom in boxes if bottom > height]
+
+
 def test_wide_screen_shows_the_metrics_pinned_system_tooltips_units_and_detail(space, browser, tmp_path) -> None:
     url, _ = space
     with board_page(browser, url, 1440, 900) as page:
+        assert rows_below(page, 900) == []  # every row of the sample on the first screen
         for name in ("Accuracy", "95% CI", "Page F1", "Doc F1", "Kuiper ↓", "Mean steps", "Coverage"):
             box = header_box(page, name)
             assert box["x"] + box["width"] <= 1440 and box["y"] < 900, (name, box)  # on the first screen
@@ -116,8 +151,17 @@ def test_phone_gets_the_compact_board_and_every_tab(space, browser, tmp_path) ->
     with board_page(browser, url, 390, 844) as page:
         headers = [t.strip() for t in page.locator("#leaderboard th").all_inner_texts() if t.strip()]
         assert headers[:3] == ["Rank", "System", "Accuracy"] and "Page F1" not in headers
+        # issue 44, item 10: every compact column whole inside the table ("#" was clipped), no header broken mid-word
+        frame = page.locator("#leaderboard .table-wrap, #leaderboard [class*='table-wrap']").first.bounding_box()
+        for name in ("Rank", "System", "Accuracy", "#"):
+            box = header_box(page, name)
+            assert box["x"] >= frame["x"] - 1 and box["x"] + box["width"] <= frame["x"] + frame["width"] + 1, name
+        lines = page.locator("#leaderboard th .header").evaluate_all(
+            "(spans) => spans.map((s) => [s.innerText.trim(), s.getClientRects().length])"
+        )
+        assert all(n == 1 for text, n in lines if text and " " not in text), lines
         table = page.locator("#leaderboard").bounding_box()
-        assert table["y"] < 844  # the board starts on the first screen, the introduction is folded
+        assert table["y"] < 844  # the board starts on the first screen, the introduction is in About
         for tab in TABS:  # wrapped, none hidden behind an overflow menu
             assert page.get_by_role("tab", name=tab).is_visible(), tab
         save_screens(page, "space-leaderboard-390", tmp_path)
@@ -128,12 +172,72 @@ def test_the_plot_picker_lists_systems_stored_after_start_up(space, browser, lay
     from madqa.space.submission import clean_form
 
     url, services = space
-    rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
-    text = "".join(
-        json.dumps({"id": r["id"], "answer": r["answer_variants"][0], "citations": r["evidence"], "steps": 2}) + "\n"
-        for r in rows[:20]
-    )
-    accepted = services.scorer.submit_text(text, clean_form(FORM))  # not through this page: another visitor's
+    # not through this page: another visitor's
+    accepted = services.scorer.submit_text(results_text(layout, 16, 5), clean_form(FORM))
     with board_page(browser, url, 1440, 900) as page:
         label = page.locator("#pick label").filter(has_text=f"late-arrival system (#{accepted.id})")
         label.first.wait_for(timeout=30_000)  # named by the system first, filled on page load
+        # issue 44, item 9: the board's first three rows are ticked and drawn without a click, the image described
+        sync_api.expect(page.locator("#pick input:checked")).to_have_count(3)
+        image = page.locator("#plot img")
+        sync_api.expect(image).to_have_attribute("alt", re.compile(r"^Three bar charts comparing 3 systems"))
+        assert "undefined" not in image.get_attribute("alt")
+
+
+def column_texts(page: Any, index: int) -> list[str]:
+    """The shown texts of the board's column ``index`` (0: Rank), top to bottom."""
+    return page.locator("#leaderboard .virtual-row").evaluate_all(
+        f"(rows) => rows.map((r) => r.children[{index}] ? r.children[{index}].innerText.trim() : '')"
+    )
+
+
+def test_a_header_click_sorts_and_one_live_search_box_filters(space, browser) -> None:
+    url, _ = space
+    with board_page(browser, url, 1440, 900) as page:
+        # issue 44, item 6: a click on a header sorts by it (best first), a second click the other way
+        top_page_f1 = page.locator("#leaderboard .virtual-row").first.locator(":scope > *").nth(5)
+        page.locator("#leaderboard th .header").filter(has_text="Page F1").first.click()
+        sync_api.expect(top_page_f1).to_have_text("83.3%")
+        pages = column_texts(page, 5)
+        assert pages == sorted(pages, key=lambda t: -float(t.rstrip("%"))), pages
+        page.locator("#leaderboard th .header").filter(has_text="Page F1").first.click()
+        sync_api.expect(top_page_f1).to_have_text("0.0%")
+        pages = column_texts(page, 5)
+        assert pages == sorted(pages, key=lambda t: float(t.rstrip("%"))), pages
+        page.locator("#leaderboard th .header").filter(has_text="Rank").first.click()  # rank 1 first
+        top_rank = page.locator("#leaderboard .virtual-row").first.locator(":scope > *").first
+        sync_api.expect(top_rank).to_have_text(re.compile(r"^\s*1(–|\s|$)"))
+        lower = [int(t.split("–")[0].split()[0]) for t in column_texts(page, 0)]
+        assert lower == sorted(lower), lower
+        # item 8: one search box (the table's own filter is gone), and it filters as one types, no Enter needed
+        assert (
+            page.locator(
+                "#leaderboard input[placeholder^='Filter'], #leaderboard input[placeholder^='Search']"
+            ).count()
+            == 0
+        )
+        page.locator("#board-query textarea, #board-query input").first.fill("ten items")
+        sync_api.expect(page.locator("#leaderboard .virtual-row")).to_have_count(1)
+        assert column_texts(page, 1) == ["all right, ten items"]
+        # item 14: the About tab links to the paper, the dataset and the code
+        page.get_by_role("tab", name="About").click()
+        for href in ("arxiv.org/abs/2603.12180", "huggingface.co/datasets/OxRML/MADQA", "MADQA-leaderboard/tree"):
+            sync_api.expect(page.locator(f"#about a[href*='{href}']")).to_have_count(1)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_a_row_click_brings_its_detail_into_view_and_the_note_explains_ties(space, browser, width, height) -> None:
+    url, _ = space
+    with board_page(browser, url, width, height) as page:
+        # issue 44, item 11: Page F1 83.3% is highlighted on the BM25 row with a right answer, not on its twin
+        # without one; the note says why
+        if width == 1440:
+            sync_api.expect(page.locator("#board-note")).to_contain_text("answers nothing right")
+        # item 7: the detail opens under the table; the click brings it on screen
+        page.locator("#leaderboard").get_by_text("Baseline: BM25 top-3 pages, no answer").first.click()
+        detail = page.locator("#board-detail")
+        detail.get_by_text("Disclosures").first.wait_for(timeout=30_000)
+        sync_api.expect(detail).to_contain_text("BM25 top-3 pages")
+        page.wait_for_timeout(300)
+        box = detail.bounding_box()
+        assert box["y"] < height - 80 and box["y"] + box["height"] > 0, box  # its heading on the screen

@@ -105,3 +105,27 @@ def test_rank_columns_read_only_the_shown_accuracy_and_se() -> None:
     assert rank_columns(shown_only) == rank_columns(board)
     nudged = shown_only.assign(Accuracy=shown_only["Accuracy"] + [0.0, 0.0, 0.0, 26.0])  # c within reach of b
     assert rank_columns(nudged)[0] == ["1–4", "1–4", "1–4", "1–4"]
+
+
+def test_rank_sorts_by_the_interval_lower_bound_as_a_number() -> None:
+    # Twelve rows 8 points apart (SE half a point): every pair differs, ranks 1 to 12; the table's value of a Rank cell is
+    # the lower bound (a number, so "10" sorts after "2"), its shown text the interval (issue 44, item 6).
+    gr = pytest.importorskip("gradio")
+
+    def sub(sid: int) -> StoredSubmission:
+        rep = report(0.95 - 0.08 * sid, 5.0, accuracy_se=0.005)
+        return StoredSubmission(
+            sid, "2026-12-01 10:00:00", "user", {**FORM, "system": f"s{sid}"}, "anls", "1", rep, "agent"
+        )
+
+    board = board_frame([sub(sid) for sid in range(12)])
+    sent = gr.Dataframe(interactive=False).postprocess(styled_view(view_frame(board))).model_dump()
+    rank_col = sent["headers"].index("Rank")
+    values = [row[rank_col] for row in sent["data"]]
+    shown = [row[rank_col] for row in sent["metadata"]["display_value"]]
+    assert all(isinstance(v, (int, float)) for v in values), values
+    assert [text for _, text in sorted(zip(values, shown, strict=True), reverse=True)][:4] == ["12", "11", "10", "9"]
+    tied = view_frame(board_frame(subs()))  # a tied interval keeps its mark in the cell, its lower bound as value
+    sent = gr.Dataframe(interactive=False).postprocess(styled_view(tied)).model_dump()
+    assert [row[0] for row in sent["data"]] == [1, 1, 1, 4]
+    assert [row[0] for row in sent["metadata"]["display_value"]] == ["1–3 ≈", "1–3 ≈", "1–3 ≈", "4"]

@@ -247,6 +247,28 @@ def test_plots_draw_three_panels(scorer, layout) -> None:
     assert ticks == [f"Long system\nname: BM25 top-3\n(#{named.id})"]  # wrapped, never cut to 14 characters
 
 
+def test_plots_default_to_the_top_rows_with_the_legend_outside_and_a_text_alternative(scorer, layout) -> None:
+    # issue 44, item 9
+    from madqa.space.plots import DEFAULT_SYSTEMS, plot_alt, plot_data, plot_systems, top_ids
+    from madqa.space.submission import clean_form
+
+    rows = gold(layout)
+    ids = [scorer.submit_text(results(rows, n), clean_form({**FORM, "system": f"s{n}"})).id for n in (2, 9, 5, 7)]
+    assert DEFAULT_SYSTEMS == 3 and top_ids(scorer.store) == [ids[1], ids[3], ids[2]]  # best accuracy first
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = plot_systems(scorer.store, top_ids(scorer.store))
+    canvas = FigureCanvasAgg(fig)  # the figure comes back closed: drawn again on a canvas of its own
+    canvas.draw()
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1  # one legend, of the figure
+    legend_box, renderer = fig.legends[0].get_window_extent(), canvas.get_renderer()
+    for ax in fig.axes:  # under every panel and its tick labels, none of them covered
+        assert legend_box.y1 <= ax.get_tightbbox(renderer).y0 + 1, (legend_box, ax.get_tightbbox(renderer))
+    alt = plot_alt(plot_data(scorer.store, top_ids(scorer.store)))
+    assert alt.startswith("Three bar charts comparing 3 systems") and "s9 (#" in alt and "accuracy " in alt
+    assert "undefined" not in alt and "tick systems" in plot_alt([])
+
+
 class VerdictModel(Model):
     """Judge stand-in (a smolagents Model chosen by a ``py:`` spec): "correct" when the prediction holds JUDGE-OK."""
 
