@@ -108,8 +108,8 @@ def test_rank_columns_read_only_the_shown_accuracy_and_se() -> None:
 
 
 def test_rank_sorts_by_the_interval_lower_bound_as_a_number() -> None:
-    # Twelve rows 8 points apart (SE half a point): every pair differs, ranks 1 to 12; the table's value of a Rank cell is
-    # the lower bound (a number, so "10" sorts after "2"), its shown text the interval (issue 44, item 6).
+    # Twelve rows 8 points apart (SE half a point): every pair differs, ranks 1 to 12; the table's value of a Rank
+    # cell is the lower bound (a number, so "10" sorts after "2"), its shown text the interval (issue 44, item 6).
     gr = pytest.importorskip("gradio")
 
     def sub(sid: int) -> StoredSubmission:
