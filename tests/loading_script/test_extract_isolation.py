@@ -122,7 +122,10 @@ def test_files_are_cached_as_they_finish_so_a_killed_run_resumes(folder, tmp_pat
         "extract_corpus(Path(sys.argv[1]), cache_dir=Path(sys.argv[2]), workers=2, progress=False, "
         "worker=hostile_worker, file_timeout_s=None)"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(TESTS)])}
+    # added in front of what is there: a checkout run with its own tree first on the path keeps it (else the child
+    # would import the installed tree's extractor, another EXTRACTOR_VERSION, and its cache would not be found)
+    given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(TESTS), *given])}
     run = subprocess.Popen([sys.executable, "-c", script, str(folder), str(cache)], env=env, start_new_session=True)
     try:
         give_up = time.monotonic() + 120  # a safety net, not a measurement

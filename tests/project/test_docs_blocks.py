@@ -28,6 +28,10 @@ from pathlib import Path
 import pytest
 from helpers.paths import ROOT
 
+#: A slow block's limit: a guard against a hang, not a speed target (the README's three local-model questions take
+#: about 2 min on an idle 2-core machine and passed 15 min at load 15; speed lives in `madqa bench`).
+HANG_S = 3600
+
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 NEEDS = ("keys", "hub", "root", "gpu", "long")
 MARKER = re.compile(r"<!-- block: (.*?) -->")
@@ -151,7 +155,7 @@ def run_blocks(page: Path, kinds: tuple[str, ...], home: Path, folder: Path) -> 
             env=env,
             capture_output=True,
             text=True,
-            timeout=900,
+            timeout=HANG_S,
         )
         assert done.returncode == 0, f"{block.where()} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
 

