@@ -6,19 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.runs import line, write
+from helpers.runs import gold_rows, line, write
 
 from madqa.cli import main
 
-GOLD30 = [
-    {
-        "id": f"g{i}",
-        "question": f"q{i}?",
-        "answer_variants": [[f"Answer{i}"]],
-        "evidence": [{"document": "x.pdf", "page": i}],
-    }
-    for i in range(1, 31)
-]
+GOLD30 = gold_rows(30)
 
 
 def test_pairwise_matrix_rank_intervals_and_flat_kuiper(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,21 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.runs import line, write
+from helpers.runs import gold_rows, line, write
 
 from madqa.cli import main
 from madqa.metric import pareto
 from madqa.metric.pareto import pareto_front
 
-GOLD = [
-    {
-        "id": f"g{i}",
-        "question": f"q{i}?",
-        "answer_variants": [[f"Answer{i}"]],
-        "evidence": [{"document": "x.pdf", "page": i}],
-    }
-    for i in range(1, 11)
-]
+GOLD = gold_rows(10)
 
 
 def test_the_frontier_by_hand() -> None:

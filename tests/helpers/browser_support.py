@@ -92,3 +92,10 @@ def save_screens(page: Any, name: str, tmp_dir: Path | None = None) -> list[Path
         page.screenshot(path=str(shot), type="jpeg", quality=70, scale="css", full_page=False)
         shots.append(shot)
     return shots
+
+
+def box(page: Any, selector: str) -> dict[str, float]:
+    """The bounding box (x, y, width, height) of the first element ``selector`` matches; it must be laid out."""
+    found = page.locator(selector).first.bounding_box()
+    assert found is not None, selector
+    return dict(found)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +75,25 @@ def scripted_model(**_: Any) -> ScriptedModel:
         usage=lambda text, n: (len(text) // 4, 9),
         model_id="scripted",
     )
+
+
+@contextmanager
+def serving_view_app(paths: list[Path]) -> Iterator[str]:
+    """`madqa view`'s app on ``paths`` (dev split), served on a free local port: yields its URL."""
+    import argparse
+
+    from helpers.ports import free_port
+    from madqa.cli.view_cmd import prepare
+    from madqa.space.explore.ui import build_view_app
+    from madqa.space.gradio_launch import launch
+
+    args = argparse.Namespace(
+        results=list(paths), split="dev", dataset=None, gold=None, no_thumbnails=False, resamples=200
+    )
+    demo = build_view_app(*prepare(args))
+    port = free_port()
+    launch(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()

@@ -5,15 +5,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-GOLD = [
-    {
-        "id": f"g{i}",
-        "question": f"q{i}?",
-        "answer_variants": [[f"Answer{i}"]],
-        "evidence": [{"document": "x.pdf", "page": i}],
-    }
-    for i in range(1, 5)
-]
+
+def gold_rows(n: int) -> list[dict]:
+    """``n`` gold rows ``g1..gn``: question ``q{i}?``, answer ``Answer{i}``, evidence ``x.pdf`` page ``i``."""
+    return [
+        {
+            "id": f"g{i}",
+            "question": f"q{i}?",
+            "answer_variants": [[f"Answer{i}"]],
+            "evidence": [{"document": "x.pdf", "page": i}],
+        }
+        for i in range(1, n + 1)
+    ]
+
+
+GOLD = gold_rows(4)
 
 
 def write(path: Path, rows: list[dict]) -> Path:

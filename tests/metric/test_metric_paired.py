@@ -92,31 +92,28 @@ def test_mcnemar_rejects_at_most_alpha_under_the_null():
     assert rejected / 2000 <= 0.065
 
 
+#: Six pairs' p-values of four systems A-D, used by the Holm and rank-interval tests.
+SIX_P = {
+    ("A", "B"): 0.2,
+    ("A", "C"): 0.001,
+    ("A", "D"): 0.0001,
+    ("B", "C"): 0.01,
+    ("B", "D"): 0.0002,
+    ("C", "D"): 0.02,
+}
+
+
 def test_holm_is_step_down_not_bonferroni():
     # m = 6. Sorted: .0001 <= .05/6, .0002 <= .05/5, .001 <= .05/4, .01 <= .05/3 (.0167; Bonferroni's .0083 would
     # stop here), .02 <= .05/2, .2 > .05: five significant.
-    p = {
-        ("A", "B"): 0.2,
-        ("A", "C"): 0.001,
-        ("A", "D"): 0.0001,
-        ("B", "C"): 0.01,
-        ("B", "D"): 0.0002,
-        ("C", "D"): 0.02,
-    }
+    p = dict(SIX_P)
     assert holm_significant(p) == set(p) - {("A", "B")}
     assert holm_significant({**p, ("C", "D"): 0.03}) == set(p) - {("A", "B"), ("C", "D")}  # .03 > .025: stop
 
 
 def test_rank_intervals_by_hand_on_four_systems():
     estimates = {"A": 0.80, "B": 0.75, "C": 0.60, "D": 0.40}
-    p = {
-        ("A", "B"): 0.2,
-        ("A", "C"): 0.001,
-        ("A", "D"): 0.0001,
-        ("B", "C"): 0.01,
-        ("B", "D"): 0.0002,
-        ("C", "D"): 0.02,
-    }
+    p = dict(SIX_P)
     # A and B: nobody significantly better, both beat C and D: [1, 4 - 2]. C: below A, B, above D: [3, 3].
     ranks = rank_intervals(estimates, p)
     assert {k: (v.low, v.high, v.group) for k, v in ranks.items()} == {

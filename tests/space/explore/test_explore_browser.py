@@ -15,13 +15,10 @@ from typing import Any
 
 import pytest
 from helpers.browser_support import ARGS, CHROMIUM, browser_page, require_browser, save_screens  # noqa: E402
-from helpers.ports import free_port  # noqa: E402
-
-from madqa.space.gradio_launch import launch as launch_gradio
 
 sync_api = require_browser()
 
-from helpers.explore_runs import QUERY, derived_runs, scripted_dev_run  # noqa: E402
+from helpers.explore_runs import QUERY, derived_runs, scripted_dev_run, serving_view_app  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -34,22 +31,8 @@ def runs(layout, tmp_path_factory) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def url(runs) -> Iterator[str]:
-    import argparse
-
-    from madqa.cli.view_cmd import prepare
-    from madqa.space.explore.ui import build_view_app
-
-    args = argparse.Namespace(
-        results=list(runs["paths"].values()), split="dev", dataset=None, gold=None, no_thumbnails=False, resamples=200
-    )
-    ws, thumbs = prepare(args)
-    demo = build_view_app(ws, thumbs)
-    port = free_port()
-    launch_gradio(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with serving_view_app(list(runs["paths"].values())) as served:
+        yield served
 
 
 def choose(page: Any, elem_id: str, option: str) -> None:

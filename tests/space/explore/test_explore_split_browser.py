@@ -10,14 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.browser_support import chromium, require_browser, save_screens, watched_page  # noqa: E402
-from helpers.ports import free_port  # noqa: E402
-
-from madqa.space.gradio_launch import launch as launch_gradio
+from helpers.browser_support import box, chromium, require_browser, save_screens, watched_page  # noqa: E402
 
 sync_api = require_browser()
 
-from helpers.explore_runs import derived_runs, scripted_dev_run  # noqa: E402
+from helpers.explore_runs import derived_runs, scripted_dev_run, serving_view_app  # noqa: E402
 
 pytestmark = pytest.mark.browser
 expect = sync_api.expect
@@ -34,34 +31,14 @@ def runs(layout, tmp_path_factory) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def url(runs) -> Iterator[str]:
-    import argparse
-
-    from madqa.cli.view_cmd import prepare
-    from madqa.space.explore.ui import build_view_app
-
-    args = argparse.Namespace(
-        results=list(runs["paths"].values()), split="dev", dataset=None, gold=None, no_thumbnails=False, resamples=200
-    )
-    ws, thumbs = prepare(args)
-    demo = build_view_app(ws, thumbs)
-    port = free_port()
-    launch_gradio(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with serving_view_app(list(runs["paths"].values())) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     with chromium() as launched:
         yield launched
-
-
-def box(page: Any, selector: str) -> dict[str, float]:
-    found = page.locator(selector).first.bounding_box()
-    assert found is not None, selector
-    return dict(found)
 
 
 def rows_on_screen(page: Any, height: int) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.browser_support import chromium, require_browser, save_screens, watched_page  # noqa: E402
+from helpers.browser_support import box, chromium, require_browser, save_screens, watched_page  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -53,12 +53,6 @@ def app(layout, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
 def browser() -> Iterator[Any]:
     with chromium() as launched:
         yield launched
-
-
-def box(page: Any, selector: str) -> dict[str, float]:
-    found = page.locator(selector).first.bounding_box()
-    assert found is not None, selector
-    return dict(found)
 
 
 def open_start_page(browser: Any, url: str, viewport: dict[str, int]) -> tuple[Any, list[Any]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.browser_support import browser_page, require_browser, save_screens  # noqa: E402
+from helpers.browser_support import box, browser_page, require_browser, save_screens  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -38,12 +38,6 @@ def human_app(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     finally:
         demo.close()
         service.close()
-
-
-def box(page: Any, selector: str) -> dict[str, float]:
-    found = page.locator(selector).first.bounding_box()
-    assert found is not None, selector
-    return dict(found)
 
 
 def start(page: Any, url: str, annotator: str) -> None:
