@@ -35,6 +35,12 @@ COMMAND = re.compile(
 #: (file, start of the string) → the test that follows it, or why it is no command to follow (an entry with a reason
 #: may outlive its string; a followed one may not).
 HINTS = {
+    ("compare_cmd.py", "compare takes ordinary runs (madqa e"): "names a command, no line to run (a refusal's reason)",
+    ("evaluate_cmd.py", ": holds repeated runs (madqa run --"): "names the command that made the file, no line to run",
+    (
+        "evaluate_repeats.py",
+        ": holds repeated runs (madqa run --",
+    ): "names the command that made the file, no line to run",
     ("conventions.py", "serves the explorer or writes"): "not printed: NO_JSON's reason, read by the convention test",
     ("conventions.py", "writes results lines (-o) and "): "not printed: NO_JSON's reason, read by the convention test",
     ("figures_cmd.py", "madqa figures needs matplotlib"): "a pip command (missing extras: issue 41 item 3)",
