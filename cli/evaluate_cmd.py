@@ -44,7 +44,13 @@ from typing import Any
 
 from madqa.cli import conventions
 from madqa.cli.errors import UserError
-from madqa.cli.evaluate_repeats import format_repeats, refuse_repeats, repeat_parts, repeats_section
+from madqa.cli.evaluate_repeats import (
+    format_repeats,
+    refuse_repeats,
+    repeat_parts,
+    repeats_section,
+    warn_on_repeat_gaps,
+)
 from madqa.cli.recorded_gold import GoldChoice, choose_gold
 from madqa.cli.recorded_gold import read_text as _read_text
 
@@ -390,6 +396,8 @@ def _repeats_of(paths: list[Path], ctt: str | Path | None) -> dict[int, str] | N
         raise UserError(
             f"{paths[0]}: holds repeated runs (madqa run --repeats); evaluate it alone (no --compare/--ctt)"
         )
+    if parts is not None:
+        warn_on_repeat_gaps(paths[0], sorted(parts))
     return parts
 
 

@@ -10,11 +10,14 @@ never comes here: it reports exactly as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from madqa.cli.errors import UserError
+
+logger = logging.getLogger(__name__)
 
 
 def repeat_parts(path: Path, text: str) -> dict[int, str] | None:
@@ -26,6 +29,25 @@ def repeat_parts(path: Path, text: str) -> dict[int, str] | None:
         return split_repeats(text, str(path))
     except InputError as exc:
         raise UserError(str(exc)) from None
+
+
+def warn_on_repeat_gaps(path: Path, repeats: Sequence[int]) -> None:
+    """A warning when the repeats are not 0..K-1: a gap is usually an unfinished or hand-edited file, and the
+    report's k is then the number of repeats present, not the highest label."""
+    expected = range(len(repeats))
+    if list(repeats) == list(expected):
+        return
+    missing = sorted(set(range(max(repeats) + 1)) - set(repeats)) if max(repeats) < 10_000 else []
+    gap = f"; missing {', '.join(map(str, missing[:10]))}{' …' if len(missing) > 10 else ''}" if missing else ""
+    logger.warning(
+        "%s: repeats %s are not 0..%d%s; k is the %d repeat(s) present (resume the run with `madqa run --repeats` "
+        "to fill the gaps)",
+        path,
+        ", ".join(map(str, repeats[:10])) + (" …" if len(repeats) > 10 else ""),
+        len(repeats) - 1,
+        gap,
+        len(repeats),
+    )
 
 
 def refuse_repeats(path: Path, text: str, command: str) -> None:

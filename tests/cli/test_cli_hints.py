@@ -41,6 +41,10 @@ HINTS = {
         "evaluate_repeats.py",
         ": holds repeated runs (madqa run --",
     ): "names the command that made the file, no line to run",
+    (
+        "evaluate_repeats.py",
+        "%s: repeats %s are not 0..%d%s; k",
+    ): "names the command that made the file (resume it), no line to run",
     ("conventions.py", "serves the explorer or writes"): "not printed: NO_JSON's reason, read by the convention test",
     ("conventions.py", "writes results lines (-o) and "): "not printed: NO_JSON's reason, read by the convention test",
     ("figures_cmd.py", "madqa figures needs matplotlib"): "a pip command (missing extras: issue 41 item 3)",

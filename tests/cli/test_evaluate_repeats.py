@@ -52,3 +52,16 @@ def test_repeats_files_are_refused_where_runs_are_compared(
     rc = main(["evaluate", str(files["repeats"]), "--gold", str(files["gold"])])
     assert rc == 2 and "rep.jsonl line 13: the line has no 'repeat' while other lines do" in caplog.text
     assert "Traceback" not in caplog.text
+
+
+def test_repeats_with_a_gap_are_scored_with_a_warning(
+    files: dict[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    rows = [json.loads(raw) for raw in files["repeats"].read_text(encoding="utf-8").splitlines()]
+    gapped = write(tmp_path / "gap.jsonl", [{**row, "repeat": 5} if row["repeat"] == 2 else row for row in rows])
+    rep = evaluate(gapped, gold=files["gold"])["repeats"]
+    assert rep["accuracy"] == [0.5, 0.25, 0.75] and rep["pass_hat_k"] == 0.25  # scored as the 3 repeats present
+    assert "gap.jsonl: repeats 0, 1, 5 are not 0..2; missing 2, 3, 4; k is the 3 repeat(s) present" in caplog.text
+    caplog.clear()
+    evaluate(files["repeats"], gold=files["gold"])
+    assert "are not 0.." not in caplog.text
