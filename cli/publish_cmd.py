@@ -35,6 +35,13 @@ HELP = (
 logger = logging.getLogger("madqa.publish")
 
 
+def _add_target(parser: argparse.ArgumentParser, repo_help: str, private_help: str | None = None) -> None:
+    """``--repo`` (required) and, where the target can be created private, ``--private``."""
+    parser.add_argument("--repo", required=True, metavar="ORG/NAME", help=repo_help)
+    if private_help:
+        parser.add_argument("--private", action="store_true", help=private_help)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add `publish pages`, `publish labels` and `publish metric`."""
     from madqa.cli import conventions
@@ -42,42 +49,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
     pages = sub.add_parser("pages", help="push the page corpus of a prepared dataset as a Hub dataset")
     conventions.add_dataset_argument(pages)
-    pages.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub dataset repo")
-    pages.add_argument("--private", action="store_true", help="create the repo private")
-    pages.add_argument(
-        "--allow-incomplete",
-        action="store_true",
-        help="publish even though some documents could not be fetched or read",
-    )
-    conventions.add_json_flag(pages, "the result")
+    _add_target(pages, "target Hub dataset repo", "create the repo private")
+    incomplete = "publish even though some documents could not be fetched or read"
+    pages.add_argument("--allow-incomplete", action="store_true", help=incomplete)
     labels = sub.add_parser("labels", help="check the hidden test labels and push them to a PRIVATE Hub dataset")
     labels.add_argument("--file", required=True, type=Path, help="the labels JSONL (question schema, labelled)")
     conventions.add_dataset_argument(labels)  # whose public test split they label
-    labels.add_argument("--repo", required=True, metavar="ORG/NAME", help="target private Hub dataset repo")
+    _add_target(labels, "target private Hub dataset repo")
     share = "share of the questions in the private part, for rows without a 'part'"
     labels.add_argument("--private-share", type=float, default=0.5, metavar="F", help=share)
-    conventions.add_json_flag(labels, "the result")
     metric = sub.add_parser("metric", help="push metric/ as an evaluate metric Space (app.py widget)")
-    metric.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub Space repo")
-    metric.add_argument("--private", action="store_true", help="create the Space private")
-    conventions.add_json_flag(metric, "the result")
+    _add_target(metric, "target Hub Space repo", "create the Space private")
     benchmark = sub.add_parser("benchmark", help="push a prepared dataset's eval.yaml (its Hub benchmark tasks)")
     conventions.add_dataset_argument(benchmark)
-    benchmark.add_argument("--repo", required=True, metavar="ORG/NAME", help="the benchmark's Hub dataset repo")
+    _add_target(benchmark, "the benchmark's Hub dataset repo")
     benchmark.add_argument("--create-pr", action="store_true", help="open a pull request instead of committing")
-    conventions.add_json_flag(benchmark, "the result")
     traces = sub.add_parser("traces", help="push `madqa export traces` sessions to a Hub dataset or storage bucket")
     traces.add_argument("folder", type=Path, metavar="DIR", help="the folder `madqa export traces` wrote")
-    traces.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub dataset (or bucket) id")
+    _add_target(traces, "target Hub dataset (or bucket) id")
     traces.add_argument("--bucket", action="store_true", help="push to a storage bucket instead of a dataset")
     traces.add_argument("--path-in-repo", metavar="PATH", help="folder inside the repo (default: its root)")
     traces.add_argument("--private", action="store_true", help="create the dataset or bucket private")
-    traces.add_argument(
-        "--no-card",
-        action="store_true",
-        help="do not write the dataset's README.md card (written by default at a dataset's root)",
-    )
-    conventions.add_json_flag(traces, "the result")
+    card = "do not write the dataset's README.md card (written by default at a dataset's root)"
+    traces.add_argument("--no-card", action="store_true", help=card)
     for name, nested in (
         ("pages", pages),
         ("labels", labels),
@@ -85,6 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ("benchmark", benchmark),
         ("traces", traces),
     ):
+        conventions.add_json_flag(nested, "the result")
         conventions.add_examples(nested, conventions.examples_for(f"madqa publish {name}", EXAMPLES))
 
 

@@ -113,6 +113,15 @@ def item_row(it: Mapping[str, Any]) -> tuple[Any, ...]:
     )
 
 
+#: Columns added after the first release: in the base table of a new database (so it needs no migration), added by
+#: ``ALTER TABLE`` to an older one, in this order (NULL on its old rows, except ``system_type``, backfilled by
+#: :data:`_BACKFILL_SYSTEM_TYPE`). Either way the columns stand in the same order.
+_ADDED_COLUMNS = {
+    "content_sha256": "TEXT",
+    "idem_key": "TEXT",
+    "system_type": "TEXT",
+    **{name: "TEXT" for name in OPTIONAL_FORM_FIELDS},
+}
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS submissions (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -122,7 +131,8 @@ CREATE TABLE IF NOT EXISTS submissions (
     mode TEXT NOT NULL,
     metric_version TEXT NOT NULL,
     file_sha256 TEXT NOT NULL,
-    report TEXT NOT NULL
+    report TEXT NOT NULL,
+    {", ".join(f"{name} {kind}" for name, kind in _ADDED_COLUMNS.items())}
 );
 {item_table("item_scores")}
 CREATE TABLE IF NOT EXISTS accepted_events (
@@ -132,14 +142,6 @@ CREATE TABLE IF NOT EXISTS accepted_events (
 );
 CREATE INDEX IF NOT EXISTS accepted_events_identity ON accepted_events(identity, at);
 """
-#: Columns added after the first release (``ALTER TABLE`` on older databases; NULL on their old rows, except
-#: ``system_type``, backfilled by :data:`_BACKFILL_SYSTEM_TYPE`).
-_ADDED_COLUMNS = {
-    "content_sha256": "TEXT",
-    "idem_key": "TEXT",
-    "system_type": "TEXT",
-    **{name: "TEXT" for name in OPTIONAL_FORM_FIELDS},
-}
 #: Rows stored before ``system_type`` was a column kept it in the report JSON only (human runs: ``"human"``):
 #: first the human rows, then every other NULL row is an agent's. Only NULL rows change, so running both at every
 #: open is a no-op once done. The CASE keeps a malformed report from failing the open (json_extract raises on it).

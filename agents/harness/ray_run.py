@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from madqa.agents.harness.agent_base import Preparation
 from madqa.agents.harness.config import RunConfig, RunError
 from madqa.agents.harness.deadline import StopRequest
 from madqa.agents.harness.errors import cut
@@ -87,14 +88,7 @@ class RayBackend:
             raise RunError("--ray-actors must be at least 1")
         self.address, self.actors, self.num_cpus = address, actors, num_cpus
 
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int,
-        model_options: Mapping[str, Any] | None,
-        dataset: Mapping[str, Any] | None,
-    ) -> _RayAnswering:
+    def prepare(self, request: Preparation) -> _RayAnswering:
         """Connect, start the actors and wait until each has prepared the agent.
 
         Raises:
@@ -104,7 +98,10 @@ class RayBackend:
         stack = contextlib.ExitStack()
         ray = stack.enter_context(ray_session(self.address))
         try:
-            return _RayAnswering(ray, stack, config, self._plan(ray, slots), model_options, dataset, self.num_cpus)
+            plan = self._plan(ray, request.slots)
+            return _RayAnswering(
+                ray, stack, request.config, plan, request.model_options, request.dataset, self.num_cpus
+            )
         except BaseException:
             stack.close()
             raise

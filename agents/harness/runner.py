@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from madqa.agents.harness.agent_base import Preparation
 from madqa.agents.harness.config import Repeat, RunConfig, RunError, check_settings, public_options
 from madqa.agents.harness.deadline import StopRequest
 from madqa.agents.harness.errors import RETRYABLE, kind_of_line
@@ -97,15 +98,9 @@ class Answering(Protocol):
 class Backend(Protocol):
     """Where the questions of a run are answered (the agent is prepared there, once per worker)."""
 
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int,
-        model_options: Mapping[str, Any] | None,
-        dataset: Mapping[str, Any] | None,
-    ) -> Answering:
-        """Prepare ``config``'s agent for ``slots`` concurrent questions; raises as ``Agent.prepare`` does."""
+    def prepare(self, request: Preparation) -> Answering:
+        """Prepare ``request.config``'s agent for ``request.slots`` concurrent questions; raises as
+        ``Agent.prepare`` does."""
         ...
 
 
@@ -147,18 +142,16 @@ class _Threads:
 class LocalBackend:
     """The default :class:`Backend`: the agent prepared once in this process, questions on threads."""
 
-    def prepare(
-        self,
-        config: RunConfig,
-        *,
-        slots: int,
-        model_options: Mapping[str, Any] | None,
-        dataset: Mapping[str, Any] | None,
-    ) -> Answering:
+    def prepare(self, request: Preparation) -> Answering:
         """Prepare the registered agent here (see :meth:`Backend.prepare`)."""
-        return _Threads(
-            get_agent(config.agent).prepare(config, slots=slots, model_options=model_options, dataset=dataset)
+        prepared = get_agent(request.config.agent).prepare(
+            request.config,
+            slots=request.slots,
+            model_options=request.model_options,
+            dataset=request.dataset,
+            host=request.host,
         )
+        return _Threads(prepared)
 
 
 @dataclass
@@ -343,7 +336,7 @@ def run_benchmark(
     if not todo:
         return summary
     answering = (backend or LocalBackend()).prepare(
-        config, slots=min(workers, len(todo)), model_options=model_options, dataset=provenance
+        Preparation(config, slots=min(workers, len(todo)), model_options=model_options, dataset=provenance)
     )
     try:
         # Now with the defaults the agent resolved from the model (observe, page_chars, sub_calls, …).

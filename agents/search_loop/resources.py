@@ -14,6 +14,7 @@ from madqa.agents.corpus.render import PageRenderer
 from madqa.agents.corpus.search import Backend, SearchIndex, SearchLimits, open_index
 from madqa.agents.harness.agent_base import Preparation
 from madqa.agents.harness.config import RunConfig, RunError
+from madqa.agents.harness.options import AgentOptions
 from madqa.agents.models.factory import is_text_only, make_model
 from madqa.agents.models.llamacpp import LlamaCppModel
 from madqa.agents.search_loop.agent import SearchAgent
@@ -107,7 +108,8 @@ def load_models(
 
 @dataclass(frozen=True)
 class PageReaders:
-    """What an agent shown retrieved pages loads (rag, mdoc): its models, how they see a page, and the pages.
+    """What an agent shown retrieved pages loads (rag, mdoc): its models, how they see a page, the pages and the
+    retrievers over them.
 
     Attributes:
         models: one per slot.
@@ -115,6 +117,7 @@ class PageReaders:
         page_chars: page text shown per page in text mode.
         pages: the dataset's page rows (the retrievers' corpus).
         renderer: page images and texts of the dataset.
+        retrievers: one per spec given to :func:`load_page_readers`, in their order.
     """
 
     models: list[Model]
@@ -122,14 +125,22 @@ class PageReaders:
     page_chars: int
     pages: list[Mapping[str, Any]]
     renderer: PageRenderer
+    retrievers: list[Any]
+
+    def run_config(self, request: Preparation, options: type[AgentOptions], **resolved: Any) -> RunConfig:
+        """The run's config for ``options``' agent with what was resolved here (``observe``, ``page_chars``) and
+        ``resolved`` (the retrievers' names) written in, as its results lines record them."""
+        return request.config.for_agent(options).with_options(
+            observe=self.observe, page_chars=self.page_chars, **resolved
+        )
 
 
-def load_page_readers(request: Preparation, options: Any, calls: int) -> PageReaders:
-    """The models and pages of a run; ``options`` gives ``observe``, ``top_k`` and ``page_chars`` (else what fits
-    ``calls`` model calls of the model: :func:`default_page_chars`).
+def load_page_readers(request: Preparation, options: Any, calls: int, retrievers: Sequence[str]) -> PageReaders:
+    """The models, pages and retrievers of a run; ``options`` gives ``observe``, ``top_k`` and ``page_chars`` (else
+    what fits ``calls`` model calls of the model: :func:`default_page_chars`); ``retrievers`` are the specs.
 
     Raises:
-        RunError: ``observe="image"`` with a text-only model.
+        RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
         ValueError: an invalid model spec or a missing model dependency.
     """
     from madqa.loading_script.load import load_pages
@@ -138,7 +149,9 @@ def load_page_readers(request: Preparation, options: Any, calls: int) -> PageRea
     models, observe = load_models(config, request.slots, request.model_options, options.observe)
     page_chars = options.page_chars or default_page_chars(models[0], options.top_k, calls)
     pages = load_pages(config.dataset)
-    return PageReaders(models, observe, page_chars, pages, PageRenderer(config.dataset, pages=pages))
+    renderer = PageRenderer(config.dataset, pages=pages)
+    built = make_run_retrievers(retrievers, pages, progress=request.host.progress)
+    return PageReaders(models, observe, page_chars, pages, renderer, built)
 
 
 def record_fields(agent: SearchAgent | None) -> dict[str, Any]:

@@ -61,6 +61,14 @@ def table_cells(data: Mapping[str, Any], runs: Any) -> tuple[list[str], list[lis
     return head, rows
 
 
+def _accuracy_axes(ax: Any, xlabel: str, ylabel: str = "accuracy (%)") -> None:
+    """The axes of an accuracy plot: the labels, accuracy on 0-100 %, the runs' legend above."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 100)
+    legend_above(ax)
+
+
 def _count_labels(ax: Any, xs: Sequence[float], ys: Sequence[float | None], ns: Sequence[Any]) -> None:
     """``n=…`` over each bar, upright so neighbours do not collide (at the baseline for an empty bar: n=0)."""
     for x, y, n in zip(xs, ys, ns, strict=True):
@@ -96,12 +104,19 @@ def draw_cost(fig: Figure, runs: Runs) -> MplFigure:
     if len(front) > 1:  # the frontier as a staircase: what the best run at each budget reaches
         xs, ys = [p["usd_per_question"] for p in front], [_pct(p["accuracy"]) for p in front]
         ax.step(xs, ys, where="post", color="0.4", lw=0.8, ls="--", zorder=0, label="Pareto frontier")
-    ax.set_xlabel("inference cost per question (USD)")
-    ax.set_ylabel("accuracy (%)")
     ax.set_xlim(left=0)
-    ax.set_ylim(0, 100)
-    legend_above(ax)
+    _accuracy_axes(ax, "inference cost per question (USD)")
     return out
+
+
+def _stacked_classes(ax: Any, names: Sequence[str], rows: Sequence[Mapping[str, Any]], classes: Sequence[str]) -> None:
+    """One bar per row: each error class's share of the row's items, stacked in ``classes`` order."""
+    bottom = [0.0] * len(rows)
+    for cls in classes:
+        values = [_pct(r["share_of_items"][cls]) for r in rows]
+        label = cls.replace("_", " ")
+        ax.bar(names, values, bottom=bottom, label=label, color=CLASS_COLORS.get(cls), edgecolor="white", lw=0.4)
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
 
 
 def draw_failures(fig: Figure, runs: Runs) -> MplFigure:
@@ -109,12 +124,7 @@ def draw_failures(fig: Figure, runs: Runs) -> MplFigure:
     left, right = out.subplots(1, 2)
     rows = fig.data["rows"]
     names = [runs.label(r["name"]) for r in rows]
-    bottom = [0.0] * len(rows)
-    for cls in fig.data["classes"]:
-        values = [_pct(r["share_of_items"][cls]) for r in rows]
-        label = cls.replace("_", " ")
-        left.bar(names, values, bottom=bottom, label=label, color=CLASS_COLORS.get(cls), edgecolor="white", lw=0.4)
-        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    _stacked_classes(left, names, rows, fig.data["classes"])
     left.set_ylabel(f"failures (% of {rows[0]['n'] if rows else 0} gold items)")
     left.tick_params(axis="x", labelrotation=30)
     legend_above(left, ncol=2)
@@ -133,12 +143,7 @@ def draw_domains(fig: Figure, runs: Runs) -> MplFigure:
     ax = (out := MplFigure(figsize=WIDE)).subplots()
     rows = fig.data["rows"]
     names = [f"{r['domain']}\n(n={r['n_questions']})" for r in rows]
-    bottom = [0.0] * len(rows)
-    for cls in fig.data["classes"]:
-        values = [_pct(r["share_of_items"][cls]) for r in rows]
-        label = cls.replace("_", " ")
-        ax.bar(names, values, bottom=bottom, label=label, color=CLASS_COLORS.get(cls), edgecolor="white", lw=0.4)
-        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    _stacked_classes(ax, names, rows, fig.data["classes"])
     ax.plot(names, [_pct(r["accuracy"]) for r in rows], "kD", markersize=4, label="accuracy")
     ax.set_ylim(0, 100)
     ax.set_ylabel("% of pooled (system, question)")
@@ -197,10 +202,7 @@ def draw_budget(fig: Figure, runs: Runs) -> MplFigure:
             **runs.line(name),
         )
     integer_ticks(ax.xaxis)
-    ax.set_xlabel("step budget N (searches or model calls)")
-    ax.set_ylabel("accuracy within budget (%)")
-    ax.set_ylim(0, 100)
-    legend_above(ax)
+    _accuracy_axes(ax, "step budget N (searches or model calls)", "accuracy within budget (%)")
     return out
 
 
@@ -318,11 +320,8 @@ def draw_drift_accuracy(fig: Figure, runs: Runs) -> MplFigure:
     ax = (out := MplFigure(figsize=SIZE)).subplots()
     for name, p in fig.data["points"].items():
         ax.scatter(p["median_drift"], _pct(p["accuracy"]), label=runs.label(name), **runs.point(name))
-    legend_above(ax)
+    _accuracy_axes(ax, "median drift per step")
     note_below(ax, "median drift vs accuracy: " + correlation_text(fig.data["median"], "systems"))
-    ax.set_xlabel("median drift per step")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 100)
     return out
 
 
@@ -341,10 +340,7 @@ def draw_time(fig: Figure, runs: Runs) -> MplFigure:
         style_ = {**runs.line(name), "label": f"{runs.label(name)} (n={value['bins']['n']})"}
         ax.plot(range(len(bins)), [float("nan") if y is None else y for y in ys], marker="o", markersize=3, **style_)
     ax.set_xticks(range(len(labels)), labels)
-    ax.set_xlabel("response time (elapsed_s)")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 100)
-    legend_above(ax)
+    _accuracy_axes(ax, "response time (elapsed_s)")
     return out
 
 

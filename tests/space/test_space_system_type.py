@@ -69,6 +69,33 @@ def _dump(path: Path) -> tuple[list[Any], list[Any]]:
         return subs, con.execute("SELECT * FROM item_scores ORDER BY submission_id").fetchall()
 
 
+def _columns(path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(path) as con:
+        return [(r[1], r[2]) for r in con.execute("PRAGMA table_info(submissions)")]
+
+
+def _fresh(tmp_path: Path) -> Path:
+    from madqa.space.storage import SubmissionStore
+
+    path = tmp_path / "fresh.sqlite"
+    SubmissionStore(path)
+    return path
+
+
+def test_a_new_database_has_every_column_and_needs_no_migration(tmp_path: Path, caplog) -> None:
+    from madqa.space.storage import _ADDED_COLUMNS, OPTIONAL_FORM_FIELDS, SubmissionStore
+
+    path = tmp_path / "new.sqlite"
+    with caplog.at_level(logging.INFO, logger="madqa.space.storage"):
+        store = SubmissionStore(path)
+    assert "migrated" not in caplog.text
+    names = [name for name, _ in _columns(path)]
+    assert {"system_type", "content_sha256", "idem_key", *OPTIONAL_FORM_FIELDS} <= set(names)
+    assert names[-len(_ADDED_COLUMNS) :] == list(_ADDED_COLUMNS)  # where ALTER TABLE puts them on an old file
+    sid = store.add(FORM, REPORT, [ITEM], created="2025-01-01 00:00:00", origin="user", file_sha256="f")
+    assert [s.id for s in store.submissions()] == [sid]
+
+
 def test_a_previous_database_gets_the_column_backfilled_from_reports(tmp_path: Path, caplog) -> None:
     from madqa.space.leaderboard import board_frame
     from madqa.space.storage import SubmissionStore
@@ -86,6 +113,8 @@ def test_a_previous_database_gets_the_column_backfilled_from_reports(tmp_path: P
     with caplog.at_level(logging.INFO, logger="madqa.space.storage"):
         store = SubmissionStore(path)
     assert "added submissions.system_type" in caplog.text
+    assert "added submissions.traces" in caplog.text
+    assert _columns(path) == _columns(_fresh(tmp_path))  # migrated: the columns of a new file, in its order
     assert "system_type from the reports of 3 rows: 1 human, 2 agent" in caplog.text
     assert [s.system_type for s in store.submissions()] == ["human", "agent", "agent"]
     assert _dump(path) == before  # nothing else changed

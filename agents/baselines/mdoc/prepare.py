@@ -27,7 +27,7 @@ from madqa.agents.harness.agent_base import AgentBase, Preparation
 from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.prompts import load_prompts
-from madqa.agents.search_loop.resources import load_page_readers, make_run_retrievers
+from madqa.agents.search_loop.resources import load_page_readers
 
 __all__ = ["AGENT", "DEFAULT_RETRIEVER", "DEFAULT_TOP_K", "MDocAgentEntry", "PreparedMDocAgent"]
 
@@ -98,22 +98,15 @@ class MDocAgentEntry(AgentBase):
     options = MDocOptions
 
     def load(self, request: Preparation) -> PreparedMDocAgent:
-        """Load a model per slot and build the retrievers over the dataset's pages.
-
-        Raises:
-            RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
-            ValueError: an invalid model spec or a missing model dependency.
-        """
+        """Load a model per slot and build the text (and, given ``image_retriever``, the image) retriever over the
+        dataset's pages (raises as :func:`~madqa.agents.search_loop.resources.load_page_readers` does)."""
         given = request.config.typed(MDocOptions)
-        readers = load_page_readers(request, given, calls=3)
         specs = [given.retriever or DEFAULT_RETRIEVER] + ([given.image_retriever] if given.image_retriever else [])
-        retrievers = make_run_retrievers(specs, readers.pages, progress=request.host.progress)
+        readers = load_page_readers(request, given, calls=3, retrievers=specs)
+        retrievers = readers.retrievers
         image = retrievers[1] if len(retrievers) > 1 else None
-        config = request.config.for_agent(self.options).with_options(
-            observe=readers.observe,
-            page_chars=readers.page_chars,
-            retriever=retrievers[0].name,
-            image_retriever=image.name if image else None,
+        config = readers.run_config(
+            request, self.options, retriever=retrievers[0].name, image_retriever=image.name if image else None
         )
         settings = config.settings(self.options)
         return PreparedMDocAgent(

@@ -26,7 +26,7 @@ from madqa.agents.harness.agent_base import AgentBase, Preparation
 from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
-from madqa.agents.search_loop.resources import load_page_readers, make_run_retrievers
+from madqa.agents.search_loop.resources import load_page_readers
 
 __all__ = ["AGENT", "DEFAULT_RETRIEVER", "PreparedRAGAgent", "RAGAgentEntry"]
 
@@ -77,19 +77,12 @@ class RAGAgentEntry(AgentBase):
     options = RAGOptions
 
     def load(self, request: Preparation) -> PreparedRAGAgent:
-        """Load a model per slot and build the retriever over the dataset's pages.
-
-        Raises:
-            RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
-            ValueError: an invalid model spec or a missing model dependency.
-        """
+        """Load a model per slot and build the retriever over the dataset's pages (raises as
+        :func:`~madqa.agents.search_loop.resources.load_page_readers` does)."""
         given = request.config.typed(RAGOptions)
-        readers = load_page_readers(request, given, calls=2)
-        spec = given.retriever or DEFAULT_RETRIEVER
-        [retriever] = make_run_retrievers([spec], readers.pages, progress=request.host.progress)
-        config = request.config.for_agent(self.options).with_options(
-            observe=readers.observe, page_chars=readers.page_chars, retriever=retriever.name
-        )
+        readers = load_page_readers(request, given, calls=2, retrievers=[given.retriever or DEFAULT_RETRIEVER])
+        [retriever] = readers.retrievers
+        config = readers.run_config(request, self.options, retriever=retriever.name)
         settings = config.settings(self.options)
         return PreparedRAGAgent(
             config, settings, readers.models, request.dataset, retriever=retriever, renderer=readers.renderer
