@@ -79,7 +79,7 @@ def judge_text(section: Mapping[str, Any]) -> str:
 
     >>> judge_text({"model": "m", "calls": 3, "input_tokens": 900, "output_tokens": 30, "cache_hits": 1,
     ...             "usd": 0.0012, "usd_reason": None})
-    'judge m: 3 calls, 900 in, 30 out, 1 cached verdict(s), $0.0012 (not in the agents\\' tokens)'
+    "judge m: 3 calls, 900 in, 30 out, 1 cached verdict(s), $0.0012 (not in the agents' tokens)"
     """
     cost = (
         f"${section['usd']:.4f}" if section.get("usd") is not None else f"cost unknown ({section.get('usd_reason')})"
