@@ -126,6 +126,8 @@ def test_an_embedder_is_never_free() -> None:
     assert "calls but no token counts of embedder (st:big)" in str(unpriced_reason(uncounted))
     counted = ledger_line({**roles, "embedder": {"calls": 2, "model": "st:big", "input_tokens": 1_000_000}})
     assert run_cost([counted], paid).total_usd == pytest.approx(2.0 + 0.02)
+    shipped = run_cost([ledger_line({**roles, "embedder": {"calls": 1, "model": "wordllama:256"}})], load_prices())
+    assert shipped.complete and shipped.total_usd == pytest.approx(2.0)  # the bundled embedder runs locally: $0
     nameless = run_cost([ledger_line({**roles, "judge": {"calls": 1, "input_tokens": 5, "output_tokens": 1}})], TABLE)
     assert nameless.unknown_models == {"(judge: no model named)": 1}
 
