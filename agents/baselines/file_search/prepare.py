@@ -192,12 +192,16 @@ class PreparedFileSearch:
             "cited_pages": grounded_pages(searches),
             "dropped_citations": int((output or {}).get("dropped", 0)),
         }
+        provider = self.config.typed(FileSearchOptions).provider
+        # the managed service's fee is per search call (and storage), not per token: counted, not priced here
+        costs = {"managed_service": f"{provider}-file-search", "service_search_calls": len(searches)}
         return build_record(
             item,
             agent_name=NAME,
             model=self.config.model,
             elapsed_s=elapsed,
             output=output,
+            costs=costs,
             error=error,
             error_kind=kind,
             config=self.settings,
