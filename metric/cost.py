@@ -30,12 +30,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .ledger import ROLES as ROLE_ORDER
+from .ledger import Usage, role_split, role_usage
 
 #: Fields of one model's entry in a price table.
 PRICE_FIELDS = ("input", "output", "cached_input")
-#: The counts of a ledger role (:mod:`.ledger`), checked before a line's ledger is priced.
-LEDGER_COUNTS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens", "calls")
 #: Tokens per priced unit (prices are USD per million tokens).
 PER = 1_000_000
 
@@ -148,32 +146,6 @@ def parse_prices(data: Any, source: str, lines: Mapping[str, int] | None = None)
     return PriceTable(prices, source)
 
 
-@dataclass(frozen=True)
-class Usage:
-    """Tokens of one model within one line.
-
-    Attributes:
-        model: the model spec.
-        input_tokens: input tokens (cached ones included).
-        output_tokens: output tokens.
-        cached_input_tokens: the part of ``input_tokens`` read from a prompt cache.
-        role: the ledger role (``agent``, ``sub_model``, ``embedder``, ``judge``: :mod:`.ledger`).
-        reasoning_tokens: the part of ``output_tokens`` spent reasoning, where reported (not priced apart).
-        calls: the role's model calls (0 when the line does not say).
-        tokens_known: ``False`` for a role with calls but no token counts (an embedder): priced only at a price
-            of 0.
-    """
-
-    model: str
-    input_tokens: int
-    output_tokens: int
-    cached_input_tokens: int = 0
-    role: str = "agent"
-    reasoning_tokens: int | None = None
-    calls: int = 0
-    tokens_known: bool = True
-
-
 def _count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
@@ -220,65 +192,6 @@ def line_usage(line: Mapping[str, Any]) -> list[Usage] | None:
             root = Usage(model, tokens_in - sub_in, tokens_out - sub_out, min(cached, tokens_in - sub_in))
             return [root, Usage(sub, sub_in, sub_out, role="sub_model")]
     return [Usage(model, tokens_in, tokens_out, cached)]
-
-
-def _role_model(role: str, entry: Mapping[str, Any], line: Mapping[str, Any], model: str) -> str | None:
-    named = entry.get("model")
-    if isinstance(named, str) and named:
-        return named
-    if role == "agent":
-        return model
-    if role == "sub_model":
-        config = line.get("config")
-        sub = config.get("sub_model") if isinstance(config, Mapping) else None
-        return sub if isinstance(sub, str) and sub else model
-    return None  # an embedder or judge without its model: unpriced
-
-
-def role_usage(line: Mapping[str, Any], model: str) -> list[Usage] | None:
-    """The tokens of a line's ledger, one :class:`Usage` per role.
-
-    ``None``: no ledger, or one that cannot be read (e.g. a count that is not a whole number >= 0): the line's
-    totals are used instead.
-
-    Each role is priced at its own model: ``agent`` at the line's ``model``; ``sub_model`` at its entry's ``model``,
-    else ``config.sub_model``, else the line's model; ``embedder`` and ``judge`` at their entry's ``model`` (none:
-    unpriced). A role with ``calls`` but no token counts (an embedder that gives none) is priced only at a price of 0.
-
-    >>> line = {"model": "m", "config": {"sub_model": "s"}, "usage": {"by_role": {
-    ...     "agent": {"input_tokens": 9, "output_tokens": 2, "calls": 2, "cached_input_tokens": 4},
-    ...     "sub_model": {"input_tokens": 5, "output_tokens": 1, "calls": 1}, "embedder": {"calls": 2, "model": "e"}}}}
-    >>> [(u.role, u.model, u.input_tokens, u.cached_input_tokens, u.tokens_known) for u in role_usage(line, "m")]
-    [('agent', 'm', 9, 4, True), ('sub_model', 's', 5, 0, True), ('embedder', 'e', 0, 0, False)]
-    """
-    usage = line.get("usage")
-    by_role = usage.get("by_role") if isinstance(usage, Mapping) else None
-    if not isinstance(by_role, Mapping) or not by_role:
-        return None
-    parts = []
-    for role, entry in by_role.items():
-        if not isinstance(entry, Mapping):
-            return None
-        counts = {k: entry.get(k) for k in LEDGER_COUNTS if k in entry}
-        if any(_count(v) is None for v in counts.values()):
-            return None
-        tokens_in, tokens_out = counts.get("input_tokens"), counts.get("output_tokens")
-        known = tokens_in is not None or tokens_out is not None
-        cached = min(counts.get("cached_input_tokens") or 0, tokens_in or 0)
-        role_model = _role_model(str(role), entry, line, model)
-        parts.append(
-            Usage(
-                role_model or f"({role}: no model named)",
-                tokens_in or 0,
-                tokens_out or 0,
-                cached,
-                role=str(role),
-                reasoning_tokens=counts.get("reasoning_tokens"),
-                calls=counts.get("calls") or 0,
-                tokens_known=known,
-            )
-        )
-    return parts
 
 
 def usage_cost(usage: Usage, price: Price) -> float:
@@ -393,41 +306,6 @@ class RunCost:
     def summary(self) -> dict[str, Any]:
         """The JSON-ready numbers (without the per-line list)."""
         return {k: v for k, v in vars(self).items() if k != "lines"}
-
-
-def role_split(costs: Sequence[LineCost]) -> dict[str, dict[str, Any]]:
-    """Calls, tokens, models and USD per ledger role over a run's lines.
-
-    A line without a ledger counts as ``agent`` (or ``agent`` and ``sub_model`` from ``effort``). Cached and
-    reasoning tokens appear where some line reported them; ``usd`` sums the priced lines only, like the run's total.
-
-    >>> t = PriceTable({"m": Price(1.0, 2.0), "s": Price(0.5, 0.5)})
-    >>> line = {"id": "a", "model": "m", "usage": {"by_role": {"agent": {"input_tokens": 10**6, "output_tokens": 0,
-    ...     "calls": 3}, "sub_model": {"input_tokens": 10**6, "output_tokens": 10**6, "calls": 2, "model": "s"}}}}
-    >>> split = role_split([line_cost(line, t)])
-    >>> split["agent"]["usd"], split["sub_model"]["usd"], split["sub_model"]["models"], split["agent"]["calls"]
-    (1.0, 1.0, {'s': 1}, 3)
-    """
-    roles: dict[str, dict[str, Any]] = {}
-    for cost in costs:
-        for usage, usd in cost.parts:
-            entry = roles.setdefault(
-                usage.role, {"calls": 0, "input_tokens": 0, "output_tokens": 0, "models": {}, "usd": None}
-            )
-            entry["calls"] += usage.calls
-            entry["input_tokens"] += usage.input_tokens
-            entry["output_tokens"] += usage.output_tokens
-            if usage.cached_input_tokens:
-                entry["cached_input_tokens"] = entry.get("cached_input_tokens", 0) + usage.cached_input_tokens
-            if usage.reasoning_tokens is not None:
-                entry["reasoning_tokens"] = entry.get("reasoning_tokens", 0) + usage.reasoning_tokens
-            if not usage.tokens_known:
-                entry["lines_without_tokens"] = entry.get("lines_without_tokens", 0) + 1
-            entry["models"][usage.model] = entry["models"].get(usage.model, 0) + 1
-            if cost.usd is not None and usd is not None:
-                entry["usd"] = (entry["usd"] or 0.0) + usd
-    order = {role: i for i, role in enumerate(ROLE_ORDER)}
-    return dict(sorted(roles.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
 
 def run_cost(lines: Sequence[Mapping[str, Any]], table: PriceTable) -> RunCost:

@@ -17,6 +17,9 @@ LiteLLM also fills; Anthropic's ``cache_read_input_tokens`` through LiteLLM): a 
 nothing to it, and a role none of whose calls reported it has no such key, never an invented 0. Cached tokens are
 part of ``input_tokens``, reasoning tokens part of ``output_tokens``.
 
+Reading a line back for pricing: :func:`role_usage` (one :class:`Usage` per role, at its own model) and
+:func:`role_split` (a run's calls, tokens and USD per role), used by :mod:`.cost`.
+
 Pure and duck-typed (a smolagents ``ChatMessage``, an OpenAI ``ChatCompletion``, a LiteLLM ``ModelResponse`` or
 their dict forms), so the metric imports nothing of the project.
 """
@@ -24,7 +27,8 @@ their dict forms), so the metric imports nothing of the project.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 #: The roles of a ledger, in report order.
@@ -154,3 +158,124 @@ def totals(by_role: Mapping[str, Mapping[str, Any]], roles: Iterable[str] = ("ag
     if any("cached_input_tokens" in e for e in entries):
         out["cached_input_tokens"] = sum(int(e.get("cached_input_tokens") or 0) for e in entries)
     return out
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of one model within one line.
+
+    Attributes:
+        model: the model spec.
+        input_tokens: input tokens (cached ones included).
+        output_tokens: output tokens.
+        cached_input_tokens: the part of ``input_tokens`` read from a prompt cache.
+        role: the ledger role (:data:`ROLES`).
+        reasoning_tokens: the part of ``output_tokens`` spent reasoning, where reported (not priced apart).
+        calls: the role's model calls (0 when the line does not say).
+        tokens_known: ``False`` for a role with calls but no token counts (an embedder): priced only at a price
+            of 0.
+    """
+
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int = 0
+    role: str = "agent"
+    reasoning_tokens: int | None = None
+    calls: int = 0
+    tokens_known: bool = True
+
+
+def _role_model(role: str, entry: Mapping[str, Any], line: Mapping[str, Any], model: str) -> str | None:
+    named = entry.get("model")
+    if isinstance(named, str) and named:
+        return named
+    if role == "agent":
+        return model
+    if role == "sub_model":
+        config = line.get("config")
+        sub = config.get("sub_model") if isinstance(config, Mapping) else None
+        return sub if isinstance(sub, str) and sub else model
+    return None  # an embedder or judge without its model: unpriced
+
+
+def role_usage(line: Mapping[str, Any], model: str) -> list[Usage] | None:
+    """The tokens of a line's ledger, one :class:`Usage` per role.
+
+    ``None``: no ledger, or one that cannot be read (e.g. a count that is not a whole number >= 0): the line's
+    totals are used instead.
+
+    Each role is priced at its own model: ``agent`` at the line's ``model``; ``sub_model`` at its entry's ``model``,
+    else ``config.sub_model``, else the line's model; ``embedder`` and ``judge`` at their entry's ``model`` (none:
+    unpriced). A role with ``calls`` but no token counts (an embedder that gives none) is priced only at a price of 0.
+
+    >>> line = {"model": "m", "config": {"sub_model": "s"}, "usage": {"by_role": {
+    ...     "agent": {"input_tokens": 9, "output_tokens": 2, "calls": 2, "cached_input_tokens": 4},
+    ...     "sub_model": {"input_tokens": 5, "output_tokens": 1, "calls": 1}, "embedder": {"calls": 2, "model": "e"}}}}
+    >>> [(u.role, u.model, u.input_tokens, u.cached_input_tokens, u.tokens_known) for u in role_usage(line, "m")]
+    [('agent', 'm', 9, 4, True), ('sub_model', 's', 5, 0, True), ('embedder', 'e', 0, 0, False)]
+    """
+    usage = line.get("usage")
+    by_role = usage.get("by_role") if isinstance(usage, Mapping) else None
+    if not isinstance(by_role, Mapping) or not by_role:
+        return None
+    parts = []
+    for role, entry in by_role.items():
+        if not isinstance(entry, Mapping):
+            return None
+        counts = {k: entry.get(k) for k in COUNTS if k in entry}
+        if any(_count(v) is None for v in counts.values()):
+            return None
+        tokens_in, tokens_out = counts.get("input_tokens"), counts.get("output_tokens")
+        known = tokens_in is not None or tokens_out is not None
+        cached = min(counts.get("cached_input_tokens") or 0, tokens_in or 0)
+        role_model = _role_model(str(role), entry, line, model)
+        parts.append(
+            Usage(
+                role_model or f"({role}: no model named)",
+                tokens_in or 0,
+                tokens_out or 0,
+                cached,
+                role=str(role),
+                reasoning_tokens=counts.get("reasoning_tokens"),
+                calls=counts.get("calls") or 0,
+                tokens_known=known,
+            )
+        )
+    return parts
+
+
+def role_split(costs: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Calls, tokens, models and USD per ledger role over a run's lines.
+
+    ``costs`` are the lines' costs (:class:`.cost.LineCost`): each with ``parts`` (its ``(Usage, usd)`` pairs,
+    ``usd`` ``None`` where not priced) and ``usd`` (the line's, ``None`` when the line is not priced). A line without
+    a ledger counts as ``agent`` (or ``agent`` and ``sub_model`` from ``effort``). Cached and reasoning tokens appear
+    where some line reported them; ``usd`` sums the priced lines only, like the run's total.
+
+    >>> from types import SimpleNamespace as Line
+    >>> agent, sub = Usage("m", 10**6, 0, calls=3), Usage("s", 10**6, 10**6, role="sub_model", calls=2)
+    >>> split = role_split([Line(parts=((agent, 1.0), (sub, 1.0)), usd=2.0), Line(parts=((agent, None),), usd=None)])
+    >>> split["agent"]["usd"], split["agent"]["calls"], split["sub_model"]["models"], split["agent"]["models"]
+    (1.0, 6, {'s': 1}, {'m': 2})
+    """
+    roles: dict[str, dict[str, Any]] = {}
+    for cost in costs:
+        for usage, usd in cost.parts:
+            entry = roles.setdefault(
+                usage.role, {"calls": 0, "input_tokens": 0, "output_tokens": 0, "models": {}, "usd": None}
+            )
+            entry["calls"] += usage.calls
+            entry["input_tokens"] += usage.input_tokens
+            entry["output_tokens"] += usage.output_tokens
+            if usage.cached_input_tokens:
+                entry["cached_input_tokens"] = entry.get("cached_input_tokens", 0) + usage.cached_input_tokens
+            if usage.reasoning_tokens is not None:
+                entry["reasoning_tokens"] = entry.get("reasoning_tokens", 0) + usage.reasoning_tokens
+            if not usage.tokens_known:
+                entry["lines_without_tokens"] = entry.get("lines_without_tokens", 0) + 1
+            entry["models"][usage.model] = entry["models"].get(usage.model, 0) + 1
+            if cost.usd is not None and usd is not None:
+                entry["usd"] = (entry["usd"] or 0.0) + usd
+    order = {role: i for i, role in enumerate(ROLES)}
+    return dict(sorted(roles.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
