@@ -10,7 +10,8 @@ counts of every pair, the paired difference of every pair with its CI and p-valu
 a plot), its accuracy at fixed budgets (``--budgets``, default 1, 3, 10 steps) and, when a run is an ``--oracle`` run,
 the Oracle Gap with its paired CI (:mod:`madqa.cli.compare_oracle`).
 Each run's inference cost (:mod:`madqa.metric.cost`: USD per question and per run) is shown when the price table
-(shipped ``agents/harness/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not.
+(shipped ``agents/harness/prices.yaml``, or ``--prices FILE``) prices every line's model; otherwise why not. Below
+it, per ledger role (agent, sub-model, embedder, judge), the calls, tokens and USD (:mod:`madqa.cli.compare_costs`).
 
 A run whose lines carry ``system_type: "human"`` (written by ``madqa human``) is labelled ``(human)`` everywhere.
 The pure parts (:func:`pair_counts`, :func:`budget_table`, :func:`is_human`) take plain data and are tested with
@@ -387,6 +388,7 @@ def coverage_text(system: Mapping[str, Any]) -> str:
 
 def format_comparison(result: Mapping[str, Any]) -> str:
     """The comparison as plain-text tables."""
+    from madqa.cli.compare_costs import cost_lines
     from madqa.metric.kuiper import NOT_APPLICABLE, not_applicable
 
     systems = result["systems"]
@@ -411,8 +413,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
             f"Kuiper n/a: {NOT_APPLICABLE[5:-1]}, the run's steps do not vary (madqa.metric.kuiper.effort_varies)"
         )
     if any(s.get("cost") is not None for s in systems):
-        lines += ["", f"inference cost (prices: {result.get('prices')})"]
-        lines += [f"{label(s):<{width}}  {cost_text(s.get('cost'))}" for s in systems]
+        lines += cost_lines(systems, result.get("prices"), width, cost_text)
     names = [s["name"] for s in systems]
     lines += ["", "Cohen's kappa (per-item correctness)", " " * (width + 2) + "".join(f"{n[:10]:>11}" for n in names)]
     for s in systems:

@@ -172,6 +172,13 @@ def _judge(
     return Judge(resolve_judge(spec, model_options), spec, cache, workers=workers, retries=retries)
 
 
+def judge_prices(scorer: Any) -> Any:
+    """The price table of the judge's cost (the shipped one), ``None`` without a judge."""
+    from madqa.cli.judge_usage import shipped_prices
+
+    return shipped_prices() if scorer is not None else None
+
+
 def _calibration(path: Path | None) -> Any:
     from madqa.metric.calibration_inputs import parse_calibration
     from madqa.metric.inputs import InputError, load_json_line
@@ -336,6 +343,7 @@ def evaluate(
     model spec or ``py:MODULE:NAME``; ``model_options``: its provider settings). Raises
     :class:`~madqa.cli.errors.UserError` for a mistake in the input, with the one-line message the command prints.
     """
+    from madqa.cli.judge_usage import judge_section, judge_usage_delta
     from madqa.metric.report import ReportOptions, build_report, compare_runs
 
     paths = [Path(results), *(Path(p) for p in compare)]
@@ -362,20 +370,32 @@ def evaluate(
         max_budget=max_budget,
         include_items=per_item,
     )
+    judged: dict[Any, dict[str, Any]] = {}  # the judge's calls, tokens and cost per scored run (or repeat)
+    prices = judge_prices(scorer)
+
+    def score(path: Path, key: Any, text: str | None = None) -> Any:
+        before = scorer.usage() if scorer is not None else {}
+        scored_file = _score_file(path, references, mode, scorer, gold_ref, choice, text)
+        if scorer is not None:
+            judged[key] = {"judge_usage": judge_section(str(judge), judge_usage_delta(before, scorer.usage()), prices)}
+        return scored_file
+
     if parts is not None:
-        repeat_runs = {
-            r: _score_file(paths[0], references, mode, scorer, gold_ref, choice, t) for r, t in parts.items()
-        }
+        repeat_runs = {r: score(paths[0], r, t) for r, t in parts.items()}
         repeat_reports = {
-            r: {**build_report(run, references, options, notes), "provenance": provenance}
+            r: {**build_report(run, references, options, notes), "provenance": provenance, **judged.get(r, {})}
             for r, (run, provenance, notes) in repeat_runs.items()
         }
         section = repeats_section(parts, {r: run for r, (run, _, _) in repeat_runs.items()}, repeat_reports)
         return {**repeat_reports[section["report_of_repeat"]], "repeats": section}
-    scored = {str(p): _score_file(p, references, mode, scorer, gold_ref, choice) for p in paths}
+    scored = {str(p): score(p, str(p)) for p in paths}
     runs = {name: run for name, (run, _, _) in scored.items()}
     reports = {
-        name: {**build_report(r, references, options, scored[name][2]), "provenance": scored[name][1]}
+        name: {
+            **build_report(r, references, options, scored[name][2]),
+            "provenance": scored[name][1],
+            **judged.get(name, {}),
+        }
         for name, r in runs.items()
     }
     main = dict(reports[str(paths[0])])

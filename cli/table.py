@@ -77,6 +77,10 @@ def format_report(report: Mapping[str, Any], title: str = "") -> str:
     curve = r["budget_curve"]
     if curve:
         lines.append("accuracy by step budget: " + " ".join(f"≤{p['budget']}:{_pct(p['accuracy'])}" for p in curve))
+    if r.get("judge_usage"):
+        from madqa.cli.judge_usage import judge_text
+
+        lines.append(judge_text(r["judge_usage"]))
     return "\n".join(lines)
 
 

@@ -9,6 +9,12 @@ another model, those tokens are priced at the sub-model's price and the rest at 
 ``usage.cached_input_tokens`` (part of ``input_tokens``) is charged at the model's ``cached_input`` price when the
 table has one, else at the input price.
 
+Lines with a token ledger (``usage.by_role``, :mod:`.ledger`) are priced per role instead, each role at its own
+model's price: ``agent`` at ``model``, ``sub_model`` at ``config.sub_model`` (else ``model``), ``embedder`` and
+``judge`` at the model their entry names. A role with calls but no token counts (an embedder) is priced only when
+its model's price is 0 (a local model), else the line is unpriced (``uncounted_role``). :func:`role_split` gives a
+run's calls, tokens and USD per role (``madqa compare``'s cost table). Lines without a ledger are priced as before.
+
 A model the table does not price is never counted as free: its lines are left out of the total, counted in
 ``n_unknown_model`` and named in ``unknown_models``; lines without a model or token counts are in ``n_no_tokens``;
 human lines (``system_type: "human"``) have no model tokens and are counted in ``n_human``.
@@ -23,6 +29,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from .ledger import Usage, role_split, role_usage
 
 #: Fields of one model's entry in a price table.
 PRICE_FIELDS = ("input", "output", "cached_input")
@@ -138,23 +146,6 @@ def parse_prices(data: Any, source: str, lines: Mapping[str, int] | None = None)
     return PriceTable(prices, source)
 
 
-@dataclass(frozen=True)
-class Usage:
-    """Tokens of one model within one line.
-
-    Attributes:
-        model: the model spec.
-        input_tokens: input tokens (cached ones included).
-        output_tokens: output tokens.
-        cached_input_tokens: the part of ``input_tokens`` read from a prompt cache.
-    """
-
-    model: str
-    input_tokens: int
-    output_tokens: int
-    cached_input_tokens: int = 0
-
-
 def _count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
@@ -164,15 +155,23 @@ def _count(value: Any) -> int | None:
 def line_usage(line: Mapping[str, Any]) -> list[Usage] | None:
     """The tokens of a results line, split by model; ``None`` when it has no model or no token counts.
 
-    >>> line_usage({"model": "m", "usage": {"input_tokens": 10, "output_tokens": 2}})
-    [Usage(model='m', input_tokens=10, output_tokens=2, cached_input_tokens=0)]
-    >>> line_usage({"model": "m", "trajectory": [{"input_tokens": 3, "output_tokens": 1}, {"input_tokens": 4}]})
-    [Usage(model='m', input_tokens=7, output_tokens=1, cached_input_tokens=0)]
+    A line with a ledger (``usage.by_role``) is read per role (:func:`role_usage`); one without (older lines,
+    other harnesses) from its totals, as before.
+
+    >>> [(u.model, u.input_tokens, u.output_tokens) for u in line_usage(
+    ...     {"model": "m", "usage": {"input_tokens": 10, "output_tokens": 2}})]
+    [('m', 10, 2)]
+    >>> [(u.model, u.input_tokens, u.output_tokens) for u in line_usage(
+    ...     {"model": "m", "trajectory": [{"input_tokens": 3, "output_tokens": 1}, {"input_tokens": 4}]})]
+    [('m', 7, 1)]
     """
     model = line.get("model")
     if not isinstance(model, str) or not model:
         return None
     usage = line.get("usage")
+    roles = role_usage(line, model)
+    if roles is not None:
+        return roles
     tokens_in = tokens_out = None
     cached = 0
     if isinstance(usage, Mapping):
@@ -191,7 +190,7 @@ def line_usage(line: Mapping[str, Any]) -> list[Usage] | None:
         sub_in, sub_out = _count(effort.get("sub_input_tokens")), _count(effort.get("sub_output_tokens"))
         if sub_in is not None and sub_out is not None and sub_in <= tokens_in and sub_out <= tokens_out:
             root = Usage(model, tokens_in - sub_in, tokens_out - sub_out, min(cached, tokens_in - sub_in))
-            return [root, Usage(sub, sub_in, sub_out)]
+            return [root, Usage(sub, sub_in, sub_out, role="sub_model")]
     return [Usage(model, tokens_in, tokens_out, cached)]
 
 
@@ -215,8 +214,10 @@ class LineCost:
         usd: its cost, ``None`` when not priced (no tokens, a human line, or a model the table lacks).
         input_tokens: its input tokens (0 without token counts).
         output_tokens: its output tokens.
-        status: ``priced``, ``human``, ``no_tokens`` or ``unknown_model``.
+        status: ``priced``, ``human``, ``no_tokens``, ``unknown_model`` or ``uncounted_role`` (a role with calls
+            but no token counts whose model has a price above 0).
         unknown_models: the models of the line the table has no price for.
+        parts: its tokens per role and model (:func:`line_usage`), each with its cost (``None``: not priced).
     """
 
     id: str
@@ -225,10 +226,21 @@ class LineCost:
     output_tokens: int
     status: str
     unknown_models: tuple[str, ...] = ()
+    parts: tuple[tuple[Usage, float | None], ...] = field(default=(), repr=False)
+    uncounted_roles: tuple[str, ...] = ()
+
+
+def _part_cost(usage: Usage, table: PriceTable) -> float | None:
+    price = table.lookup(usage.model)
+    if price is None:
+        return None
+    if not usage.tokens_known:  # calls without token counts: only a price of 0 prices them
+        return 0.0 if price.input == 0 and price.output == 0 else None
+    return usage_cost(usage, price)
 
 
 def line_cost(line: Mapping[str, Any], table: PriceTable) -> LineCost:
-    """Price one results line (see :class:`LineCost`).
+    """Price one results line (see :class:`LineCost`); each ledger role at its own model's price.
 
     >>> t = PriceTable({"m": Price(1.0, 2.0)})
     >>> line_cost({"id": "a", "model": "m", "usage": {"input_tokens": 1000, "output_tokens": 500}}, t).usd
@@ -243,11 +255,15 @@ def line_cost(line: Mapping[str, Any], table: PriceTable) -> LineCost:
     if parts is None:
         return LineCost(rid, None, 0, 0, "no_tokens")
     tokens_in, tokens_out = sum(u.input_tokens for u in parts), sum(u.output_tokens for u in parts)
+    priced = tuple((u, _part_cost(u, table)) for u in parts)
     unknown = tuple(u.model for u in parts if table.lookup(u.model) is None)
     if unknown:
-        return LineCost(rid, None, tokens_in, tokens_out, "unknown_model", unknown)
-    usd = sum(usage_cost(u, table.lookup(u.model) or Price(0.0, 0.0)) for u in parts)
-    return LineCost(rid, usd, tokens_in, tokens_out, "priced")
+        return LineCost(rid, None, tokens_in, tokens_out, "unknown_model", unknown, priced)
+    uncounted = tuple(f"{u.role} ({u.model})" for u, usd in priced if usd is None)
+    if uncounted:
+        return LineCost(rid, None, tokens_in, tokens_out, "uncounted_role", (), priced, uncounted)
+    usd = sum(usd or 0.0 for _, usd in priced)
+    return LineCost(rid, usd, tokens_in, tokens_out, "priced", (), priced)
 
 
 @dataclass(frozen=True)
@@ -266,6 +282,9 @@ class RunCost:
         total_usd: the sum over priced lines, ``None`` when none is priced.
         per_question_usd: ``total_usd / n_priced``, ``None`` when none is priced.
         complete: every line is priced.
+        by_role: role → its calls and tokens over every line that has counts, the models it used (model → lines)
+            and ``usd`` over the priced lines (``None`` when none is priced): :func:`role_split`.
+        n_uncounted_role: lines with a role that has calls but no token counts at a price above 0.
         lines: each line's cost, in input order.
     """
 
@@ -280,6 +299,8 @@ class RunCost:
     total_usd: float | None
     per_question_usd: float | None
     complete: bool
+    by_role: dict[str, dict[str, Any]] = field(default_factory=dict)
+    n_uncounted_role: int = 0
     lines: tuple[LineCost, ...] = field(default=(), repr=False)
 
     def summary(self) -> dict[str, Any]:
@@ -316,6 +337,8 @@ def run_cost(lines: Sequence[Mapping[str, Any]], table: PriceTable) -> RunCost:
         total_usd=total,
         per_question_usd=None if total is None else total / len(priced),
         complete=bool(costs) and len(priced) == len(costs),
+        by_role=role_split(costs),
+        n_uncounted_role=sum(1 for c in costs if c.status == "uncounted_role"),
         lines=costs,
     )
 
@@ -338,6 +361,9 @@ def unpriced_reason(cost: RunCost) -> str | None:
         parts.append(f"no price for model {names}")
     if cost.n_no_tokens:
         parts.append(f"{cost.n_no_tokens} line(s) without a model id or token counts")
+    if cost.n_uncounted_role:
+        roles = sorted({r for c in cost.lines for r in c.uncounted_roles})
+        parts.append(f"{cost.n_uncounted_role} line(s) with calls but no token counts of {', '.join(roles)}")
     if cost.n_human:
         parts.append(f"{cost.n_human} human line(s)")
     return f"{cost.n_priced} of {cost.n_lines} lines priced: " + "; ".join(parts)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .ledger import Tally
 from .schema import MAX_ANSWER_CHARS, VERDICT_SCORES, ScoreSource, Verdict
 from .scoring import answer_chars, answer_is_empty
 
@@ -137,13 +138,26 @@ def _message_text(message: Any) -> str:
     return "" if content is None else str(content)
 
 
-def as_complete(judge: Any, *, schema: dict[str, Any] | None = VERDICT_SCHEMA) -> Complete:
+def as_complete(
+    judge: Any, *, schema: dict[str, Any] | None = VERDICT_SCHEMA, ledger: Tally | None = None
+) -> Complete:
     """Turn a judge into ``complete(prompt) -> str``.
 
     Callables are used as is. Objects with a smolagents-style ``generate(messages, response_format=...)`` get the
     prompt as one user message and, when ``schema`` is given, a JSON-schema response format for a structured
     verdict; if the model rejects that format once, later calls go without it (the prompt asks for the same JSON).
+    Each reply is counted in ``ledger`` (:class:`.ledger.Tally`: the tokens its ``token_usage`` and ``raw``
+    report); a plain callable's calls are counted without tokens.
     """
+    if ledger is not None and not hasattr(judge, "generate") and callable(judge):
+        plain = judge
+
+        def counted(prompt: str) -> str:
+            reply = plain(prompt)
+            ledger.add(None)
+            return reply  # type: ignore[no-any-return]
+
+        return counted
     if hasattr(judge, "generate"):
         fmt = (
             None
@@ -155,15 +169,21 @@ def as_complete(judge: Any, *, schema: dict[str, Any] | None = VERDICT_SCHEMA) -
         )
         state = {"structured": fmt is not None}
 
+        def generate(messages: list[dict[str, Any]], **kwargs: Any) -> str:
+            reply = judge.generate(messages, **kwargs)
+            if ledger is not None:
+                ledger.add_message(reply)
+            return _message_text(reply)
+
         def complete(prompt: str) -> str:
             messages = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]
             if state["structured"]:
                 try:
-                    return _message_text(judge.generate(messages, response_format=fmt))
+                    return generate(messages, response_format=fmt)
                 except Exception as exc:  # noqa: BLE001 - any refusal of the format: fall back to plain replies
                     state["structured"] = False
                     logger.warning("judge model refused a JSON-schema response format (%s); using plain JSON", exc)
-            return _message_text(judge.generate(messages))
+            return generate(messages)
 
         return complete
     if callable(judge):
@@ -260,13 +280,27 @@ class Judge:
         backoff: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        self.complete = as_complete(complete)
+        #: The judge's calls and tokens (a reply without token usage counts as a call only: :meth:`usage`).
+        self.ledger = Tally()
+        self.complete = as_complete(complete, ledger=self.ledger)
         self.model_name = model_name or judge_name_of(complete)
+        self.cache_hits = 0
         self.cache = VerdictCache(cache_path)
         self.workers = max(1, workers)
         self.retries = max(0, retries)
         self.backoff = backoff
         self.sleep = sleep
+        self._count_lock = threading.Lock()
+
+    def usage(self) -> dict[str, Any]:
+        """The judge's calls so far.
+
+        ``calls`` (replies), tokens (:meth:`.ledger.Tally.as_dict`: cached and reasoning where reported),
+        ``calls_without_tokens`` (replies that reported none) and ``cache_hits`` (verdicts read from the cache).
+        """
+        with self._count_lock:
+            hits = self.cache_hits
+        return {**self.ledger.as_dict(), "calls_without_tokens": self.ledger.unreported, "cache_hits": hits}
 
     def _call(self, request: JudgeRequest) -> JudgeOutcome:
         prompt = build_prompt(request.question, request.answer, request.variants)
@@ -296,6 +330,8 @@ class Judge:
         key = cache_key(request.question, request.answer, request.variants, self.model_name)
         cached = self.cache.get(key)
         if cached is not None:
+            with self._count_lock:
+                self.cache_hits += 1
             return JudgeOutcome(cached, "judge")
         outcome = self._call(request)
         if outcome.verdict != "unscored":

@@ -19,6 +19,7 @@ from .inputs import parse_predictions, parse_reference
 from .jsonl import InputError, load_json_line, split_lines
 from .judge import Judge
 from .kuiper import kuiper_statistic
+from .ledger import Tally
 from .light_import import import_evaluate
 from .matching import match_predictions
 from .notes import InputNotes
@@ -37,6 +38,7 @@ _COPIED_HELPERS = (
     split_lines,
     InputNotes,
     PAPER_JUDGE,
+    Tally,
 )
 
 if TYPE_CHECKING:

@@ -38,6 +38,7 @@ EXTRA_FIELDS = frozenset(
         "agent",
         "model",
         "usage",
+        "costs",
         "elapsed_s",
         "error",
         "final_state",

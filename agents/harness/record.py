@@ -4,7 +4,8 @@ One line per question, in the public harness's format that ``madqa evaluate`` re
 ``id``, ``question``, ``answer`` (list of strings), ``citations`` (``[{document, page}]``), for a search agent
 ``search_history`` (one ``{query, results, count, error}`` per search), and ``steps`` (the agent's effort: the
 number of searches of a search agent, the model calls of the code agent), plus ``agent``,
-``model``, ``usage`` (``{input_tokens, output_tokens}`` over all model calls), ``elapsed_s``, ``error`` (why the
+``model``, ``usage`` (``{input_tokens, output_tokens}`` over all model calls, and ``by_role``, the token ledger
+per role: :mod:`madqa.metric.ledger`), ``elapsed_s``, ``error`` (why the
 item has no answer, ``Type: message`` cut short: a failed model call, or no final answer after the last step),
 ``error_kind`` (:mod:`madqa.agents.harness.errors`: ``provider``, ``transport``, ``timeout``, ``worker``, ``search``,
 ``model`` or ``None``), ``attempts`` (1, plus one per ``--retry-errors`` rerun of the question), ``calls`` (the
@@ -13,7 +14,8 @@ question's HTTP attempts to the model server, ``retries`` among them and ``waite
 ``config`` (the run's settings, a search agent's search limits included), ``trajectory`` (one entry per model
 call: tool calls, observation, tokens, seconds), and the line's provenance:
 ``schema_version`` (:data:`madqa.metric.schema.RECORD_SCHEMA_VERSION`) and ``dataset`` (``{name, revision}``,
-from :func:`madqa.loading_script.release.dataset_provenance`), which ``madqa evaluate`` compares with the gold's.
+from :func:`madqa.loading_script.release.dataset_provenance`), which ``madqa evaluate`` compares with the gold's;
+``costs`` (the run's non-model costs where the agent knows them: corpus and OCR pages, index build seconds).
 
 :class:`ResultsWriter` appends each line with a single ``write`` and ``fsync``; :func:`read_finished` reads a file
 back, truncating a torn last line (a kill in the middle of a write) so that a resumed run neither loses nor
@@ -32,9 +34,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from smolagents.memory import ActionStep, AgentMemory
-from smolagents.utils import AgentGenerationError, make_json_serializable
+from smolagents.utils import AgentGenerationError, AgentMaxStepsError, make_json_serializable
 
 from madqa.agents.harness.errors import cut, kind_of_line, recognised_kind, short_error
+from madqa.metric.ledger import reported_details, tally_of, totals
 from madqa.metric.schema import RECORD_SCHEMA_VERSION, Citation, Prediction
 
 logger = logging.getLogger(__name__)
@@ -118,13 +121,28 @@ def _cut(value: Any, limit: int) -> str | None:
     return text if len(text) <= limit else text[:limit] + f" […] ({len(text)} characters)"
 
 
-def usage_of(agent: SolvedAgent) -> dict[str, int]:
-    """Total input and output tokens of the agent's last run (steps without usage count as 0)."""
-    steps = [s for s in agent.memory.steps if isinstance(s, ActionStep) and s.token_usage is not None]
-    return {
-        "input_tokens": sum(s.token_usage.input_tokens for s in steps),  # type: ignore[union-attr]
-        "output_tokens": sum(s.token_usage.output_tokens for s in steps),  # type: ignore[union-attr]
-    }
+def usage_of(agent: SolvedAgent) -> dict[str, Any]:
+    """Total input and output tokens of the agent's last run (steps without usage count as 0), and its ledger
+    (``by_role``: the ``agent`` role, :mod:`madqa.metric.ledger`).
+
+    A step's cached and reasoning tokens come from its reply's ``raw`` (where the provider reported them); the
+    step smolagents adds after the last one (a forced final answer) keeps no reply, so the agent's ``final_reply``
+    (set by the agents that make that call) stands for it.
+    """
+    calls = []
+    for step in agent.memory.steps:
+        if not isinstance(step, ActionStep) or step.token_usage is None:
+            continue
+        reply = step.model_output_message
+        if reply is None and isinstance(step.error, AgentMaxStepsError):
+            reply = getattr(agent, "final_reply", None)
+        raw = reply.raw if reply is not None else None
+        calls.append(
+            {"input_tokens": step.token_usage.input_tokens, "output_tokens": step.token_usage.output_tokens}
+            | reported_details(raw)
+        )
+    by_role = {"agent": tally_of(calls)}
+    return {**totals(by_role), "by_role": by_role}
 
 
 def build_record(
@@ -141,8 +159,10 @@ def build_record(
     calls: Mapping[str, Any] | None = None,
     config: Mapping[str, Any] | None = None,
     dataset: Mapping[str, Any] | None = None,
+    costs: Mapping[str, Any] | None = None,
     steps: int = 0,
-    usage: Mapping[str, int] | None = None,
+    usage: Mapping[str, Any] | None = None,
+    roles: Mapping[str, Mapping[str, Any]] | None = None,
     search_history: Sequence[Mapping[str, Any]] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
@@ -162,8 +182,13 @@ def build_record(
             field.
         config: run settings stored with the line.
         dataset: ``{"name", "revision"}`` of the dataset the question came from (``None``: both unknown).
+        costs: the run's non-model costs (corpus and OCR pages, index build seconds); ``None``: the line has no
+            ``costs``.
         steps: the agent's effort (searches, or model calls).
-        usage: ``{input_tokens, output_tokens}``; default: the agent's model calls (:func:`usage_of`).
+        usage: ``{input_tokens, output_tokens[, cached_input_tokens][, by_role]}``; default: the agent's model
+            calls (:func:`usage_of`).
+        roles: more roles of the ledger (e.g. ``embedder``), added to ``usage["by_role"]``; their tokens are not
+            added to the totals (:func:`madqa.metric.ledger.totals`).
         search_history: the searches (``{query, results, count, error}``); ``None``: the line has no such field.
         extra: the agent's own fields, added last.
     """
@@ -181,6 +206,9 @@ def build_record(
         error += f" [after {calls['attempts']} model call attempts, {calls['waited_s']:g} s waited]"
     if usage is None:
         usage = usage_of(agent) if agent is not None else {"input_tokens": 0, "output_tokens": 0}
+    usage = dict(usage)
+    if roles:
+        usage["by_role"] = {**usage.get("by_role", {}), **{r: dict(v) for r, v in roles.items()}}
     record: dict[str, Any] = {
         "schema_version": RECORD_SCHEMA_VERSION,
         "id": str(item["id"]),
@@ -195,7 +223,7 @@ def build_record(
             "steps": steps,
             "agent": agent_name,
             "model": model,
-            "usage": dict(usage),
+            "usage": usage,
             "elapsed_s": round(elapsed_s, 3),
             "error": error,
             "error_kind": (error_kind or kind_of_line({"error": error, "final_state": state})) if error else None,
@@ -204,6 +232,7 @@ def build_record(
             "final_state": state if error is None or state == "no_answer" else "error",
             "config": dict(config or {}),
             "dataset": {"name": (dataset or {}).get("name"), "revision": (dataset or {}).get("revision")},
+            **({"costs": dict(costs)} if costs is not None else {}),
             "trajectory": trajectory(agent) if agent is not None else [],
         }
     )

@@ -51,19 +51,22 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
     """A prepared smolagents agent: subclasses say how to build an agent on a slot and what its steps show.
 
     A subclass is a keyword-only dataclass (``@dataclass(eq=False, repr=False, kw_only=True)``) whose fields are
-    what its agents share (an index, a retriever, a renderer), given after the four arguments here.
+    what its agents share (an index, a retriever, a renderer), given after the five arguments here.
 
     Args:
         config: the run's settings (defaults resolved).
         settings: the results lines' ``config``.
         slots: one per concurrent question (the subclass's ``load`` has built them).
         dataset: ``{"name", "revision"}`` for the results lines.
+        costs: the run's non-model costs for the results lines (``costs``: corpus and OCR pages, the search index's
+            build seconds; :func:`madqa.agents.search_loop.resources.corpus_costs`), ``None``: none recorded.
     """
 
     config: RunConfig
     settings: dict[str, Any]
     slots: InitVar[Sequence[SlotT]]
     dataset: Mapping[str, Any] | None = None
+    costs: Mapping[str, Any] | None = None
 
     def __post_init__(self, slots: Sequence[SlotT]) -> None:
         """Put the slots in the pool that questions take them from."""
@@ -162,6 +165,7 @@ class SmolagentsPrepared(ABC, Generic[SlotT]):
                     calls=deadline.calls.as_dict() if deadline.calls.attempts else None,
                     config=self.settings,
                     dataset=self.dataset,
+                    costs=self.costs,
                     **self.record_fields(agent),
                 )
             )

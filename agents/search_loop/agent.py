@@ -139,6 +139,7 @@ class SearchAgent(ToolCallingAgent):
         message: ChatMessage | None = None
         try:
             message = self.model.generate(self.write_memory_to_messages(), tools_to_call_from=[final_tool])
+            self.final_reply = message  # its raw usage, for the ledger (smolagents' last step keeps no reply)
             if not message.tool_calls:
                 message = self.model.parse_tool_calls(message)
             calls = message.tool_calls or []
@@ -176,6 +177,7 @@ class SearchAgent(ToolCallingAgent):
             smolagents.utils.AgentGenerationError: the model call failed (network, credentials, …).
         """
         self.final_state, self.forced_error, self._forced_call = None, None, None
+        self.final_reply: ChatMessage | None = None
         self.forced_exception = None
         if self.search_tool is not None:
             self.search_tool.history.clear()

@@ -18,7 +18,8 @@ from madqa.agents.harness.options import AgentOptions
 from madqa.agents.models.factory import is_text_only, make_model
 from madqa.agents.models.llamacpp import LlamaCppModel
 from madqa.agents.search_loop.agent import SearchAgent
-from madqa.agents.search_loop.tools import DEFAULT_PAGE_CHARS
+from madqa.agents.search_loop.embedder_ledger import embedder_role
+from madqa.agents.search_loop.tools import DEFAULT_PAGE_CHARS, SemanticSearchTool
 
 #: Page text per result for the bundled local model: a 135M model gains nothing from more, and each page costs
 #: prefill time (~100 tokens/s on one core here).
@@ -42,9 +43,12 @@ def default_min_searches(model: Model) -> int:
     return 1 if isinstance(model, LlamaCppModel) else 0
 
 
-def open_corpus(config: RunConfig, options: Any, *, progress: bool = True) -> tuple[SearchIndex | None, PageRenderer]:
-    """The page index (``None`` with ``options.oracle``: nothing is searched) and the renderer of
-    ``config.dataset``; ``options`` holds the search settings (the search agent's options class).
+def open_corpus(
+    config: RunConfig, options: Any, *, progress: bool = True
+) -> tuple[SearchIndex | None, PageRenderer, dict[str, Any]]:
+    """The page index (``None`` with ``options.oracle``: nothing is searched), the renderer of ``config.dataset``
+    and the run's non-model costs (:func:`corpus_costs`); ``options`` holds the search settings (the search agent's
+    options class).
 
     With ``options.retriever`` the "index" is that :mod:`madqa.agents.corpus.retrieval` retriever (a semantic
     search tool).
@@ -57,12 +61,37 @@ def open_corpus(config: RunConfig, options: Any, *, progress: bool = True) -> tu
     pages = load_pages(config.dataset)
     renderer = PageRenderer(config.dataset, pages=pages)
     if options.oracle:
-        return None, renderer
+        return None, renderer, corpus_costs(pages)
     if options.retriever:
-        return make_run_retrievers([options.retriever], pages, progress=progress)[0], renderer
+        retriever = make_run_retrievers([options.retriever], pages, progress=progress)[0]
+        return retriever, renderer, corpus_costs(pages)
     limits = search_limits(options)
     backend = cast("Backend", options.search_backend)  # open_index refuses an unknown one
-    return open_index(pages, backend=backend, limits=limits, progress=progress), renderer
+    index = open_index(pages, backend=backend, limits=limits, progress=progress)
+    return index, renderer, corpus_costs(pages, index)
+
+
+def corpus_costs(pages: Sequence[Mapping[str, Any]], index: Any = None) -> dict[str, Any]:
+    """The non-model costs a run's lines record as ``costs`` (known ones only, none made up).
+
+    ``corpus_pages`` and ``ocr_pages`` (pages whose text came from OCR: ``text_source`` ``ocr`` or ``pdf+ocr``,
+    when the rows say); with a search index, its ``index_backend`` and ``index_build_s`` (the seconds its build took,
+    from its manifest: paid once, by the run that built it, and reused by later runs on the same pages).
+
+    >>> corpus_costs([{"text_source": "pdf"}, {"text_source": "ocr"}, {"text_source": "pdf+ocr"}])
+    {'corpus_pages': 3, 'ocr_pages': 2}
+    """
+    from madqa.agents.corpus.search.index import index_manifest
+    from madqa.loading_script.features import OCR_SOURCES
+
+    costs: dict[str, Any] = {"corpus_pages": len(pages)}
+    if pages and all("text_source" in p for p in pages):
+        costs["ocr_pages"] = sum(p["text_source"] in OCR_SOURCES for p in pages)
+    manifest = index_manifest(index) if index is not None else None
+    if manifest is not None and isinstance(manifest.get("build_seconds"), (int, float)):
+        costs["index_backend"] = manifest.get("backend")
+        costs["index_build_s"] = manifest["build_seconds"]
+    return costs
 
 
 def make_run_retrievers(
@@ -155,6 +184,11 @@ def load_page_readers(request: Preparation, options: Any, calls: int, retrievers
 
 
 def record_fields(agent: SearchAgent | None) -> dict[str, Any]:
-    """The search agent's part of a results line: ``search_history`` and ``steps`` (= the number of searches)."""
-    history = agent.search_tool.history if agent is not None and agent.search_tool is not None else []
-    return {"search_history": [h.as_dict() for h in history], "steps": len(history)}
+    """The search agent's part of a results line: ``search_history``, ``steps`` (= the number of searches) and,
+    with a semantic search tool (``--retriever``), the ``embedder`` role of its searches' query embeddings."""
+    tool = agent.search_tool if agent is not None else None
+    history = tool.history if tool is not None else []
+    fields: dict[str, Any] = {"search_history": [h.as_dict() for h in history], "steps": len(history)}
+    retriever = getattr(tool, "index", None) if isinstance(tool, SemanticSearchTool) else None
+    roles = embedder_role([retriever.name], len(history)) if retriever is not None and history else {}
+    return {**fields, "roles": roles} if roles else fields

@@ -258,3 +258,43 @@ def test_judge_text_names_where_the_correction_comes_from(files, capsys, monkeyp
     report = evaluate_predictions(preds, parse_references(GOLD, "gold"), ReportOptions(mode="judge"), judge=paper)
     assert "(bias-corrected with the paper's calibration for gemini-2.5-flash); raw 83.3%" in format_report(report)
     assert report["accuracy"] == pytest.approx((2.5 / 3) / 0.98)
+
+
+def test_judge_tokens_are_reported_per_run_apart_from_the_agents(files, capsys, monkeypatch):
+    """The judge's calls and tokens (cached and reasoning as its provider reports them) and its cost, per run."""
+    module = files["dir"] / "usage_judge_mod.py"
+    module.write_text(
+        "from smolagents import ChatMessage, MessageRole\n"
+        "from smolagents.monitoring import TokenUsage\n"
+        "class Judge:\n"
+        "    model_id = 'usage-judge'\n"
+        "    def generate(self, messages, **kwargs):\n"
+        "        raw = {'usage': {'prompt_tokens_details': {'cached_tokens': 300},\n"
+        "                         'completion_tokens_details': {'reasoning_tokens': 12}}}\n"
+        '        verdict = \'{"reasoning": "r", "verdict": "incorrect"}\'\n'
+        "        return ChatMessage(role=MessageRole.ASSISTANT, content=verdict,\n"
+        "                           raw=raw, token_usage=TokenUsage(input_tokens=900, output_tokens=40))\n"
+        "JUDGE = Judge()\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(files["dir"]))
+    args = [files["b"], "--gold", files["gold"], "--mode", "judge", "--judge", "py:usage_judge_mod:JUDGE"]
+    assert run(evaluate_cmd, *args, "--json") == 0
+    used = json.loads(capsys.readouterr().out)["judge_usage"]
+    # one judged item (dev/0; dev/1 and dev/2 match exactly): one call, 900 in (300 cached), 40 out (12 reasoning)
+    assert {
+        k: used[k] for k in ("calls", "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
+    } == {
+        "calls": 1,
+        "input_tokens": 900,
+        "cached_input_tokens": 300,
+        "output_tokens": 40,
+        "reasoning_tokens": 12,
+    }
+    assert used["model"] == "py:usage_judge_mod:JUDGE" and used["cache_hits"] == 0 and used["usd"] is None
+    assert used["usd_reason"].startswith("no price for model py:usage_judge_mod:JUDGE in built-in prices.yaml")
+    assert run(evaluate_cmd, *args) == 0  # again: the verdict comes from the cache, no call, nothing spent
+    text = capsys.readouterr().out
+    assert "judge py:usage_judge_mod:JUDGE: 0 calls, 0 in, 0 out, 1 cached verdict(s), $0.0000" in text
+    assert run(evaluate_cmd, files["b"], "--gold", files["gold"], "--json") == 0
+    assert "judge_usage" not in json.loads(capsys.readouterr().out)  # ANLS mode: no judge, no section

@@ -37,6 +37,8 @@ class ScriptedModel(Model):
             shows page texts); else page images stay in the recorded messages as image URLs.
         usage: token usage per call; default ``(100 × call number, 7)``.
         model_id: the model's id.
+        raw: the provider's raw reply of call ``n`` (``ChatMessage.raw``), e.g. an OpenAI-style
+            ``{"usage": {"prompt_tokens_details": {"cached_tokens": …}}}``; default: none (as a local model).
 
     Attributes:
         calls: per call, ``messages`` (as prepared for a provider), ``text`` (flattened), ``tools`` (names
@@ -50,10 +52,11 @@ class ScriptedModel(Model):
         text_only: bool = False,
         usage: Usage = lambda text, n: (100 * n, 7),
         model_id: str = "scripted",
+        raw: Callable[[int], Any] | None = None,
     ) -> None:
         """Keep the script."""
         super().__init__(model_id=model_id, flatten_messages_as_text=text_only)
-        self.script, self.usage = list(script), usage
+        self.script, self.usage, self.raw = list(script), usage, raw
         self.calls: list[dict[str, Any]] = []
 
     def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
@@ -72,8 +75,9 @@ class ScriptedModel(Model):
         reply = item(text, tools) if callable(item) else item
         usage = self.usage(text, len(self.calls)) if callable(self.usage) else self.usage
         token_usage = TokenUsage(*usage) if usage is not None else None
+        raw = self.raw(len(self.calls)) if self.raw is not None else None
         if isinstance(reply, str):
-            return ChatMessage(role=MessageRole.ASSISTANT, content=reply, token_usage=token_usage)
+            return ChatMessage(role=MessageRole.ASSISTANT, content=reply, token_usage=token_usage, raw=raw)
         name, args = reply
         call = ChatMessageToolCall(
             id=f"call_{len(self.calls)}",
@@ -81,7 +85,11 @@ class ScriptedModel(Model):
             function=ChatMessageToolCallFunction(name=name, arguments=args),
         )
         return ChatMessage(
-            role=MessageRole.ASSISTANT, content=f"step {len(self.calls)}", tool_calls=[call], token_usage=token_usage
+            role=MessageRole.ASSISTANT,
+            content=f"step {len(self.calls)}",
+            tool_calls=[call],
+            token_usage=token_usage,
+            raw=raw,
         )
 
 

@@ -77,6 +77,82 @@ def test_sub_model_tokens_priced_apart() -> None:
     assert run_cost([other], TABLE).unknown_models == {"unlisted": 1}
 
 
+def ledger_line(by_role: dict, **extra) -> dict:
+    totals = {"input_tokens": 0, "output_tokens": 0}  # the totals are not what a line with a ledger is priced by
+    return agent_line(1, "openai:gpt-4.1", 0, 0, usage={**totals, "by_role": by_role}, **extra)
+
+
+def test_ledger_priced_per_role_by_hand() -> None:
+    line = ledger_line(
+        {
+            # 1 M fresh x $2 + 1 M cached x $0.5 + 0.5 M out x $8 = $2 + $0.5 + $4 = $6.50 (reasoning is part of out)
+            "agent": {
+                "input_tokens": 2_000_000,
+                "cached_input_tokens": 1_000_000,
+                "output_tokens": 500_000,
+                "reasoning_tokens": 200_000,
+                "calls": 4,
+            },
+            # at config.sub_model's price: 1 M x $0.1 + 2 M x $0.2 = $0.50
+            "sub_model": {"input_tokens": 1_000_000, "output_tokens": 2_000_000, "calls": 3},
+            "embedder": {"calls": 2, "model": "local-embedder"},  # calls only, at a price of 0: $0
+        },
+        config={"sub_model": "cheap"},
+    )
+    table = PriceTable({**TABLE.prices, "local-embedder": Price(0.0, 0.0)}, "test")
+    cost = run_cost([line], table)
+    assert cost.complete and cost.total_usd == pytest.approx(7.00)
+    split = cost.by_role
+    assert list(split) == ["agent", "sub_model", "embedder"]
+    assert split["agent"]["usd"] == pytest.approx(6.50) and split["sub_model"]["usd"] == pytest.approx(0.50)
+    assert split["embedder"]["usd"] == 0.0 and split["embedder"]["lines_without_tokens"] == 1
+    assert (split["agent"]["calls"], split["agent"]["cached_input_tokens"], split["agent"]["reasoning_tokens"]) == (
+        4,
+        1_000_000,
+        200_000,
+    )
+    assert split["sub_model"]["models"] == {"cheap": 1} and "reasoning_tokens" not in split["sub_model"]
+    assert json.loads(json.dumps(cost.summary()))["by_role"]["agent"]["usd"] == pytest.approx(6.50)
+
+
+def test_an_embedder_is_never_free() -> None:
+    roles = {"agent": {"input_tokens": 1_000_000, "output_tokens": 0, "calls": 1}}
+    unlisted = run_cost([ledger_line({**roles, "embedder": {"calls": 2, "model": "st:big"}})], TABLE)
+    assert unlisted.unknown_models == {"st:big": 1} and unlisted.total_usd is None
+    assert unlisted.by_role["agent"]["usd"] is None  # an unpriced line adds to no role's USD
+    paid = PriceTable({**TABLE.prices, "st:big": Price(0.02, 0.0)}, "test")
+    uncounted = run_cost([ledger_line({**roles, "embedder": {"calls": 2, "model": "st:big"}})], paid)
+    assert uncounted.total_usd is None and uncounted.n_uncounted_role == 1
+    assert "calls but no token counts of embedder (st:big)" in str(unpriced_reason(uncounted))
+    counted = ledger_line({**roles, "embedder": {"calls": 2, "model": "st:big", "input_tokens": 1_000_000}})
+    assert run_cost([counted], paid).total_usd == pytest.approx(2.0 + 0.02)
+    shipped = run_cost([ledger_line({**roles, "embedder": {"calls": 1, "model": "wordllama:256"}})], load_prices())
+    assert shipped.complete and shipped.total_usd == pytest.approx(2.0)  # the bundled embedder runs locally: $0
+    nameless = run_cost([ledger_line({**roles, "judge": {"calls": 1, "input_tokens": 5, "output_tokens": 1}})], TABLE)
+    assert nameless.unknown_models == {"(judge: no model named)": 1}
+
+
+def test_old_lines_without_a_ledger_are_priced_as_before() -> None:
+    old = agent_line(
+        1,
+        "openai:gpt-4.1",
+        3_000_000,
+        1_000_000,
+        config={"sub_model": "cheap"},
+        effort={"sub_input_tokens": 1_000_000, "sub_output_tokens": 1_000_000},
+    )
+    by_role = {
+        "agent": {"input_tokens": 2_000_000, "output_tokens": 0, "calls": 2},
+        "sub_model": {"input_tokens": 1_000_000, "output_tokens": 1_000_000, "calls": 1},
+    }
+    new = {**old, "usage": {**old["usage"], "by_role": by_role}}
+    assert run_cost([old], TABLE).total_usd == pytest.approx(4.3) == run_cost([new], TABLE).total_usd
+    assert run_cost([old], TABLE).by_role["sub_model"]["usd"] == pytest.approx(0.3)
+    # a ledger that cannot be read (a negative count) falls back to the totals, never to a smaller sum
+    broken = {**old, "usage": {**old["usage"], "by_role": {"agent": {"input_tokens": -1, "calls": 1}}}}
+    assert run_cost([broken], TABLE).total_usd == pytest.approx(4.3)
+
+
 def test_human_lines_are_not_free() -> None:
     cost = run_cost([{"id": "g1", "system_type": "human", "model": "human:a"}], TABLE)
     assert cost.total_usd is None and cost.n_human == 1 and unpriced_reason(cost) == "human run: no model tokens"
@@ -167,3 +243,37 @@ def test_explorer_summary_shows_cost(files: dict[str, Path]) -> None:
     html = summary_html(ws, with_figures=False)
     # two questions at 1000 x $2/M + 100 x $8/M = $0.0028 each (shipped gpt-4.1 price)
     assert "a: $0.0028 per question ($0.0056)" in html and "h: – (human run: no model tokens)" in html
+
+
+def test_compare_splits_the_cost_by_role(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    by_role = {
+        "agent": {"input_tokens": 1000, "cached_input_tokens": 400, "output_tokens": 100, "calls": 2},
+        "sub_model": {"input_tokens": 500, "output_tokens": 50, "calls": 1, "reasoning_tokens": 20},
+    }
+    lines = [
+        agent_line(
+            i, "openai:gpt-4.1", 1500, 150, usage={"input_tokens": 1500, "output_tokens": 150, "by_role": by_role}
+        )
+        for i in (1, 2)
+    ]
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    base = ["compare", str(ledger), str(files["a"]), "--gold", str(files["gold"]), "--resamples", "20"]
+    assert main([*base, "--json"]) == 0
+    split = json.loads(capsys.readouterr().out)["systems"][0]["cost"]["by_role"]
+    # per line: agent 600 fresh x $2/M + 400 cached x $0.5/M + 100 x $8/M = $0.0022; sub-model (the root model,
+    # no sub_model named) 500 x $2/M + 50 x $8/M = $0.0014; two lines
+    assert split["agent"]["usd"] == pytest.approx(0.0044) and split["sub_model"]["usd"] == pytest.approx(0.0028)
+    assert (split["agent"]["calls"], split["sub_model"]["reasoning_tokens"]) == (4, 40)
+    assert main(base) == 0
+    text = capsys.readouterr().out
+    assert "agent (openai:gpt-4.1): 4 calls, 2,000 in (800 cached), 200 out, $0.0044" in text
+    assert "sub_model (openai:gpt-4.1): 2 calls, 1,000 in, 100 out (40 reasoning), $0.0028" in text
+
+
+def test_cli_cost_helpers_doctests() -> None:
+    for name in ("madqa.cli.compare_costs", "madqa.cli.judge_usage"):
+        result = doctest.testmod(importlib.import_module(name))
+        assert result.attempted >= 2 and result.failed == 0, name

@@ -97,7 +97,7 @@ class SearchAgentEntry(AgentBase):
         page_chars = given.page_chars or default_page_chars(first, given.top_k, config.max_steps)
         min_searches = default_min_searches(first) if given.min_searches is None else given.min_searches
         config = config.with_options(observe=observe, page_chars=page_chars, min_searches=min_searches)
-        index, renderer = open_corpus(config, config.typed(SearchOptions), progress=request.host.progress)
+        index, renderer, costs = open_corpus(config, config.typed(SearchOptions), progress=request.host.progress)
         if given.retriever is not None:
             config = config.with_options(retriever=getattr(index, "name", given.retriever))  # the full spec
         evidence = {}
@@ -107,7 +107,7 @@ class SearchAgentEntry(AgentBase):
             evidence = {str(row["id"]): row["evidence"] for row in load_gold(config.split, config.dataset)}
         settings = config.settings(self.options)
         return PreparedSearchAgent(
-            config, settings, models, request.dataset, index=index, renderer=renderer, evidence=evidence
+            config, settings, models, request.dataset, costs, index=index, renderer=renderer, evidence=evidence
         )
 
 

@@ -118,6 +118,11 @@ class GeminiFileSearch:
         usage = response.usage_metadata
         out = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0) if usage else 0
         counts = {"input_tokens": (usage.prompt_token_count or 0) if usage else 0, "output_tokens": out}
+        # Gemini's details, where it reports them (the ledger never invents a 0); thoughts are output tokens.
+        cached = getattr(usage, "cached_content_token_count", None)
+        thoughts = getattr(usage, "thoughts_token_count", None)
+        counts |= {"cached_input_tokens": cached} if isinstance(cached, int) else {}
+        counts |= {"reasoning_tokens": thoughts} if isinstance(thoughts, int) else {}
         searches = (Search(" | ".join(queries), tuple(chunks)),) if chunks or queries else ()
         return Reply(response.text or "", searches, counts)
 

@@ -120,4 +120,9 @@ class OpenAIFileSearch:
             "input_tokens": usage.input_tokens if usage else 0,
             "output_tokens": usage.output_tokens if usage else 0,
         }
+        # The Responses API's details, where it reports them (the ledger never invents a 0).
+        cached = getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None)
+        reasoning = getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", None)
+        counts |= {"cached_input_tokens": cached} if isinstance(cached, int) else {}
+        counts |= {"reasoning_tokens": reasoning} if isinstance(reasoning, int) else {}
         return Reply(response.output_text, tuple(searches), counts)

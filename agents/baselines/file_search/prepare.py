@@ -51,10 +51,22 @@ from madqa.agents.harness.errors import QuestionTimeoutError, classify, cut, sho
 from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.record import MAX_MODEL_OUTPUT_CHARS, build_record
 from madqa.agents.harness.smolagents_loop import answer_event
+from madqa.metric.ledger import tally_of
 
 logger = logging.getLogger(__name__)
 
 NAME = "file-search"
+
+
+def service_usage(counts: Mapping[str, int]) -> dict[str, Any]:
+    """A line's ``usage`` from one service reply's counts: the totals, and the ledger's ``agent`` role (one call;
+    the service's own retrieval is inside it, priced by the provider per call, not in the price table).
+
+    >>> service_usage({"input_tokens": 9, "output_tokens": 2, "reasoning_tokens": 1})["by_role"]
+    {'agent': {'input_tokens': 9, 'output_tokens': 2, 'calls': 1, 'reasoning_tokens': 1}}
+    """
+    totals = {k: counts[k] for k in ("input_tokens", "output_tokens", "cached_input_tokens") if k in counts}
+    return {**totals, "by_role": {"agent": tally_of([counts])}}
 
 
 class PreparedFileSearch:
@@ -180,18 +192,22 @@ class PreparedFileSearch:
             "cited_pages": grounded_pages(searches),
             "dropped_citations": int((output or {}).get("dropped", 0)),
         }
+        provider = self.config.typed(FileSearchOptions).provider
+        # the managed service's fee is per search call (and storage), not per token: counted, not priced here
+        costs = {"managed_service": f"{provider}-file-search", "service_search_calls": len(searches)}
         return build_record(
             item,
             agent_name=NAME,
             model=self.config.model,
             elapsed_s=elapsed,
             output=output,
+            costs=costs,
             error=error,
             error_kind=kind,
             config=self.settings,
             dataset=self.dataset,
             steps=1 if reply is not None or output is not None else 0,
-            usage=reply.usage if reply is not None else None,
+            usage=service_usage(reply.usage) if reply is not None else None,
             search_history=history,
             extra={"final_state": state, "trajectory": trajectory, "file_search": own},
         )

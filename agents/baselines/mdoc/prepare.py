@@ -27,7 +27,8 @@ from madqa.agents.harness.agent_base import AgentBase, Preparation
 from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.prompts import load_prompts
-from madqa.agents.search_loop.resources import load_page_readers
+from madqa.agents.search_loop.embedder_ledger import embedder_role
+from madqa.agents.search_loop.resources import corpus_costs, load_page_readers
 
 __all__ = ["AGENT", "DEFAULT_RETRIEVER", "DEFAULT_TOP_K", "MDocAgentEntry", "PreparedMDocAgent"]
 
@@ -83,12 +84,16 @@ class PreparedMDocAgent(SmolagentsPrepared[Model]):
         ]
 
     def record_fields(self, agent: MDocPipeline | None) -> dict[str, Any]:
-        """``search_history``: the two retrievals; ``steps``: the agents called."""
+        """``search_history``: the two retrievals; ``steps``: the agents called; ``roles``: the retrievals' query
+        embeddings (:mod:`madqa.agents.search_loop.embedder_ledger`)."""
         if agent is None:
             return {"search_history": []}
+        retrievers = [self.text_retriever.name] + ([self.image_retriever.name] if self.image_retriever else [])
+        searched = bool(getattr(agent, "retrievals", None))
         return {
             "search_history": [dict(r) for r in getattr(agent, "retrievals", [])],
             "steps": len(agent.memory.steps),
+            "roles": embedder_role(retrievers, 1) if searched else {},
         }
 
 
@@ -114,6 +119,7 @@ class MDocAgentEntry(AgentBase):
             settings,
             readers.models,
             request.dataset,
+            corpus_costs(readers.pages),
             text_retriever=retrievers[0],
             image_retriever=image,
             renderer=readers.renderer,

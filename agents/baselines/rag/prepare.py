@@ -26,7 +26,8 @@ from madqa.agents.harness.agent_base import AgentBase, Preparation
 from madqa.agents.harness.protocol import Citation, SearchEvent, StepEvent
 from madqa.agents.harness.smolagents_loop import SmolagentsPrepared
 from madqa.agents.search_loop.agent import SearchAgent, build_search_agent
-from madqa.agents.search_loop.resources import load_page_readers
+from madqa.agents.search_loop.embedder_ledger import embedder_role
+from madqa.agents.search_loop.resources import corpus_costs, load_page_readers
 
 __all__ = ["AGENT", "DEFAULT_RETRIEVER", "PreparedRAGAgent", "RAGAgentEntry"]
 
@@ -66,9 +67,11 @@ class PreparedRAGAgent(SmolagentsPrepared[Model]):
         return [SearchEvent(step=step.step_number, query=got["query"], pages=pages, count=got["count"])]
 
     def record_fields(self, agent: SearchAgent | None) -> dict[str, Any]:
-        """``search_history``: the one retrieval; ``steps``: 1 (0 when the question failed before retrieving)."""
+        """``search_history``: the one retrieval; ``steps``: 1 (0 when the question failed before retrieving);
+        ``roles``: the retrieval's query embeddings (:mod:`madqa.agents.search_loop.embedder_ledger`)."""
         got = getattr(agent, "retrieval", None)
-        return {"search_history": [dict(got)] if got else [], "steps": 1 if got else 0}
+        roles = embedder_role([self.retriever.name], 1) if got else {}
+        return {"search_history": [dict(got)] if got else [], "steps": 1 if got else 0, "roles": roles}
 
 
 class RAGAgentEntry(AgentBase):
@@ -85,7 +88,13 @@ class RAGAgentEntry(AgentBase):
         config = readers.run_config(request, self.options, retriever=retriever.name)
         settings = config.settings(self.options)
         return PreparedRAGAgent(
-            config, settings, readers.models, request.dataset, retriever=retriever, renderer=readers.renderer
+            config,
+            settings,
+            readers.models,
+            request.dataset,
+            corpus_costs(readers.pages),
+            retriever=retriever,
+            renderer=readers.renderer,
         )
 
 

@@ -36,6 +36,7 @@ from madqa.agents.harness.errors import chain, http_status
 from madqa.agents.harness.smolagents_loop import drain
 from madqa.agents.prompts import load_prompts
 from madqa.agents.sandbox.worker import ALLOWED_IMPORTS, ReplWorker, WorkerLimits
+from madqa.metric.ledger import message_usage, tally_of
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,7 @@ class ReplAgent(CodeAgent):
         self.final_state: str | None = None
         self.forced_error: str | None = None
         self.extraction_usage: list[TokenUsage | None] = []
+        self.extraction_replies: list[ChatMessage | None] = []  # for the ledger's cached and reasoning tokens
         templates = {k: v for k, v in prompts.items() if k != "madqa"}
         super().__init__(
             tools=[FinalAnswerTool()],
@@ -142,10 +144,12 @@ class ReplAgent(CodeAgent):
                 reply = self.model.generate(messages)
         except Exception as exc:  # noqa: BLE001 - recorded; the run still ends with a record
             self.extraction_usage.append(None)
+            self.extraction_replies.append(None)
             self.forced_error = f"{type(exc).__name__}: {exc}"
             self.forced_exception = exc
             return None
         self.extraction_usage.append(reply.token_usage)
+        self.extraction_replies.append(reply)
         text = str(reply.content or "")
         match = re.search(r"\{.*\}", text, flags=re.DOTALL)
         try:
@@ -165,7 +169,7 @@ class ReplAgent(CodeAgent):
         Raises:
             smolagents.utils.AgentGenerationError: a root-model call failed (network, credentials, …).
         """
-        self.final_state, self.forced_error, self.extraction_usage = None, None, []
+        self.final_state, self.forced_error, self.extraction_usage, self.extraction_replies = None, None, [], []
         self.forced_exception: BaseException | None = None
         self.state.clear()
         self.state.update(self.corpus)
@@ -219,6 +223,19 @@ class ReplAgent(CodeAgent):
             "sub_input_tokens": sub.input_tokens,
             "sub_output_tokens": sub.output_tokens,
         }
+
+    def ledger(self) -> dict[str, dict[str, int]]:
+        """The last run's token ledger (:mod:`madqa.metric.ledger`): ``agent`` (root and extraction calls, the calls
+        :meth:`effort` counts) and ``sub_model`` (the ``llm_query`` calls)."""
+        roots = [
+            s.model_output_message
+            for s in self.memory.steps
+            if isinstance(s, ActionStep)
+            and s.model_output_message is not None
+            and not isinstance(s.error, AgentMaxStepsError)
+        ]
+        agent = tally_of([message_usage(m) for m in [*roots, *self.extraction_replies]])
+        return {"agent": agent, "sub_model": self.sub_llm.ledger.as_dict()}
 
 
 def _refused_format(exc: BaseException) -> bool:

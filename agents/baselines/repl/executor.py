@@ -22,6 +22,7 @@ from madqa.agents.harness import deadline
 from madqa.agents.harness.answer import normalise_answer
 from madqa.agents.models.llamacpp import LlamaCppModel
 from madqa.agents.sandbox.worker import ReplWorker, SubCallError
+from madqa.metric.ledger import Tally
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +66,8 @@ class SubLLM:
         max_calls: sub-calls allowed per question.
         max_chars: longest prompt of one sub-call (characters).
         calls: sub-calls made; ``input_tokens``/``output_tokens``: their token usage.
+        ledger: the sub-calls' replies counted for the ``sub_model`` role (:mod:`madqa.metric.ledger`: cached and
+            reasoning tokens where the provider reported them).
     """
 
     model: Model
@@ -73,6 +76,7 @@ class SubLLM:
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    ledger: Tally = field(default_factory=Tally, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __call__(self, prompts: list[str], batched: bool) -> list[str]:
@@ -110,6 +114,7 @@ class SubLLM:
         start = time.perf_counter()
         reply = self.model.generate([message])
         usage = reply.token_usage
+        self.ledger.add_message(reply)
         logger.debug("sub-call: %d characters in, %s tokens, %.1f s", len(prompt), usage, time.perf_counter() - start)
         with self._lock:
             self.input_tokens += usage.input_tokens if usage else 0

@@ -5,8 +5,9 @@
 and a worker process, reused from question to question (its namespace is reset each time) unless the host asks for
 a fresh one per question. Each code step becomes a :class:`~madqa.agents.harness.protocol.CodeEvent`. A results line
 has no
-``search_history``; ``steps`` = model calls (root + sub + extraction), ``usage`` over all of them, ``effort`` (the
-breakdown) and ``repl`` (the worker's walls and restarts).
+``search_history``; ``steps`` = model calls (root + sub + extraction), ``usage`` over all of them (its ledger:
+``agent`` = root + extraction calls, ``sub_model`` = the ``llm_query`` calls), ``effort`` (the breakdown) and
+``repl`` (the worker's walls and restarts).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from madqa.agents.models.factory import make_model, parse_spec
 from madqa.agents.models.llamacpp import LlamaCppModel
 from madqa.agents.sandbox.pool import WorkerSlots, worker_pool
 from madqa.agents.sandbox.worker import ReplWorker
+from madqa.metric.ledger import totals as ledger_totals
 
 logger = logging.getLogger(__name__)
 
@@ -49,14 +51,26 @@ def record_fields(agent: ReplAgent | None) -> dict[str, Any]:
     if agent is None:
         return {}
     effort = agent.effort()
+    by_role = agent.ledger()
     executor = agent.python_executor
     worker = executor.worker if isinstance(executor, ReplExecutor) else None
     restarts = worker.restarts - executor.restarts_at_start if worker else 0
     return {
         "steps": effort["steps"],
-        "usage": {"input_tokens": effort["input_tokens"], "output_tokens": effort["output_tokens"]},
+        "usage": {
+            "input_tokens": effort["input_tokens"],
+            "output_tokens": effort["output_tokens"],
+            **cached_total(by_role),
+            "by_role": by_role,
+        },
         "extra": {"effort": effort, "repl": {"walls": dict(worker.walls) if worker else {}, "restarts": restarts}},
     }
+
+
+def cached_total(by_role: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    """``{"cached_input_tokens": N}`` over the roles where a provider reported it, else nothing (never a 0 made up)."""
+    totals = ledger_totals(by_role)
+    return {"cached_input_tokens": totals["cached_input_tokens"]} if "cached_input_tokens" in totals else {}
 
 
 @dataclass(eq=False, repr=False, kw_only=True)

@@ -33,7 +33,7 @@ from madqa.agents.prompts import load_prompts
 from madqa.agents.sandbox.pool import WorkerSlots, worker_pool
 from madqa.agents.sandbox.worker import ReplWorker
 from madqa.agents.search_loop.agent import SearchAgent
-from madqa.agents.search_loop.resources import default_min_searches, load_models, make_run_retrievers
+from madqa.agents.search_loop.resources import corpus_costs, default_min_searches, load_models, make_run_retrievers
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +183,15 @@ class ShellAgentEntry(AgentBase):
         logger.info("shell agent: %d page file(s) in %s", len(files), folder)
         settings = config.settings(self.options)
         return PreparedShellAgent(
-            config, settings, slot_list, request.dataset, files=files, mapping=mapping, retriever=retriever, host=host
+            config,
+            settings,
+            slot_list,
+            request.dataset,
+            corpus_costs(pages),
+            files=files,
+            mapping=mapping,
+            retriever=retriever,
+            host=host,
         )
 
 

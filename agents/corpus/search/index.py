@@ -99,6 +99,12 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def index_manifest(index: Any) -> dict[str, Any] | None:
+    """The build manifest of an opened index (backend, pages, ``build_seconds``), ``None`` for anything else."""
+    folder = getattr(index, "folder", None)
+    return _read_manifest(Path(folder)) if folder is not None else None
+
+
 def open_index(
     pages: Iterable[Mapping[str, Any]],
     index_dir: str | os.PathLike[str] | None = None,

@@ -108,6 +108,10 @@ def test_uploads_once_reuses_the_cached_store_and_maps_citations_to_pages(
         assert search["results"] == expected and search["count"] == len(chunks) and row["question"] in search["query"]
         assert line["file_search"]["cited_pages"][0] == expected[0]  # the annotation / grounding support
         assert line["steps"] == 1 and line["usage"]["input_tokens"] > 0 and line["usage"]["output_tokens"] > 0
+        agent_role = line["usage"]["by_role"]["agent"]  # one service call; its totals are the line's
+        assert agent_role["calls"] == 1 and agent_role["input_tokens"] == line["usage"]["input_tokens"]
+        # the service's fee is per search call: counted in costs, not priced by tokens
+        assert line["costs"] == {"managed_service": f"{provider}-file-search", "service_search_calls": 1}
         assert len(state.calls("POST", r"/responses$|:generateContent$")) == 1  # one call per question
     finally:
         prepared.close()

@@ -51,6 +51,8 @@ def test_rag_retrieves_once_shows_the_pages_and_answers_in_one_call(layout) -> N
             assert search["query"] == row["question"] and search["count"] == len(expected) == 3
             assert search["results"] == [{"document": h.document, "page": h.page} for h in expected]
             assert line["steps"] == 1 and line["error"] is None
+            assert list(line["usage"]["by_role"]) == ["agent"]  # bm25 embeds no query: no embedder role
+            assert line["costs"]["corpus_pages"] > 0 and "index_build_s" not in line["costs"]
             assert line["citations"] == search["results"][:1]  # the model cited the first page it was shown
         events = list(prepared.stream(gold[0]["question"], gold[0]))
         assert [type(e).__name__ for e in events] == ["SearchEvent", "AnswerEvent"]
@@ -120,6 +122,8 @@ def test_the_search_agent_can_search_through_a_retriever(layout) -> None:
         assert search["results"] == [{"document": h.document, "page": h.page} for h in expected]
         model = prepared._slots.get()
         assert "ranked by meaning" in model.calls[0]["text"]  # the semantic tool's description, not BM25 syntax
+        # one search, one query embedding; WordLlama gives no token count through the retriever: calls only
+        assert line["usage"]["by_role"]["embedder"] == {"calls": 1, "model": "wordllama:256"}
     finally:
         prepared.close()
     with pytest.raises(Exception, match="exclude each other"):

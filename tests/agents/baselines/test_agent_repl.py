@@ -317,7 +317,13 @@ def test_runner_writes_metric_ready_repl_lines_and_resumes(layout, tmp_path: Pat
     for row in rows:
         assert "search_history" not in row and row["agent"] == "repl" and row["final_state"] == "answered"
         assert row["steps"] == 3 and row["effort"]["root_calls"] == 2 and row["effort"]["sub_calls"] == 1
-        assert row["usage"] == {"input_tokens": 300, "output_tokens": 30}  # the sub-model is the root model
+        assert (row["usage"]["input_tokens"], row["usage"]["output_tokens"]) == (300, 30)
+        # the ledger: two root calls and one sub-call; the sub-model is the root model (no sub_model named)
+        assert row["usage"]["by_role"] == {
+            "agent": {"input_tokens": 200, "output_tokens": 20, "calls": 2},
+            "sub_model": {"input_tokens": 100, "output_tokens": 10, "calls": 1},
+        }
+        assert "cached_input_tokens" not in row["usage"]  # the scripted model reports none: none made up
         assert row["citations"][0]["page"] == 1 and row["repl"]["walls"]["imports"]
         assert row["config"]["sub_calls"] == 50 and "top_k" not in row["config"]
     assert [p.steps for p in parse_results_text(out.read_text(encoding="utf-8"), str(out))] == [3, 3]

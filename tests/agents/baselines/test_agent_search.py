@@ -170,7 +170,11 @@ def test_trajectory_usage_and_results_line(corpus) -> None:
         **record_fields(agent),
     )
     line = json.loads(json.dumps(record))
-    assert line["steps"] == 1 and line["usage"] == {"input_tokens": 300, "output_tokens": 14}
+    assert line["steps"] == 1 and line["usage"] == {
+        "input_tokens": 300,
+        "output_tokens": 14,
+        "by_role": {"agent": {"input_tokens": 300, "output_tokens": 14, "calls": 2}},  # the token ledger
+    }
     traj = line["trajectory"]
     assert [t["tool_calls"][0]["name"] for t in traj] == ["search_documents", "final_answer"]
     assert traj[0]["images"] == 5 and traj[0]["input_tokens"] == 100 and traj[0]["duration_s"] >= 0

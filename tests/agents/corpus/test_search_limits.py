@@ -342,12 +342,12 @@ def test_run_opens_the_index_with_the_timeout(
     monkeypatch.setenv("MADQA_HOME", str(tmp_path))
     monkeypatch.setattr(load, "load_pages", lambda dataset=None: PAGES[:50])
     config = RunConfig(options={"search_timeout": timeout})
-    index, _ = open_corpus(config, config.typed(SearchOptions), progress=False)
+    index, _, _ = open_corpus(config, config.typed(SearchOptions), progress=False)
     assert index is not None and index.limits == SearchLimits(timeout=expected)  # type: ignore[attr-defined]
     with pytest.raises(QueryTooBroadError):
         index.search("*")
     config = RunConfig(options={"search_timeout": timeout, "search_max_terms": 0, "search_max_postings": 321})
-    index, _ = open_corpus(config, config.typed(SearchOptions), progress=False)
+    index, _, _ = open_corpus(config, config.typed(SearchOptions), progress=False)
     assert index.limits == SearchLimits(timeout=expected, max_terms=None, max_postings=321)  # type: ignore[union-attr]
 
 
