@@ -66,7 +66,7 @@ CSS = f"""
     left: {COMPACT_WIDTHS["Rank"]}px;
   }}
   #board-controls, #board-columns-box {{ order: 1; }}
-  #official-more-box, #board-legend-box, #board-plots {{ order: 2; }}
+  #official-more-box, #board-legend-box, #board-plots, #board-frontier {{ order: 2; }}
 }}
 """
 

@@ -119,3 +119,33 @@ def test_default_columns_fit_and_the_bound_counts_the_budget_columns() -> None:
     # three more numbers of n + 1 values each: 3 * log2(25) bits for 24 public items
     before = math.log2(25) + 3 * math.log2(1001) + 3 * math.log2(10002) + 5 * math.log2(25)
     assert public_bits_bound(24) == pytest.approx(before + 3 * math.log2(25))
+
+
+def test_the_frontier_plot_marks_and_names_the_frontier_and_leaves_n_a_rows_out(tmp_path: Path) -> None:
+    from madqa.space.frontier_plot import frontier_data, frontier_note, plot_frontiers
+
+    scorer, refs = _scorer(tmp_path)
+    scorer.prices = PriceTable({"cheap": Price(1.0, 1.0), "dear": Price(10.0, 10.0)}, "test", "2025-09-29")
+
+    def submit(name: str, right: set[int], steps: int, model: str, tokens: int) -> None:
+        usage = {"input_tokens": tokens, "output_tokens": 0}
+        scorer.submit_text(_file(refs, right, [steps] * 20, model=model, usage=usage), synthetic_form(name, "me"))
+
+    submit("cheap-weak", {0, 1}, 1, "cheap", 1000)  # 10% at $0.001, 1 step
+    submit("dear-strong", set(range(10)), 5, "dear", 1000)  # 50% at $0.01, 5 steps
+    submit("dear-weak", {0}, 2, "dear", 2000)  # 5% at $0.02, 2 steps: beaten on both axes by both others
+    submit("unpriced", set(range(12)), 9, "mystery", 1000)  # 60%, 9 steps: no cost, but on the steps frontier
+    data = frontier_data(board_frame(scorer.store.submissions()))
+    assert data["cost"]["frontier"] == ["cheap-weak (#1)", "dear-strong (#2)"]
+    assert {p["label"]: p["x"] for p in data["cost"]["points"]}["dear-weak (#3)"] == pytest.approx(0.02)
+    assert data["cost"]["left_out"] == {"unpriced (#4)": "n/a (model not priced)"}  # never drawn at $0
+    assert data["steps"]["frontier"] == ["cheap-weak (#1)", "dear-strong (#2)", "unpriced (#4)"]
+    note = frontier_note(data)
+    assert "accuracy vs cost**: cheap-weak (#1), dear-strong (#2)" in note and "unpriced (#4): n/a (model" in note
+    fig = plot_frontiers(board_frame(scorer.store.submissions()))
+    cost_ax, steps_ax = fig.axes
+    named = {t.get_text() for t in cost_ax.texts}
+    assert named == {"cheap-weak (#1)", "dear-strong (#2)"}  # the frontier's members, named on the plot
+    assert {t.get_text() for t in steps_ax.texts} == {"cheap-weak (#1)", "dear-strong (#2)", "unpriced (#4)"}
+    stars = [c for c in cost_ax.collections if c.get_label() == "on the Pareto frontier"]
+    assert len(stars) == 1 and len(stars[0].get_offsets()) == 2
