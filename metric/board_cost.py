@@ -20,7 +20,7 @@ from .cost import PriceTable, run_cost
 #: ``status`` of a :func:`submission_cost`: a number, or why not.
 PRICED, HUMAN, NOT_PRICED, NO_TOKENS = "priced", "human", "model not priced", "no token counts"
 #: What the board writes for each status without a number.
-NOT_AVAILABLE = {HUMAN: "n/a (human run)", NOT_PRICED: "n/a (model not priced)", NO_TOKENS: "n/a (no token counts)"}
+NOT_AVAILABLE = {HUMAN: "n/a (human run)", NOT_PRICED: "n/a (model not priced)", NO_TOKENS: "n/a (no tokens)"}
 
 
 def submission_cost(lines: Sequence[Mapping[str, Any]], table: PriceTable) -> dict[str, Any]:

@@ -173,7 +173,7 @@ def build_tabs(
             figure = gr.Plot(elem_id="plot", label="Accuracy, Kuiper and error cascade")
             alt = gr.Textbox(visible=False, elem_id="plot-alt")
         with gr.Accordion("Cost and effort: Pareto frontiers", open=True, elem_id="board-frontier"):
-            frontier = gr.Plot(elem_id="frontier-plot", label="Accuracy vs cost and vs mean steps, every row")
+            frontier = gr.Plot(elem_id="frontier-plot", label="Pareto frontiers", show_label=False)
             frontier_text = gr.Markdown(elem_id="frontier-note")
 
         def frontiers() -> tuple[Any, str]:

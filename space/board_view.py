@@ -152,7 +152,7 @@ COLUMNS: tuple[ViewColumn, ...] = (
         "Inference cost in US dollars per question: the token counts of every line of the file (its 'usage') "
         "priced by the model each line names, at the list prices of the shipped price table (their date is in "
         "the note under the table). From the file alone, as reported by the submitter. n/a (model not priced): "
-        "a line's model is not in the table (never counted as free); n/a (no token counts): a line has none; "
+        "a line's model is not in the table (never counted as free); n/a (no tokens): a line reports no token counts; "
         "n/a (human run): no model tokens. Less is cheaper.",
     ),
     *(
@@ -218,6 +218,7 @@ WIDTHS: dict[str, int] = {
     "95% CI": 124,
     "Kuiper ↓": 124,
     "Kuiper CI": 120,
+    "Cost ($/q)": 96,
     "Submitter": 150,
     "Agent": 180,
     "Model": 180,

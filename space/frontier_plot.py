@@ -23,7 +23,7 @@ from .leaderboard import COST_COLUMN, COST_NOTE
 
 #: The two panels: key, the board column on the x axis, the axis label.
 PANELS: tuple[tuple[str, str, str], ...] = (
-    ("cost", COST_COLUMN, "inference cost per question (USD, log scale)"),
+    ("cost", COST_COLUMN, "inference cost per question (USD)"),
     ("steps", "Mean steps", "mean steps per question"),
 )
 
@@ -103,13 +103,18 @@ def plot_frontiers(board: pd.DataFrame) -> Any:
             ax.step(xs, ys, where="post", color="#d62728", lw=1, ls="--", zorder=2)
         for p in front:
             ax.annotate(p["label"], (p["x"], p["accuracy"]), xytext=(5, 5), textcoords="offset points", fontsize=8)
-        if key == "cost" and any(p["x"] > 0 for p in panel["points"]):
-            ax.set_xscale("symlog", linthresh=1e-4)  # costs span orders of magnitude; 0 (a free model) stays drawn
+        positive = [p["x"] for p in panel["points"] if p["x"] > 0]
+        if key == "cost" and positive and max(positive) > 10 * min(positive):
+            # costs spanning orders of magnitude; a free model (0) stays drawn on the linear part near 0
+            ax.set_xscale("symlog", linthresh=min(positive) / 2)
+            xlabel += ", log scale"
+        else:
+            ax.set_xlim(left=0, right=max([p["x"] for p in panel["points"]] or [1.0]) * 1.25 or 1.0)
         ax.set(xlabel=xlabel, ylabel="accuracy (%)", ylim=(0, 100))
         ax.set_title(f"Accuracy vs {'cost' if key == 'cost' else 'mean steps'}")
         if not panel["points"]:
             ax.text(0.5, 0.5, "no row has both numbers", ha="center", va="center", transform=ax.transAxes)
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="upper left", fontsize=8)  # the frontier rises to the right: the upper left is empty
     fig.tight_layout()
     plt.close(fig)
     return fig

@@ -104,7 +104,7 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
 
 def cost_cells(cost: dict[str, Any] | None) -> dict[str, Any]:
     """A row's cost cells: USD per question (``None`` unless every line of the file is priced), the note shown
-    instead (``n/a (model not priced)``, ``n/a (human run)``, ``n/a (no token counts)``; ``n/a (not recorded)`` for
+    instead (``n/a (model not priced)``, ``n/a (human run)``, ``n/a (no tokens)``; ``n/a (not recorded)`` for
     rows stored before costs were), and the prices' date.
 
     >>> cost_cells({"status": "priced", "usd_per_question": 0.0123, "prices_as_of": "2025-09-29"})
