@@ -149,3 +149,15 @@ def test_the_frontier_plot_marks_and_names_the_frontier_and_leaves_n_a_rows_out(
     assert {t.get_text() for t in steps_ax.texts} == {"cheap-weak (#1)", "dear-strong (#2)", "unpriced (#4)"}
     stars = [c for c in cost_ax.collections if c.get_label() == "on the Pareto frontier"]
     assert len(stars) == 1 and len(stars[0].get_offsets()) == 2
+
+
+def test_a_file_with_repeats_is_still_refused_before_any_gold_is_touched(tmp_path: Path) -> None:
+    """Issue 43, item 3: the board keeps refusing repeated ids (space/README.md says why: the bound would grow
+    with the number of repeats); nothing is stored."""
+    from madqa.space.submission import SubmissionError
+
+    scorer, refs = _scorer(tmp_path)
+    rows = [{"id": r.id, "answer": ["a"], "steps": 1, "repeat": k, "seed": k} for k in range(2) for r in refs]
+    with pytest.raises(SubmissionError, match=r"duplicate predictions: gold id 'b00000' is predicted more than once"):
+        scorer.submit_text("".join(json.dumps(x) + "\n" for x in rows), synthetic_form("repeats", "me"))
+    assert scorer.store.count() == 0
