@@ -109,7 +109,8 @@ def plot_frontiers(board: pd.DataFrame) -> Any:
             ax.set_xscale("symlog", linthresh=min(positive) / 2)
             xlabel += ", log scale"
         else:
-            ax.set_xlim(left=0, right=max([p["x"] for p in panel["points"]] or [1.0]) * 1.25 or 1.0)
+            right = max([p["x"] for p in panel["points"]] or [1.0]) * 1.25 or 1.0
+            ax.set_xlim(left=-0.03 * right, right=right)  # a point at 0 (no steps, a free model) drawn whole
         ax.set(xlabel=xlabel, ylabel="accuracy (%)", ylim=(0, 100))
         ax.set_title(f"Accuracy vs {'cost' if key == 'cost' else 'mean steps'}")
         if not panel["points"]:
