@@ -97,6 +97,15 @@ def test_an_accepted_file_stores_its_cost_and_budget_accuracies(tmp_path: Path) 
     assert "$0.0060" in shown and "n/a (model not priced)" in shown and "n/a (human run)" in shown
     assert "$0.0000" not in shown
     assert "list prices as of 2025-09-29" in footnote(view)
+    from madqa.space.board_detail import detail_markdown
+
+    detail = detail_markdown(stored)
+    assert "| Accuracy within 1 step | 5.0% |" in detail and "| Accuracy within 10 steps | 15.0% |" in detail
+    assert "| Inference cost per question | $0.0060 (20 of 20 lines priced, list prices as of 2025-09-29) |" in detail
+    unlisted = next(s for s in scorer.store.submissions() if s.form["system"] == "unlisted")
+    assert "| Inference cost per question | n/a (model not priced): litellm:acme/unlisted-9 |" in detail_markdown(
+        unlisted
+    )
 
 
 def test_rows_stored_before_the_cost_column_show_not_recorded(tmp_path: Path) -> None:
