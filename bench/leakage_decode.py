@@ -37,13 +37,31 @@ from typing import Any
 
 import numpy as np
 
+from madqa.space.disclosure import BOARD_BUDGETS
+from madqa.space.leaderboard import BUDGET_COLUMNS, COST_COLUMN, COST_NOTE
+
 from .space import synthetic_form
 
-#: Board columns that depend on the answer slots only.
-ANSWER_COLUMNS = ("Accuracy", "Accuracy ±", "Accuracy CI", "X-Page", "X-Doc", "ANLS*", "Kuiper", "Kuiper CI")
-#: The row's columns a participant sees that the decoder compares (every metric column of the board). The rank
-#: interval and tie group are not a row's: they are computed from the shown Accuracy and "Accuracy ±" of all rows.
-SHOWN_COLUMNS = (*ANSWER_COLUMNS, "Kuiper n/a", "Page F1", "Doc F1", "Mean steps", "Coverage")
+#: Board columns that depend on the answer slots only (the accuracies within 1, 3 and 10 steps too: a doc or page
+#: slot is never right).
+ANSWER_COLUMNS = (
+    "Accuracy",
+    "Accuracy ±",
+    "Accuracy CI",
+    "X-Page",
+    "X-Doc",
+    "ANLS*",
+    "Kuiper",
+    "Kuiper CI",
+    *(label for _, label in BUDGET_COLUMNS),
+)
+#: The row's columns a participant sees that the decoder compares (every metric column of the board, and the cost
+#: cells: a function of the file alone, the same under every hypothesis). The rank interval and tie group are not a
+#: row's: they are computed from the shown Accuracy and "Accuracy ±" of all rows.
+SHOWN_COLUMNS = (*ANSWER_COLUMNS, "Kuiper n/a", "Page F1", "Doc F1", "Mean steps", "Coverage", COST_COLUMN, COST_NOTE)
+#: The most answer slots given a step count within the board's largest budget (10): one at 1 step, two at 2–3,
+#: seven at 4–10, so that each budget column counts its own slots (the rest above, with the doc slots).
+BUDGET_SLOTS = max(BOARD_BUDGETS)
 ERRORS = ("retrieval", "navigation", "comprehension", "no_answer")
 WRONG, JUNK, ELSEWHERE = "no idea", "zz junk", "zz-not-gold.pdf"
 FORM = synthetic_form("probe", "attacker")
@@ -138,7 +156,9 @@ def design(
     page_refs = [r for r in public if r.id in known_docs][:pages]
     fresh = [r for r in public if r.id not in used]
     picked = rng.sample(fresh, answers + docs)
-    steps = rng.sample(range(1, 10 * (answers + docs) + 1), answers + docs)
+    # distinct steps (the Kuiper statistic reads their order); the first answer slots within the board's budgets
+    small = rng.sample(range(1, BUDGET_SLOTS + 1), min(answers, BUDGET_SLOTS))
+    steps = small + rng.sample(range(BUDGET_SLOTS + 1, 10 * (answers + docs) + 1), answers + docs - len(small))
     all_docs = sorted({c.document for r in public for c in r.evidence})
     for j, ref in enumerate(picked[:answers]):
         truth = rng.random() < 0.5
@@ -162,11 +182,12 @@ class Decoder:
     """Scores hypotheses of one probe as the Space would (public part only)."""
 
     def __init__(self, refs: Sequence[Any], public_ids: frozenset[str], probe: Probe, n_resamples: int) -> None:
+        from madqa.agents.harness.prices import load_prices
         from madqa.metric.inputs import parse_results
         from madqa.metric.matching import match_predictions
         from madqa.metric.report import ReportOptions, score_predictions
         from madqa.metric.scoring import score_item
-        from madqa.space.scoring import part_matching
+        from madqa.space.scoring import file_cost, part_matching
 
         parsed = parse_results(probe.text(private_right=False), "probe.jsonl")
         self.notes = parsed.notes
@@ -175,6 +196,7 @@ class Decoder:
         self.options = ReportOptions(n_resamples=n_resamples)
         index = {r.id: i for i, r in enumerate(self.refs)}
         self.probe = probe
+        self.cost = file_cost(probe.text(private_right=False), load_prices())  # as the Space prices the file
         self.at = {s.ref.id: index[s.ref.id] for s in probe.slots}
         self.scored: dict[tuple[str, bool], Any] = {}
         for s in probe.slots:
@@ -200,7 +222,7 @@ class Decoder:
             ScoredRun(tuple(items), self.matching), refs, replace(self.options, include_items=True), self.notes
         )
         public = public_report(report, report.pop("items"))
-        row = row_of(StoredSubmission(0, "", "user", FORM, "anls", "", public, "agent"))
+        row = row_of(StoredSubmission(0, "", "user", FORM, "anls", "", public, "agent", self.cost))
         return {c: norm(row.get(c)) for c in SHOWN_COLUMNS}, dict(public["errors"]["counts"])
 
     def item(self, slot: Slot, state: bool) -> Any:

@@ -300,6 +300,7 @@ def score_files(
         "max_budget": top,
         "kuiper_order": order,
         "prices": None if prices is None else prices.source,
+        "prices_as_of": None if prices is None else prices.as_of,
         "budget_table": budget_table(curves, table_budgets(top)),
         "fixed_budgets": list(budgets),
         "oracle_gaps": oracle_gaps(scored, raw, resamples=resamples, seed=seed),
@@ -413,7 +414,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
             f"Kuiper n/a: {NOT_APPLICABLE[5:-1]}, the run's steps do not vary (madqa.metric.kuiper.effort_varies)"
         )
     if any(s.get("cost") is not None for s in systems):
-        lines += cost_lines(systems, result.get("prices"), width, cost_text)
+        lines += cost_lines(systems, result.get("prices"), width, cost_text, as_of=result.get("prices_as_of"))
     names = [s["name"] for s in systems]
     lines += ["", "Cohen's kappa (per-item correctness)", " " * (width + 2) + "".join(f"{n[:10]:>11}" for n in names)]
     for s in systems:

@@ -32,9 +32,12 @@ def role_text(role: str, entry: Mapping[str, Any]) -> str:
     return f"{role} ({models}): " + ", ".join(parts)
 
 
-def cost_lines(systems: Sequence[Mapping[str, Any]], prices: str | None, width: int, run_text: Any) -> list[str]:
-    """The cost table's lines: a run per line (``run_text(cost)``), its roles indented below it."""
-    lines = ["", f"inference cost (prices: {prices})"]
+def cost_lines(
+    systems: Sequence[Mapping[str, Any]], prices: str | None, width: int, run_text: Any, as_of: str | None = None
+) -> list[str]:
+    """The cost table's lines: a run per line (``run_text(cost)``), its roles indented below it; the header names
+    the price table and the date its prices were read (``?`` when the table gives none)."""
+    lines = ["", f"inference cost (prices: {prices}, as of {as_of or '?'})"]
     for system in systems:
         name = f"{system['name']} (human)" if system.get("human") else str(system["name"])
         cost = system.get("cost")

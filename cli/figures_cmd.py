@@ -151,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         "n_gold": scored.result["n_gold"],
         "runs": [{"name": s["name"], "path": s["path"], "human": s["human"]} for s in systems],
         "prices": prices.source,
+        "prices_as_of": prices.as_of,
         "kuiper_order": args.kuiper_order,
         "embedder": getattr(model, "name", args.embedder) if model else f"none ({embed_reason})",
         "pages": "the dataset's pages config" if texts is not None else f"none ({pages_reason})",

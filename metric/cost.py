@@ -64,10 +64,13 @@ class PriceTable:
     Attributes:
         prices: model id → :class:`Price`.
         source: the file (or ``"built-in"``) the prices were read from.
+        as_of: when the listed prices were read (``YYYY-MM-DD``, the file's top-level ``as_of``), ``None`` if not
+            stated.
     """
 
     prices: Mapping[str, Price]
     source: str = ""
+    as_of: str | None = None
 
     def lookup(self, model: str) -> Price | None:
         """The price of a model spec (see the module docstring), ``None`` when the table has none.

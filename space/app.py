@@ -21,9 +21,10 @@ import gradio as gr
 from madqa.space import content
 from madqa.space.board_tab import CSS as BOARD_CSS
 from madqa.space.board_tab import build_board
+from madqa.space.frontier_plot import frontier_data, frontier_note, plot_frontiers
 from madqa.space.gradio_launch import launch as launch_gradio
 from madqa.space.identity import identity_key
-from madqa.space.leaderboard import official_caption, official_frame, official_heading, system_choices
+from madqa.space.leaderboard import board_frame, official_caption, official_frame, official_heading, system_choices
 from madqa.space.plots import plot_alt, plot_data, plot_systems, top_ids
 from madqa.space.quiet import quiet_answers
 from madqa.space.services import Services
@@ -171,9 +172,19 @@ def build_tabs(
             draw = gr.Button("Plot", elem_id="plot-button")
             figure = gr.Plot(elem_id="plot", label="Accuracy, Kuiper and error cascade")
             alt = gr.Textbox(visible=False, elem_id="plot-alt")
+        with gr.Accordion("Cost and effort: Pareto frontiers", open=True, elem_id="board-frontier"):
+            frontier = gr.Plot(elem_id="frontier-plot", label="Pareto frontiers", show_label=False)
+            frontier_text = gr.Markdown(elem_id="frontier-note")
+
+        def frontiers() -> tuple[Any, str]:
+            """Every row of the board, drawn when the page opens and after Refresh (issue 43, item 2)."""
+            rows = board_frame(store.submissions())
+            return plot_frontiers(rows), frontier_note(frontier_data(rows))
+
         board.refreshed.then(choices_update, None, picked, api_name=False).then(
             official, None, official_parts, api_name=False
-        )
+        ).then(frontiers, None, [frontier, frontier_text], api_name=False)
+        demo.load(frontiers, None, [frontier, frontier_text], api_name=False)
 
         def describe(ids: list[int] | None) -> str:
             return plot_alt(plot_data(store, ids or []))

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from madqa.metric.board_cost import cost_note
 from madqa.metric.schema import HOP_TYPES
 
-from .disclosure import MIN_GROUP, input_warnings, public_report
-from .display import NONE, interval, number, share, spread
+from .disclosure import BOARD_BUDGETS, MIN_GROUP, input_warnings, public_report
+from .display import NONE, interval, number, share, spread, usd
 from .storage import ORIGINS, StoredSubmission
 from .traces_link import is_traces_url, traces_anchor, traces_label
 
@@ -65,6 +66,23 @@ def score_lines(report: Mapping[str, Any]) -> list[str]:
     return ["| Score | Value |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)]
 
 
+def effort_lines(report: Mapping[str, Any], cost: Mapping[str, Any] | None) -> list[str]:
+    """More rows of the score table: accuracy within 1, 3 and 10 steps, and the file's inference cost with what it
+    is based on (how many lines were priced, the models not priced, the prices' date), or why there is none."""
+    budgets = report.get("accuracy_at_budgets") or {}
+    rows = [
+        f"| Accuracy within {b} step{'s' if b > 1 else ''} | {share(budgets.get(str(b)))} |" for b in BOARD_BUDGETS
+    ]
+    note = cost_note(cost)
+    if cost is None or not note:
+        text = note or f"{usd(cost['usd_per_question'])} ({cost.get('n_priced')} of {cost.get('n_lines')} lines priced"
+        text += "" if note else f", list prices as of {cost.get('prices_as_of') or 'an undated table'})"
+    else:
+        models = ", ".join(md_text(str(m)[:80]) for m in (cost.get("unknown_models") or [])[:3])  # the file's own
+        text = note + (f": {models}" if models else "")
+    return [*rows, f"| Inference cost per question | {text} |"]
+
+
 def hop_lines(report: Mapping[str, Any]) -> list[str]:
     """Accuracy by hop type where the group is shown; the withheld groups named as such."""
     groups = report.get("by_hop") or {}
@@ -110,6 +128,7 @@ def detail_markdown(sub: StoredSubmission | None, rank: int | None = None) -> st
         head[2],
         "",
         *score_lines(report),
+        *effort_lines(report, sub.cost),
         "",
         *hop_lines(report),
         "",

@@ -20,6 +20,7 @@ from typing import Any
 import gradio as gr
 
 from .board_detail import EMPTY, detail_markdown, submission_of
+from .board_js import help_map_js, sort_on_click_js
 from .board_view import (
     COLUMNS,
     COMPACT_BELOW_PX,
@@ -35,10 +36,8 @@ from .board_view import (
     first_sort_directions,
     footnote,
     header_help,
-    help_map_js,
     initial_columns,
     legend,
-    sort_on_click_js,
     styled_view,
     view_frame,
 )
@@ -67,7 +66,7 @@ CSS = f"""
     left: {COMPACT_WIDTHS["Rank"]}px;
   }}
   #board-controls, #board-columns-box {{ order: 1; }}
-  #official-more-box, #board-legend-box, #board-plots {{ order: 2; }}
+  #official-more-box, #board-legend-box, #board-plots, #board-frontier {{ order: 2; }}
 }}
 """
 

@@ -11,7 +11,7 @@ curve, Kuiper 0) says nothing about calibration; a run whose steps do not vary h
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,13 +19,15 @@ import pandas as pd
 
 from madqa.metric.kuiper import MIN_VARYING_ONE_IN, NOT_APPLICABLE
 
-from .disclosure import MIN_GROUP
-from .display import NONE, missing, number, percent, spread
+from .disclosure import BOARD_BUDGETS, MIN_GROUP
+from .display import NONE, missing, number, percent, spread, usd
 from .storage import ORIGINS
 from .traces_link import traces_anchor
 
 #: :func:`.leaderboard.board_frame`'s column saying a row's Kuiper value is n/a (fixed effort).
 KUIPER_NA = "Kuiper n/a"
+#: :func:`.leaderboard.board_frame`'s columns saying why a row has no cost, and the prices' date.
+COST_NOTE, PRICES_AS_OF = "Cost note", "Prices as of"
 #: The view's attribute holding each row's Rank sort key: the lower bound of its rank interval, a number, so that the
 #: table sorts "10–12" after "2" (the cell shows the interval, :func:`styled_view`).
 RANK_KEY = "Rank key"
@@ -39,7 +41,8 @@ class ViewColumn:
         name: the header (and the column chooser's label).
         source: the :func:`.leaderboard.board_frame` column it shows (``""``: built by the view).
         kind: ``text``, ``int``, ``pct`` (a percentage, shown with ``%``), ``num`` (one decimal), ``pp``
-            (percentage points, shown as ``±x.x``) or ``link`` (a traces URL, shown as an HTML link; nothing when
+            (percentage points, shown as ``±x.x``), ``usd`` (dollars, ``$0.0123``; a row without one shows why) or
+            ``link`` (a traces URL, shown as an HTML link; nothing when
             there is none).
         help: the header's tooltip: what it is and which direction is better.
         better: ``"high"`` or ``"low"`` for a metric whose best value is highlighted, else ``""``.
@@ -143,6 +146,29 @@ COLUMNS: tuple[ViewColumn, ...] = (
         "Mean steps (tool calls) per item, as reported in the file. Fewer steps for the same accuracy is cheaper.",
     ),
     ViewColumn(
+        "Cost ($/q)",
+        "USD per question",
+        "usd",
+        "Inference cost in US dollars per question: the token counts of every line of the file (its 'usage') "
+        "priced by the model each line names, at the list prices of the shipped price table (their date is in "
+        "the note under the table). From the file alone, as reported by the submitter. n/a (model not priced): "
+        "a line's model is not in the table (never counted as free); n/a (no tokens): a line reports no token counts; "
+        "n/a (human run): no model tokens. Less is cheaper.",
+    ),
+    *(
+        ViewColumn(
+            f"Acc@{budget}",
+            f"Acc@{budget}",
+            "pct",
+            f"Accuracy within {budget} step{'s' if budget > 1 else ''}: the share of test items answered correctly "
+            f"with at most {budget} step{'s' if budget > 1 else ''} (tool calls) as reported; unknown steps are "
+            "never within a budget. One point of the paper's budget curve (raw correctness, also in judge mode). "
+            "↑ higher is better.",
+            "high",
+        )
+        for budget in BOARD_BUDGETS
+    ),
+    ViewColumn(
         "Coverage",
         "Coverage",
         "pct",
@@ -175,7 +201,7 @@ DEFAULT_COLUMNS: tuple[str, ...] = (
     "Doc F1",
     "Kuiper ↓",
     "Mean steps",
-    "Coverage",
+    "Cost ($/q)",
 )
 #: Shown by default on a narrow (phone) screen.
 COMPACT_COLUMNS: tuple[str, ...] = ("Rank", "System", "Accuracy")
@@ -192,6 +218,7 @@ WIDTHS: dict[str, int] = {
     "95% CI": 124,
     "Kuiper ↓": 124,
     "Kuiper CI": 120,
+    "Cost ($/q)": 96,
     "Submitter": 150,
     "Agent": 180,
     "Model": 180,
@@ -265,6 +292,8 @@ def view_frame(
     out = out.reset_index(drop=True)
     out.attrs[RANK_KEY] = [_rank_lower(r) for r in rows["Rank interval"]] if "Rank interval" in rows else []
     out.attrs[KUIPER_NA] = [bool(v) for v in rows.get(KUIPER_NA, pd.Series(False, index=rows.index))]
+    out.attrs[COST_NOTE] = [str(v or "") for v in rows.get(COST_NOTE, pd.Series("", index=rows.index))]
+    out.attrs[PRICES_AS_OF] = sorted({str(v) for v in rows.get(PRICES_AS_OF, pd.Series(dtype=str)) if v})
     return out
 
 
@@ -341,6 +370,8 @@ def _formatter(kind: str) -> Any:
             return spread(value)
         if kind == "num":
             return number(value)
+        if kind == "usd":
+            return usd(value)
         return str(value)
 
     return fmt
@@ -374,7 +405,19 @@ def styled_view(view: pd.DataFrame, accuracy: pd.Series | None = None) -> Any:
     na_rows = [i for i, na in zip(view.index, view.attrs.get(KUIPER_NA, []), strict=False) if na]
     if kuiper and na_rows:
         styler = styler.format(lambda _: NOT_APPLICABLE, subset=pd.IndexSlice[na_rows, kuiper])
+    cost = [c.name for c in COLUMNS if c.kind == "usd" and c.name in view]
+    for note, rows in _by_note(view).items():  # a row without a cost says why (never a 0, never a bare dash)
+        styler = styler.format(lambda _, shown=note: shown, subset=pd.IndexSlice[rows, cost]) if cost else styler
     return styler
+
+
+def _by_note(view: pd.DataFrame) -> dict[str, list[Any]]:
+    """The rows of each cost note (``n/a (…)``): rows without a cost number, by the reason shown instead."""
+    out: dict[str, list[Any]] = {}
+    for i, note in zip(view.index, view.attrs.get(COST_NOTE, []), strict=False):
+        if note:
+            out.setdefault(note, []).append(i)
+    return out
 
 
 def _badge_style(text: str) -> str:
@@ -410,13 +453,21 @@ def footnote(view: pd.DataFrame) -> str:
             f"{WITHHELD} in {'/'.join(hops)}: withheld, a group under {MIN_GROUP} test items in the part "
             "shown (its accuracy would tell which items are right)"
         )
-    if any(view[c].isna().any() for c in view.columns if c not in hops):
+    costs = [c for c in view.columns if c in BY_NAME and BY_NAME[c].kind == "usd"]  # n/a rows say why themselves
+    if any(view[c].isna().any() for c in view.columns if c not in hops and c not in costs):
         notes.append(f"{WITHHELD} elsewhere: not reported by that submission")
     unmarked = unmarked_ties(view)
     if unmarked:
         notes.append(
             f"a value equal to the highlighted best but not highlighted ({', '.join(unmarked)}): its row answers "
             "nothing right, so none of its values is compared (nor a Kuiper value of a run at 0% or 100%)"
+        )
+    if any(BY_NAME[c].kind == "usd" for c in view.columns if c in BY_NAME):
+        dates = view.attrs.get(PRICES_AS_OF) or []
+        notes.append(
+            f"Cost: list prices as of {' / '.join(dates)} (agents/harness/prices.yaml)"
+            if dates
+            else "Cost: no row is priced"
         )
     notes.append("hover a header for its definition; select a row for its details; ↑/↓: higher/lower is better")
     return "<small>" + " · ".join(notes) + ".</small>"
@@ -431,51 +482,3 @@ def first_sort_directions() -> dict[str, str]:
     """Header name → the direction of a first click on it: best first for a metric (``desc`` when higher is
     better), ascending otherwise (Rank 1 first, names A to Z)."""
     return {c.name: "desc" if c.better == "high" else "asc" for c in COLUMNS}
-
-
-def sort_on_click_js(first: Mapping[str, str]) -> str:
-    """A JavaScript function (for ``demo.load(js=...)``): a click on a board header sorts by it, a second click
-    the other way (``first``: the first click's direction per header).
-
-    Gradio 6.31's table sorts only from a header's "⋮" menu ("Sort ascending" / "Sort descending"); a plain click
-    selects the header (and stops the click there: the listener captures it on its way down). The click opens that
-    menu and picks the entry, after gradio's own handling of the click (a menu opened during the click would be
-    closed by it as a click outside). The table sorts by several columns in the order they were chosen, so the
-    column sorted before is cleared first: one click, one sort key.
-    """
-    import json
-
-    return (
-        "() => { const first = " + json.dumps(dict(first), ensure_ascii=False) + "; let last = {th: null, dir: ''};"
-        " const pick = (th, label, then) => { const menu = th.querySelector('.cell-menu-button');"
-        " if (!menu) { return; } menu.click(); setTimeout(() => { const item = [...document.querySelectorAll("
-        "'button')].find((b) => b.textContent.trim().startsWith(label)); if (item) { item.click(); }"
-        " if (then) { setTimeout(then, 50); } }, 50); };"
-        " document.addEventListener('click', (ev) => { const th = ev.target.closest('#leaderboard th');"
-        " if (!th || !ev.isTrusted || ev.target.closest('button')) { return; }"
-        " const name = (th.querySelector('.header') || th).innerText.trim();"
-        " const same = last.th !== null && last.th.isConnected"
-        " && (last.th.querySelector('.header') || last.th).innerText.trim() === name;"
-        " const want = same ? (last.dir === 'asc' ? 'desc' : 'asc') : (first[name] || 'asc');"
-        " const before = same || last.th === null || !last.th.isConnected ? null : last.th; last = {th, dir: want};"
-        " const sort = () => pick(th, want === 'asc' ? 'Sort ascending' : 'Sort descending');"
-        " setTimeout(() => (before ? pick(before, 'Clear sort', sort) : sort()), 0); }, true); }"
-    )
-
-
-def help_map_js(helps: Mapping[str, str]) -> str:
-    """A JavaScript function (for ``demo.load(js=...)``) that keeps each board header's ``title`` on its tooltip.
-
-    Gradio sets a header's ``title`` to its text and re-renders headers when the columns change, so a
-    ``MutationObserver`` puts the tooltips back whenever the table changes.
-    """
-    import json
-
-    return (
-        "() => { const help = " + json.dumps(dict(helps), ensure_ascii=False) + ";"
-        " const apply = () => { document.querySelectorAll('#leaderboard th').forEach((th) => {"
-        " const text = (th.querySelector('.header') || th).innerText.trim(); const tip = help[text];"
-        " if (tip && th.getAttribute('title') !== tip) { th.setAttribute('title', tip); } }); };"
-        " new MutationObserver(apply).observe(document.body, {subtree: true, childList: true, attributes: true,"
-        " attributeFilter: ['title']}); apply(); }"
-    )

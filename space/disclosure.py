@@ -8,13 +8,16 @@ share a bin (pad an item with known-wrong ones), so any curve ordered by submitt
 bin. The same holds for group breakdowns by hidden labels (hop type, domain, category): a group's accuracy moves when
 a crafted item belongs to it.
 
-So :func:`public_report` keeps a fixed allow-list of whole-submission aggregates (accuracy with its CIs and
-standard error, ANLS*, Page and Doc F1, the Kuiper statistic and its CI, mean steps, coverage, H.3 error counts and
-the error cascade shares), plus group accuracies only for groups of at least :data:`MIN_GROUP` items; everything
-else (curves, item ids beyond the public missing list, future keys) is dropped. Also dropped: the wasted-effort
-ratio (mean steps of wrong over right items), because with ``steps`` chosen as powers of two its exact value spells
-out which items were right. The standard error adds nothing: it is a function of the raw accuracy, the number of
-scored items and the calibration, which are all shown.
+So :func:`public_report` keeps a fixed allow-list of whole-submission aggregates (accuracy with its CIs and standard
+error, ANLS*, Page and Doc F1, the Kuiper statistic and its CI, mean steps, coverage, H.3 error counts, the error
+cascade shares and the accuracy within 1, 3 and 10 steps), plus group accuracies only for groups of at least
+:data:`MIN_GROUP` items; everything else (curves, item ids beyond the public missing list, future keys) is dropped.
+Also dropped: the wasted-effort ratio (mean steps of wrong over right items), because with ``steps`` chosen as powers
+of two its exact value spells out which items were right. The accuracies within a step budget are three points of the
+budget curve: like every shown number, each is a sum over items whose steps the participant chose (put one item at 1
+step and Acc@1 is that item's correctness), so each counts in the bound below, as one more number of ``n + 1`` values.
+The standard error adds nothing: it is a function of the raw accuracy, the number of scored items and the calibration,
+which are all shown.
 
 What a participant can still learn, per accepted submission: the allow-listed numbers, as shown (percentages to
 0.1, the Kuiper statistic to 0.01). Each is a sum over many items, but the participant chooses the items' answers,
@@ -43,12 +46,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
+from madqa.metric.aggregate import FIXED_BUDGETS, accuracy_at_budgets
 from madqa.metric.notes import MAX_CHECKED_KEY_CHARS, MAX_WARNED_KEYS
 
 #: Smallest group whose accuracy is shown (smaller groups are dropped with their size).
 MIN_GROUP = 20
+#: The step budgets of the board's accuracy-at-budget columns (``madqa compare --budgets``' default: one search, a
+#: few, the paper's T = 10). Three points of the budget curve, never the curve (see the module docstring).
+BOARD_BUDGETS: tuple[int, ...] = FIXED_BUDGETS
 
 #: Report keys that are whole-submission aggregates (or public facts about the submission itself).
 AGGREGATE_KEYS: tuple[str, ...] = (
@@ -86,6 +94,7 @@ AGGREGATE_KEYS: tuple[str, ...] = (
     "mean_steps",
     "errors",
     "cascade",
+    "accuracy_at_budgets",
 )
 #: Group breakdowns by hidden labels: kept per group only when the group is large enough.
 GROUP_KEYS: tuple[str, ...] = ("by_hop", "by_domain", "by_category")
@@ -107,6 +116,14 @@ def cascade_shares(items: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         "found_page": sum(1 for it in items if (it.get("page_f1") or 0) > 0) / n,
         "correct": sum(1 for it in items if it.get("correct")) / n,
     }
+
+
+def budget_accuracies(items: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """Accuracy within each of :data:`BOARD_BUDGETS` steps over the scored items (``build_report``'s ``items``):
+    :func:`madqa.metric.aggregate.accuracy_at_budgets`, keyed by the budget as text (a JSON object's keys)."""
+    # the metric's function reads an item's ``correct`` and ``steps`` only (a missing one: unscored, unknown)
+    scores: list[Any] = [SimpleNamespace(correct=it.get("correct"), steps=it.get("steps")) for it in items]
+    return {str(b): v for b, v in accuracy_at_budgets(scores, BOARD_BUDGETS).items()}
 
 
 def _groups(groups: Any) -> dict[str, dict[str, Any]]:
@@ -147,12 +164,14 @@ def input_warnings(report: Mapping[str, Any]) -> tuple[str, ...]:
 def public_report(report: Mapping[str, Any], items: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The part of a test report that may leave the server (see the module docstring for the argument).
 
-    ``items`` (per-item scores) are used only to add the whole-set error cascade; they are not kept. Idempotent:
+    ``items`` (per-item scores) are used only to add the whole-set error cascade and the accuracies at the
+    :data:`BOARD_BUDGETS`; they are not kept. Idempotent:
     applying it to its own output returns the same dict.
     """
     out = {k: report[k] for k in AGGREGATE_KEYS if k in report}
     if items is not None:
         out["cascade"] = cascade_shares(items)
+        out["accuracy_at_budgets"] = budget_accuracies(items)
     for key in GROUP_KEYS:
         if key in report:
             out[key] = _groups(report[key])
@@ -176,14 +195,16 @@ def public_bits_bound(n: int, group_sizes: Sequence[int] = (), *, judge: bool = 
     ``2n + 1`` with the judge's half credit; its CI, standard error and calibrated value are functions of it and of
     public constants), ANLS*, Page F1 and Doc F1 to 0.1 point, the Kuiper statistic and its CI to 0.01, three H.3
     error counts (the no-answer count is the file's own) and the cascade's found-document and found-page shares
-    (``n + 1`` values each), and each shown group's accuracy. Counts the participant knows from their own file
+    (``n + 1`` values each), the accuracy within each of the :data:`BOARD_BUDGETS` (``n + 1`` values each: binary
+    correctness, whatever the mode), and each shown group's accuracy. The cost column is a function of the file
+    alone (its models and token counts) and carries nothing. Counts the participant knows from their own file
     (coverage, mean steps, input notes) carry nothing. The private part adds nothing: no shown number depends on it.
 
     >>> round(public_bits_bound(24), 1), round(public_bits_bound(250, [100, 80]), 1)
-    (97.6, 130.6)
+    (111.6, 154.5)
     """
     levels = 2 * n + 1 if judge else n + 1
     bits = math.log2(levels) + 3 * math.log2(_PCT_LEVELS) + 3 * math.log2(_KUIPER_LEVELS)
-    bits += 5 * math.log2(n + 1)
+    bits += (5 + len(BOARD_BUDGETS)) * math.log2(n + 1)
     bits += sum(math.log2((2 * g + 1) if judge else (g + 1)) for g in group_sizes if g >= MIN_GROUP)
     return bits

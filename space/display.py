@@ -50,3 +50,15 @@ def interval(pair: Any, *, shares: bool = True, digits: int = 1) -> str:
         return ""
     show = share if shares else number
     return f"[{show(pair[0], digits)}, {show(pair[1], digits)}]"
+
+
+def usd(value: Any) -> str:
+    """Dollars per question: four decimals (``$0.0123``), ``<$0.0001`` for less but not nothing.
+
+    >>> usd(0.01234), usd(0.0), usd(0.00001), usd(None)
+    ('$0.0123', '$0.0000', '<$0.0001', '—')
+    """
+    if missing(value):
+        return NONE
+    value = float(value)
+    return "<$0.0001" if 0 < value < 0.00005 else f"${value:.4f}"

@@ -107,6 +107,7 @@ def rebuild_from_folder(store: SubmissionStore, folder: Path) -> int:
             content_sha256=header.get("content_sha256"),
             idem_key=header.get("idem_key"),
             system_type=_system_type(header, report),
+            cost=json.loads(header["cost"]) if header.get("cost") else None,  # older files: no cost
         )
         new_ids[int(record.get("id", sid))] = sid
         added += 1

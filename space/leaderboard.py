@@ -11,10 +11,11 @@ from typing import Any
 
 import pandas as pd
 
+from madqa.metric.board_cost import cost_note
 from madqa.metric.kuiper import not_applicable
 from madqa.metric.schema import METRICS, MetricSpec
 
-from .disclosure import public_report
+from .disclosure import BOARD_BUDGETS, public_report
 from .display import interval
 from .storage import ORIGINS, StoredSubmission, SubmissionStore
 
@@ -31,6 +32,11 @@ HOP_COLUMNS = (("cross_page", "X-Page"), ("cross_doc", "X-Doc"))
 SE_COLUMN = "Accuracy ±"
 #: Rank interval ("1–3") and tie group of a row (:func:`rank_columns`), and whether its Kuiper value is n/a.
 RANK_INTERVAL, TIE_GROUP, KUIPER_NA = "Rank interval", "Tie group", "Kuiper n/a"
+#: USD per question of the submitted file (NaN when not available) and why not (``""`` when there is a number), and
+#: the date of the prices it was priced with (:mod:`madqa.metric.board_cost`; from the file alone, no gold).
+COST_COLUMN, COST_NOTE, PRICES_AS_OF = "USD per question", "Cost note", "Prices as of"
+#: Accuracy within 1, 3 and 10 steps (public part; ``disclosure.BOARD_BUDGETS``): the column of each budget.
+BUDGET_COLUMNS: tuple[tuple[int, str], ...] = tuple((b, f"Acc@{b}") for b in BOARD_BUDGETS)
 #: Where the submitter's traces are (a checked Hub dataset or bucket URL, :mod:`.traces_link`), ``""`` if not given.
 TRACES_COLUMN = "Traces"
 
@@ -49,7 +55,8 @@ def board_columns() -> list[str]:
             cols.extend(label for _, label in HOP_COLUMNS)
         if m.key == "kuiper":
             cols.append("Kuiper CI")
-    return cols + ["Mean steps", "Coverage", "Mode", RANK_INTERVAL, TIE_GROUP, KUIPER_NA, TRACES_COLUMN, "#"]
+    cols += ["Mean steps", *(label for _, label in BUDGET_COLUMNS), COST_COLUMN, COST_NOTE, PRICES_AS_OF]
+    return cols + ["Coverage", "Mode", RANK_INTERVAL, TIE_GROUP, KUIPER_NA, TRACES_COLUMN, "#"]
 
 
 def system_type(sub: StoredSubmission) -> str:
@@ -84,11 +91,30 @@ def row_of(sub: StoredSubmission) -> dict[str, Any]:
                 row[m.label], row["Kuiper CI"] = None, ""
     steps = r.get("mean_steps")
     row["Mean steps"] = None if steps is None else round(float(steps), 1)  # one rounding, to the shown precision
+    budgets = r.get("accuracy_at_budgets") or {}  # rows stored before the budget columns: none
+    for budget, label in BUDGET_COLUMNS:
+        row[label] = _pct(budgets.get(str(budget)))
+    row.update(cost_cells(sub.cost))
     row["Coverage"] = _pct(r["n_predicted"] / r["n"]) if r.get("n") else None
     row["Mode"] = sub.mode
     row[TRACES_COLUMN] = sub.form.get("traces", "")
     row["#"] = sub.id
     return row
+
+
+def cost_cells(cost: dict[str, Any] | None) -> dict[str, Any]:
+    """A row's cost cells: USD per question (``None`` unless every line of the file is priced), the note shown
+    instead (``n/a (model not priced)``, ``n/a (human run)``, ``n/a (no tokens)``; ``n/a (not recorded)`` for
+    rows stored before costs were), and the prices' date.
+
+    >>> cost_cells({"status": "priced", "usd_per_question": 0.0123, "prices_as_of": "2025-09-29"})
+    {'USD per question': 0.0123, 'Cost note': '', 'Prices as of': '2025-09-29'}
+    >>> cost_cells(None)["Cost note"]
+    'n/a (not recorded)'
+    """
+    note = cost_note(cost)
+    usd = None if note or cost is None else float(cost["usd_per_question"])
+    return {COST_COLUMN: usd, COST_NOTE: note, PRICES_AS_OF: (cost or {}).get("prices_as_of") or ""}
 
 
 def board_frame(subs: Sequence[StoredSubmission]) -> pd.DataFrame:

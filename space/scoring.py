@@ -162,6 +162,26 @@ def results_system_type(text: str) -> str:
     return "human" if human else "agent"
 
 
+def file_cost(text: str, table: Any) -> dict[str, Any]:
+    """The inference cost of a results text (:func:`madqa.metric.board_cost.submission_cost`, every line priced by
+    ``table``, a :class:`~madqa.metric.cost.PriceTable`): from the file alone, never from a gold answer.
+
+    Called on an accepted (parsed) text; a line that is no JSON object counts as a line without token counts.
+    """
+    from madqa.metric.board_cost import submission_cost
+
+    lines: list[dict[str, Any]] = []
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            line = None
+        lines.append(line if isinstance(line, dict) else {})
+    return submission_cost(lines, table)
+
+
 def canonical_sha256(text: str) -> str:
     """sha256 of a results text's content: each JSON line re-serialised with sorted keys, the lines sorted.
 

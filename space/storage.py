@@ -14,9 +14,10 @@ precheck`) so that a refused submission costs no scoring.
 
 The database file and its ``-wal``/``-shm`` files are private (0600): it holds the submitters' contacts. SQLite
 creates the side files with the database file's mode, and :class:`SubmissionStore` fixes older files at open.
-Databases of the previous versions (no ``content_sha256``/``idem_key``/``system_type``/``traces`` columns, no events
-table) are migrated in place at open; ``system_type`` of older rows is backfilled from their stored report, their
-``traces`` stays NULL (read back as ``""``: no traces given).
+Databases of the previous versions (no ``content_sha256``/``idem_key``/``system_type``/``traces``/``cost`` columns, no
+events table) are migrated in place at open; ``system_type`` of older rows is backfilled from their stored report,
+their ``traces`` stays NULL (read back as ``""``: no traces given), and so does their ``cost`` (the file's inference
+cost, :func:`madqa.metric.board_cost.submission_cost`, JSON; read back as ``None``: the board shows "n/a").
 ``python -m madqa.space.storage verify ID`` marks a row as verified by the maintainers.
 """
 
@@ -121,6 +122,7 @@ _ADDED_COLUMNS = {
     "idem_key": "TEXT",
     "system_type": "TEXT",
     **{name: "TEXT" for name in OPTIONAL_FORM_FIELDS},
+    "cost": "TEXT",
 }
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS submissions (
@@ -176,6 +178,8 @@ class StoredSubmission:
     metric_version: str
     report: dict[str, Any]
     system_type: str  # one of SYSTEM_TYPES
+    #: The file's inference cost (:func:`madqa.metric.board_cost.submission_cost`); ``None`` for older rows.
+    cost: dict[str, Any] | None = None
 
 
 class SubmissionStore:
@@ -234,6 +238,7 @@ class SubmissionStore:
         idem_key: str | None = None,
         rate: RateRule | None = None,
         system_type: str = "agent",
+        cost: Mapping[str, Any] | None = None,
         also: Callable[[sqlite3.Connection, int], None] | None = None,
     ) -> int:
         """Store one submission and its per-item scores in a single transaction; returns its id.
@@ -250,6 +255,8 @@ class SubmissionStore:
         Raises:
             KeyReplay, DuplicateFile, RateLimited: a guard refused (nothing was written).
             ValueError: unknown ``origin`` or ``system_type``.
+
+        ``cost`` (the file's inference cost, from the file alone) is stored as JSON beside the report.
         """
         if origin not in ORIGINS:
             raise ValueError(f"unknown origin {origin!r}; one of {sorted(ORIGINS)}")
@@ -267,6 +274,7 @@ class SubmissionStore:
             idem_key,
             system_type,
             *[str(form.get(k) or "") or None for k in OPTIONAL_FORM_FIELDS],
+            None if cost is None else json.dumps(dict(cost)),
         ]
         columns = [
             "created",
@@ -280,6 +288,7 @@ class SubmissionStore:
             "idem_key",
             "system_type",
             *OPTIONAL_FORM_FIELDS,
+            "cost",
         ]
         rows = [item_row(it) for it in items]
         with self._lock, connect(self.path) as con:
@@ -409,6 +418,7 @@ class SubmissionStore:
                 metric_version=r["metric_version"],
                 report=json.loads(r["report"]),
                 system_type=r["system_type"] or "agent",  # NULL only if written by an older process since open
+                cost=json.loads(r["cost"]) if r["cost"] else None,
             )
             for r in rows
         ]

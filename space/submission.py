@@ -25,7 +25,7 @@ from madqa.metric.schema import Reference
 from .disclosure import input_warnings
 from .identity import MAX_FIELD_CHARS, REQUIRED_FIELDS, RateLimiter, SubmissionError, clean_form
 from .refusals import DuplicateFile, KeyReplay, RateLimited, RateRule
-from .scoring import SOURCE_NAME, Evaluation, canonical_sha256, evaluate_results, results_system_type
+from .scoring import SOURCE_NAME, Evaluation, canonical_sha256, evaluate_results, file_cost, results_system_type
 from .storage import SubmissionStore
 
 __all__ = [
@@ -105,6 +105,8 @@ class Scorer:
         self.pool: Any = None
         #: The private part's walled scoring process (``None``: scored in the background thread itself).
         self.private_pool: Any = None
+        #: The price table of the board's cost column (:func:`price_table`: the shipped one, read at first use).
+        self.prices: Any = None
         self._busy: Counter[str] = Counter()  # submissions being scored, per identity
         self._reserved: set[str] = set()  # idempotency keys and file hashes being scored
         self._lock = threading.Lock()
@@ -265,6 +267,7 @@ class Scorer:
                 done = self.evaluate_text(text)
                 created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
                 kind = results_system_type(text)
+                cost = self.file_cost(text)  # from the file alone (its models and token counts), no gold
                 report = {**done.report, "system_type": kind}  # also in the report: older readers and mirror files
                 sid = stored(
                     lambda: self.store.add(
@@ -278,6 +281,7 @@ class Scorer:
                         idem_key=idem,
                         rate=rule(),
                         system_type=kind,
+                        cost=cost,
                         also=private_row if self.private is not None else None,
                     )
                 )
@@ -304,6 +308,21 @@ class Scorer:
         for warning in done.warnings:
             logger.warning("submission %s: %s", sid, warning)
         return accepted
+
+    def file_cost(self, text: str) -> dict[str, Any] | None:
+        """The board's cost cell of a results text (:func:`.scoring.file_cost`); ``None`` (shown as n/a) when the
+        price table cannot be read, which is logged: a cost is never a reason to refuse a file."""
+        from madqa.metric.cost import PriceError
+
+        if self.prices is None:
+            from madqa.agents.harness.prices import load_prices
+
+            try:
+                self.prices = load_prices()
+            except PriceError as exc:
+                logger.error("the board's cost column is n/a: %s", exc)
+                return None
+        return file_cost(text, self.prices)
 
     @contextmanager
     def _in_flight(

@@ -197,7 +197,7 @@ def accuracy_vs_cost(runs: PaperRuns, prices: PriceTable | None, prices_reason: 
                 "output_tokens": cost.output_tokens,
             }
         )
-    fig.data.update(points=points, prices=prices.source)
+    fig.data.update(points=points, prices=prices.source, prices_as_of=prices.as_of)
     if not points:
         return fig.skip("no run is fully priced: " + "; ".join(f"{k}: {v}" for k, v in fig.skipped_systems.items()))
     if all(p["usd_per_question"] == 0 for p in points):  # one vertical line of points: no cost axis to read

@@ -133,7 +133,7 @@ def page_html(figures: Sequence[Figure], runs: PaperRuns, uris: Mapping[str, str
         for r in meta["runs"]
     )
     drawn = sum(f.status == "ok" for f in figures)
-    keys = ("kuiper_order", "prices", "embedder", "pages")
+    keys = ("kuiper_order", "prices", "prices_as_of", "embedder", "pages")
     info = " · ".join(escape(f"{k.replace('_', ' ')} {meta[k]}") for k in keys if meta.get(k))
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>MADQA figures</title>",

@@ -39,7 +39,9 @@ def test_compare_names_both_frontiers(tmp_path: Path, capsys: pytest.CaptureFixt
     unpriced = _run(tmp_path / "odd.jsonl", "openai:no-such-model", 10, 5, 1_000)
     args = ["compare", str(big), str(mini), str(dear), str(unpriced), "--gold", str(gold), "--resamples", "50"]
     assert main([*args, "--json"]) == 0
-    pareto_json = json.loads(capsys.readouterr().out)["pareto"]
+    result = json.loads(capsys.readouterr().out)
+    pareto_json = result["pareto"]
+    assert result["prices_as_of"] == "2025-09-29"  # the shipped table's date, with its source
     assert pareto_json["cost"] == {"frontier": ["mini", "big"], "left_out": ["odd"]}
     # steps: mini (1 step, 0.6), big (3, 0.9), odd (5, 1.0); dear (2, 0.5) is beaten by mini
     assert pareto_json["steps"] == {"frontier": ["mini", "big", "odd"], "left_out": []}
@@ -47,3 +49,4 @@ def test_compare_names_both_frontiers(tmp_path: Path, capsys: pytest.CaptureFixt
     text = capsys.readouterr().out
     assert "Pareto frontier, accuracy vs USD per question: mini, big (left out, no USD per question: odd)" in text
     assert "Pareto frontier, accuracy vs mean steps: mini, big, odd" in text
+    assert "inference cost (prices: built-in prices.yaml, as of 2025-09-29)" in text

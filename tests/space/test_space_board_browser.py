@@ -1,8 +1,8 @@
-"""The live board in headless Chromium (issue 24, item 1) at 1440×900 and 390×844: the metrics are on the first
-screen, System stays when the table scrolls sideways, headers carry their definitions, cells carry units, a row
-opens its detail, a phone gets the compact columns and every tab, and the plot picker lists what was stored after
-the server started. Screenshots of every tab at both widths go to the test's folder (and to ``docs/screens/`` with
-``MADQA_UPDATE_SCREENSHOTS=1``)."""
+"""The live board in headless Chromium (issue 24, item 1) at 1440×900 and 390×844: the metrics are on the first screen,
+System stays when the table scrolls sideways, headers carry their definitions, cells carry units, a row opens its
+detail, a phone gets the compact columns and every tab, and the plot picker lists what was stored after the server
+started; the cost column and the Pareto-frontier plot (issue 43) at both widths. Screenshots of every tab at both
+widths go to the test's folder (and to ``docs/screens/`` with ``MADQA_UPDATE_SCREENSHOTS=1``)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,14 @@ FORM = submission_form(system="late-arrival system", submitter="t", compute="1 m
 EXTRA_SYSTEMS = ("all right, twenty items", "all right, ten items", "half right, long system name for wrapping")
 
 
-def results_text(layout: Any, n: int, right: int | None = None) -> str:
-    """A results file of the first ``n`` test items, the first ``right`` (default all) answered with the gold."""
+#: The token counts of the priced extra system: 1000 input at $2/M + 500 output at $8/M (gpt-4.1, the shipped
+#: table) = $0.0060 per question.
+PRICED = {"model": "openai:gpt-4.1", "usage": {"input_tokens": 1000, "output_tokens": 500}}
+
+
+def results_text(layout: Any, n: int, right: int | None = None, extra: dict[str, Any] | None = None) -> str:
+    """A results file of the first ``n`` test items, the first ``right`` (default all) answered with the gold
+    (``extra``: more fields on every line, e.g. the model and token counts)."""
     rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()][:n]
     right = n if right is None else right
     return "".join(
@@ -38,6 +44,7 @@ def results_text(layout: Any, n: int, right: int | None = None) -> str:
                 "answer": r["answer_variants"][0] if i < right else ["?"],
                 "citations": r["evidence"],
                 "steps": 1 + i % 3,
+                **(extra or {}),
             }
         )
         + "\n"
@@ -59,7 +66,8 @@ def space(layout, tmp_path_factory) -> Iterator[tuple[str, Any]]:
     from madqa.space.submission import clean_form
 
     for system, (n, right) in zip(EXTRA_SYSTEMS, ((20, 20), (10, 10), (24, 12)), strict=True):
-        services.scorer.submit_text(results_text(layout, n, right), clean_form(submission_form(system=system)))
+        extra = PRICED if system == EXTRA_SYSTEMS[0] else None  # one priced row; the others say why not
+        services.scorer.submit_text(results_text(layout, n, right, extra), clean_form(submission_form(system=system)))
     port = free_port()
     demo = launch(services, port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
@@ -95,6 +103,22 @@ def shoot_other_tabs(page: Any, width: int, folder: Any) -> None:
         save_screens(page, f"space-{tab.split()[0].lower()}-{width}", folder)
 
 
+def check_frontier(page: Any, width: int, folder: Any) -> None:
+    """The frontier plot is drawn without a click, inside the screen's width, its frontier named under it: the only
+    priced row is the cost frontier; the seed baselines (no token counts) are named as left out."""
+    plot = page.locator("#frontier-plot img")
+    plot.wait_for(timeout=60_000)
+    plot.scroll_into_view_if_needed()
+    box = plot.bounding_box()
+    assert box["width"] > 200 and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, box
+    note = page.locator("#frontier-note")
+    sync_api.expect(note).to_contain_text(re.compile(r"accuracy vs cost: all right, twenty items \(#\d+\)\s*·"))
+    sync_api.expect(note).to_contain_text("Baseline: no answer (floor) (#1): n/a (no tokens)")
+    sync_api.expect(note).to_contain_text("Pareto frontier, accuracy vs mean steps")
+    save_screens(page, f"space-frontier-{width}", folder)
+    page.evaluate("window.scrollTo(0, 0)")
+
+
 def header_box(page: Any, text: str) -> dict[str, float]:
     """The box of the header whose text is exactly ``text``."""
     header = page.locator("#leaderboard th").filter(has=page.get_by_text(text, exact=True)).first
@@ -115,14 +139,18 @@ def test_wide_screen_shows_the_metrics_pinned_system_tooltips_units_and_detail(s
     url, _ = space
     with board_page(browser, url, 1440, 900) as page:
         assert rows_below(page, 900) == []  # every row of the sample on the first screen
-        for name in ("Accuracy", "95% CI", "Page F1", "Doc F1", "Kuiper ↓", "Mean steps", "Coverage"):
+        for name in ("Accuracy", "95% CI", "Page F1", "Doc F1", "Kuiper ↓", "Mean steps", "Cost ($/q)"):
             box = header_box(page, name)
             assert box["x"] + box["width"] <= 1440 and box["y"] < 900, (name, box)  # on the first screen
         title = page.locator("#leaderboard th").filter(has_text="Accuracy").first.get_attribute("title")
         assert title and "higher is better" in title  # the definition, not the header repeated
         cells = page.locator("#leaderboard").inner_text()
         assert "%" in cells and "100.00" not in cells
+        # issue 43: the cost column, priced or saying why not (never $0), and the prices' date under the table
+        assert "$0.0060" in cells and "n/a (no tokens)" in cells and "$0.0000" not in cells
+        sync_api.expect(page.locator("#board-note")).to_contain_text("list prices as of 2025-09-29")
         save_screens(page, "space-leaderboard-1440", tmp_path)
+        check_frontier(page, 1440, tmp_path)
         # every column: the table scrolls sideways and System stays where it was
         page.locator("#board-columns-box").get_by_text("Columns").first.click()
         for name in ("Submitter", "Agent", "Model", "Origin", "Date", "Mode", "ANLS*", "X-Page", "Kuiper CI"):
@@ -165,6 +193,13 @@ def test_phone_gets_the_compact_board_and_every_tab(space, browser, tmp_path) ->
         for tab in TABS:  # wrapped, none hidden behind an overflow menu
             assert page.get_by_role("tab", name=tab).is_visible(), tab
         save_screens(page, "space-leaderboard-390", tmp_path)
+        check_frontier(page, 390, tmp_path)
+        # the cost column from the chooser: the priced row's value and the others' reasons
+        page.locator("#board-columns-box").get_by_text("Columns").first.click()
+        page.locator("#board-columns").get_by_label("Cost ($/q)", exact=True).check()
+        header_box(page, "Cost ($/q)")
+        cells = page.locator("#leaderboard").inner_text()
+        assert "$0.0060" in cells and "n/a (no tokens)" in cells
         shoot_other_tabs(page, 390, tmp_path)
 
 

@@ -59,11 +59,11 @@ def _previous_db(path: Path, reports: list[str]) -> None:
 
 def _dump(path: Path) -> tuple[list[Any], list[Any]]:
     """Every column of the previous version, both tables (what the migration must leave as it was); the columns
-    the migration adds (``system_type``, and the optional form fields such as ``traces``) are left out."""
+    the migration adds (``system_type``, the optional form fields such as ``traces``, ``cost``) are left out."""
     from madqa.space.storage import OPTIONAL_FORM_FIELDS
 
     with sqlite3.connect(path) as con:
-        added = ("system_type", *OPTIONAL_FORM_FIELDS)
+        added = ("system_type", *OPTIONAL_FORM_FIELDS, "cost")
         old = [r[1] for r in con.execute("PRAGMA table_info(submissions)") if r[1] not in added]
         subs = con.execute(f"SELECT {', '.join(old)} FROM submissions ORDER BY id").fetchall()
         return subs, con.execute("SELECT * FROM item_scores ORDER BY submission_id").fetchall()

@@ -156,6 +156,7 @@ def test_accuracy_vs_cost(made: dict[str, Any]) -> None:
     # the Pareto frontier: B costs nothing, so it is on it; A (dearer) only if it is more accurate
     assert fig["data"]["frontier"] == (["B", "A"] if points["A"]["accuracy"] > points["B"]["accuracy"] else ["B"])
     assert fig["data"]["cost"]["H"]["n_human"] == 4 and fig["data"]["prices"] == "built-in prices.yaml"
+    assert fig["data"]["prices_as_of"] == "2025-09-29"  # the shipped table's date, printed with every cost
     # the four lines of gold ids each run has, all priced for A and B
     cost_a = fig["data"]["cost"]["A"]
     assert {
@@ -500,6 +501,7 @@ def test_prices_override_and_unknown_model(made: dict[str, Any], tmp_path) -> No
     assert fig["skipped_systems"] == {"B": "0 of 4 lines priced: no price for model local (4 line(s))"}
     assert fig["data"]["cost"]["B"]["unknown_models"] == {"local": 4} and fig["data"]["cost"]["B"]["total_usd"] is None
     assert doc["prices"] == str(prices)
+    assert doc["prices_as_of"] is None  # the file states no date: none is made up
     for key in ("drift", "drift_vs_accuracy", "evidence_distance"):
         assert doc["figures"][key]["status"] == "skipped" and doc["figures"][key]["reason"] == (
             "no embedder: --embedder none"
