@@ -4,6 +4,7 @@ answering). Used by the bm25, rag, mdoc and shell baselines."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -18,6 +19,8 @@ from madqa.agents.models.factory import is_text_only, make_model
 from madqa.agents.models.llamacpp import LlamaCppModel
 from madqa.agents.search_loop.agent import SearchAgent
 from madqa.agents.search_loop.tools import DEFAULT_PAGE_CHARS
+
+logger = logging.getLogger(__name__)
 
 #: Page text per result for the bundled local model: a 135M model gains nothing from more, and each page costs
 #: prefill time (~100 tokens/s on one core here).
@@ -51,8 +54,9 @@ def open_corpus(config: RunConfig, options: Any, *, progress: bool = True) -> tu
     Raises:
         RunError: a retriever spec that cannot be built.
     """
-    from madqa.loading_script.load import load_pages
+    from madqa.loading_script.load import dataset_spec, load_pages
 
+    logger.info("loading the corpus (the pages of %s)…", dataset_spec(config.dataset))
     pages = load_pages(config.dataset)
     renderer = PageRenderer(config.dataset, pages=pages)
     if options.oracle:
@@ -99,6 +103,7 @@ def load_models(
     Raises:
         RunError: ``observe="image"`` with a text-only model.
     """
+    logger.info("loading the model %s%s…", config.model, f" ({slots} copies)" if slots > 1 else "")
     models = [make_model(config.model, **dict(model_options or {})) for _ in range(max(1, slots))]
     if observe == "image" and is_text_only(models[0]):
         raise RunError(f"model {config.model} takes text only: use --observe text")
@@ -132,11 +137,12 @@ def load_page_readers(request: Preparation, options: Any, calls: int) -> PageRea
         RunError: ``observe="image"`` with a text-only model.
         ValueError: an invalid model spec or a missing model dependency.
     """
-    from madqa.loading_script.load import load_pages
+    from madqa.loading_script.load import dataset_spec, load_pages
 
     config = request.config
     models, observe = load_models(config, request.slots, request.model_options, options.observe)
     page_chars = options.page_chars or default_page_chars(models[0], options.top_k, calls)
+    logger.info("loading the corpus (the pages of %s)…", dataset_spec(config.dataset))
     pages = load_pages(config.dataset)
     return PageReaders(models, observe, page_chars, pages, PageRenderer(config.dataset, pages=pages))
 
