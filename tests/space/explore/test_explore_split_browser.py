@@ -7,6 +7,7 @@ module."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,8 @@ def open_view(browser: Any, url: str, runs: dict[str, Any], viewport: dict[str, 
     first = runs["order"][0]
     expect(page.locator("#explore-detail")).to_contain_text(runs["gold"][first]["question"], timeout=T)
     expect(page.locator(ROWS).filter(visible=True).first).to_be_visible(timeout=T)
+    # the link box gets the page's address once the load handler is done (no spinner left in the screenshots)
+    expect(page.locator("#explore-link textarea, #explore-link input").first).to_have_value(re.compile("^http"))
     return page, errors
 
 
@@ -154,6 +157,7 @@ def test_summary_figures_fill_the_width_and_compare_picks_its_runs(
     room = box(page, "#explore-summary")["width"]
     widths = [figures.nth(i).bounding_box()["width"] for i in range(figures.count())]  # type: ignore[index]
     assert len(widths) >= 4 and all(w >= 0.95 * room for w in widths), (room, widths)
+    figures.nth(1).scroll_into_view_if_needed()  # the budget curves in the screenshot
     save_screens(page, f"explore-summary-{width}", tmp_path)
     page.get_by_role("tab", name="Compare runs").click()
     heading = page.locator("#explore-compare h3")
