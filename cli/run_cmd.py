@@ -258,6 +258,16 @@ def _warn_if_incomplete(dataset: str | None) -> None:
         )
 
 
+def _start_line(args: argparse.Namespace) -> str:
+    """The run's first status line: what it runs, on what, and where it writes (before anything slow is loaded)."""
+    which = "the questions" if args.limit is None else f"the first {args.limit} question{'s' * (args.limit != 1)}"
+    repeats = f", {args.repeats} times each" if args.repeats else ""
+    return (
+        f"starting: the {args.agent} agent with model {args.model} on {which} of the {args.split} split{repeats}, "
+        f"writing {args.output}"
+    )
+
+
 def _resume_command(args: argparse.Namespace) -> str:
     """The command that completes this run: its own command line with ``--resume`` (``--overwrite`` dropped)."""
     argv = sys.argv[1:]
@@ -333,6 +343,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--retry-errors needs --resume")
     if args.repeats is not None and args.repeats < 1:
         raise UserError(f"--repeats must be at least 1, got {args.repeats}")
+    # The first line within a second of the start: what follows (gold, corpus, index, model) can take a minute.
+    logger.info("%s", _start_line(args))
     config = RunConfig(
         model=args.model,
         agent=args.agent,
@@ -350,6 +362,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a MissingDependencyError too: one line naming the extra
         raise UserError(str(exc)) from None
     _warn_if_incomplete(args.dataset)
+    logger.info("loading the %s split's questions%s…", args.split, "" if args.split == "test" else " and gold answers")
     bar = _Bar(_gold_variants(args.split, args.dataset), enabled=not args.no_progress)
     options = model_options_of(args)
     backend = ray_backend(args)

@@ -335,6 +335,8 @@ def run_benchmark(
         logger.info("resuming %s: %d of %d question(s) already done", path, summary.skipped, len(items))
     if not todo:
         return summary
+    # Loading the corpus, the search index and the model can take a minute: say so before (each stage logs its own).
+    logger.info("preparing the %s agent for %d question(s)…", config.agent, len(todo))
     answering = (backend or LocalBackend()).prepare(
         Preparation(config, slots=min(workers, len(todo)), model_options=model_options, dataset=provenance)
     )
@@ -346,6 +348,7 @@ def run_benchmark(
         if retry:
             logger.info("retrying %d question(s) that failed for an infrastructure reason", len(retry))
             rewrite_without(path, set(retry), None if repeat is None else repeat.index)
+        logger.info("answering %d question(s), %d at a time…", len(todo), min(workers, len(todo)))
         if progress is not None:
             progress.start(len(items), [finished[str(it["id"])] for it in items if str(it["id"]) in finished])
         records = _stamped(answering.answers(todo, workers, stop), options, retry, repeat)

@@ -4,6 +4,7 @@ answering). Used by the bm25, rag, mdoc and shell baselines."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -20,6 +21,8 @@ from madqa.agents.models.llamacpp import LlamaCppModel
 from madqa.agents.search_loop.agent import SearchAgent
 from madqa.agents.search_loop.embedder_ledger import embedder_role
 from madqa.agents.search_loop.tools import DEFAULT_PAGE_CHARS, SemanticSearchTool
+
+logger = logging.getLogger(__name__)
 
 #: Page text per result for the bundled local model: a 135M model gains nothing from more, and each page costs
 #: prefill time (~100 tokens/s on one core here).
@@ -56,8 +59,9 @@ def open_corpus(
     Raises:
         RunError: a retriever spec that cannot be built.
     """
-    from madqa.loading_script.load import load_pages
+    from madqa.loading_script.load import dataset_spec, load_pages
 
+    logger.info("loading the corpus (the pages of %s)…", dataset_spec(config.dataset))
     pages = load_pages(config.dataset)
     renderer = PageRenderer(config.dataset, pages=pages)
     if options.oracle:
@@ -129,6 +133,7 @@ def load_models(
     Raises:
         RunError: ``observe="image"`` with a text-only model.
     """
+    logger.info("loading the model %s%s…", config.model, f" ({slots} copies)" if slots > 1 else "")
     models = [make_model(config.model, **dict(model_options or {})) for _ in range(max(1, slots))]
     if observe == "image" and is_text_only(models[0]):
         raise RunError(f"model {config.model} takes text only: use --observe text")
@@ -172,11 +177,12 @@ def load_page_readers(request: Preparation, options: Any, calls: int, retrievers
         RunError: ``observe="image"`` with a text-only model, or a retriever spec that cannot be built.
         ValueError: an invalid model spec or a missing model dependency.
     """
-    from madqa.loading_script.load import load_pages
+    from madqa.loading_script.load import dataset_spec, load_pages
 
     config = request.config
     models, observe = load_models(config, request.slots, request.model_options, options.observe)
     page_chars = options.page_chars or default_page_chars(models[0], options.top_k, calls)
+    logger.info("loading the corpus (the pages of %s)…", dataset_spec(config.dataset))
     pages = load_pages(config.dataset)
     renderer = PageRenderer(config.dataset, pages=pages)
     built = make_run_retrievers(retrievers, pages, progress=request.host.progress)

@@ -23,6 +23,9 @@ GOLD, GOLD_DOC, WRONG, OK = "#1b7f3b", "#c58a00", "#b3261e", "#1b7f3b"
 BOX = "border:1px solid #ccc;border-radius:6px;padding:6px;margin:4px 0;"
 #: Width of a page thumbnail in the detail (the image keeps the page's proportions).
 THUMB_WIDTH = 150
+#: A summary figure fills its container's width (it was drawn 468 px wide and shown at that size: 40% of a laptop's
+#: page); its height follows.
+FIGURE_STYLE = "display:block;width:100%;height:auto;margin:8px 0"
 MONO = "font-family:monospace;white-space:pre-wrap;font-size:12px;background:#f6f6f6;padding:4px;"
 #: Summary rows: (report key, label, kind); ``pct`` values are shares shown as percentages.
 SUMMARY_ROWS = (
@@ -114,9 +117,14 @@ def summary_html(ws: Workspace, *, with_figures: bool = True) -> str:
 
         uris = [figures.kuiper_figure(ws.runs), figures.budget_figure(ws.runs), figures.cascade_figure(ws.runs)]
         uris += [figures.effort_figure(r) for r in ws.runs]
+        alts = ["Kuiper effort calibration", "accuracy vs step budget", "error cascade and failures by class"]
+        alts += [f"effort histogram of {r.name}" for r in ws.runs]
         parts.append(
             "<div>"
-            + "".join(f"<img alt='figure' style='max-width:100%;margin:4px' src='{u}'>" for u in uris)
+            + "".join(
+                f"<img alt='{escape(alt)}' class='summary-figure' style='{FIGURE_STYLE}' src='{u}'>"
+                for alt, u in zip(alts, uris, strict=True)
+            )
             + "</div>"
         )
     parts.append("</div>")

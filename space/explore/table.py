@@ -8,6 +8,7 @@ items are also left out of Cohen's κ, as in :func:`madqa.metric.aggregate.kappa
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,11 @@ AGREEMENT_LABELS = {
 }
 #: Longest question text shown in a table cell.
 QUESTION_CELL_CHARS = 80
+#: The question table's font (gradio's monospace at 14 px): one character's width and a cell's padding, in px.
+CHAR_PX, CELL_PAD_PX = 8.4, 18
+#: The narrowest id and outcome columns (two runs' ✓/✗ fit a phone's first screen), and the widest any column
+#: grows to hold its longest word: a longer token (a long run name) wraps inside it.
+MIN_ID_PX, MIN_OUTCOME_PX, MAX_COLUMN_PX = 64, 92, 200
 
 
 def outcome(item: ItemScore) -> str:
@@ -175,6 +181,24 @@ def table_rows(ws: Workspace, ids: Sequence[str]) -> tuple[list[str], list[list[
             [qid, *[_cell(r.items[qid]) for r in ws.runs], ref.hop_type, ref.domain, ref.document_category, question]
         )
     return headers, rows
+
+
+def column_widths(headers: Sequence[str], rows: Sequence[Sequence[Any]], runs: int) -> list[str]:
+    """CSS widths of every column but the question (which takes the rest): each holds its longest word.
+
+    Gradio gives a column without a width what its header needs and wraps its cells anywhere, so a hop type or a
+    domain broke mid-word ("cross_pag/e"); a column as wide as its longest word wraps only between words.
+
+    >>> column_widths(["id", "a", "hop", "question"], [["q0001", "✓ · 1 st", "cross_page", "Who?"]], runs=1)
+    ['64px', '92px', '102px']
+    """
+    widths = []
+    for i, head in enumerate(headers[:-1]):
+        words = [w for value in (head, *(row[i] for row in rows)) for w in str(value).split()]
+        need = math.ceil(max((len(w) for w in words), default=1) * CHAR_PX) + CELL_PAD_PX
+        floor = MIN_ID_PX if i == 0 else MIN_OUTCOME_PX if i <= runs else 0
+        widths.append(f"{max(floor, min(MAX_COLUMN_PX, need))}px")
+    return widths
 
 
 def question_choices(ws: Workspace, ids: Sequence[str], limit: int = 5000) -> list[tuple[str, str]]:

@@ -3,8 +3,8 @@
 The workspace lives on the server in a :class:`Registry`; a session holds only its key (a ``gr.State``), so a
 large run is never copied per session. Handlers:
 
-* ``explore_filter``: filters (live, as they change) → count line, question table, question picker (and the
-  comparison panel for the chosen runs A and B);
+* ``explore_filter``: filters (live, as they change) → count line, question table, question picker;
+* the Compare tab's own pickers of runs A and B → the comparison panel, live (unnamed handler);
 * ``explore_question``: a question id and the runs to show → the trajectories side by side;
 * a table row click picks that question (unnamed handler);
 * on load, ``?q=ID&runs=a,b`` in the page address picks that question and those runs (a deep link), and the
@@ -18,6 +18,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,51 +27,13 @@ import pandas as pd
 
 from .html import compare_html, question_html, summary_html
 from .runs import Workspace
-from .table import Filters, facets, filter_ids, question_choices, table_rows
+from .scripts import LINK_JS, ZOOM_JS
+from .table import Filters, column_widths, facets, filter_ids, question_choices, table_rows
 from .thumbs import Thumbnails
 
 ANY = "(any)"
 #: Runs shown side by side by default.
 DEFAULT_SHOWN = 2
-#: A click on a thumbnail in the detail opens the page large: the thumbnail at once, then the large render from
-#: the server function ``page_image``; a click anywhere or Escape closes it. Installed by the detail's gr.HTML
-#: (``js_on_load``), so it works in both homes without touching the host page.
-ZOOM_JS = """
-element.addEventListener('click', async (e) => {
-  const img = e.target.closest ? e.target.closest('img.thumb') : null;
-  if (!img) return;
-  let box = document.getElementById('explore-zoom');
-  if (!box) {
-    box = document.createElement('div');
-    box.id = 'explore-zoom';
-    box.style.cssText = 'position:fixed;inset:0;z-index:1000;background:rgba(0,0,0,.8);overflow:auto;' +
-      'display:none;text-align:center;padding:8px;cursor:zoom-out';
-    // a visible close control (a click anywhere and Escape close it too, but neither is shown)
-    box.innerHTML = "<button id='explore-zoom-close' type='button' aria-label='Close the page view' " +
-      "style='position:fixed;top:8px;right:12px;font:24px sans-serif;background:#fff;border:0;" +
-      "border-radius:4px;padding:0 10px;cursor:pointer'>× Close</button>" +
-      "<div id='explore-zoom-label' style='color:#fff;margin:4px;font:14px sans-serif'></div>" +
-      "<img id='explore-zoom-img' alt='page' style='width:min(1000px,100%);height:auto;background:#fff'>";
-    box.addEventListener('click', () => { box.style.display = 'none'; });
-    document.addEventListener('keydown', (k) => { if (k.key === 'Escape') box.style.display = 'none'; });
-    document.body.appendChild(box);
-  }
-  const big = box.querySelector('#explore-zoom-img'), label = box.querySelector('#explore-zoom-label');
-  big.src = img.src; big.dataset.large = '';
-  label.textContent = img.alt + ' (loading…)';
-  box.style.display = 'block';
-  const uri = await server.page_image(img.dataset.doc, img.dataset.page);
-  if (uri && big.src === img.src) { big.src = uri; big.dataset.large = '1'; }
-  label.textContent = img.alt + (uri ? '' : ' (no larger render)');
-});
-"""
-#: After the link box gets its ``?q=…`` query: the full address, also shown in the browser's address bar.
-LINK_JS = """(v) => {
-  if (!v || !v.startsWith('?')) return v;
-  const u = new URL(window.location.href); u.search = v.slice(1);
-  try { history.replaceState(null, '', u); } catch (e) {}
-  return u.href;
-}"""
 
 
 class Registry:
@@ -148,23 +111,31 @@ def filters_of(
     )
 
 
-def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tuple[str, str]], str]:
-    """Count line, table, picker choices and comparison HTML for ``filters``."""
+def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tuple[str, str]]]:
+    """Count line, table and picker choices for ``filters``."""
     if ws is None:
-        return "No run loaded.", pd.DataFrame(), [], compare_html_empty()
+        return "No run loaded.", pd.DataFrame(), []
     ids = filter_ids(ws, filters)
     headers, rows = table_rows(ws, ids)
     count = f"**{len(ids)}** of {len(ws.references)} questions"
-    return (
-        count,
-        pd.DataFrame(rows, columns=headers),
-        question_choices(ws, ids),
-        compare_html(ws, filters.run, filters.other),
-    )
+    return count, pd.DataFrame(rows, columns=headers), question_choices(ws, ids)
 
 
-#: Widths of the explorer table's first columns: the id, then up to three runs' outcome cells (``✓ · 12 st``).
-OUTCOME_WIDTHS = ("64px", "92px", "92px", "92px")
+def table_widths(ws: Workspace, frame: Any) -> list[str]:
+    """The question table's column widths for all of ``ws``'s questions (``frame``: the unfiltered table)."""
+    return column_widths(list(frame.columns), frame.values.tolist(), runs=len(ws.runs))
+
+
+def compare_for(ws: Workspace | None, a: Any, b: Any) -> str:
+    """The comparison panel of runs ``a`` and ``b`` (names that are not runs here fall back to the first two)."""
+    if ws is None:
+        return compare_html_empty()
+    known = [str(n) if n in ws.names else None for n in (a, b)]
+    if known[0] is not None and known[0] == known[1]:  # said, not silently replaced by another run
+        return f"<div id='explore-compare'><p>A and B are both {escape(known[0])}: pick two different runs.</p></div>"
+    return compare_html(ws, *known)
+
+
 #: The question list's height (px): with the filters above it, the list fills a 1440×900 screen beside the detail.
 TABLE_HEIGHT = 560
 
@@ -271,7 +242,7 @@ class ExplorerUI:
                         wrap=True,
                         max_height=TABLE_HEIGHT,
                         elem_id="explore-table",
-                        column_widths=list(OUTCOME_WIDTHS),
+                        column_widths=table_widths(ws, start[1]) if ws is not None else None,
                     )
                 with gr.Column(scale=3, min_width=360, elem_id="explore-detail-col"):
                     with gr.Row():
@@ -310,7 +281,17 @@ class ExplorerUI:
                 "<div id='explore-summary-wait'><p>Drawing the summary…</p></div>", elem_id="explore-summary-panel"
             )
         with gr.Tab("Compare runs", elem_id="explore-tab-compare"):
-            self.compare = gr.HTML(start[3] if start else compare_html_empty(), elem_id="explore-compare-panel")
+            with gr.Row():
+                self.compare_a = gr.Dropdown(
+                    names, value=names[0] if names else None, label="Run A", elem_id="explore-compare-a"
+                )
+                self.compare_b = gr.Dropdown(
+                    names, value=names[1] if len(names) > 1 else None, label="Run B", elem_id="explore-compare-b"
+                )
+            self.compare = gr.HTML(
+                compare_for(ws, names[0], names[1]) if len(names) > 1 else compare_for(ws, None, None),
+                elem_id="explore-compare-panel",
+            )
         inputs = [
             self.run_a,
             self.run_b,
@@ -325,7 +306,7 @@ class ExplorerUI:
             self.text,
             self.key,
         ]
-        outputs = [self.count, self.table, self.pick, self.compare]
+        outputs = [self.count, self.table, self.pick]
         # Live: every change filters at once (no Apply button); typing sends only its last state (always_last).
         events = [
             self.text.change,
@@ -352,14 +333,26 @@ class ExplorerUI:
             None, [self.link], [self.link], js=LINK_JS, api_name=False
         )
         summary_tab.select(self.registry.summary, [self.key], self.summary, api_name=False)
+        # The comparison follows its own pickers, live (the Questions tab's Run A/B filter the list instead).
+        gr.on(
+            [self.compare_a.input, self.compare_b.input],
+            self.on_compare,
+            [self.compare_a, self.compare_b, self.key],
+            self.compare,
+            api_name=False,
+        )
+
+    def on_compare(self, a: Any, b: Any, key: Any) -> str:
+        """The comparison panel of the Compare tab's runs A and B."""
+        return compare_for(self.registry.get(key), a, b)
 
     def on_filter(self, *values: Any) -> tuple[Any, ...]:
         """``explore_filter``: apply the filters of the widgets."""
         *widgets, key = values
         ws = self.registry.get(key)
-        count, frame, choices, compare = filtered(ws, filters_of(*widgets))
+        count, frame, choices = filtered(ws, filters_of(*widgets))
         value = choices[0][1] if choices else None
-        return count, frame, gr.update(choices=choices, value=value), compare
+        return count, frame, gr.update(choices=choices, value=value)
 
     def on_question(self, qid: Any, shown: Any, key: Any) -> str:
         """``explore_question``: the trajectories of ``qid`` in the shown runs."""
@@ -411,8 +404,9 @@ class ExplorerUI:
         if ws is None:
             return [gr.update()] * len(self.refresh_outputs())
         f, names = facets(ws), ws.names
-        count, frame, choices, compare = filtered(ws, Filters())
+        count, frame, choices = filtered(ws, Filters())
         first = choices[0][1] if choices else None
+        second = names[1] if len(names) > 1 else None
         return [
             gr.update(choices=names, value=names[0]),
             gr.update(choices=names, value=names[1] if len(names) > 1 else None),
@@ -423,12 +417,14 @@ class ExplorerUI:
             gr.update(choices=_choices(f["domain"]), value=ANY),
             gr.update(choices=_choices(f["category"]), value=ANY),
             count,
-            frame,
+            gr.update(value=frame, column_widths=table_widths(ws, frame)),
             gr.update(choices=choices, value=first),
             gr.update(choices=names, value=names[:DEFAULT_SHOWN]),
             question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs),
             self.registry.summary(key),
-            compare,
+            gr.update(choices=names, value=names[0]),
+            gr.update(choices=names, value=second),
+            compare_for(ws, names[0], second),
         ]
 
     def refresh_outputs(self) -> list[Any]:
@@ -448,6 +444,8 @@ class ExplorerUI:
             self.shown,
             self.detail,
             self.summary,
+            self.compare_a,
+            self.compare_b,
             self.compare,
         ]
 
