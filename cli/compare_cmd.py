@@ -362,21 +362,6 @@ def _pct(value: Any) -> str:
     return "—" if value is None else f"{100 * value:.1f}"
 
 
-def cost_text(cost: Mapping[str, Any] | None) -> str:
-    """A run's cost as shown: ``$total ($per question/q)``, or why there is none.
-
-    >>> cost_text({"complete": True, "total_usd": 0.5, "per_question_usd": 0.125})
-    '$0.5000 ($0.1250/q)'
-    >>> cost_text({"complete": False, "reason": "human run: no model tokens"})
-    '— (human run: no model tokens)'
-    """
-    if not cost:
-        return "—"
-    if not cost.get("complete"):
-        return f"— ({cost.get('reason')})"
-    return f"${cost['total_usd']:.4f} (${cost['per_question_usd']:.4f}/q)"
-
-
 def coverage_text(system: Mapping[str, Any]) -> str:
     """How many gold items a run answered: ``answered/n (percent)``; unanswered items are scored incorrect.
 
@@ -414,7 +399,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
             f"Kuiper n/a: {NOT_APPLICABLE[5:-1]}, the run's steps do not vary (madqa.metric.kuiper.effort_varies)"
         )
     if any(s.get("cost") is not None for s in systems):
-        lines += cost_lines(systems, result.get("prices"), width, cost_text, as_of=result.get("prices_as_of"))
+        lines += cost_lines(systems, result.get("prices"), width, as_of=result.get("prices_as_of"))
     names = [s["name"] for s in systems]
     lines += ["", "Cohen's kappa (per-item correctness)", " " * (width + 2) + "".join(f"{n[:10]:>11}" for n in names)]
     for s in systems:

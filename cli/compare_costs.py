@@ -10,6 +10,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
+def cost_text(cost: Mapping[str, Any] | None) -> str:
+    """A run's cost as shown: ``$total ($per question/q)``, or why there is none.
+
+    >>> cost_text({"complete": True, "total_usd": 0.5, "per_question_usd": 0.125})
+    '$0.5000 ($0.1250/q)'
+    >>> cost_text({"complete": False, "reason": "human run: no model tokens"})
+    '— (human run: no model tokens)'
+    """
+    if not cost:
+        return "—"
+    if not cost.get("complete"):
+        return f"— ({cost.get('reason')})"
+    return f"${cost['total_usd']:.4f} (${cost['per_question_usd']:.4f}/q)"
+
+
 def role_text(role: str, entry: Mapping[str, Any]) -> str:
     """One role of a run's cost as shown.
 
@@ -33,15 +48,15 @@ def role_text(role: str, entry: Mapping[str, Any]) -> str:
 
 
 def cost_lines(
-    systems: Sequence[Mapping[str, Any]], prices: str | None, width: int, run_text: Any, as_of: str | None = None
+    systems: Sequence[Mapping[str, Any]], prices: str | None, width: int, as_of: str | None = None
 ) -> list[str]:
-    """The cost table's lines: a run per line (``run_text(cost)``), its roles indented below it; the header names
+    """The cost table's lines: a run per line (:func:`cost_text`), its roles indented below it; the header names
     the price table and the date its prices were read (``?`` when the table gives none)."""
     lines = ["", f"inference cost (prices: {prices}, as of {as_of or '?'})"]
     for system in systems:
         name = f"{system['name']} (human)" if system.get("human") else str(system["name"])
         cost = system.get("cost")
-        lines.append(f"{name:<{width}}  {run_text(cost)}")
+        lines.append(f"{name:<{width}}  {cost_text(cost)}")
         for role, entry in ((cost or {}).get("by_role") or {}).items():
             lines.append(f"{'':<{width}}    {role_text(role, entry)}")
     return lines
