@@ -6,7 +6,6 @@ the server started. Screenshots of every tab at both widths go to the test's fol
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from helpers.browser_support import chromium, require_browser, save_screens, watched_page  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
+from helpers.space_fixtures import gold, results
 from helpers.submission_form import submission_form
 
 pytestmark = pytest.mark.browser
@@ -29,20 +29,7 @@ EXTRA_SYSTEMS = ("all right, twenty items", "all right, ten items", "half right,
 
 def results_text(layout: Any, n: int, right: int | None = None) -> str:
     """A results file of the first ``n`` test items, the first ``right`` (default all) answered with the gold."""
-    rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()][:n]
-    right = n if right is None else right
-    return "".join(
-        json.dumps(
-            {
-                "id": r["id"],
-                "answer": r["answer_variants"][0] if i < right else ["?"],
-                "citations": r["evidence"],
-                "steps": 1 + i % 3,
-            }
-        )
-        + "\n"
-        for i, r in enumerate(rows)
-    )
+    return results(gold(layout)[:n], n if right is None else right, steps=None, wrong="?")
 
 
 @pytest.fixture(scope="module")
