@@ -88,6 +88,7 @@ def test_the_first_question_of_a_bm25_run_imports_no_torch(built_home, env, tmp_
     assert heavy_in(modules) == []
 
 
+@pytest.mark.slow
 def test_a_space_scoring_worker_imports_only_the_metric(env, tmp_path) -> None:
     """The probe is a main module that imports gradio, as the Space's app is: its worker must not run it again."""
     done = run_captured([sys.executable, "-m", "madqa.bench.startup_probe", "--imports", "--n", "50"], env, tmp_path)

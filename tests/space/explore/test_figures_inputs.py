@@ -16,6 +16,9 @@ from helpers.paper_runs import draw_figures as _figures
 
 from madqa.cli import main
 
+#: Drawing every figure at print quality (the ``made`` fixture, then again per test) takes a minute or more.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("matplotlib")
 
 made = paper_runs.made_fixture

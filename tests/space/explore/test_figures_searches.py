@@ -13,6 +13,9 @@ import helpers.paper_runs as paper_runs
 import pytest
 from helpers.paper_runs import CD, CP, S1, S2, N
 
+#: Drawing every figure at print quality (the ``made`` fixture, then again per test) takes a minute or more.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("matplotlib")
 
 made = paper_runs.made_fixture
