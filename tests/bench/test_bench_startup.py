@@ -16,6 +16,7 @@ def no_sample(tmp_path, monkeypatch):
     monkeypatch.setenv("MADQA_HOME", str(tmp_path / "home"))  # no built sample: info and run are skipped
 
 
+@pytest.mark.slow
 def test_one_round_measures_every_command_and_checks_each_target(no_sample, capsys) -> None:
     parser = argparse.ArgumentParser()
     startup.configure(parser)

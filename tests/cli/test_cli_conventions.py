@@ -14,6 +14,7 @@ import re
 import shlex
 
 import pytest
+from helpers.one_line_errors import one_line_error
 
 from madqa.cli import SUBCOMMANDS, build_parser, conventions, main
 
@@ -249,10 +250,8 @@ def test_a_mistyped_subcommand_gets_did_you_mean(capsys) -> None:
 def test_model_spec_mistakes_name_the_provider_and_a_guess(spec: str, expected: str) -> None:
     from madqa.agents.models.factory import PROVIDERS, parse_spec
 
-    with pytest.raises(ValueError) as info:
-        parse_spec(spec)
-    message = str(info.value)
-    assert expected in message and ", ".join(PROVIDERS) in message and "\n" not in message
+    message = one_line_error(ValueError, parse_spec, spec)
+    assert expected in message and ", ".join(PROVIDERS) in message
 
 
 def test_a_bad_judge_spec_is_one_line_exit_2(layout, tmp_path, caplog) -> None:

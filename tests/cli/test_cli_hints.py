@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from helpers.agent_cli import madqa, madqa_env
 from helpers.dataset_copy import renamed_copy
 from helpers.fake_runs import FAKE
@@ -190,6 +191,7 @@ def test_the_resume_hint_after_ctrl_c_completes_the_run(layout, tmp_path: Path) 
     assert len(ids) == len(set(ids)) == 3  # the run is complete, no question twice
 
 
+@pytest.mark.slow
 def test_setup_and_run_hints_on_an_incomplete_dataset(tmp_path: Path) -> None:
     env = {k: v for k, v in madqa_env(HERE).items() if k not in ("MADQA_DATASET", "MADQA_PAGES_REPO")}
     env.update(MADQA_HOME=str(tmp_path / "home"), HF_HOME=str(tmp_path / "hf"))

@@ -8,13 +8,12 @@ through ours: four lines per retry before. Here a real Hub client asks a loopbac
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 from helpers.paths import TESTS
+from helpers.refused_hub import refused_hub_env, refusing_port
 
 CHILD = r"""
 import json, sys, types
@@ -26,16 +25,8 @@ sys.exit(main(json.loads(sys.argv[1])))
 
 
 def test_each_hub_retry_is_one_line_naming_the_offline_flag(tmp_path: Path) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused at once
-        flags = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE")
-        env = {k: v for k, v in os.environ.items() if k not in flags and k != "MADQA_DATASET"}
-        env.update(
-            MADQA_HOME=str(tmp_path / "home"),
-            HF_HOME=str(tmp_path / "hf"),
-            HF_ENDPOINT=f"http://127.0.0.1:{sock.getsockname()[1]}",
-            PYTHONPATH=os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")]),
-        )
+    with refusing_port() as port:
+        env = refused_hub_env(tmp_path, port, [TESTS])
         argv = ["setup", "--dataset", "OxRML/MADQA"]
         proc = subprocess.run(
             [sys.executable, "-c", CHILD, json.dumps(argv)], env=env, capture_output=True, text=True, timeout=300

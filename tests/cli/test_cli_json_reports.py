@@ -30,6 +30,7 @@ def test_extract_json_reports_the_pages_and_files(layout, tmp_path: Path, capsys
     assert report["ocr_pages"] == 0 and report["ocr_missing"] is False
 
 
+@pytest.mark.slow
 def test_figures_json_names_what_was_drawn_and_skipped(layout, tmp_path: Path, capsys) -> None:
     pytest.importorskip("matplotlib")
     from madqa.loading_script.load import load_gold

@@ -56,6 +56,7 @@ def test_compare_scores_against_the_recorded_dataset(runs) -> None:
     assert [(s["n_predicted"], s["n"]) for s in result["systems"]] == [(2, len(runs["other_ids"]))] * 2
 
 
+@pytest.mark.slow
 def test_figures_score_against_the_recorded_dataset(runs, tmp_path: Path) -> None:
     figs = tmp_path / "figs"
     rc, out, err = _madqa(

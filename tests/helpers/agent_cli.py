@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,18 @@ def madqa(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[s
     return subprocess.run(
         [sys.executable, "-m", "madqa.cli", *args], env=env, capture_output=True, text=True, timeout=600
     )
+
+
+def kill_9_once_written(cmd: list[str], env: dict[str, str], output: Path, n_lines: int, timeout: float) -> None:
+    """Start ``cmd`` and ``kill -9`` it as soon as ``output`` holds ``n_lines`` lines (within ``timeout`` s): a run
+    stopped mid-way, as a crash or an out-of-memory kill leaves it."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and (not output.exists() or output.read_bytes().count(b"\n") < n_lines):
+        assert proc.poll() is None, proc.stderr.read().decode()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
 
 
 def run_agent(agent: str, output: Path, flags: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers.fakes import ScriptedModel, search_then_cite
 
 QUERY = "riverton OR invoice OR menu"
@@ -97,3 +99,17 @@ def serving_view_app(paths: list[Path]) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/"
     finally:
         demo.close()
+
+
+@pytest.fixture(scope="module", name="runs")
+def derived_runs_fixture(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Runs A and B derived from one scripted run of the dev split, written once per test module."""
+    folder = tmp_path_factory.mktemp("explore_runs")
+    return derived_runs(scripted_dev_run(folder / "scripted.jsonl"), folder)
+
+
+@pytest.fixture(scope="module", name="url")
+def view_app_url_fixture(runs: dict[str, Any]) -> Iterator[str]:
+    """`madqa view`'s app on runs A and B, served once per test module: its URL."""
+    with serving_view_app(list(runs["paths"].values())) as served:
+        yield served

@@ -1,11 +1,20 @@
-"""The runs of the `madqa figures` tests (``test_figures.py``, ``test_figures_style.py``), over the built sample's dev
-split (38 questions), and the ``made`` fixture that draws them once per test module.
+"""The runs of the `madqa figures` tests (``test_figures*.py``), over the built sample's dev split (38 questions), and
+the ``made`` fixture that draws them once per test session (per xdist worker).
 
 The runs answer four dev questions each (the other 34 are missing: incorrect, ``no_answer``, no history):
 ``S1`` q0006 (single, Financial, riverton 2019 p5), ``CP`` q0028 (cross_page, Financial, riverton 2022 p3+p6),
 ``S2`` q0034 (single, Commercial, blue heron menu p1), ``CD`` q0072 (cross_doc, Government, three inspection
-reports p2). A query ``text @DEG`` embeds (with :class:`FakeEmbedder`) as the unit vector at angle DEG. What each
-run does is in ``test_figures.py``'s docstring.
+reports p2). A query ``text @DEG`` embeds (with :class:`FakeEmbedder`) as the unit vector at angle DEG.
+
+What each run does (queries: what they returned, and their angle):
+
+* A (``openai:gpt-4.1``): S1 ✓ cites gold, queries miss @0 then hit @90; CP ✓ cites both pages, hits p3 @0; S2 ✗
+  cites gold (comprehension), queries miss @0, miss @60; CD ✗ cites nothing (retrieval), query returns a gold
+  document's page 1 @0.
+* B (``local``): S1 ✓ cites gold, hit @0; CP ✗ cites p1 (navigation), queries miss @0, p1 @0, p6 @90; S2 ✓ cites
+  gold, hit @0; CD ✗ empty answer (no_answer), no query.
+* H (human): S1 ✗ cites gold (comprehension), hit @0; CP ✓ cites both, queries p6 @0, p3 @60; S2 ✓ cites gold,
+  miss @0, hit @90; CD ✗ cites one of three gold pages (comprehension), hits it @0.
 """
 
 from __future__ import annotations
@@ -128,7 +137,7 @@ def draw_figures(runs: list[Path], out: Path, *flags: str) -> dict[str, Any]:
     return json.loads((out / "figures.json").read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module", name="made")
+@pytest.fixture(scope="session", name="made")
 def made_fixture(layout, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The three runs written, and `madqa figures` run once on them with the fake embedder."""
     from madqa.loading_script.load import load_gold

@@ -9,6 +9,18 @@ from pathlib import Path
 import pymupdf
 
 
+def add_form_field(
+    page: pymupdf.Page, kind: int, name: str, rect: tuple[float, float, float, float], **values
+) -> None:
+    """A form field (``pymupdf.PDF_WIDGET_TYPE_*``) named ``name`` in ``rect``; ``values`` set its attributes
+    (``field_value``, ``field_label``, ``choice_values``, …)."""
+    widget = pymupdf.Widget()
+    widget.field_type, widget.field_name, widget.rect = kind, name, pymupdf.Rect(rect)
+    for key, value in values.items():
+        setattr(widget, key, value)
+    page.add_widget(widget)
+
+
 def scanned_pdf(path: Path, line: str, dpi: int) -> Path:
     """A one-page PDF holding only a picture of ``line`` at ``dpi`` (no text layer: OCR alone can read it)."""
     src = pymupdf.open()

@@ -1,5 +1,6 @@
-"""A synthetic search corpus (pages of random three-syllable words) shared by the search-limit tests, with the
-search backends they run on."""
+"""Page records as the search index and the retrievers read them: small corpora written out by document
+(``pages_by_document``), and a synthetic one (pages of random three-syllable words) shared by the search-limit
+tests, with the search backends they run on."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ import random
 from typing import Any
 
 BACKENDS = ["whoosh", "tantivy"]
+
+
+def pages_by_document(texts: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The records (``document``, ``page``, ``text``) of each document's pages, numbered from 1, in order."""
+    return [
+        {"document": document, "page": number, "text": text}
+        for document, pages in texts.items()
+        for number, text in enumerate(pages, start=1)
+    ]
 
 
 def synthetic_pages(seed: int = 7, words: int = 48_000, n_pages: int = 3000) -> list[dict[str, Any]]:

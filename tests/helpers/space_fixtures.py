@@ -20,15 +20,24 @@ def gold(layout) -> list[dict[str, Any]]:
     return [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
-def results(rows: list[dict[str, Any]], correct: int, steps: int = 1) -> str:
-    """A valid results text; different ``correct``/``steps`` give different files."""
+def results(
+    rows: list[dict[str, Any]],
+    correct: int,
+    steps: int | None = 1,
+    wrong: str = "zzzz-wrong",
+    extra: dict[str, Any] | None = None,
+) -> str:
+    """A valid results text, the first ``correct`` rows answered with the gold and the others ``[wrong]``; different
+    ``correct``/``steps`` give different files. ``steps=None``: 1, 2, 3, 1, … steps by row; ``extra``: more fields on
+    every line (e.g. the model and token counts)."""
     return "".join(
         json.dumps(
             {
                 "id": r["id"],
-                "answer": r["answer_variants"][0] if i < correct else ["zzzz-wrong"],
+                "answer": r["answer_variants"][0] if i < correct else [wrong],
                 "citations": r["evidence"],
-                "steps": steps,
+                "steps": 1 + i % 3 if steps is None else steps,
+                **(extra or {}),
             }
         )
         + "\n"

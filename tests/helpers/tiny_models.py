@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
+from helpers.search_corpus import pages_by_document
 from helpers.tiny_bert import tiny_bert
 
 torch = pytest.importorskip("torch", reason="the late-interaction encoders need torch (pip install -e '.[late]')")
@@ -18,13 +19,13 @@ transformers = pytest.importorskip("transformers", reason="the encoders need tra
 
 from madqa.agents.corpus.retrieval.qwenvl import colqwen_class  # noqa: E402
 
-PAGES = [
-    {"document": "zoo.pdf", "page": 1, "text": "penguins eat herring at the zoo."},
-    {"document": "zoo.pdf", "page": 2, "text": "elephants bathe in the pool, every morning"},
-    {"document": "tax.pdf", "page": 1, "text": "income tax returns are due in april"},
-    {"document": "rail.pdf", "page": 1, "text": "the night train departs at eleven"},
-    {"document": "rail.pdf", "page": 2, "text": "tickets for the morning train are sold at the station"},
-]
+PAGES = pages_by_document(
+    {
+        "zoo.pdf": ["penguins eat herring at the zoo.", "elephants bathe in the pool, every morning"],
+        "tax.pdf": ["income tax returns are due in april"],
+        "rail.pdf": ["the night train departs at eleven", "tickets for the morning train are sold at the station"],
+    }
+)
 
 
 WORDS = sorted({w.strip(string.punctuation) for p in PAGES for w in p["text"].split()} | {"lions", "roar"})

@@ -11,8 +11,6 @@ child so the test stays quick; its retries still happen.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import TESTS
+from helpers.refused_hub import refused_hub_env, refusing_port
 from helpers.socket_guard import recorded_attempts
 
 #: This file's folder: subprocesses import its model factories (``py:test_…``) by name.
@@ -42,21 +41,12 @@ sys.exit(main(json.loads(sys.argv[1])))
 @pytest.fixture
 def closed_port() -> Iterator[int]:
     """A loopback port that is bound but not listening: a connection to it is refused at once."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
+    with refusing_port() as port:
+        yield port
 
 
 def _env(tmp_path: Path, port: int, *, offline: bool) -> dict[str, str]:
-    flags = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE")
-    env = {k: v for k, v in os.environ.items() if k not in flags and k != "MADQA_DATASET"}
-    env.update(
-        MADQA_HOME=str(tmp_path / "home"),
-        HF_HOME=str(tmp_path / "hf"),
-        HF_ENDPOINT=f"http://127.0.0.1:{port}",
-        MADQA_GUARD_LOG=str(tmp_path / "connections.jsonl"),
-        PYTHONPATH=os.pathsep.join([str(HERE), str(TESTS), env.get("PYTHONPATH", "")]),
-    )
+    env = refused_hub_env(tmp_path, port, [HERE, TESTS], MADQA_GUARD_LOG=str(tmp_path / "connections.jsonl"))
     if offline:
         env["HF_HUB_OFFLINE"] = "1"
     return env

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pymupdf
+import pytest
 from helpers.pdfs import one_page_pdf, pdf_with_raw_attachment, zeros_flate
 
 from madqa.loading_script import pdf_attachments
@@ -17,6 +18,7 @@ from madqa.loading_script.pdf_text import extract_pdf
 GIB = 1 << 30
 
 
+@pytest.mark.slow
 def test_a_3_gib_attachment_of_a_3_mb_file_is_skipped_by_name_and_the_parent_keeps_its_page(tmp_path: Path):
     folder = tmp_path / "pdfs"
     folder.mkdir()

@@ -6,17 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pymupdf
+from helpers.pdfs import add_form_field
 
 from madqa.loading_script.pdf_text import extract_pdf
-
-
-def _widget(page: pymupdf.Page, kind: int, name: str, rect: tuple[float, float, float, float], **values) -> None:
-    widget = pymupdf.Widget()
-    widget.field_type, widget.field_name, widget.rect = kind, name, pymupdf.Rect(rect)
-    for key, value in values.items():
-        setattr(widget, key, value)
-    page.add_widget(widget)
-
 
 TEXT, LISTBOX, COMBOBOX, CHECKBOX = (
     pymupdf.PDF_WIDGET_TYPE_TEXT,
@@ -47,7 +39,7 @@ def _form_pdf(path: Path) -> Path:
     for label, label_at, kind, name, rect, values in FIELDS:
         if label is not None:
             page.insert_text(label_at, label, fontsize=11)
-        _widget(page, kind, name, rect, **values)
+        add_form_field(page, kind, name, rect, **values)
     doc.save(path)
     return path
 

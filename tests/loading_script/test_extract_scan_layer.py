@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from helpers.pdfs import add_form_field
 from helpers.scans import SHOWN, TESSDATA, _scan_with_layer, needs_tesseract
 
 from madqa.loading_script.extract import extract_corpus
@@ -24,26 +25,20 @@ STAMP = "CONFIDENTIAL SMITH-000123"
 CASE = "2024-CV-00917"
 
 
-def _widget(page: pymupdf.Page, kind: int, name: str, rect: tuple[float, float, float, float], **values) -> None:
-    widget = pymupdf.Widget()
-    widget.field_type, widget.field_name, widget.rect = kind, name, pymupdf.Rect(rect)
-    for key, value in values.items():
-        setattr(widget, key, value)
-    page.add_widget(widget)
-
-
 def _stamp(page: pymupdf.Page) -> None:
     page.insert_text((400, 780), STAMP, fontsize=8)
 
 
 def _filled_field(page: pymupdf.Page) -> None:
-    _widget(
+    add_form_field(
         page, pymupdf.PDF_WIDGET_TYPE_TEXT, "case", (400, 20, 560, 36), field_label="Case number", field_value=CASE
     )
 
 
 def _unchecked_box(page: pymupdf.Page) -> None:
-    _widget(page, pymupdf.PDF_WIDGET_TYPE_CHECKBOX, "sealed", (40, 770, 52, 782), field_label="Filed under seal")
+    add_form_field(
+        page, pymupdf.PDF_WIDGET_TYPE_CHECKBOX, "sealed", (40, 770, 52, 782), field_label="Filed under seal"
+    )
 
 
 def _scan(path: Path, add=None) -> Path:
@@ -101,10 +96,10 @@ def test_an_empty_form_adds_one_line_per_filled_value_and_none_per_unchecked_box
     page.insert_text((50, 60), "Security questionnaire, part 2 of the personnel form", fontsize=12)
     for n in range(5):
         page.insert_text((70, 110 + 20 * n), f"Answer {n} applies", fontsize=10)
-        _widget(page, pymupdf.PDF_WIDGET_TYPE_CHECKBOX, f"q{n}", (50, 100 + 20 * n, 62, 112 + 20 * n))
+        add_form_field(page, pymupdf.PDF_WIDGET_TYPE_CHECKBOX, f"q{n}", (50, 100 + 20 * n, 62, 112 + 20 * n))
     for n, choice in enumerate(("Yes", "No")):  # a radio group of two buttons, none selected
         page.insert_text((70, 230 + 20 * n), choice, fontsize=10)
-        _widget(page, pymupdf.PDF_WIDGET_TYPE_RADIOBUTTON, "consent", (50, 220 + 20 * n, 62, 232 + 20 * n))
+        add_form_field(page, pymupdf.PDF_WIDGET_TYPE_RADIOBUTTON, "consent", (50, 220 + 20 * n, 62, 232 + 20 * n))
     for widget in page.widgets():  # PyMuPDF switches a new radio button on: off, as in a form nobody filled
         doc.xref_set_key(widget.xref, "AS", "/Off")
     doc.save(tmp_path / "empty.pdf")

@@ -66,6 +66,7 @@ def test_a_file_past_the_worker_memory_limit_is_skipped_by_name_and_the_others_a
     assert "Gamma permit register" in report.pages[1]["text"]
 
 
+@pytest.mark.slow
 def test_the_cli_takes_the_limit_and_refuses_a_bad_one(folder, tmp_path):
     script = (
         "import sys; from test_extract_worker_memory import allocating_worker; "

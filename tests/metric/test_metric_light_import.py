@@ -29,6 +29,7 @@ def test_the_metric_package_imports_no_model_library() -> None:
     assert seen == {"transformers": False, "torch": False, "evaluate": False}
 
 
+@pytest.mark.slow
 def test_the_metric_script_imports_evaluate_without_transformers_which_stays_importable() -> None:
     seen = imported_after(
         "import madqa.metric.madqa as m\nassert m.Madqa.__mro__[1].__module__.startswith('evaluate')"

@@ -29,17 +29,15 @@ AT_EXIT = (
 )
 
 
+def run_captured(cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``cmd`` (a fresh interpreter) run in ``cwd`` with ``env``, its output captured as text."""
+    return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
 def imports_of(argv: list[str], env: dict[str, str], cwd: Path) -> set[str]:
     """The modules ``python -m ARGV`` has imported when it exits; it must succeed."""
     listing = cwd / "modules.txt"
-    done = subprocess.run(
-        [sys.executable, "-c", AT_EXIT, *argv],
-        env={**env, "MADQA_TEST_MODULES": str(listing)},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_captured([sys.executable, "-c", AT_EXIT, *argv], {**env, "MADQA_TEST_MODULES": str(listing)}, cwd)
     assert done.returncode == 0, done.stderr[-2000:]
     return set(listing.read_text().splitlines())
 
@@ -90,16 +88,10 @@ def test_the_first_question_of_a_bm25_run_imports_no_torch(built_home, env, tmp_
     assert heavy_in(modules) == []
 
 
+@pytest.mark.slow
 def test_a_space_scoring_worker_imports_only_the_metric(env, tmp_path) -> None:
     """The probe is a main module that imports gradio, as the Space's app is: its worker must not run it again."""
-    done = subprocess.run(
-        [sys.executable, "-m", "madqa.bench.startup_probe", "--imports", "--n", "50"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_captured([sys.executable, "-m", "madqa.bench.startup_probe", "--imports", "--n", "50"], env, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     worker = imported_modules(done.stderr)  # only the worker's: the probe set PYTHONPROFILEIMPORTTIME after it started
     assert "madqa.space.scoring" in worker and "madqa.metric.report" in worker
@@ -133,14 +125,7 @@ def test_the_space_starts_without_what_only_a_visitor_needs(built_home, env, tmp
         "MADQA_SPACE_SCORE_WORKERS": "0",  # the workers' imports: test_a_space_scoring_worker_imports_only_the_metric
         "GRADIO_ANALYTICS_ENABLED": "False",
     }
-    done = subprocess.run(
-        [sys.executable, "-c", SPACE_START, str(listing)],
-        env=space_env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_captured([sys.executable, "-c", SPACE_START, str(listing)], space_env, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = listing.read_text().splitlines()
     modules = set(lines[:-1])

@@ -23,7 +23,18 @@ HELPERS = TESTS / "helpers"
 #: Folders of tests/ that mirror no package: repository-wide checks.
 PROJECT = "project"
 #: A test file that uses one of these starts a server / drives a browser.
-SERVER_USES = ("free_port", "launch_gradio", "LlamaServer", "provider_standin", "launch_human", "gradio_client")
+SERVER_USES = (
+    "free_port",
+    "launch_gradio",
+    "LlamaServer",
+    "provider_standin",
+    "launch_human",
+    "gradio_client",
+    "serving_human",
+    "dev_human_app",
+    "serving_view_app",
+    "view_app_url_fixture",
+)
 BROWSER_USES = ("browser_page", "require_browser", "chromium", "watched_page")
 
 

@@ -85,6 +85,7 @@ def test_gradio_alone_still_writes_its_stub(folder: Path) -> None:
     assert "class Probe" in (folder / "probe_component.pyi").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_gradio_imported_first_is_left_as_it_is(folder: Path) -> None:
     out = _python(
         "import gradio.component_meta as meta\n"

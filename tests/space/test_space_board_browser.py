@@ -6,7 +6,6 @@ widths go to the test's folder (and to ``docs/screens/`` with ``MADQA_UPDATE_SCR
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from helpers.browser_support import chromium, require_browser, save_screens, watched_page  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
+from helpers.space_fixtures import gold, results
 from helpers.submission_form import submission_form
 
 pytestmark = pytest.mark.browser
@@ -35,21 +35,7 @@ PRICED = {"model": "openai:gpt-4.1", "usage": {"input_tokens": 1000, "output_tok
 def results_text(layout: Any, n: int, right: int | None = None, extra: dict[str, Any] | None = None) -> str:
     """A results file of the first ``n`` test items, the first ``right`` (default all) answered with the gold
     (``extra``: more fields on every line, e.g. the model and token counts)."""
-    rows = [json.loads(x) for x in layout.test_labels.read_text(encoding="utf-8").splitlines() if x.strip()][:n]
-    right = n if right is None else right
-    return "".join(
-        json.dumps(
-            {
-                "id": r["id"],
-                "answer": r["answer_variants"][0] if i < right else ["?"],
-                "citations": r["evidence"],
-                "steps": 1 + i % 3,
-                **(extra or {}),
-            }
-        )
-        + "\n"
-        for i, r in enumerate(rows)
-    )
+    return results(gold(layout)[:n], n if right is None else right, steps=None, wrong="?", extra=extra)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from helpers.paths import ROOT
 from helpers.space_fixtures import gold
+from helpers.space_fixtures import results as results_text
 from helpers.submission_form import submission_form
 from smolagents import ChatMessage, MessageRole, Model
 
@@ -31,18 +32,8 @@ def scorer(layout, tmp_path: Path):
 
 
 def results(rows: list[dict[str, Any]], correct: int) -> str:
-    return "".join(
-        json.dumps(
-            {
-                "id": r["id"],
-                "answer": r["answer_variants"][0] if i < correct else ["zzzz-wrong"],
-                "citations": r["evidence"],
-                "steps": 1 + i % 3,
-            }
-        )
-        + "\n"
-        for i, r in enumerate(rows)
-    )
+    """Results lines of 1, 2, 3, 1, … steps by row."""
+    return results_text(rows, correct, steps=None)
 
 
 def test_store_survives_restart_and_uses_wal(scorer, layout, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.search_corpus import pages_by_document
 
 from madqa.agents.corpus.retrieval.base import RetrievalError
 from madqa.agents.corpus.retrieval.evaluation import (
@@ -29,13 +30,19 @@ from madqa.agents.corpus.retrieval.fusion import HybridRetriever, RRFRetriever
 from madqa.agents.corpus.retrieval.spec import make_retriever, make_retrievers
 from madqa.agents.corpus.search.base import PageHit
 
-PAGES = [
-    {"document": "zoo.pdf", "page": 1, "text": "The penguins at the city zoo are fed herring twice a day by keepers."},
-    {"document": "zoo.pdf", "page": 2, "text": "Elephants at the zoo bathe in a large pool during the summer months."},
-    {"document": "tax.pdf", "page": 1, "text": "Quarterly income tax returns are due on the fifteenth of April."},
-    {"document": "tax.pdf", "page": 2, "text": "Depreciation of office equipment reduces taxable corporate income."},
-    {"document": "rail.pdf", "page": 1, "text": "The night train to the coast departs from platform nine at 11pm."},
-]
+PAGES = pages_by_document(
+    {
+        "zoo.pdf": [
+            "The penguins at the city zoo are fed herring twice a day by keepers.",
+            "Elephants at the zoo bathe in a large pool during the summer months.",
+        ],
+        "tax.pdf": [
+            "Quarterly income tax returns are due on the fifteenth of April.",
+            "Depreciation of office equipment reduces taxable corporate income.",
+        ],
+        "rail.pdf": ["The night train to the coast departs from platform nine at 11pm."],
+    }
+)
 
 
 class Fixed:

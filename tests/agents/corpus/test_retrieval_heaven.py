@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.search_corpus import pages_by_document
 from helpers.word_encoder import WordEncoder
 from PIL import Image
 
@@ -24,14 +25,16 @@ from madqa.agents.corpus.retrieval.spec import make_retriever
 from madqa.agents.corpus.retrieval.vectors import maxsim
 from madqa.agents.corpus.search.index import prepare_pages
 
-PAGES = [
-    {"document": "zoo.pdf", "page": 1, "text": "penguins of the zoo\nthey eat herring every day"},
-    {"document": "zoo.pdf", "page": 2, "text": "elephants of the zoo\nthey bathe in the pool"},
-    {"document": "tax.pdf", "page": 1, "text": "income tax guide\nreturns are due in april"},
-    {"document": "tax.pdf", "page": 2, "text": "income tax forms\npenguins are not deductible"},
-    {"document": "rail.pdf", "page": 1, "text": "night trains\nthe night train departs at eleven"},
-    {"document": "rail.pdf", "page": 2, "text": "timetable\nthe morning train to the zoo departs at nine"},
-]
+PAGES = pages_by_document(
+    {
+        "zoo.pdf": ["penguins of the zoo\nthey eat herring every day", "elephants of the zoo\nthey bathe in the pool"],
+        "tax.pdf": ["income tax guide\nreturns are due in april", "income tax forms\npenguins are not deductible"],
+        "rail.pdf": [
+            "night trains\nthe night train departs at eleven",
+            "timetable\nthe morning train to the zoo departs at nine",
+        ],
+    }
+)
 
 
 def Words(tokens: bool = True, key: str = "v1") -> WordEncoder:  # noqa: N802 - reads as the encoder it makes

@@ -53,6 +53,7 @@ def _compare(pages: list[dict], queries: list[str], folder: Path, seen: list[str
     assert seen.count("PreloadedMatcher") >= 10, seen  # the new path ran, not only the unchanged one
 
 
+@pytest.mark.slow
 def test_same_results_as_the_lazy_union_and_the_harness_on_a_synthetic_corpus(
     tmp_path: Path, union_trees: list[str]
 ) -> None:

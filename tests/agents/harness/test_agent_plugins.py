@@ -108,6 +108,7 @@ def _madqa(site: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "madqa.cli", *argv], capture_output=True, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_a_plugin_agent_runs_and_is_scored_without_editing_the_project(layout, toy_site: Path, tmp_path: Path) -> None:
     out = tmp_path / "toy.jsonl"
     run = _madqa(toy_site, "run", "--agent", "toy", "--limit", "2", "-o", str(out), "--no-progress")

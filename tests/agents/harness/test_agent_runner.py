@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.agent_cli import kill_9_once_written
 from helpers.fake_runs import FAKE
 from helpers.paths import TESTS
 
@@ -122,13 +123,7 @@ def test_kill_9_then_resume_gives_every_id_exactly_once(layout, tmp_path: Path) 
         str(out),
         "--no-progress",
     ]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not out.exists() or out.read_bytes().count(b"\n") < 3):
-        assert proc.poll() is None, proc.stderr.read().decode()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_9_once_written(cmd, env, out, 3, timeout=60)
     done_before = {r["id"] for r in lines(out)}
     assert 3 <= len(done_before) < 12
     with open(out, "ab") as fh:  # what a kill in the middle of a write leaves behind

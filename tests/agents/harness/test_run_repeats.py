@@ -5,15 +5,13 @@ with an ordinary run; ``madqa evaluate`` reports the spread and pass^k of a seed
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.agent_cli import madqa, madqa_env
+from helpers.agent_cli import kill_9_once_written, madqa, madqa_env
 from helpers.fake_runs import FAKE, FAKE_SEEDED
 
 from madqa.agents.harness.config import RunConfig, RunError
@@ -116,13 +114,7 @@ def test_kill_9_during_repeats_then_resume_completes_every_pair(layout, tmp_path
     env = madqa_env(HERE, MADQA_FAKE_DELAY="0.2")
     cmd = [sys.executable, "-m", "madqa.cli", "-q", "run", "--model", FAKE_SEEDED, "--limit", "3", "--repeats", "2"]
     cmd += ["-o", str(out), "--no-progress"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and (not out.exists() or out.read_bytes().count(b"\n") < 4):
-        assert proc.poll() is None, proc.stderr.read().decode()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_9_once_written(cmd, env, out, 4, timeout=300)
     before = keys(out)
     assert 4 <= len(before) < 6 and {r for _, r in before} == {0, 1}
     result = subprocess.run(

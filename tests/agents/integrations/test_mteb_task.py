@@ -115,6 +115,14 @@ def _assert_equal(label: str, scores: dict[str, Any], per_question: dict[str, An
         assert scores[MTEB_NAMES[label]] == pytest.approx(want[label], abs=1e-9), label
 
 
+def _assert_scored_as_madqa(task: Any, model: Any, want: dict[str, float]) -> dict[str, Any]:
+    """Asserts that mteb's scores of ``model`` on ``task`` are ``want``, measure by measure; returns the scores."""
+    scores, per_question = _evaluate(task, model)
+    for label in MTEB_NAMES:
+        _assert_equal(label, scores, per_question, want)
+    return scores
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS)
 def test_mteb_scores_the_text_task_as_madqa_retrieval_does(layout, spec: str) -> None:
@@ -124,10 +132,8 @@ def test_mteb_scores_the_text_task_as_madqa_retrieval_does(layout, spec: str) ->
 
     want = _madqa_retrieval(spec)
     text_task, _ = tasks(splits=["dev"])
-    scores, per_question = _evaluate(text_task, RetrieverSearch(spec))
+    scores = _assert_scored_as_madqa(text_task, RetrieverSearch(spec), want)
     assert scores["main_score"] == scores["ndcg_at_10"]
-    for label in MTEB_NAMES:
-        _assert_equal(label, scores, per_question, want)
 
 
 @pytest.mark.slow
@@ -138,9 +144,7 @@ def test_mteb_dense_search_with_the_wordllama_encoder_finds_madqa_s_rankings(lay
 
     want = _madqa_retrieval("dense:wordllama")
     text_task, _ = tasks(splits=["dev"])
-    scores, per_question = _evaluate(text_task, WordllamaEncoder())
-    for label in MTEB_NAMES:
-        _assert_equal(label, scores, per_question, want)
+    _assert_scored_as_madqa(text_task, WordllamaEncoder(), want)
 
 
 @pytest.mark.slow
@@ -170,10 +174,8 @@ def test_the_image_task_is_vidore_shaped_and_scored_alike(layout, tmp_path: Path
     # task's images, madqa retrieval renders the same pages itself, at the same settings
     spec = f"dse:{qwen_folder(tmp_path, 'qwen2')}:min_pixels=784:max_pixels=3136:device=cpu"
     want = _madqa_retrieval(spec)
-    scores, per_question = _evaluate(image_task, RetrieverSearch(spec, cache_dir=tmp_path / "vectors"))
+    scores = _assert_scored_as_madqa(image_task, RetrieverSearch(spec, cache_dir=tmp_path / "vectors"), want)
     assert scores["main_score"] == scores["ndcg_at_5"]
-    for label in MTEB_NAMES:
-        _assert_equal(label, scores, per_question, want)
 
 
 @pytest.mark.slow

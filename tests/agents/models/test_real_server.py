@@ -302,6 +302,27 @@ def test_a_line_that_failed_after_retries_counts_them(
     assert f"[after {line['calls']['attempts']} model call attempts" in line["error"], line["error"]
 
 
+def _two_questions_through(proxy: FaultProxy, out: Path, question_timeout: str, options: list[str]) -> list[str]:
+    """`madqa run`'s arguments for the search agent on two dev questions through ``proxy``, with ``options`` after
+    the limit and the search agent's small settings last."""
+    return [
+        "run",
+        "--model",
+        f"openai:{ALIAS}",
+        "--api-base",
+        f"{proxy.url}/v1",
+        "-o",
+        str(out),
+        "--question-timeout",
+        question_timeout,
+        *SMALL_RUN[:2],
+        "--limit",
+        "2",
+        *options,
+        *SMALL_SEARCH,
+    ]
+
+
 def test_a_run_with_a_60_s_budget_answers_through_a_failing_gateway(
     built_home: Path, server: LlamaServer, tmp_path: Path
 ) -> None:
@@ -311,26 +332,9 @@ def test_a_run_with_a_60_s_budget_answers_through_a_failing_gateway(
     out = tmp_path / "r.jsonl"
     try:
         proc = _madqa(
-            [
-                "run",
-                "--model",
-                f"openai:{ALIAS}",
-                "--api-base",
-                f"{proxy.url}/v1",
-                "-o",
-                str(out),
-                "--question-timeout",
-                "60",
-                *SMALL_RUN[:2],
-                "--limit",
-                "2",
-                "--max-steps",
-                "1",
-                *SMALL_RUN[6:],
-                "--model-option",
-                "tool_choice=none",
-                *SMALL_SEARCH,
-            ],
+            _two_questions_through(
+                proxy, out, "60", ["--max-steps", "1", *SMALL_RUN[6:], "--model-option", "tool_choice=none"]
+            ),
             env={"OPENAI_API_KEY": "x"},
         )
     finally:
@@ -349,25 +353,7 @@ def test_question_timeout_ends_a_hanging_question(built_home: Path, server: Llam
     out = tmp_path / "r.jsonl"
     try:
         started = time.monotonic()
-        proc = _madqa(
-            [
-                "run",
-                "--model",
-                f"openai:{ALIAS}",
-                "--api-base",
-                f"{proxy.url}/v1",
-                "-o",
-                str(out),
-                "--question-timeout",
-                "5",
-                *SMALL_RUN[:2],
-                "--limit",
-                "2",
-                *SMALL_RUN[4:],
-                *SMALL_SEARCH,
-            ],
-            env={"OPENAI_API_KEY": "x"},
-        )
+        proc = _madqa(_two_questions_through(proxy, out, "5", SMALL_RUN[4:]), env={"OPENAI_API_KEY": "x"})
         elapsed = time.monotonic() - started
     finally:
         proxy.close()

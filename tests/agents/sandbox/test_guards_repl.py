@@ -53,6 +53,34 @@ def test_every_documented_syscall_family_is_denied_on_both_tables(machine: str) 
     assert verdict(prog, arch, walls.SYSCALLS["clone"][column], 17) == EPERM  # SIGCHLD: a fork
 
 
+#: Path classes that must stay unreadable (those that exist here and lie outside Python's directories).
+PATH_CLASSES = (
+    "/etc/passwd",
+    "/etc/hostname",
+    "/etc",
+    "/usr/bin",
+    "/usr/share",
+    "/var",
+    "/var/log",
+    "/opt",
+    "/srv",
+    "/boot",
+    "/sys/kernel",
+    "/run",
+    "/proc/self/status",
+    "/proc/self/environ",
+    "/proc/1/environ",
+    "/proc/self/mem",
+    "/proc",
+    "/dev/null",
+    "/dev/urandom",
+    "/dev",
+    "/tmp",
+    "/root",
+    "/home",
+)
+
+
 #: Run with ``python -I``: optionally drop to nobody, apply the walls, probe; one JSON line.
 PROBE = r"""
 import ctypes, errno, importlib.util, json, os, sys
@@ -93,33 +121,6 @@ for path in cfg["paths"]:
 report["paths"] = paths
 print(json.dumps(report), flush=True)
 """
-
-#: Path classes that must stay unreadable (those that exist here and lie outside Python's directories).
-PATH_CLASSES = (
-    "/etc/passwd",
-    "/etc/hostname",
-    "/etc",
-    "/usr/bin",
-    "/usr/share",
-    "/var",
-    "/var/log",
-    "/opt",
-    "/srv",
-    "/boot",
-    "/sys/kernel",
-    "/run",
-    "/proc/self/status",
-    "/proc/self/environ",
-    "/proc/1/environ",
-    "/proc/self/mem",
-    "/proc",
-    "/dev/null",
-    "/dev/urandom",
-    "/dev",
-    "/tmp",
-    "/root",
-    "/home",
-)
 
 
 def _beneath(path: str, dirs: list[str]) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +17,15 @@ from helpers.browser_support import ARGS, CHROMIUM, browser_page, require_browse
 
 sync_api = require_browser()
 
-from helpers.explore_runs import QUERY, derived_runs, scripted_dev_run, serving_view_app  # noqa: E402
+import helpers.explore_runs as explore_runs  # noqa: E402
+from helpers.explore_runs import QUERY  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="module")
-def runs(layout, tmp_path_factory) -> dict[str, Any]:
-    folder = tmp_path_factory.mktemp("explore_browser")
-    return derived_runs(scripted_dev_run(folder / "scripted.jsonl"), folder)
-
-
-@pytest.fixture(scope="module")
-def url(runs) -> Iterator[str]:
-    with serving_view_app(list(runs["paths"].values())) as served:
-        yield served
+#: The shared fixtures, made visible to pytest in this module: ``runs`` (A and B) and ``url`` (the view app's).
+runs_fixture = explore_runs.derived_runs_fixture
+url_fixture = explore_runs.view_app_url_fixture
 
 
 def choose(page: Any, elem_id: str, option: str) -> None:

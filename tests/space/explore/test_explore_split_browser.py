@@ -17,7 +17,7 @@ from helpers.browser_support import box, chromium, require_browser, save_screens
 
 sync_api = require_browser()
 
-from helpers.explore_runs import derived_runs, scripted_dev_run, serving_view_app  # noqa: E402
+import helpers.explore_runs as explore_runs  # noqa: E402
 
 pytestmark = pytest.mark.browser
 expect = sync_api.expect
@@ -26,16 +26,9 @@ T = 60_000
 ROWS = "#explore-table [role=row]:has([role=gridcell])"
 
 
-@pytest.fixture(scope="module")
-def runs(layout, tmp_path_factory) -> dict[str, Any]:
-    folder = tmp_path_factory.mktemp("explore_split")
-    return derived_runs(scripted_dev_run(folder / "scripted.jsonl"), folder)
-
-
-@pytest.fixture(scope="module")
-def url(runs) -> Iterator[str]:
-    with serving_view_app(list(runs["paths"].values())) as served:
-        yield served
+#: The shared fixtures, made visible to pytest in this module: ``runs`` (A and B) and ``url`` (the view app's).
+runs_fixture = explore_runs.derived_runs_fixture
+url_fixture = explore_runs.view_app_url_fixture
 
 
 @pytest.fixture(scope="module")

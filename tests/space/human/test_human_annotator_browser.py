@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from helpers.browser_support import box, chromium, require_browser, save_screens, watched_page  # noqa: E402
-from helpers.ports import free_port  # noqa: E402
+from helpers.human_app import dev_human_app
 
 pytestmark = pytest.mark.browser
 
@@ -35,18 +35,8 @@ new MutationObserver(() => setTimeout(() => {
 
 @pytest.fixture(scope="module")
 def app(layout, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
-    from madqa.space.human.app import launch_human
-    from madqa.space.human.corpus import HumanCorpus
-    from madqa.space.human.service import HumanService, build_plan
-
-    service = HumanService(build_plan("dev", out_dir=tmp_path_factory.mktemp("human")), HumanCorpus.open(None))
-    port = free_port()
-    demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/", service
-    finally:
-        demo.close()
-        service.close()
+    with dev_human_app(tmp_path_factory.mktemp("human")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

@@ -11,32 +11,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.clients import gradio_client
+from helpers.human_app import serving_human
 from helpers.ports import free_port
 
 pytestmark = pytest.mark.server
 
 pytest.importorskip("gradio")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-
-
-@contextmanager
-def launched(service: Any) -> Iterator[str]:
-    from madqa.space.human.app import launch_human
-
-    port = free_port()
-    demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
-        service.close()
 
 
 def outputs(result: Any) -> list[Any]:
@@ -72,7 +58,7 @@ def test_two_annotators_on_one_server_get_their_own_files(dev_service) -> None:
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
-    with launched(dev_service) as url:
+    with serving_human(dev_service) as url:
         threads = [threading.Thread(target=annotate, args=(name,)) for name in ("ann1", "ann2")]
         for t in threads:
             t.start()
@@ -162,7 +148,7 @@ def test_oracle_mode_shows_exactly_the_gold_pages_and_no_search_bar(layout, tmp_
     gold = {r["id"]: r for r in load_gold("dev")}
     service = HumanService(build_plan("dev", mode="oracle", out_dir=tmp_path), HumanCorpus.open(None, oracle=True))
     assert service.corpus.index is None  # no index is even opened
-    with launched(service) as url:
+    with serving_human(service) as url:
         config = httpx.get(f"{url}config", timeout=30).json()
         rows = [c for c in config["components"] if c.get("props", {}).get("elem_id") == "search-row"]
         assert rows and rows[0]["props"]["visible"] is False

@@ -7,14 +7,12 @@ after Submit; on a phone the page just opened and the answer box on one screen; 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.browser_support import box, browser_page, require_browser, save_screens  # noqa: E402
-from helpers.ports import free_port  # noqa: E402
+from helpers.human_app import dev_human_app
 
 pytestmark = pytest.mark.browser
 
@@ -22,22 +20,6 @@ sync_api = require_browser()
 expect = sync_api.expect
 T = 60_000
 WIDE, PHONE = {"width": 1440, "height": 900}, {"width": 390, "height": 844}
-
-
-@contextmanager
-def human_app(tmp_path: Path) -> Iterator[tuple[str, Any]]:
-    from madqa.space.human.app import launch_human
-    from madqa.space.human.corpus import HumanCorpus
-    from madqa.space.human.service import HumanService, build_plan
-
-    service = HumanService(build_plan("dev", out_dir=tmp_path), HumanCorpus.open(None))
-    port = free_port()
-    demo = launch_human(service, host="127.0.0.1", port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/", service
-    finally:
-        demo.close()
-        service.close()
 
 
 def start(page: Any, url: str, annotator: str) -> None:
@@ -53,7 +35,7 @@ def search(page: Any, query: str) -> None:
 
 
 def test_side_by_side_keys_zoom_and_plain_messages(layout, tmp_path: Path) -> None:
-    with human_app(tmp_path) as (url, service), browser_page(WIDE) as page:
+    with dev_human_app(tmp_path) as (url, service), browser_page(WIDE) as page:
         start(page, url, "keys")
         search(page, "*")
         expect(page.locator("#search-msg")).to_contain_text('the query "*" has no searchable words', timeout=T)
@@ -122,7 +104,7 @@ def test_side_by_side_keys_zoom_and_plain_messages(layout, tmp_path: Path) -> No
 
 
 def test_on_a_phone_the_next_question_is_scrolled_into_view(layout, tmp_path: Path) -> None:
-    with human_app(tmp_path) as (url, _), browser_page(PHONE) as page:
+    with dev_human_app(tmp_path) as (url, _), browser_page(PHONE) as page:
         start(page, url, "phone")
         search(page, "riverton water rates")
         expect(page.locator("#results .caption-label").first).to_be_visible(timeout=T)
