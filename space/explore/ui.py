@@ -151,7 +151,7 @@ def filters_of(
 def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tuple[str, str]], str]:
     """Count line, table, picker choices and comparison HTML for ``filters``."""
     if ws is None:
-        return "No run loaded.", pd.DataFrame(), [], compare_html_empty()
+        return NO_RUN, pd.DataFrame(), [], compare_html_empty()
     ids = filter_ids(ws, filters)
     headers, rows = table_rows(ws, ids)
     count = f"**{len(ids)}** of {len(ws.references)} questions"
@@ -162,6 +162,9 @@ def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tup
         compare_html(ws, filters.run, filters.other),
     )
 
+
+#: The count line (and the table's place) before a run is loaded: the Space's tab, before an upload.
+NO_RUN = "Upload a results file above and press **Explore** to see its questions here."
 
 #: Widths of the explorer table's first columns: the id, then up to three runs' outcome cells (``✓ · 12 st``).
 OUTCOME_WIDTHS = ("64px", "92px", "92px", "92px")
@@ -263,10 +266,12 @@ class ExplorerUI:
             # desktop widths; on a phone (under the columns' min width) they stack, the list first.
             with gr.Row(equal_height=False, elem_id="explore-split"):
                 with gr.Column(scale=2, min_width=360, elem_id="explore-list-col"):
-                    self.count = gr.Markdown(start[0] if start else "No run loaded.", elem_id="explore-count")
+                    self.count = gr.Markdown(start[0] if start else NO_RUN, elem_id="explore-count")
                     # the id and the first runs' outcome cells get fixed narrow widths, so two runs' ✓/✗ fit a phone
+                    # hidden until a run is loaded: an empty Dataframe shows a placeholder "1 2 3" header row
                     self.table = gr.Dataframe(
                         value=start[1] if start else None,
+                        visible=start is not None,
                         interactive=False,
                         wrap=True,
                         max_height=TABLE_HEIGHT,
@@ -423,7 +428,7 @@ class ExplorerUI:
             gr.update(choices=_choices(f["domain"]), value=ANY),
             gr.update(choices=_choices(f["category"]), value=ANY),
             count,
-            frame,
+            gr.update(value=frame, visible=True),
             gr.update(choices=choices, value=first),
             gr.update(choices=names, value=names[:DEFAULT_SHOWN]),
             question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs),
