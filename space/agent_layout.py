@@ -8,7 +8,8 @@ with the whole question shown beside them, and a trajectory that reads like a tr
 * **The trajectory is a transcript.** The Chatbot uses the "panel" layout (full-width messages, no bubbles), has no
   height of its own (it grows with the run, and the page scrolls: no second scrollbar), and before a run it is a
   one-line placeholder saying what will appear. Page images are rendered ``PAGE_SIDE`` px on their long side and shown
-  as wide as the trajectory allows up to ``PAGE_SHOW_PX`` (about 10-px body text), so their text can be read.
+  whole in the window, as wide as that and the trajectory allow up to ``PAGE_SHOW_PX``, so their text can be read
+  (on a phone, as wide as the screen and sharp when zoomed).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from .config import SpaceConfig
 LABEL_CHARS = 38
 #: The narrowest the agent and model pickers get before wrapping under each other (px).
 PICKER_MIN_PX = 300
-#: The long side (px) page images are rendered at, and the widest they are shown (CSS px).
+#: The long side (px) page images are rendered at, and the widest they are shown (CSS px): a page is shown whole in
+#: the window (at most 90% of its height: about 620 px wide at 900 px), its body text about 10 px high.
 PAGE_SIDE = 1100
 PAGE_SHOW_PX = 760
 #: What the trajectory shows before a run.
@@ -35,9 +37,9 @@ PLACEHOLDER = (
 
 #: Added to the Space's page CSS (``madqa.space.app.launch``).
 CSS = f"""
-#trajectory .message-row, #trajectory .message {{ max-width: 100%; width: 100%; }}
-#trajectory .message img {{ width: min(100%, {PAGE_SHOW_PX}px); max-width: 100%; height: auto; max-height: none; }}
-#trajectory .message .image-container, #trajectory .message .image-frame {{ width: 100%; max-width: 100%; }}
+#trajectory .message img {{
+  width: auto; height: auto; max-width: min(100%, {PAGE_SHOW_PX}px); max-height: 90vh; object-fit: contain;
+}}
 #trajectory .placeholder-content {{ padding: 12px; }}
 #dev-question {{ margin-top: -6px; }}
 """

@@ -83,15 +83,15 @@ def _scrolls(page: Any) -> bool:
 
 
 def _widths(page: Any) -> dict[str, float]:
-    """The widths (CSS px) of the tab's content, of the trajectory and of its widest message."""
+    """The widths (CSS px) of the Run button's row, of the trajectory and of its narrowest message row (a chat's
+    bubbles are as wide as their text; a transcript's rows all span the trajectory)."""
     return page.evaluate(
         """() => {
-             const run = document.querySelector('#run-agent').closest('.row, .form, div');
-             const tab = document.querySelector('#trajectory').parentElement.getBoundingClientRect().width;
-             const traj = document.querySelector('#trajectory').getBoundingClientRect().width;
-             const msgs = [...document.querySelectorAll('#trajectory .message, #trajectory .message-wrap > div')];
-             const widest = Math.max(0, ...msgs.map(m => m.getBoundingClientRect().width));
-             return {tab, traj, widest, row: run.getBoundingClientRect().width};
+             const width = el => el.getBoundingClientRect().width;
+             const rows = [...document.querySelectorAll('#trajectory .message-row')].map(width);
+             return {row: width(document.querySelector('#run-agent').parentElement),
+                     traj: width(document.querySelector('#trajectory')),
+                     narrowest: rows.length ? Math.min(...rows) : 0};
            }"""
     )
 
@@ -134,7 +134,7 @@ def test_explore_placeholder_dropdowns_and_trajectory(
     chat.get_by_text("step 2: waiting for the model").first.wait_for(timeout=60_000)
     measured = _widths(page)
     assert measured["traj"] >= 0.95 * measured["row"], measured
-    assert measured["widest"] >= 0.9 * measured["traj"], measured
+    assert measured["narrowest"] >= 0.9 * measured["traj"], measured
     chat.get_by_text("step 2: waiting for the model").first.scroll_into_view_if_needed()
     save_screens(page, f"space-agent-running-{width}", tmp_path)
     GATES[first + 1].set()
