@@ -21,8 +21,8 @@ import gradio as gr
 
 from .config import SpaceConfig
 
-#: The longest dev-question label (characters): a 390-px phone's full-width dropdown shows about 40.
-LABEL_CHARS = 38
+#: The longest dev-question label (characters): a 390-px phone's full-width dropdown shows about 38.
+LABEL_CHARS = 34
 #: The narrowest the agent and model pickers get before wrapping under each other (px).
 PICKER_MIN_PX = 300
 #: The long side (px) page images are rendered at, and the widest they are shown (CSS px): a page is shown whole in

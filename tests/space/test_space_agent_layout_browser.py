@@ -140,7 +140,7 @@ def test_explore_placeholder_dropdowns_and_trajectory(
     GATES[first + 1].set()
     chat.get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
     expect(page.locator("#run-agent")).to_be_enabled(timeout=30_000)
-    assert not _scrolls(page)
+    assert not _scrolls(page), "the trajectory scrolls inside its own box"
     images = chat.locator("img")
     expect(images.first).to_be_visible(timeout=30_000)
     sizes = images.evaluate_all("els => els.map(e => [e.getBoundingClientRect().width, e.naturalWidth])")
