@@ -1,14 +1,15 @@
 """The "Try an agent" tab's layout, and the Explore tab before an upload, in headless Chromium at 1440×900 and
-390×844 (issue 44, items 14–16): no placeholder table before a results file is loaded; every dropdown shows its whole
-choice; before a run the trajectory is a short placeholder saying what will appear (no empty fixed box); during and
-after a run it uses the tab's full width, grows with the page (no scrollbar of its own) and shows the pages large
-enough to read.
+390×844 (issue 44, items 14–16): no placeholder table before a results file is loaded (the table once one is);
+every dropdown shows its whole choice; before a run the trajectory is a short placeholder saying what will appear
+(no empty fixed box); during and after a run it uses the tab's full width, grows with the page (no scrollbar of its
+own) and shows the pages large enough to read.
 
 One Space and one Chromium serve the module; each width runs one scripted agent (a model that waits on gates, so the
 running state stays on screen for its checks and its screenshot)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,19 @@ def browser() -> Iterator[Any]:
         yield launched
 
 
+def _dev_results(folder: Path) -> Path:
+    """A results file answering every dev question with its gold answer and evidence."""
+    from madqa.loading_script.load import load_gold
+
+    rows = [
+        {"id": g["id"], "answer": g["answer_variants"][0], "citations": g["evidence"], "steps": 2}
+        for g in load_gold("dev")
+    ]
+    path = folder / "dev_results.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
 def _clipped(page: Any, selector: str) -> dict[str, Any]:
     """What the dropdown ``selector`` shows: its text, and whether the box cuts it (scroll width past the width)."""
     return page.locator(f"{selector} input").first.evaluate(
@@ -111,6 +125,13 @@ def test_explore_placeholder_dropdowns_and_trajectory(
     page.get_by_role("tab", name="Explore (dev)").click()
     expect(page.locator("#explore-count")).to_contain_text("Upload a results file", timeout=30_000)
     expect(page.locator("#explore-table")).to_be_hidden()
+    # …and a loaded file shows its questions in the table
+    page.locator("#explore-upload input[type=file]").set_input_files(str(_dev_results(tmp_path)))
+    page.locator("#explore-upload").get_by_text("dev_results.jsonl").first.wait_for(timeout=30_000)
+    page.locator("#explore-load").click()
+    expect(page.locator("#explore-table")).to_be_visible(timeout=60_000)
+    expect(page.locator("#explore-table [role=row]:has([role=gridcell])").first).to_be_visible()
+    expect(page.locator("#explore-count")).not_to_contain_text("Upload a results file")
 
     # item 15: every dropdown of the agent tab shows its whole choice
     page.get_by_role("tab", name="Try an agent").click()
