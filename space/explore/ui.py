@@ -30,6 +30,8 @@ from .table import Filters, facets, filter_ids, question_choices, table_rows
 from .thumbs import Thumbnails
 
 ANY = "(any)"
+#: The count line (where the table will be) before a run is loaded: the Space's tab, before an upload.
+NO_RUN = "Upload a results file above and press **Explore** to see its questions here."
 #: Runs shown side by side by default.
 DEFAULT_SHOWN = 2
 #: A click on a thumbnail in the detail opens the page large: the thumbnail at once, then the large render from
@@ -151,7 +153,7 @@ def filters_of(
 def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tuple[str, str]], str]:
     """Count line, table, picker choices and comparison HTML for ``filters``."""
     if ws is None:
-        return NO_RUN, pd.DataFrame(), [], compare_html_empty()
+        return "No run loaded.", pd.DataFrame(), [], compare_html_empty()
     ids = filter_ids(ws, filters)
     headers, rows = table_rows(ws, ids)
     count = f"**{len(ids)}** of {len(ws.references)} questions"
@@ -162,9 +164,6 @@ def filtered(ws: Workspace | None, filters: Filters) -> tuple[str, Any, list[tup
         compare_html(ws, filters.run, filters.other),
     )
 
-
-#: The count line (and the table's place) before a run is loaded: the Space's tab, before an upload.
-NO_RUN = "Upload a results file above and press **Explore** to see its questions here."
 
 #: Widths of the explorer table's first columns: the id, then up to three runs' outcome cells (``✓ · 12 st``).
 OUTCOME_WIDTHS = ("64px", "92px", "92px", "92px")
@@ -428,7 +427,7 @@ class ExplorerUI:
             gr.update(choices=_choices(f["domain"]), value=ANY),
             gr.update(choices=_choices(f["category"]), value=ANY),
             count,
-            gr.update(value=frame, visible=True),
+            frame,
             gr.update(choices=choices, value=first),
             gr.update(choices=names, value=names[:DEFAULT_SHOWN]),
             question_html(ws, first, names[:DEFAULT_SHOWN], self.thumbs),
