@@ -25,6 +25,7 @@ from typing import Any
 import gradio as gr
 
 from . import agent_runtime, content
+from .agent_layout import PAGE_SIDE, pickers, trajectory
 from .agent_runtime import AgentRuntime, RunRefused
 from .config import SpaceConfig
 from .identity import identity_key
@@ -36,7 +37,6 @@ MDOC, SHELL = "MDocAgent (five agents)", "shell agent (search, grep, cat)"
 #: The built-in agents offered, by label: their registry names (file-search is not: see its module).
 AGENTS = {BM25: "bm25", REPL: "repl", RAG: "rag", MDOC: "mdoc", SHELL: "shell"}
 MAX_CODE_CHARS = 1500
-THUMB_SIDE = 320
 RUN, RUNNING = "Run agent", "Running… (see the status below)"
 STOP, STOPPING = "Stop", "Stopping…"
 #: How long a run waits for another visitor's run to end before giving up (seconds).
@@ -93,7 +93,7 @@ def item_score(dev_row: Mapping[str, Any], output: Mapping[str, Any], steps: int
 
 def _thumb(renderer: Any, document: str, page: int) -> Any:
     img = renderer.image(document, page).copy()
-    img.thumbnail((THUMB_SIDE, THUMB_SIDE))
+    img.thumbnail((PAGE_SIDE, PAGE_SIDE))
     return img
 
 
@@ -398,22 +398,11 @@ def build_agent_tab(config: SpaceConfig) -> None:
     dev = dev_questions(config)
     runtime = AgentRuntime(config)
     gr.Markdown(content.AGENT_HELP)
-    choices = [(f"{qid}: {q['question'][:90]}", qid) for qid, q in dev.items()]
-    with gr.Row():
-        dev_pick = gr.Dropdown(
-            label="Dev question",
-            choices=choices,
-            value=choices[0][1] if choices else None,
-            elem_id="dev-pick",
-            scale=3,
-        )
-        typed = gr.Textbox(label="…or type a question", elem_id="typed", scale=3)
-        agent = gr.Dropdown(label="Agent", choices=list(agent_choices()), value=BM25, elem_id="agent-pick", scale=1)
-        model = gr.Dropdown(label="Model", choices=list(config.agent_models), value=config.agent_model, scale=1)
+    dev_pick, typed, agent, model = pickers(dev, list(agent_choices()), BM25, config)
     with gr.Row():
         go = gr.Button(RUN, variant="primary", elem_id="run-agent", scale=4)
         halt = gr.Button(STOP, variant="stop", elem_id="stop-agent", interactive=False, scale=1)
-    chat = gr.Chatbot(height=560, elem_id="trajectory", label="Trajectory")
+    chat = trajectory()
     # Whether this session's last click was refused: its handler then runs nothing (None: no click, an API call).
     # Only this signal lives in gradio's per-session state, which gradio evicts past 10,000 sessions; the run and
     # its stop flag live in the runtime, where nothing evicts them.

@@ -19,6 +19,7 @@ import madqa.space  # noqa: F401
 import gradio as gr
 
 from madqa.space import content
+from madqa.space.agent_layout import CSS as AGENT_CSS
 from madqa.space.board_tab import CSS as BOARD_CSS
 from madqa.space.board_tab import build_board
 from madqa.space.frontier_plot import frontier_data, frontier_note, plot_frontiers
@@ -263,7 +264,7 @@ def launch(services: Services, *, port: int | None = None, host: str | None = No
     max_bytes = services.config.max_file_bytes
     app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
     app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), Middleware(UploadGate, max_bytes=max_bytes)]
-    css = "\n".join(c for c in (BOARD_CSS, kwargs.pop("css", None)) if c)
+    css = "\n".join(c for c in (BOARD_CSS, AGENT_CSS, kwargs.pop("css", None)) if c)
     launch_gradio(
         demo, server_name=host, server_port=port, max_file_size=max_bytes, app_kwargs=app_kwargs, css=css, **kwargs
     )

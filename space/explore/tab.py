@@ -92,6 +92,8 @@ def build_explore_tab(config: SpaceConfig) -> None:
     def on_load(paths: Any, chosen: Any) -> tuple[str, Any]:
         return load_uploads(paths, chosen, config, registry)
 
-    load.click(on_load, [upload, split], [status, key], api_name="explore_load").then(
+    loaded = load.click(on_load, [upload, split], [status, key], api_name="explore_load").then(
         ui.updates_for, [key], ui.refresh_outputs(), api_name=False
     )
+    # the table is hidden until a run is loaded (an empty one shows a placeholder "1 2 3" header)
+    loaded.then(lambda k: gr.update(visible=registry.get(k) is not None), [key], ui.table, api_name=False)

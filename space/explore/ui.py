@@ -32,6 +32,8 @@ from .table import Filters, column_widths, facets, filter_ids, question_choices,
 from .thumbs import Thumbnails
 
 ANY = "(any)"
+#: The count line (where the table will be) before a run is loaded: the Space's tab, before an upload.
+NO_RUN = "Upload a results file above and press **Explore** to see its questions here."
 #: Runs shown side by side by default.
 DEFAULT_SHOWN = 2
 
@@ -234,10 +236,12 @@ class ExplorerUI:
             # desktop widths; on a phone (under the columns' min width) they stack, the list first.
             with gr.Row(equal_height=False, elem_id="explore-split"):
                 with gr.Column(scale=2, min_width=360, elem_id="explore-list-col"):
-                    self.count = gr.Markdown(start[0] if start else "No run loaded.", elem_id="explore-count")
+                    self.count = gr.Markdown(start[0] if start else NO_RUN, elem_id="explore-count")
                     # the id and the first runs' outcome cells get fixed narrow widths, so two runs' ✓/✗ fit a phone
+                    # hidden until a run is loaded: an empty Dataframe shows a placeholder "1 2 3" header row
                     self.table = gr.Dataframe(
                         value=start[1] if start else None,
+                        visible=start is not None,
                         interactive=False,
                         wrap=True,
                         max_height=TABLE_HEIGHT,

@@ -38,6 +38,7 @@ import pytest
         "madqa.loading_script.release_attachments",
         "madqa.loading_script.release_source",
         "madqa.loading_script.splits",
+        "madqa.space.agent_layout",
         "madqa.space.agent_tab",
         "madqa.space.explore.html",
         "madqa.space.explore.runs",

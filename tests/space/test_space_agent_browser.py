@@ -115,13 +115,11 @@ def test_live_status_disabled_run_and_visible_queries(url: str, tmp_path) -> Non
         waiting.wait_for(timeout=60_000)
         expect(run).to_be_disabled(timeout=30_000)
         waiting.scroll_into_view_if_needed()
-        save_screens(page, "space-agent-running-1440", tmp_path)
         GATES[1].set()
         chat.get_by_text(f"Final answer: {ANSWER}").first.wait_for(timeout=60_000)
         expect(run).to_be_enabled(timeout=30_000)
         expect(stop).to_be_disabled(timeout=30_000)
         expect(chat.get_by_text("waiting for the model")).to_have_count(0)
-        save_screens(page, "space-agent-done-1440", tmp_path)
 
 
 def test_stop_ends_the_run_when_the_pending_call_returns(url: str, tmp_path) -> None:
