@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .ledger import Usage, role_split, role_usage
+from .ledger import Usage, role_split, role_usage, token_count
 
 #: Fields of one model's entry in a price table.
 PRICE_FIELDS = ("input", "output", "cached_input")
@@ -149,12 +149,6 @@ def parse_prices(data: Any, source: str, lines: Mapping[str, int] | None = None)
     return PriceTable(prices, source)
 
 
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
-
-
 def line_usage(line: Mapping[str, Any]) -> list[Usage] | None:
     """The tokens of a results line, split by model; ``None`` when it has no model or no token counts.
 
@@ -178,19 +172,19 @@ def line_usage(line: Mapping[str, Any]) -> list[Usage] | None:
     tokens_in = tokens_out = None
     cached = 0
     if isinstance(usage, Mapping):
-        tokens_in, tokens_out = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
-        cached = min(_count(usage.get("cached_input_tokens")) or 0, tokens_in or 0)
+        tokens_in, tokens_out = token_count(usage.get("input_tokens")), token_count(usage.get("output_tokens"))
+        cached = min(token_count(usage.get("cached_input_tokens")) or 0, tokens_in or 0)
     if tokens_in is None or tokens_out is None:
         steps = [s for s in line.get("trajectory") or [] if isinstance(s, Mapping)]
-        ins = [_count(s.get("input_tokens")) for s in steps]
-        outs = [_count(s.get("output_tokens")) for s in steps]
+        ins = [token_count(s.get("input_tokens")) for s in steps]
+        outs = [token_count(s.get("output_tokens")) for s in steps]
         if not any(v is not None for v in ins + outs):
             return None
         tokens_in, tokens_out, cached = sum(v or 0 for v in ins), sum(v or 0 for v in outs), 0
     config, effort = line.get("config"), line.get("effort")
     sub = config.get("sub_model") if isinstance(config, Mapping) else None
     if isinstance(sub, str) and sub and sub != model and isinstance(effort, Mapping):
-        sub_in, sub_out = _count(effort.get("sub_input_tokens")), _count(effort.get("sub_output_tokens"))
+        sub_in, sub_out = token_count(effort.get("sub_input_tokens")), token_count(effort.get("sub_output_tokens"))
         if sub_in is not None and sub_out is not None and sub_in <= tokens_in and sub_out <= tokens_out:
             root = Usage(model, tokens_in - sub_in, tokens_out - sub_out, min(cached, tokens_in - sub_in))
             return [root, Usage(sub, sub_in, sub_out, role="sub_model")]

@@ -46,8 +46,20 @@ def _get(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+#: More tokens than this in one count is not a run's (10 billion: a million-token context called 10,000 times);
+#: such a count is read as none, so a results file cannot claim an absurd cost that squashes the board's cost axis.
+MAX_TOKEN_COUNT = 10**10
+
+
+def token_count(value: Any) -> int | None:
+    """A token count as read from a line or a reply: a non-negative int up to :data:`MAX_TOKEN_COUNT`, else ``None``.
+
+    >>> token_count(12), token_count(-1), token_count(True), token_count(1.5), token_count(10**11)
+    (12, None, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_COUNT:
+        return None
+    return value
 
 
 def reported_details(raw: Any) -> dict[str, int]:
@@ -61,12 +73,12 @@ def reported_details(raw: Any) -> dict[str, int]:
     """
     usage = _get(raw, "usage")
     out: dict[str, int] = {}
-    cached = _count(_get(_get(usage, "prompt_tokens_details"), "cached_tokens"))
+    cached = token_count(_get(_get(usage, "prompt_tokens_details"), "cached_tokens"))
     if cached is None:
-        cached = _count(_get(usage, "cache_read_input_tokens"))
+        cached = token_count(_get(usage, "cache_read_input_tokens"))
     if cached is not None:
         out["cached_input_tokens"] = cached
-    reasoning = _count(_get(_get(usage, "completion_tokens_details"), "reasoning_tokens"))
+    reasoning = token_count(_get(_get(usage, "completion_tokens_details"), "reasoning_tokens"))
     if reasoning is not None:
         out["reasoning_tokens"] = reasoning
     return out
@@ -83,7 +95,7 @@ def message_usage(message: Any) -> dict[str, int] | None:
     {'input_tokens': 100, 'output_tokens': 7, 'cached_input_tokens': 40}
     """
     usage = _get(message, "token_usage")
-    tokens_in, tokens_out = _count(_get(usage, "input_tokens")), _count(_get(usage, "output_tokens"))
+    tokens_in, tokens_out = token_count(_get(usage, "input_tokens")), token_count(_get(usage, "output_tokens"))
     if tokens_in is None or tokens_out is None:
         return None
     return {"input_tokens": tokens_in, "output_tokens": tokens_out, **reported_details(_get(message, "raw"))}
@@ -110,7 +122,7 @@ class Tally:
             self._counts["calls"] += calls
             self._unreported += calls if usage is None else 0
             for key, value in (usage or {}).items():
-                if key in COUNTS and key != "calls" and _count(value) is not None:
+                if key in COUNTS and key != "calls" and token_count(value) is not None:
                     self._counts[key] = self._counts.get(key, 0) + value
 
     def add_message(self, message: Any) -> None:
@@ -224,7 +236,7 @@ def role_usage(line: Mapping[str, Any], model: str) -> list[Usage] | None:
         if not isinstance(entry, Mapping):
             return None
         counts = {k: entry.get(k) for k in COUNTS if k in entry}
-        if any(_count(v) is None for v in counts.values()):
+        if any(token_count(v) is None for v in counts.values()):
             return None
         tokens_in, tokens_out = counts.get("input_tokens"), counts.get("output_tokens")
         known = tokens_in is not None or tokens_out is not None

@@ -277,3 +277,16 @@ def test_cli_cost_helpers_doctests() -> None:
     for name in ("madqa.cli.compare_costs", "madqa.cli.judge_usage"):
         result = doctest.testmod(importlib.import_module(name))
         assert result.attempted >= 2 and result.failed == 0, name
+
+
+def test_an_absurd_token_count_is_no_count() -> None:
+    """A line claiming more tokens than any run spends (over 10**10) is not priced at all, so a submitted file
+    cannot put a cost of 2e24 USD on the board's cost axis (and squash every other row's point)."""
+    from madqa.metric.board_cost import submission_cost
+
+    table = PriceTable({"m": Price(2.0, 8.0)}, "p.yaml", "2025-09-29")
+    sane = {"id": "a", "model": "m", "usage": {"input_tokens": 1000, "output_tokens": 500}}
+    absurd = {**sane, "usage": {"input_tokens": 10**30, "output_tokens": 500}}
+    assert submission_cost([sane], table)["usd_per_question"] == pytest.approx(0.006)
+    cell = submission_cost([sane, absurd], table)
+    assert cell["usd_per_question"] is None and cell["status"] == "no token counts" and cell["n_priced"] == 1
