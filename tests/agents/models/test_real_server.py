@@ -261,9 +261,13 @@ def test_a_fast_fault_with_60_s_left_is_retried_and_the_question_answers(
     finally:
         proxy.close()
     assert line["error_kind"] not in INFRA_KINDS, (line["error"], server.log_tail())
-    assert proxy.seen[:2] == [fault, "pass"], proxy.seen
-    assert line["calls"]["attempts"] == len(proxy.seen) and line["calls"]["retries"] == 1, line["calls"]
-    assert 0 < line["calls"]["waited_s"] <= 1.0
+    # The fault is retried once and that retry goes through. On a loaded machine a real call can also outlast the
+    # attempt's 60 s timeout and be retried (a slow call, not the fault): those retries are counted, not forbidden.
+    assert proxy.seen[:2] == [fault, "pass"] and proxy.seen.count(fault) == 1, proxy.seen
+    calls = line["calls"]
+    assert calls["attempts"] == len(proxy.seen) and calls["retries"] >= 1, calls
+    assert calls["retries"] == calls["attempts"] - line["usage"]["by_role"]["agent"]["calls"], (calls, line["usage"])
+    assert 0 < calls["waited_s"] and (calls["retries"] > 1 or calls["waited_s"] <= 1.0), calls
 
 
 def test_a_retry_after_beyond_the_budget_ends_the_line_saying_so(
@@ -324,27 +328,41 @@ def _two_questions_through(proxy: FaultProxy, out: Path, question_timeout: str, 
 
 
 def test_a_run_with_a_60_s_budget_answers_through_a_failing_gateway(
-    built_home: Path, server: LlamaServer, tmp_path: Path
+    built_home: Path, server: LlamaServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 46's done-when: `madqa run --question-timeout 60` behind a gateway whose calls fail now and then (a 500
-    first, a 429 later) writes no infrastructure error: each fault costs one retry."""
+    first, a 429 later) writes no infrastructure error: each fault costs one retry.
+
+    The command runs in this process with the budget's clock standing still (as in the tests above): 60 s of a
+    loaded machine's wall clock can be spent by the real model alone, and whether it is says nothing about retries
+    (load run of 2026-12-06, load average 13.6: the question timed out)."""
+    from madqa.agents.harness.deadline import Deadline
+    from madqa.cli import main
+
+    monkeypatch.setattr(Deadline, "clock", staticmethod(lambda: 1000.0))
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
     proxy = FaultProxy(server.base_url.removesuffix("/v1"), ["500", "pass", "429"])
     out = tmp_path / "r.jsonl"
     try:
-        proc = _madqa(
+        rc = main(
             _two_questions_through(
                 proxy, out, "60", ["--max-steps", "1", *SMALL_RUN[6:], "--model-option", "tool_choice=none"]
-            ),
-            env={"OPENAI_API_KEY": "x"},
+            )
+            + ["--no-progress"]
         )
     finally:
         proxy.close()
     lines = _lines(out)
-    assert len(lines) == 2, proc.stderr[-2000:]
+    assert len(lines) == 2 and rc in (0, 1), rc
     assert [line["error_kind"] for line in lines if line["error_kind"] in INFRA_KINDS] == [], [
         line["error"] for line in lines
     ]
-    assert proxy.seen[:3] == ["500", "pass", "429"] and sum(line["calls"]["retries"] for line in lines) == 2
+    # each fault retried once, the retry going through; a slow real call's retry (see above) is counted, not forbidden
+    assert proxy.seen[:3] == ["500", "pass", "429"] and proxy.seen[3] == "pass", proxy.seen
+    assert proxy.seen.count("500") == proxy.seen.count("429") == 1, proxy.seen
+    retries = sum(line["calls"]["retries"] for line in lines)
+    calls = sum(line["usage"]["by_role"]["agent"]["calls"] for line in lines)
+    assert retries >= 2 and retries == sum(line["calls"]["attempts"] for line in lines) - calls, lines
 
 
 def test_question_timeout_ends_a_hanging_question(built_home: Path, server: LlamaServer, tmp_path: Path) -> None:
