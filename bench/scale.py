@@ -82,6 +82,7 @@ def _stage(figures: dict[str, Any], name: str, fn: Callable[[], Any]) -> Any:
 
 def run_questions(n: int, workers: int, latency: float, out: Path, backend: Any = None) -> dict[str, Any]:
     """Answer ``n`` synthetic questions with the sleepy model through the runner; wall, ideal and overhead."""
+    from madqa.agents.harness.agent_base import Preparation
     from madqa.agents.harness.runner import LocalBackend, RunConfig, RunSummary, write_records
 
     from .scale_model import CALLS
@@ -89,7 +90,9 @@ def run_questions(n: int, workers: int, latency: float, out: Path, backend: Any 
     os.environ["MADQA_BENCH_LATENCY"] = str(latency)  # read by the model, in this process and on Ray workers
     todo = [{"id": f"b{i:05d}", "question": f"synthetic question {i}?"} for i in range(n)]
     answering = (backend or LocalBackend()).prepare(
-        RunConfig(model=MODEL), slots=workers, model_options={}, dataset={"name": "bench-scale", "revision": None}
+        Preparation(
+            RunConfig(model=MODEL), slots=workers, model_options={}, dataset={"name": "bench-scale", "revision": None}
+        )
     )
     try:
         out.unlink(missing_ok=True)

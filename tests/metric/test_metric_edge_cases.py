@@ -214,7 +214,14 @@ def test_se_is_disclosed_for_test_submissions_and_shown_on_the_board() -> None:
     assert cols.index("Accuracy CI") == cols.index(SE_COLUMN) + 1
     form = {"system": "s", "submitter": "u", "agent": "a", "model": "m"}
     sub = SimpleNamespace(
-        id=1, created="2026-01-01T00:00", origin="self", form=form, mode="anls", report=public, system_type="agent"
+        id=1,
+        created="2026-01-01T00:00",
+        origin="self",
+        form=form,
+        mode="anls",
+        report=public,
+        system_type="agent",
+        cost=None,
     )
     row = row_of(sub)  # type: ignore[arg-type]
     assert row["Accuracy"] == 50.0 and row[SE_COLUMN] == 25.0 and row["Type"] == "agent"
