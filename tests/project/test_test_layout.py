@@ -34,6 +34,7 @@ SERVER_USES = (
     "dev_human_app",
     "serving_view_app",
     "view_app_url_fixture",
+    "launched_space",
 )
 BROWSER_USES = ("browser_page", "require_browser", "chromium", "watched_page")
 

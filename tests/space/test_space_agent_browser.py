@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from helpers.browser_support import browser_page, chromium, require_browser, save_screens, watched_page  # noqa: E402
 from helpers.fakes import ScriptedModel, search_then_cite  # noqa: E402
-from helpers.ports import free_port  # noqa: E402
+from helpers.launched_space import launched_space  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -50,31 +50,14 @@ def gated_model(**_: Any) -> ScriptedModel:
 
 @pytest.fixture(scope="module")
 def url(layout, tmp_path_factory) -> Iterator[str]:
-    from madqa.space.app import launch
-    from madqa.space.config import SpaceConfig
-    from madqa.space.services import create_services
-
-    folder = tmp_path_factory.mktemp("space_agent_ui")
-    config = SpaceConfig.from_env(
-        {
-            "MADQA_HOME": str(layout.root),
-            "MADQA_SPACE_DB": str(folder / "db.sqlite"),
-            "MADQA_SPACE_RESAMPLES": "100",
-            "MADQA_SPACE_AGENT_MODEL": SPEC,
-            "MADQA_SPACE_TRUSTED_PROXIES": "127.0.0.1",
-        }
-    )
-    port = free_port()
-    demo = launch(
-        create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True
-    )
-    APP["demo"] = demo
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        for gate in GATES:  # never leave the agent's thread waiting
-            gate.set()
-        demo.close()
+    env = {"MADQA_SPACE_AGENT_MODEL": SPEC, "MADQA_SPACE_TRUSTED_PROXIES": "127.0.0.1"}
+    with launched_space(layout.root, tmp_path_factory.mktemp("space_agent_ui"), env) as (address, demo):
+        APP["demo"] = demo
+        try:
+            yield address
+        finally:
+            for gate in GATES:  # never leave the agent's thread waiting
+                gate.set()
 
 
 def _open_agent_tab(page: Any, url: str) -> None:

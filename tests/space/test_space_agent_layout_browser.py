@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from helpers.browser_support import chromium, require_browser, save_screens, watched_page  # noqa: E402
 from helpers.gated_model import ANSWER, GATES, QUERY, SPEC  # noqa: E402
-from helpers.ports import free_port  # noqa: E402
+from helpers.launched_space import launched_space  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -34,30 +34,13 @@ MIN_NATURAL_PX = 800
 
 @pytest.fixture(scope="module")
 def url(layout, tmp_path_factory) -> Iterator[str]:
-    from madqa.space.app import launch
-    from madqa.space.config import SpaceConfig
-    from madqa.space.services import create_services
-
-    folder = tmp_path_factory.mktemp("space_agent_layout")
-    config = SpaceConfig.from_env(
-        {
-            "MADQA_HOME": str(layout.root),
-            "MADQA_SPACE_DB": str(folder / "db.sqlite"),
-            "MADQA_SPACE_RESAMPLES": "100",
-            "MADQA_SPACE_AGENT_MODEL": SPEC,
-            "MADQA_SPACE_TRUSTED_PROXIES": "127.0.0.1",
-        }
-    )
-    port = free_port()
-    demo = launch(
-        create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True
-    )
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        for gate in GATES:
-            gate.set()
-        demo.close()
+    env = {"MADQA_SPACE_AGENT_MODEL": SPEC, "MADQA_SPACE_TRUSTED_PROXIES": "127.0.0.1"}
+    with launched_space(layout.root, tmp_path_factory.mktemp("space_agent_layout"), env) as (address, _):
+        try:
+            yield address
+        finally:
+            for gate in GATES:
+                gate.set()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers.browser_support import browser_page, require_browser  # noqa: E402
-from helpers.ports import free_port  # noqa: E402
+from helpers.launched_space import launched_space  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -19,22 +19,8 @@ sync_api = require_browser()
 
 @pytest.fixture(scope="module")
 def url(layout, tmp_path_factory) -> Iterator[str]:
-    from madqa.space.app import launch
-    from madqa.space.config import SpaceConfig
-    from madqa.space.services import create_services
-
-    folder = tmp_path_factory.mktemp("space_ui")
-    config = SpaceConfig.from_env(
-        {"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(folder / "db.sqlite"), "MADQA_SPACE_RESAMPLES": "100"}
-    )
-    port = free_port()
-    demo = launch(
-        create_services(config, seed=True), port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True
-    )
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with launched_space(layout.root, tmp_path_factory.mktemp("space_ui")) as (address, _):
+        yield address
 
 
 def test_browser_tabs_submit_and_new_row(url: str, layout, tmp_path: Path) -> None:
