@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from helpers.browser_support import browser_page, require_browser, save_screens  # noqa: E402
+from helpers.launched_space import launched_space  # noqa: E402
 from helpers.ports import free_port  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -26,23 +27,9 @@ WIDE, PHONE = {"width": 1440, "height": 900}, {"width": 390, "height": 844}
 
 @pytest.fixture(scope="module")
 def space(layout, tmp_path_factory) -> Iterator[tuple[str, Path]]:
-    from madqa.space.app import launch
-    from madqa.space.config import SpaceConfig
-    from madqa.space.services import create_services
-
     folder = tmp_path_factory.mktemp("practice_ui")
-    db = folder / "db.sqlite"
-    config = SpaceConfig.from_env(
-        {"MADQA_HOME": str(layout.root), "MADQA_SPACE_DB": str(db), "MADQA_SPACE_RESAMPLES": "50"}
-    )
-    port = free_port()
-    demo = launch(
-        create_services(config, seed=False), port=port, host="127.0.0.1", prevent_thread_lock=True, quiet=True
-    )
-    try:
-        yield f"http://127.0.0.1:{port}/", db
-    finally:
-        demo.close()
+    with launched_space(layout.root, folder, seed=False, resamples=50) as (address, _):
+        yield address, folder / "db.sqlite"
 
 
 #: The shown cells of the practice board's row holding a text (gradio keeps hidden copies of the table).
