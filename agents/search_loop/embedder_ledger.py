@@ -10,35 +10,30 @@ table lists its model (a local model at 0; a priced model without tokens is left
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 #: Retriever kinds whose spec names an embedding model after ``kind:``.
 EMBEDDING_KINDS = ("dense", "colbert", "colpali", "dse")
-_OPTION = re.compile(r"^[a-z_]+=")
 
 
 def query_embedders(spec: str) -> list[str]:
-    """The embedding models a retriever spec (its canonical name) embeds each query with, in order.
+    """The embedding models a retriever spec (its canonical name) embeds each query with, in order (its leaves as
+    :func:`madqa.agents.corpus.retrieval.spec.leaves` reads them, options left out).
 
     >>> query_embedders("bm25"), query_embedders("dense:wordllama"), query_embedders("rrf:bm25+dense:st:m")
     ([], ['wordllama'], ['st:m'])
     >>> query_embedders("hybrid:candidates=200:dse:a:dim=1536>colpali:b:device=cpu")
     ['dse:a', 'colpali:b']
     """
-    kind, _, rest = spec.partition(":")
-    if kind == "rrf":
-        return [m for part in rest.split("+") for m in query_embedders(part)]
-    if kind == "hybrid":
-        parts = rest.split(":")
-        while parts and _OPTION.match(parts[0]):  # hybrid's own options come first
-            parts.pop(0)
-        return [m for part in ":".join(parts).split(">") for m in query_embedders(part)]
-    if kind not in EMBEDDING_KINDS:
-        return []
-    model = ":".join(p for p in rest.split(":") if not _OPTION.match(p))
-    return [model if kind == "dense" else f"{kind}:{model}"]
+    from madqa.agents.corpus.retrieval.spec import leaves
+
+    models = []
+    for kind, rest in leaves(spec):
+        if kind in EMBEDDING_KINDS:
+            model = ":".join(part for part in rest.split(":") if "=" not in part)
+            models.append(model if kind == "dense" else f"{kind}:{model}")
+    return models
 
 
 def embedder_role(retrievers: Sequence[str], searches: int) -> dict[str, dict[str, Any]]:

@@ -222,16 +222,16 @@ def _build(spec: str, corpus: _Corpus) -> Retriever:
     raise RetrievalError(f"unknown retriever {spec!r}; one of {SPEC_HELP}")
 
 
-def _leaves(spec: str) -> Iterator[tuple[str, str]]:
+def leaves(spec: str) -> Iterator[tuple[str, str]]:
     """``(kind, rest)`` of every retriever a spec builds (through ``rrf:`` and ``hybrid:``, read as :func:`_build`)."""
     kind, _, rest = spec.strip().partition(":")
     if kind == "hybrid":
         first, _, second = _hybrid_options(rest, spec)[1].partition(">")
         for part in (first, second):
-            yield from _leaves(part)
+            yield from leaves(part)
     elif kind == "rrf":
         for part in rest.split("+"):
-            yield from _leaves(part)
+            yield from leaves(part)
     else:
         yield kind, rest.strip()
 
@@ -246,7 +246,7 @@ def reads_page_images(spec: str) -> bool:
     >>> reads_page_images("rrf:bm25+dse:MrLight/dse-qwen2-2b-mrl-v1"), reads_page_images("colbert:x")
     (True, False)
     """
-    return any(kind in IMAGE_KINDS for kind, _ in _leaves(spec))
+    return any(kind in IMAGE_KINDS for kind, _ in leaves(spec))
 
 
 def require_dependencies(specs: Iterable[str]) -> None:
@@ -260,7 +260,7 @@ def require_dependencies(specs: Iterable[str]) -> None:
 
     try:
         for spec in specs:
-            for kind, rest in _leaves(spec):
+            for kind, rest in leaves(spec):
                 embedder = rest.partition(":")[0].strip().lower()
                 if kind == "dense" and embedder == "wordllama":
                     require_extra("embed", f"--retriever {spec}")
