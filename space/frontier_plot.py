@@ -78,7 +78,7 @@ def frontier_note(data: Mapping[str, Mapping[str, Any]]) -> str:
 
 def plot_frontiers(board: pd.DataFrame) -> Any:
     """The figure: two panels, each row a dot, frontier members marked (a star) and named, the frontier a staircase."""
-    from .plots import _pyplot
+    from .plots import _pyplot, mpl_text
 
     data = frontier_data(board)
     plt = _pyplot()
@@ -102,7 +102,9 @@ def plot_frontiers(board: pd.DataFrame) -> Any:
             xs, ys = [p["x"] for p in front], [p["accuracy"] for p in front]
             ax.step(xs, ys, where="post", color="#d62728", lw=1, ls="--", zorder=2)
         for p in front:
-            ax.annotate(p["label"], (p["x"], p["accuracy"]), xytext=(5, 5), textcoords="offset points", fontsize=8)
+            ax.annotate(
+                mpl_text(p["label"]), (p["x"], p["accuracy"]), xytext=(5, 5), textcoords="offset points", fontsize=8
+            )
         positive = [p["x"] for p in panel["points"] if p["x"] > 0]
         if key == "cost" and positive and max(positive) > 10 * min(positive):
             # costs spanning orders of magnitude; a free model (0) stays drawn on the linear part near 0

@@ -91,6 +91,16 @@ def plot_alt(data: Sequence[dict[str, Any]]) -> str:
     )
 
 
+def mpl_text(text: str) -> str:
+    """A submitter's text as matplotlib draws it literally: ``$`` escaped, since a name such as ``$\\bad$`` would
+    otherwise be parsed as math and raise, failing the plot for every visitor.
+
+    >>> mpl_text("cost $0.01 per $q$")
+    'cost \\$0.01 per \\$q\\$'
+    """
+    return text.replace("$", r"\$")
+
+
 def tick_label(label: str, width: int = 16, lines: int = 3) -> str:
     """A system's label on a narrow axis: wrapped onto at most ``lines`` lines (cut with "…" beyond), not cut short.
 
@@ -137,21 +147,21 @@ def plot_systems(store: SubmissionStore, ids: Sequence[Any]) -> Any:
     for n, d in enumerate(data):
         color = colors[n % len(colors)]
         for x, key in enumerate(("accuracy", "page_f1", "doc_f1")):
-            _bar(ax_s, x + n * width, d[key], width, d["label"] if x == 0 else None, color=color)
+            _bar(ax_s, x + n * width, d[key], width, mpl_text(d["label"]) if x == 0 else None, color=color)
         lo_hi = d["accuracy_ci"]
         if d["accuracy"] is not None and len(lo_hi) == 2 and None not in lo_hi:
             ax_s.errorbar([n * width], [d["accuracy"]], yerr=_yerr(d["accuracy"], lo_hi), color="black", capsize=3)
         if d["kuiper"] is not None:
             ci = d["kuiper_ci"]
             yerr = _yerr(d["kuiper"], ci) if len(ci) == 2 and None not in ci else None
-            ax_k.errorbar([n], [d["kuiper"]], yerr=yerr, fmt="o", capsize=4, color=color, label=d["label"])
+            ax_k.errorbar([n], [d["kuiper"]], yerr=yerr, fmt="o", capsize=4, color=color, label=mpl_text(d["label"]))
         for x, value in enumerate(d["cascade"]):
-            _bar(ax_c, x + n * width, value, width, d["label"] if x == 0 else None, color=color)
+            _bar(ax_c, x + n * width, value, width, mpl_text(d["label"]) if x == 0 else None, color=color)
     offset = width * (len(data) - 1) / 2
     ax_s.set(title="Accuracy (95% CI), Page F1, Doc F1", ylabel="%")
     ax_s.set_xticks([x + offset for x in range(3)], ["accuracy", "Page F1", "Doc F1"])
     ax_k.set(title="Kuiper statistic (95% bootstrap CI)", ylabel="Kuiper (lower: effort better calibrated)")
-    ax_k.set_xticks(range(len(data)), [tick_label(d["label"]) for d in data])
+    ax_k.set_xticks(range(len(data)), [mpl_text(tick_label(d["label"])) for d in data])
     ax_c.set(title="Error cascade", ylabel="% of test items")
     ax_c.set_xticks([x + offset for x in range(3)], [name for _, name in CASCADE_STEPS])
     if not data:

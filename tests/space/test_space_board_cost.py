@@ -170,3 +170,23 @@ def test_a_file_with_repeats_is_still_refused_before_any_gold_is_touched(tmp_pat
     with pytest.raises(SubmissionError, match=r"duplicate predictions: gold id 'b00000' is predicted more than once"):
         scorer.submit_text("".join(json.dumps(x) + "\n" for x in rows), synthetic_form("repeats", "me"))
     assert scorer.store.count() == 0
+
+
+def test_a_system_name_written_as_math_is_drawn_as_text(tmp_path: Path) -> None:
+    """A hostile name such as ``$\\undefinedcmd$`` was parsed by matplotlib as math and raised, failing the frontier
+    plot and the board's plots for every visitor; it is drawn literally."""
+    from madqa.space.frontier_plot import plot_frontiers
+    from madqa.space.plots import plot_systems
+
+    scorer, refs = _scorer(tmp_path)
+    scorer.prices = PriceTable({"cheap": Price(1.0, 1.0)}, "test", "2025-09-29")
+    name = r"$\undefinedcmd$ costs $1"
+    usage = {"input_tokens": 1000, "output_tokens": 0}
+    accepted = scorer.submit_text(
+        _file(refs, {0, 1}, [1] * 20, model="cheap", usage=usage), synthetic_form(name, "me")
+    )
+    assert accepted.id is not None
+    fig = plot_frontiers(board_frame(scorer.store.submissions()))
+    fig.canvas.draw()
+    assert {t.get_text() for t in fig.axes[0].texts} == {r"\$\undefinedcmd\$ costs \$1 (#1)"}
+    plot_systems(scorer.store, [accepted.id]).canvas.draw()
