@@ -50,6 +50,7 @@ import pytest
         "madqa.space.human.corpus",
         "madqa.space.human.session",
         "madqa.space.leaderboard",
+        "madqa.space.plots",
     ],
 )
 def test_doctests(name):
