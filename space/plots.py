@@ -95,8 +95,8 @@ def mpl_text(text: str) -> str:
     """A submitter's text as matplotlib draws it literally: ``$`` escaped, since a name such as ``$\\bad$`` would
     otherwise be parsed as math and raise, failing the plot for every visitor.
 
-    >>> mpl_text("cost $0.01 per $q$")
-    'cost \\$0.01 per \\$q\\$'
+    >>> print(mpl_text("cost $0.01 per $q$"))
+    cost \\$0.01 per \\$q\\$
     """
     return text.replace("$", r"\$")
 
