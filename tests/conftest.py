@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import warnings
 from collections.abc import Iterator
@@ -16,6 +19,12 @@ from helpers.signal_support import ignores_sigint
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+# Each pytest process gets its own gradio upload folder (default: the machine-wide <tmp>/gradio). With one shared
+# folder a Space in one xdist worker deleted an upload folder while a test in the other walked the tree (CI of
+# stop 53: FileNotFoundError in test_uploads_only_take_results_files_and_are_deleted_after_scoring). Set here, at
+# import, so gradio and every Space a test starts (they inherit the environment) read it.
+os.environ["GRADIO_TEMP_DIR"] = tempfile.mkdtemp(prefix=f"gradio-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
+atexit.register(shutil.rmtree, os.environ["GRADIO_TEMP_DIR"], ignore_errors=True)
 
 
 class SigintLeftIgnored(UserWarning):
