@@ -436,7 +436,7 @@ def plot_curves(result: Mapping[str, Any], path: Path) -> None:
             [p["budget"] for p in curve],
             [100 * p["accuracy"] for p in curve],
             where="post",
-            label=label(s),
+            label=label(s).replace("$", r"\$"),  # a run's name drawn as written, not parsed as math
             linestyle="--" if s["human"] else "-",
         )
     ax.set_xlabel("step budget N (searches)")

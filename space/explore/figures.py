@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 
 from madqa.metric.schema import ERROR_TYPES
 from madqa.space.disclosure import cascade_shares
+from madqa.space.plots import mpl_text
 
 from .runs import RunData
 
@@ -59,7 +60,7 @@ def kuiper_figure(runs: Sequence[RunData]) -> str:
             [k / n for k in curve.get("k", [0])],
             curve.get("d", [0.0]),
             where="post",
-            label=f"{run.name} (K={_kuiper_label(run.report)})",
+            label=f"{mpl_text(run.name)} (K={_kuiper_label(run.report)})",
         )
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xlabel("share of items, by increasing effort")
@@ -101,7 +102,7 @@ def budget_figure(runs: Sequence[RunData]) -> str:
             marker="o",
             markersize=3,
             markevery=list(range(measured)),
-            label=name,
+            label=mpl_text(name),
         )  # markers on the budgets measured (a one-budget curve is a single point), none on the flat extension
     top = max((b[-1] for b, _, _ in series.values() if b), default=1)
     if top <= 12:  # every budget labelled (a one-step run got ticks at 0.96, 0.98, …)
@@ -124,14 +125,17 @@ def cascade_figure(runs: Sequence[RunData]) -> str:
     for i, run in enumerate(runs):
         shares = cascade_values(run)
         left.bar(
-            [j + i * width for j in range(len(CASCADE))], [100 * shares[k] for k, _ in CASCADE], width, label=run.name
+            [j + i * width for j in range(len(CASCADE))],
+            [100 * shares[k] for k, _ in CASCADE],
+            width,
+            label=mpl_text(run.name),
         )
         counts = (run.report.get("errors") or {}).get("counts") or {}
         right.bar(
             [j + i * width for j in range(len(ERROR_TYPES))],
             [counts.get(e, 0) for e in ERROR_TYPES],
             width,
-            label=run.name,
+            label=mpl_text(run.name),
         )
     offset = width * (len(runs) - 1) / 2
     left.set_xticks([j + offset for j in range(len(CASCADE))], [label for _, label in CASCADE], fontsize=8)
@@ -156,7 +160,7 @@ def effort_figure(run: RunData) -> str:
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("steps")
     ax.set_ylabel("items")
-    ax.set_title(f"Effort: {run.name}")
+    ax.set_title(f"Effort: {mpl_text(run.name)}")
     ax.legend(fontsize=7)
     return _uri(fig)
 

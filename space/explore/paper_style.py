@@ -51,6 +51,9 @@ RC: dict[str, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "madqa-figures",
     "hatch.linewidth": 0.6,
+    # Run names are the user's text: "$\\bad$" is drawn as written, not parsed as math (it raised and no figure
+    # was written). No figure here draws math.
+    "text.parse_math": False,
 }
 #: Run colours (Okabe–Ito, readable by colour-blind readers and in greyscale print), then tab10's beyond eight runs.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")

@@ -100,6 +100,8 @@ def test_compare_text_plot_and_mistakes(
     assert rc == 0 and "h (human)" in text and "A=h  B=a: 1 / 1 / 0 / 2" in text
     assert "Cohen's kappa" in text and "within a step budget" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # a name that matplotlib would parse as math ("$\\undefinedcmd$" raised) is drawn as written
+    assert _compare(files, "--names", "$\\undefinedcmd$", "b", "--output", str(png), "--resamples", "20") == 0
     assert main(["compare", str(files["human"]), "--gold", str(files["gold"])]) == 2
     assert _compare(files, "--names", "only-one") == 2
     assert main(["compare", str(files["human"]), str(tmp_path / "missing.jsonl"), "--gold", str(files["gold"])]) == 2

@@ -58,3 +58,14 @@ def test_summary_figures_are_print_ready_and_fill_their_container(ws) -> None:
     html = summary_html(ws)
     assert html.count("class='summary-figure'") == 3 + len(ws.runs)
     assert "alt='accuracy vs step budget'" in html and "width:100%" in html
+
+
+def test_a_run_name_with_dollars_is_drawn_as_written(layout) -> None:
+    # an uploaded file named "$\\undefinedcmd$.jsonl" made matplotlib parse math and raise in the explorer
+    from madqa.loading_script.load import load_gold
+    from madqa.space.explore.html import summary_html
+    from madqa.space.explore.runs import load_gold_references, open_workspace
+
+    lines = _lines(load_gold("dev"), lambda i: 1 + i % 3)
+    ws = open_workspace([("$\\undefinedcmd$.jsonl", lines)], load_gold_references("dev"), split="dev", resamples=20)
+    assert summary_html(ws).count("class='summary-figure'") == 4

@@ -160,6 +160,17 @@ def test_budget_axis_up_to_2_has_whole_number_ticks() -> None:
     assert ticks == [0, 1, 2] and labels == ["0", "1", "2"]
 
 
+def test_a_run_name_with_dollars_is_drawn_as_written(made: dict[str, Any], tmp_path) -> None:
+    # "$\\undefinedcmd$" was parsed as matplotlib math and raised: a traceback, no figure written
+    name = "$\\undefinedcmd$"
+    out = tmp_path / "out"
+    paths = [str(made["paths"][n]) for n in "AB"]
+    doc = paper_runs.draw_figures(paths, out, "--names", name, "cost $5", "--embedder", "none", "--resamples", "20")
+    drawn = [f for f, v in doc["figures"].items() if v["status"] == "ok"]
+    assert drawn and all((out / f"{f}.png").is_file() for f in drawn)
+    assert any(name in text for f in drawn for text in _texts(_svg(out, f)))
+
+
 def test_nothing_to_show_is_skipped_with_its_reason(made: dict[str, Any], tmp_path, capsys) -> None:
     # B alone: its model is the local one, $0 a question: a cost axis with one point at 0 shows nothing
     out = tmp_path / "out"
