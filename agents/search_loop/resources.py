@@ -68,19 +68,23 @@ def open_corpus(
         return None, renderer, corpus_costs(pages)
     if options.retriever:
         retriever = make_run_retrievers([options.retriever], pages, progress=progress)[0]
-        return retriever, renderer, corpus_costs(pages)
+        return retriever, renderer, corpus_costs(pages, retrievers=[retriever])
     limits = search_limits(options)
     backend = cast("Backend", options.search_backend)  # open_index refuses an unknown one
     index = open_index(pages, backend=backend, limits=limits, progress=progress)
     return index, renderer, corpus_costs(pages, index)
 
 
-def corpus_costs(pages: Sequence[Mapping[str, Any]], index: Any = None) -> dict[str, Any]:
+def corpus_costs(
+    pages: Sequence[Mapping[str, Any]], index: Any = None, retrievers: Sequence[Any] = ()
+) -> dict[str, Any]:
     """The non-model costs a run's lines record as ``costs`` (known ones only, none made up).
 
     ``corpus_pages`` and ``ocr_pages`` (pages whose text came from OCR: ``text_source`` ``ocr`` or ``pdf+ocr``,
     when the rows say); with a search index, its ``index_backend`` and ``index_build_s`` (the seconds its build took,
-    from its manifest: paid once, by the run that built it, and reused by later runs on the same pages).
+    from its manifest: paid once, by the run that built it, and reused by later runs on the same pages); with
+    retrievers, ``retriever_build_s``: each one's build seconds by its spec, where it knows them
+    (:func:`madqa.agents.corpus.retrieval.base.build_seconds`; from its cache's manifest, as the index's).
 
     >>> corpus_costs([{"text_source": "pdf"}, {"text_source": "ocr"}, {"text_source": "pdf+ocr"}])
     {'corpus_pages': 3, 'ocr_pages': 2}
@@ -95,6 +99,11 @@ def corpus_costs(pages: Sequence[Mapping[str, Any]], index: Any = None) -> dict[
     if manifest is not None and isinstance(manifest.get("build_seconds"), (int, float)):
         costs["index_backend"] = manifest.get("backend")
         costs["index_build_s"] = manifest["build_seconds"]
+    from madqa.agents.corpus.retrieval.base import build_seconds
+
+    built = {r.name: s for r in retrievers if (s := build_seconds(r)) is not None}
+    if built:
+        costs["retriever_build_s"] = built
     return costs
 
 

@@ -124,3 +124,5 @@ def test_schema_describes_the_ledger_and_costs() -> None:
     assert not valid({**LINE, "usage": {**ledger, "by_role": {"oracle": {"calls": 1}}}})  # not a role
     assert not valid({**LINE, "usage": {**ledger, "by_role": {"agent": {"calls": 1, "input_tokens": 2.5}}}})
     assert not valid({**LINE, "costs": {"index_build_s": -2}})
+    assert valid({**LINE, "costs": {"retriever_build_s": {"bm25": 0.7, "dense:wordllama:256": 3.2}}})
+    assert not valid({**LINE, "costs": {"retriever_build_s": {"bm25": -1}}})

@@ -13,6 +13,7 @@ import pytest
     "name",
     [
         "madqa.agents.baselines.repl.corpus",
+        "madqa.agents.corpus.retrieval.base",
         "madqa.agents.corpus.retrieval.spec",
         "madqa.agents.corpus.search",
         "madqa.agents.corpus.search.base",

@@ -119,7 +119,7 @@ class MDocAgentEntry(AgentBase):
             settings,
             readers.models,
             request.dataset,
-            corpus_costs(readers.pages),
+            corpus_costs(readers.pages, retrievers=readers.retrievers),
             text_retriever=retrievers[0],
             image_retriever=image,
             renderer=readers.renderer,

@@ -92,7 +92,7 @@ class RAGAgentEntry(AgentBase):
             settings,
             readers.models,
             request.dataset,
-            corpus_costs(readers.pages),
+            corpus_costs(readers.pages, retrievers=readers.retrievers),
             retriever=retriever,
             renderer=readers.renderer,
         )

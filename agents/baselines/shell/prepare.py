@@ -187,7 +187,7 @@ class ShellAgentEntry(AgentBase):
             settings,
             slot_list,
             request.dataset,
-            corpus_costs(pages),
+            corpus_costs(pages, retrievers=[retriever]),
             files=files,
             mapping=mapping,
             retriever=retriever,

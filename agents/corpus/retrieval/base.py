@@ -13,6 +13,23 @@ DEFAULT_CANDIDATES = 50
 RRF_K = 60
 
 
+def build_seconds(*parts: object) -> float | None:
+    """The seconds building ``parts`` took, summed (each retriever's ``build_seconds``: read from its cache's
+    manifest, so the first build's time, paid once and reused by later runs); ``None`` when any part's is not known
+    (a cache written before it was recorded, a retriever that does not say). A part given twice counts once.
+    A run's lines carry it as ``costs.retriever_build_s``.
+
+    >>> class R:
+    ...     def __init__(self, s): self.build_seconds = s
+    >>> a = R(1.5)
+    >>> build_seconds(a, R(0.25), a), build_seconds(a, R(None)), build_seconds(a, object())
+    (1.75, None, None)
+    """
+    seen = {id(p): p for p in parts}.values()
+    values = [getattr(p, "build_seconds", None) for p in seen]
+    return None if any(v is None for v in values) else round(sum(values), 3)
+
+
 class RetrievalError(ValueError):
     """A retriever spec or its inputs cannot be used; the message names the spec and what to do."""
 

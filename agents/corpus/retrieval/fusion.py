@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from madqa.agents.corpus.retrieval.base import DEFAULT_CANDIDATES, RRF_K, Reranker, RetrievalError, Retriever
+from madqa.agents.corpus.retrieval.base import (
+    DEFAULT_CANDIDATES,
+    RRF_K,
+    Reranker,
+    RetrievalError,
+    Retriever,
+    build_seconds,
+)
 from madqa.agents.corpus.search.base import PageHit
 
 
@@ -17,6 +24,11 @@ class RRFRetriever:
             raise RetrievalError("rrf: needs two or more retrievers, e.g. rrf:bm25+dense:wordllama")
         self.parts, self.depth, self.k_constant = list(parts), depth, k_constant
         self.name = "rrf:" + "+".join(p.name for p in self.parts)
+
+    @property
+    def build_seconds(self) -> float | None:
+        """The parts' build seconds, summed."""
+        return build_seconds(*self.parts)
 
     def search(self, query: str, k: int = 10) -> list[PageHit]:
         scores: dict[tuple[str, int], float] = {}
@@ -63,6 +75,11 @@ class HybridRetriever:
         self.first, self.second, self.candidates, self.beta = first, second, candidates, beta
         self.query_filter = query_filter
         self.name = f"hybrid:{options}{first.name}>{second.name}"
+
+    @property
+    def build_seconds(self) -> float | None:
+        """Both stages' build seconds, summed."""
+        return build_seconds(self.first, self.second)
 
     def search(self, query: str, k: int = 10) -> list[PageHit]:
         pool = self.first.search(query, k=max(k, self.candidates))

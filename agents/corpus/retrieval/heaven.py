@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from madqa.agents.corpus.retrieval.base import RetrievalError
+from madqa.agents.corpus.retrieval.base import RetrievalError, build_seconds
 from madqa.agents.corpus.retrieval.vectors import StoreWriter, VectorStore, cache_folder, maxsim_scores
 from madqa.agents.corpus.search.base import PageHit, PageRecord
 
@@ -96,6 +96,11 @@ class VSPageRetriever:
             self.group_of[rows] = g
         self.page_calls = 0
         self.store = self._store()
+
+    @property
+    def build_seconds(self) -> float | None:
+        """Seconds the VS-page vectors and the base's page vectors took to encode."""
+        return build_seconds(self.store, self.base)
 
     def _inputs(self, rows: list[int]) -> Any:
         records = [self.base.records[i] for i in rows]

@@ -117,6 +117,11 @@ class VectorRetriever:
         self.content = image_content_digest(records, self.renderer) if image else pages_digest(records)
         self.store = self._store(records, self.cache_root, progress)
 
+    @property
+    def build_seconds(self) -> float | None:
+        """Seconds the page vectors took to encode (their cache's manifest; ``None`` for an older cache)."""
+        return self.store.build_seconds
+
     def _store(self, records: Sequence[PageRecord], root: Path, progress: bool) -> VectorStore:
         folder, digest = cache_folder(root, self.encoder.cache_key, self.content)
         store = VectorStore.open(folder, digest, len(records))

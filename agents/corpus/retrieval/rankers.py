@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from madqa.agents.corpus.search.base import PageHit, PageRecord, QuerySyntaxError, SearchIndex
-from madqa.agents.corpus.search.index import pages_digest
+from madqa.agents.corpus.search.index import index_manifest, pages_digest
 from madqa.agents.corpus.search.query import or_query
 
 logger = logging.getLogger(__name__)
@@ -29,6 +30,12 @@ class BM25Retriever:
 
     def __init__(self, index: SearchIndex, max_terms: int = 24) -> None:
         self.index, self.max_terms = index, max_terms
+
+    @property
+    def build_seconds(self) -> float | None:
+        """Seconds the search index took to build (its manifest; ``None`` when it does not say)."""
+        seconds = (index_manifest(self.index) or {}).get("build_seconds")
+        return float(seconds) if isinstance(seconds, (int, float)) else None
 
     def search(self, query: str, k: int = 10) -> list[PageHit]:
         text = or_query(query, self.max_terms)
@@ -73,6 +80,8 @@ class DenseRetriever:
         self.name = f"dense:{embedder.name}"
         self.keys = [(r.document, r.page) for r in records]
         self._row = {key: i for i, key in enumerate(self.keys)}
+        #: Seconds the page vectors took to embed (their cache's manifest; ``None`` for an older cache).
+        self.build_seconds: float | None = None
         self.vectors = self._vectors(records, Path(cache_dir) if cache_dir else default_cache_dir(), progress)
 
     def _vectors(self, records: Sequence[PageRecord], root: Path, progress: bool) -> np.ndarray:
@@ -86,11 +95,15 @@ class DenseRetriever:
                 vectors = np.load(array_path, allow_pickle=False)
                 if vectors.shape == (len(records), self.embedder.dim):
                     logger.debug("page vectors of %s from %s", self.name, folder)
+                    seconds = manifest.get("build_seconds")
+                    self.build_seconds = float(seconds) if isinstance(seconds, (int, float)) and seconds >= 0 else None
                     return vectors.astype(np.float32, copy=False)
         except (OSError, ValueError):
             pass
         logger.info("embedding %d pages with %s (cached in %s)", len(records), self.embedder.name, folder)
+        start = time.perf_counter()
         vectors = self.embedder.embed([r.text for r in records], progress=progress).astype(np.float32, copy=False)
+        self.build_seconds = round(time.perf_counter() - start, 3)
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"vectors.{os.getpid()}.npy"
         np.save(tmp, vectors, allow_pickle=False)
@@ -102,6 +115,7 @@ class DenseRetriever:
                     "pages": len(records),
                     "embedder": self.embedder.name,
                     "cache_key": self.embedder.cache_key,
+                    "build_seconds": self.build_seconds,
                 }
             ),
             encoding="utf-8",

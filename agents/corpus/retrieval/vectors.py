@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,14 @@ class VectorStore:
     Attributes:
         offsets: int64 array, pages + 1: page ``i`` owns rows ``offsets[i]:offsets[i + 1]``.
         dim: vector size.
+        build_seconds: the seconds its writing took (from the manifest; ``None`` for a store written before it was
+            recorded).
     """
 
     def __init__(self, tokens: npt.NDArray[np.float16], offsets: npt.NDArray[np.int64]) -> None:
         self.tokens, self.offsets = tokens, offsets
         self.dim = int(tokens.shape[1]) if tokens.ndim == 2 else 0
+        self.build_seconds: float | None = None
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -82,15 +86,20 @@ class VectorStore:
                 if rows
                 else np.zeros(shape, dtype=np.float16)
             )
-            return cls(tokens, offsets.astype(np.int64, copy=False))
+            store = cls(tokens, offsets.astype(np.int64, copy=False))
+            seconds = manifest.get("build_seconds")
+            store.build_seconds = float(seconds) if isinstance(seconds, (int, float)) and seconds >= 0 else None
+            return store
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
 
 class StoreWriter:
-    """Writes a store's vectors page by page (in batches), then its offsets and, last, its manifest."""
+    """Writes a store's vectors page by page (in batches), then its offsets and, last, its manifest (with the
+    seconds from this writer's creation to its close: the encoding's cost, ``build_seconds``)."""
 
     def __init__(self, folder: Path, digest: str, info: dict[str, Any] | None = None) -> None:
+        self._start = time.perf_counter()
         folder.mkdir(parents=True, exist_ok=True)
         self.folder, self.digest, self.info = folder, digest, dict(info or {})
         self._tmp = folder / f"tokens.{os.getpid()}.tmp"
@@ -123,6 +132,7 @@ class StoreWriter:
             "rows": self._offsets[-1],
             "dim": self.dim or 0,
             **self.info,
+            "build_seconds": round(time.perf_counter() - self._start, 3),
         }
         (self.folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
         store = VectorStore.open(self.folder, self.digest, pages)

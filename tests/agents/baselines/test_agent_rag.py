@@ -53,6 +53,7 @@ def test_rag_retrieves_once_shows_the_pages_and_answers_in_one_call(layout) -> N
             assert line["steps"] == 1 and line["error"] is None
             assert list(line["usage"]["by_role"]) == ["agent"]  # bm25 embeds no query: no embedder role
             assert line["costs"]["corpus_pages"] > 0 and "index_build_s" not in line["costs"]
+            assert line["costs"]["retriever_build_s"] == {"bm25": prepared.retriever.build_seconds}
             assert line["citations"] == search["results"][:1]  # the model cited the first page it was shown
         events = list(prepared.stream(gold[0]["question"], gold[0]))
         assert [type(e).__name__ for e in events] == ["SearchEvent", "AnswerEvent"]

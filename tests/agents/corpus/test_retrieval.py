@@ -72,7 +72,10 @@ def test_bm25_and_wordllama_rank_the_evidence_page_first(tmp_path: Path) -> None
 
 
 def test_page_vectors_are_cached_by_embedder_and_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
     from madqa.agents.corpus import embeddings
+    from madqa.agents.corpus.retrieval import rankers
 
     calls: list[int] = []
     real = embeddings.make_embedder
@@ -92,10 +95,13 @@ def test_page_vectors_are_cached_by_embedder_and_content(tmp_path: Path, monkeyp
         return embedder
 
     monkeypatch.setattr(embeddings, "make_embedder", counting)
+    ticks = iter([10.0, 14.0, 20.0, 21.0, 30.0, 31.0])  # each build reads the clock before and after embedding
+    monkeypatch.setattr(rankers, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))
     first = make_retriever("dense:wordllama", PAGES, cache_dir=tmp_path)
     again = make_retriever("dense:wordllama", PAGES, cache_dir=tmp_path)
     assert calls == [len(PAGES)]  # the second corpus read its page vectors from the cache
     assert (first.vectors == again.vectors).all()  # type: ignore[attr-defined]
+    assert first.build_seconds == again.build_seconds == 4.0  # type: ignore[attr-defined]  # the build's, from its cache
     changed = [*PAGES[:-1], {**PAGES[-1], "text": "A different last page."}]
     make_retriever("dense:wordllama", changed, cache_dir=tmp_path)
     make_retriever("dense:wordllama:128", PAGES, cache_dir=tmp_path)

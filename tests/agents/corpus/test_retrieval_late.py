@@ -154,6 +154,30 @@ def test_hybrid_weights_first_stage_scores_as_heaven(tmp_path: Path) -> None:
         HybridRetriever(first, second, beta=2.0)
 
 
+def test_build_seconds_are_written_once_and_read_back_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import types
+
+    from madqa.agents.corpus.retrieval import vectors
+
+    ticks = iter([100.0, 112.5, 200.0, 203.25])  # each build reads the clock at its start and at its close
+    monkeypatch.setattr(vectors, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))
+    first = build(WordEncoder(), tmp_path)
+    assert first.build_seconds == 12.5
+    reopened = build(WordEncoder(), tmp_path)  # from disk: the first build's seconds, not the opening's
+    assert reopened.build_seconds == first.build_seconds
+    other = build(WordEncoder(single=True), tmp_path / "s")
+    fused = RRFRetriever([reopened, other])
+    assert other.build_seconds == 3.25 and fused.build_seconds == 15.75
+    (manifest,) = (tmp_path / "vec").glob("*/manifest.json")
+    written = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps({k: v for k, v in written.items() if k != "build_seconds"}), encoding="utf-8")
+    older = build(WordEncoder(), tmp_path)  # a cache written before the seconds were recorded: unknown, not 0
+    assert older.build_seconds is None and RRFRetriever([older, other]).build_seconds is None
+
+
 def test_rrf_fuses_two_vector_retrievers(tmp_path: Path) -> None:
     multi = build(WordEncoder(), tmp_path / "m")
     single = build(WordEncoder(single=True), tmp_path / "s")
