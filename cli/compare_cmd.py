@@ -429,6 +429,8 @@ def plot_curves(result: Mapping[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from madqa.space.plots import mpl_text
+
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for s in result["systems"]:
         curve = s["budget_curve"]
@@ -436,7 +438,7 @@ def plot_curves(result: Mapping[str, Any], path: Path) -> None:
             [p["budget"] for p in curve],
             [100 * p["accuracy"] for p in curve],
             where="post",
-            label=label(s).replace("$", r"\$"),  # a run's name drawn as written, not parsed as math
+            label=mpl_text(label(s)),
             linestyle="--" if s["human"] else "-",
         )
     ax.set_xlabel("step budget N (searches)")
