@@ -89,6 +89,7 @@ def corpus_costs(
     >>> corpus_costs([{"text_source": "pdf"}, {"text_source": "ocr"}, {"text_source": "pdf+ocr"}])
     {'corpus_pages': 3, 'ocr_pages': 2}
     """
+    from madqa.agents.corpus.retrieval.base import build_seconds, manifest_seconds
     from madqa.agents.corpus.search.index import index_manifest
     from madqa.loading_script.features import OCR_SOURCES
 
@@ -96,11 +97,9 @@ def corpus_costs(
     if pages and all("text_source" in p for p in pages):
         costs["ocr_pages"] = sum(p["text_source"] in OCR_SOURCES for p in pages)
     manifest = index_manifest(index) if index is not None else None
-    if manifest is not None and isinstance(manifest.get("build_seconds"), (int, float)):
+    if manifest is not None and (seconds := manifest_seconds(manifest)) is not None:
         costs["index_backend"] = manifest.get("backend")
-        costs["index_build_s"] = manifest["build_seconds"]
-    from madqa.agents.corpus.retrieval.base import build_seconds
-
+        costs["index_build_s"] = seconds
     built = {r.name: s for r in retrievers if (s := build_seconds(r)) is not None}
     if built:
         costs["retriever_build_s"] = built

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from madqa.agents.corpus.search.base import PageHit
 
@@ -11,6 +11,17 @@ from madqa.agents.corpus.search.base import PageHit
 DEFAULT_CANDIDATES = 50
 #: Constant of reciprocal-rank fusion (Cormack et al. 2009: 1 / (k + rank)).
 RRF_K = 60
+
+
+def manifest_seconds(manifest: Mapping[str, Any]) -> float | None:
+    """A cache manifest's ``build_seconds`` as a number of seconds, ``None`` when missing or not a number >= 0.
+
+    >>> manifest_seconds({"build_seconds": 2}), manifest_seconds({}), manifest_seconds({"build_seconds": -1.0})
+    (2.0, None, None)
+    """
+    seconds = manifest.get("build_seconds")
+    ok = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0
+    return float(seconds) if ok else None
 
 
 def build_seconds(*parts: object) -> float | None:

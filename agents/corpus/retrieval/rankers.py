@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from madqa.agents.corpus.retrieval.base import manifest_seconds
 from madqa.agents.corpus.search.base import PageHit, PageRecord, QuerySyntaxError, SearchIndex
 from madqa.agents.corpus.search.index import index_manifest, pages_digest
 from madqa.agents.corpus.search.query import or_query
@@ -34,8 +35,7 @@ class BM25Retriever:
     @property
     def build_seconds(self) -> float | None:
         """Seconds the search index took to build (its manifest; ``None`` when it does not say)."""
-        seconds = (index_manifest(self.index) or {}).get("build_seconds")
-        return float(seconds) if isinstance(seconds, (int, float)) else None
+        return manifest_seconds(index_manifest(self.index) or {})
 
     def search(self, query: str, k: int = 10) -> list[PageHit]:
         text = or_query(query, self.max_terms)
@@ -95,8 +95,7 @@ class DenseRetriever:
                 vectors = np.load(array_path, allow_pickle=False)
                 if vectors.shape == (len(records), self.embedder.dim):
                     logger.debug("page vectors of %s from %s", self.name, folder)
-                    seconds = manifest.get("build_seconds")
-                    self.build_seconds = float(seconds) if isinstance(seconds, (int, float)) and seconds >= 0 else None
+                    self.build_seconds = manifest_seconds(manifest)
                     return vectors.astype(np.float32, copy=False)
         except (OSError, ValueError):
             pass

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from madqa.agents.corpus.retrieval.base import manifest_seconds
+
 #: Bump when the file layout or what is embedded changes: old caches are rebuilt.
 STORE_VERSION = 1
 #: Upper bound of one scoring chunk's float32 similarity matrix (query vectors x page vectors), in MiB.
@@ -87,8 +89,7 @@ class VectorStore:
                 else np.zeros(shape, dtype=np.float16)
             )
             store = cls(tokens, offsets.astype(np.int64, copy=False))
-            seconds = manifest.get("build_seconds")
-            store.build_seconds = float(seconds) if isinstance(seconds, (int, float)) and seconds >= 0 else None
+            store.build_seconds = manifest_seconds(manifest)
             return store
         except (OSError, ValueError, KeyError, TypeError):
             return None
